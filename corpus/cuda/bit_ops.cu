@@ -7,7 +7,6 @@
 // (__popc/__popcll), clz (__clz/__clzll), bfind (asm, incl. .shiftamt),
 // fns (__fns), prmt (__byte_perm and asm prmt modes), __ffs/__ffsll,
 // lop3 (from combined logic on sm_50+), mul24.lo via asm.
-#include <stdint.h>
 
 extern "C" __global__ void logic_shift(const unsigned *a, const unsigned *b,
                                        const unsigned long long *c,

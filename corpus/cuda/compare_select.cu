@@ -99,7 +99,8 @@ extern "C" __global__ void set_slct_pred(const int *a, const int *b,
   asm("set.gtu.u32.f32 %0, %1, %2;" : "=r"(s2) : "f"(p), "f"(q));
   asm("set.ge.f32.s32 %0, %1, %2;" : "=f"(s3) : "r"(x), "r"(y));       // 0.0f / 1.0f
   unsigned s4;
-  asm("set.eq.and.u32.s32 %0, %1, %2, %3;" : "=r"(s4) : "r"(x), "r"(y), "r"(1) : );
+  asm("{ .reg .pred pp; setp.ne.s32 pp, %3, 0; set.eq.and.u32.s32 %0, %1, %2, !pp; }"
+      : "=r"(s4) : "r"(x), "r"(y), "r"(i & 1));
   int sl1;
   float sl2;
   asm("slct.s32.s32 %0, %1, %2, %3;" : "=r"(sl1) : "r"(x), "r"(y), "r"(x - y));

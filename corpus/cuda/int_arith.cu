@@ -7,19 +7,18 @@
 // (signed/unsigned, 32/64), abs (32/64), neg, sad (__sad/__usad), __mul24,
 // and 128-bit add/multiply carry chains with add.cc/addc/sub.cc/subc/
 // mad.lo.cc/madc.hi via inline asm.
-#include <stdint.h>
 
-extern "C" __global__ void int_wrap_widths(const int8_t *a8, const uint8_t *b8,
-                                           const int16_t *a16, const uint16_t *b16,
-                                           int8_t *o8, uint8_t *ou8,
-                                           int16_t *o16, uint16_t *ou16) {
+extern "C" __global__ void int_wrap_widths(const signed char *a8, const unsigned char *b8,
+                                           const short *a16, const unsigned short *b16,
+                                           signed char *o8, unsigned char *ou8,
+                                           short *o16, unsigned short *ou16) {
   int i = threadIdx.x;
   // 8-bit: computed in int, truncated on store (wraps).
-  o8[i] = (int8_t)(a8[i] * 3 + 100);
-  ou8[i] = (uint8_t)(b8[i] + 200u);
+  o8[i] = (signed char)(a8[i] * 3 + 100);
+  ou8[i] = (unsigned char)(b8[i] + 200u);
   // 16-bit wrap-around and 16-bit multiply.
-  o16[i] = (int16_t)(a16[i] * a16[i] - 30000);
-  ou16[i] = (uint16_t)(b16[i] * 7u + 65000u);
+  o16[i] = (short)(a16[i] * a16[i] - 30000);
+  ou16[i] = (unsigned short)(b16[i] * 7u + 65000u);
 }
 
 extern "C" __global__ void int_arith32(const int *a, const int *b,

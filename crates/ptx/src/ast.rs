@@ -130,9 +130,18 @@ pub struct Declarator<'a> {
 pub enum Initializer<'a> {
     Expr(Expr<'a>),
     List(Vec<Initializer<'a>>, Span),
+    /// `name = value`, an entry of a `.samplerref`/`.texref` initializer such as
+    /// `{ addr_mode_0 = clamp_to_edge, filter_mode = nearest }` (the value is usually a bare word, held as
+    /// [`Expr::Symbol`]).
+    Named { name: &'a str, value: Expr<'a>, span: Span },
 }
 
-/// A constant expression (initializers, section data, array sizes).
+/// A constant expression (initializers, section data).
+///
+/// The parser folds every subexpression without symbols into one [`Expr::Imm`] (64-bit integer arithmetic
+/// with C's signed/unsigned rules, or `f64` when a float is involved, as PTX specifies), so [`Expr::Unary`]
+/// and [`Expr::Binary`] only appear above a symbol, e.g. `generic(a)+8` or `$L__end-$L__begin`. Comparison,
+/// logical and conditional operators (`==`, `&&`, `?:`, ...) are accepted only where they fold.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr<'a> {
     Imm(Immediate, Span),
@@ -246,6 +255,12 @@ pub enum FunctionDirective<'a> {
     ReqNctaPerCluster(SmallVec<[u32; 3]>, Span),
     /// `.maxclusterrank n`
     MaxClusterRank(u32, Span),
+    /// `.blocksareclusters` (PTX 9.0)
+    BlocksAreClusters(Span),
+    /// `.abi_preserve n` (PTX 9.0): registers the callee preserves.
+    AbiPreserve(u32, Span),
+    /// `.abi_preserve_control n` (PTX 9.0)
+    AbiPreserveControl(u32, Span),
 }
 
 /// One statement of a function body.
@@ -327,6 +342,9 @@ pub enum Operand<'a> {
     List(Vec<Operand<'a>>, Span),
     /// `d|p`: the two destinations of `setp`, `shfl` and friends.
     Pair(&'a str, &'a str, Span),
+    /// `{a, b, c, d}|p`: a vector destination and a predicate destination (`tex`/`tld4` returning the
+    /// sparse-texture residency flag).
+    VectorPair(Vec<Operand<'a>>, &'a str, Span),
     /// `_`: a destination whose value is discarded.
     Sink(Span),
     /// `sym+8` / `sym-4` as a plain (non-bracketed) operand, e.g. `mov.u64 %rd1, arr+8;`

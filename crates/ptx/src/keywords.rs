@@ -217,6 +217,28 @@ keywords! {
         Tensormap = "tensormap", Replace = "replace", Cp = "cp", Fenceproxy = "fenceproxy",
         Ignore = "ignore", Try = "try", Query = "query", IsCanceled = "is_canceled",
         GetFirstCtaid = "get_first_ctaid",
+        // added with the parser: words that nvcc/clang output and the PTX ISA (up to 9.x) use
+        Mma = "mma", G = "g", Noftz = "noftz", Read = "read", WaitAll = "wait_all", Noinc = "noinc", Mask = "mask",
+        Reduce = "reduce", LdReduce = "ld_reduce", St = "st", Ld = "ld",
+        TryCancel = "try_cancel", QueryCancel = "query_cancel",
+        AsyncGeneric = "async::generic", TensormapGeneric = "tensormap::generic",
+        SyncRestrictSharedCluster = "sync_restrict::shared::cluster",
+        SyncRestrictSharedCta = "sync_restrict::shared::cta", OpRestrictRelease = "op_restrict::release",
+        TileGather4 = "tile::gather4", TileScatter4 = "tile::scatter4", Im2colW = "im2col::w",
+        Im2colW128 = "im2col::w::128", Im2colNoOffs = "im2col_no_offs",
+        X8 = "x8", X16 = "x16", X32 = "x32", X64 = "x64", X128 = "x128",
+        GlobalAddress = "global_address", Rank = "rank", BoxDim = "box_dim", GlobalDim = "global_dim",
+        GlobalStride = "global_stride", ElementStride = "element_stride", Elemtype = "elemtype",
+        InterleaveLayout = "interleave_layout", SwizzleMode = "swizzle_mode",
+        SwizzleAtomicity = "swizzle_atomicity", FillMode = "fill_mode",
+        Alloc = "alloc", Dealloc = "dealloc", RelinquishAllocPermit = "relinquish_alloc_permit",
+        Commit = "commit", Shift = "shift", WaitLd = "wait::ld", WaitSt = "wait::st",
+        CtaGroup1 = "cta_group::1", CtaGroup2 = "cta_group::2", KindTf32 = "kind::tf32", KindF16 = "kind::f16",
+        KindI8 = "kind::i8", KindMxf8f6f4 = "kind::mxf8f6f4", KindMxf4 = "kind::mxf4",
+        KindMxf4nvf4 = "kind::mxf4nvf4", Pack16b = "pack::16b", Unpack16b = "unpack::16b",
+        Shape16x64b = "16x64b", Shape16x128b = "16x128b", Shape16x256b = "16x256b", Shape32x32b = "32x32b",
+        Shape16x32bx2 = "16x32bx2", BlockScale = "block_scale", ScaleVec1x = "scale_vec::1X",
+        ScaleVec2x = "scale_vec::2X", ScaleVec4x = "scale_vec::4X",
     }
 }
 
