@@ -5,7 +5,9 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(module) = ptx::parse_bytes(data) else { return };
+    let Ok(module) = ptx::parse_bytes(data) else {
+        return;
+    };
     let printed = module.to_string();
     let reparsed = match ptx::parse(&printed) {
         Ok(m) => m,
@@ -14,6 +16,13 @@ fuzz_target!(|data: &[u8]| {
             ptx::diagnostic::render_all(&diags, "<printed>", printed.as_bytes())
         ),
     };
-    assert!(ptx::normalize::equivalent(&module, &reparsed), "round trip changed the module:\n{printed}");
-    assert_eq!(reparsed.to_string(), printed, "printing is not a fixed point");
+    assert!(
+        ptx::normalize::equivalent(&module, &reparsed),
+        "round trip changed the module:\n{printed}"
+    );
+    assert_eq!(
+        reparsed.to_string(),
+        printed,
+        "printing is not a fixed point"
+    );
 });

@@ -8,7 +8,7 @@ use graph::{DominatorTree, LoopForest, PostDom, PostDominatorTree};
 use ir::Cfg;
 
 /// `corpus/cuda/simt_stats.cu`, compiled by nvcc for sm_80 at -O3 (see corpus/README.md).
-const DEMO_PTX: &str = include_str!("../../../corpus/ptx/atomics/atomics.sm_80.O3.ptx");
+const DEMO_PTX: &str = include_str!("../../../corpus/ptx/simt_stats/simt_stats.sm_80.O3.ptx");
 const DEMO_NAME: &str = "simt_stats.sm_80.O3.ptx";
 
 pub fn run() -> anyhow::Result<ExitCode> {

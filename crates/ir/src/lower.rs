@@ -191,6 +191,13 @@ impl<'a> ModuleLowering<'a> {
     fn lower_init(&mut self, init: &ast::Initializer<'a>) -> Option<Init> {
         match init {
             ast::Initializer::Expr(e) => self.lower_const(e).map(Init::Expr),
+            ast::Initializer::Named { name, value, .. } => {
+                let value = match value {
+                    ast::Expr::Symbol(word, _) if !self.names.contains_key(word) => NamedValue::Word(word.to_string()),
+                    e => NamedValue::Expr(self.lower_const(e)?),
+                };
+                Some(Init::Named { name: name.to_string(), value })
+            }
             ast::Initializer::List(items, _) => {
                 let mut out = Vec::with_capacity(items.len());
                 for i in items {

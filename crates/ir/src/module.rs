@@ -120,6 +120,15 @@ impl Variable {
 pub enum Init {
     Expr(ConstExpr),
     List(Vec<Init>),
+    /// `name = value` inside a `.samplerref`/`.texref` initializer.
+    Named { name: String, value: NamedValue },
+}
+
+/// The value of a named initializer entry: a bare word (`clamp_to_edge`) or a constant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NamedValue {
+    Word(String),
+    Expr(ConstExpr),
 }
 
 /// A constant expression of an initializer.

@@ -87,7 +87,7 @@ impl Printer<'_, '_> {
         self.linkage(var.linkage);
         write!(self.out, ".{}", var.space)?;
         for a in &var.attributes {
-            write!(self.out, " {a}")?;
+            write!(self.out, " .attribute({a})")?;
         }
         if let Some(a) = var.align {
             write!(self.out, " .align {a}")?;
@@ -108,6 +108,13 @@ impl Printer<'_, '_> {
     fn init(&mut self, init: &Init, body: Option<&Body>) -> fmt::Result {
         match init {
             Init::Expr(e) => self.const_expr(e, body),
+            Init::Named { name, value } => {
+                write!(self.out, "{name} = ")?;
+                match value {
+                    NamedValue::Word(w) => self.out.write_str(w),
+                    NamedValue::Expr(e) => self.const_expr(e, body),
+                }
+            }
             Init::List(items) => {
                 self.out.push('{');
                 for (i, item) in items.iter().enumerate() {

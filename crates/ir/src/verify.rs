@@ -125,7 +125,8 @@ impl<'m> Verifier<'m> {
     fn init(&mut self, init: &Init, span: Span) {
         match init {
             Init::List(items) => items.iter().for_each(|i| self.init(i, span)),
-            Init::Expr(e) => self.const_expr(e, span),
+            Init::Expr(e) | Init::Named { value: NamedValue::Expr(e), .. } => self.const_expr(e, span),
+            Init::Named { .. } => {}
         }
     }
 

@@ -11,7 +11,9 @@ fn ptx_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -27,11 +29,17 @@ fn ptx_files(dir: &Path) -> Vec<PathBuf> {
 
 fn corpus() -> Vec<String> {
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/ptx"));
-    let mut texts: Vec<String> = ptx_files(dir).iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
+    let mut texts: Vec<String> = ptx_files(dir)
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect();
     if texts.is_empty() {
         // No corpus yet: measure the hand-written fixture instead of nothing.
         let good = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/good"));
-        texts = ptx_files(good).iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
+        texts = ptx_files(good)
+            .iter()
+            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .collect();
     }
     texts
 }
@@ -40,7 +48,12 @@ fn bench(c: &mut Criterion) {
     let texts = corpus();
     let bytes: usize = texts.iter().map(String::len).sum();
     let failures = texts.iter().filter(|t| ptx::parse(t).is_err()).count();
-    eprintln!("parse bench: {} files, {} bytes, {} with diagnostics", texts.len(), bytes, failures);
+    eprintln!(
+        "parse bench: {} files, {} bytes, {} with diagnostics",
+        texts.len(),
+        bytes,
+        failures
+    );
 
     let mut group = c.benchmark_group("ptx");
     group.throughput(Throughput::Bytes(bytes as u64));

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 fn ptx_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -19,19 +21,38 @@ fn ptx_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// User plus system CPU time of this process, in seconds (from /proc; 0 where unavailable).
 fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     (ticks(11) + ticks(12)) / 100.0
 }
 
 fn main() {
-    let iterations: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(20);
+    let iterations: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(20);
     // Optional substring filter on the file path (e.g. `.G.` for the -G files).
     let filter = std::env::args().nth(2).unwrap_or_default();
     let mut files = Vec::new();
-    ptx_files(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/ptx")), &mut files);
+    ptx_files(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/ptx")),
+        &mut files,
+    );
     files.retain(|p| p.to_string_lossy().contains(&filter));
-    let texts: Vec<String> = files.iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
+    let texts: Vec<String> = files
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect();
     let bytes: usize = texts.iter().map(String::len).sum();
     let (cpu0, wall0) = (cpu_seconds(), Instant::now());
     let mut ok = 0;

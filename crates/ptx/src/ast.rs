@@ -20,10 +20,16 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Span {
-        Span { start: start as u32, end: end as u32 }
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
     }
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 
@@ -54,7 +60,11 @@ pub enum Item<'a> {
     /// `.entry` or `.func`, declaration or definition.
     Function(Function<'a>),
     /// `.alias alias, aliasee;`
-    Alias { alias: &'a str, aliasee: &'a str, span: Span },
+    Alias {
+        alias: &'a str,
+        aliasee: &'a str,
+        span: Span,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -83,7 +93,11 @@ pub struct Section<'a> {
 pub enum SectionEntry<'a> {
     Label(&'a str, Span),
     /// `.b8 1, 2, 3` / `.b32 $L__info_string0` / `.b64 $L__func_begin0`
-    Data { ty: ScalarType, values: SmallVec<[Expr<'a>; 4]>, span: Span },
+    Data {
+        ty: ScalarType,
+        values: SmallVec<[Expr<'a>; 4]>,
+        span: Span,
+    },
 }
 
 /// Linkage of a module-scope symbol.
@@ -133,7 +147,11 @@ pub enum Initializer<'a> {
     /// `name = value`, an entry of a `.samplerref`/`.texref` initializer such as
     /// `{ addr_mode_0 = clamp_to_edge, filter_mode = nearest }` (the value is usually a bare word, held as
     /// [`Expr::Symbol`]).
-    Named { name: &'a str, value: Expr<'a>, span: Span },
+    Named {
+        name: &'a str,
+        value: Expr<'a>,
+        span: Span,
+    },
 }
 
 /// A constant expression (initializers, section data).
@@ -277,9 +295,17 @@ pub enum Statement<'a> {
     /// `.pragma "text";`
     Pragma(&'a str, Span),
     /// `label: .branchtargets L1, L2, ...;` (targets of `brx.idx`)
-    BranchTargets { label: &'a str, targets: Vec<&'a str>, span: Span },
+    BranchTargets {
+        label: &'a str,
+        targets: Vec<&'a str>,
+        span: Span,
+    },
     /// `label: .calltargets f1, f2, ...;`
-    CallTargets { label: &'a str, targets: Vec<&'a str>, span: Span },
+    CallTargets {
+        label: &'a str,
+        targets: Vec<&'a str>,
+        span: Span,
+    },
     /// `label: .callprototype (returns) _ (params) [.noreturn];`
     CallPrototype(CallPrototype<'a>),
 }

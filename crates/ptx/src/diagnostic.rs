@@ -19,7 +19,10 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { span, message: message.into() }
+        Diagnostic {
+            span,
+            message: message.into(),
+        }
     }
 
     /// 1-based `(line, column)` of the start of the span in `source`.
@@ -42,23 +45,40 @@ impl Diagnostic {
         let offset = (self.span.start as usize).min(source.len());
         let (line, col) = index.line_col(source, offset as u32);
         let line_start = index.line_start(line).min(offset);
-        let line_end =
-            source.get(line_start..).and_then(|r| r.iter().position(|&b| b == b'\n')).map_or(source.len(), |i| line_start + i);
+        let line_end = source
+            .get(line_start..)
+            .and_then(|r| r.iter().position(|&b| b == b'\n'))
+            .map_or(source.len(), |i| line_start + i);
         let span_end = (self.span.end as usize).clamp(offset, line_end);
 
         // Very long lines (minified or generated input) are shown as a window around the error.
         const WINDOW: usize = 100;
-        let win_start = if offset - line_start > WINDOW { floor_char(source, offset - WINDOW / 2) } else { line_start };
-        let win_end = if line_end - win_start > 2 * WINDOW { floor_char(source, (offset + WINDOW).min(line_end)) } else { line_end };
+        let win_start = if offset - line_start > WINDOW {
+            floor_char(source, offset - WINDOW / 2)
+        } else {
+            line_start
+        };
+        let win_end = if line_end - win_start > 2 * WINDOW {
+            floor_char(source, (offset + WINDOW).min(line_end))
+        } else {
+            line_end
+        };
         let win_end = win_end.max(offset);
         let pre = display(source.get(win_start..offset).unwrap_or(&[]));
         let mid = display(source.get(offset..span_end.min(win_end)).unwrap_or(&[]));
         let text = display(source.get(win_start..win_end).unwrap_or(&[]));
-        let (lead, trail) = (if win_start > line_start { "..." } else { "" }, if win_end < line_end { "..." } else { "" });
+        let (lead, trail) = (
+            if win_start > line_start { "..." } else { "" },
+            if win_end < line_end { "..." } else { "" },
+        );
 
         let gutter = line.to_string();
         let pad = " ".repeat(gutter.len());
-        let caret_pad: String = lead.chars().map(|_| ' ').chain(pre.chars().map(|c| if c == '\t' { '\t' } else { ' ' })).collect();
+        let caret_pad: String = lead
+            .chars()
+            .map(|_| ' ')
+            .chain(pre.chars().map(|c| if c == '\t' { '\t' } else { ' ' }))
+            .collect();
         let carets = "^".repeat(mid.chars().count().max(1));
         format!(
             "{file_name}:{line}:{col}: error: {msg}\n{gutter} | {lead}{text}{trail}\n{pad} | {caret_pad}{carets}\n",
@@ -70,7 +90,10 @@ impl Diagnostic {
 /// Renders every diagnostic of one file, in order.
 pub fn render_all(diagnostics: &[Diagnostic], file_name: &str, source: &[u8]) -> String {
     let index = LineIndex::new(source);
-    diagnostics.iter().map(|d| d.render_with(&index, file_name, source)).collect()
+    diagnostics
+        .iter()
+        .map(|d| d.render_with(&index, file_name, source))
+        .collect()
 }
 
 fn floor_char(source: &[u8], mut i: usize) -> usize {
@@ -84,7 +107,10 @@ fn floor_char(source: &[u8], mut i: usize) -> usize {
 /// Source bytes as shown in a rendered diagnostic: invalid UTF-8 becomes U+FFFD and control characters other
 /// than tab become `?`, so the rendering is always printable text.
 fn display(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).chars().map(|c| if c.is_control() && c != '\t' { '?' } else { c }).collect()
+    String::from_utf8_lossy(bytes)
+        .chars()
+        .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+        .collect()
 }
 
 impl fmt::Display for Diagnostic {
@@ -105,7 +131,13 @@ pub struct LineIndex {
 impl LineIndex {
     pub fn new(source: &[u8]) -> LineIndex {
         let mut starts = vec![0u32];
-        starts.extend(source.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| (i + 1) as u32));
+        starts.extend(
+            source
+                .iter()
+                .enumerate()
+                .filter(|(_, &b)| b == b'\n')
+                .map(|(i, _)| (i + 1) as u32),
+        );
         LineIndex { starts }
     }
 
@@ -121,7 +153,10 @@ impl LineIndex {
 
     /// Byte offset at which 1-based `line` starts.
     pub fn line_start(&self, line: u32) -> usize {
-        self.starts.get(line.saturating_sub(1) as usize).copied().unwrap_or(0) as usize
+        self.starts
+            .get(line.saturating_sub(1) as usize)
+            .copied()
+            .unwrap_or(0) as usize
     }
 
     /// 1-based `(line, column)` of `offset`; the column counts characters (UTF-8 lead bytes) from the line
@@ -130,7 +165,9 @@ impl LineIndex {
         let line = self.line(offset);
         let start = self.line_start(line);
         let end = (offset as usize).clamp(start, source.len().max(start));
-        let col = source.get(start..end).map_or(0, |s| s.iter().filter(|&&b| b & 0xC0 != 0x80).count());
+        let col = source
+            .get(start..end)
+            .map_or(0, |s| s.iter().filter(|&&b| b & 0xC0 != 0x80).count());
         (line, col as u32 + 1)
     }
 }
@@ -169,7 +206,10 @@ impl Diagnostics {
         if self.full {
             let at = list.last().map_or(Span::default(), |d| d.span);
             list.truncate(MAX_DIAGNOSTICS - 1);
-            list.push(Diagnostic::new(at, format!("too many errors; stopped after {}", MAX_DIAGNOSTICS - 1)));
+            list.push(Diagnostic::new(
+                at,
+                format!("too many errors; stopped after {}", MAX_DIAGNOSTICS - 1),
+            ));
         }
         list
     }
@@ -195,7 +235,10 @@ mod tests {
     fn render() {
         let src = "x\n\tfoo.s32 %r1;\n";
         let d = Diagnostic::new(Span::new(3, 6), "unknown opcode `foo`");
-        assert_eq!(d.render("a.ptx", src), "a.ptx:2:2: error: unknown opcode `foo`\n2 | \tfoo.s32 %r1;\n  | \t^^^\n");
+        assert_eq!(
+            d.render("a.ptx", src),
+            "a.ptx:2:2: error: unknown opcode `foo`\n2 | \tfoo.s32 %r1;\n  | \t^^^\n"
+        );
     }
 
     #[test]

@@ -39,7 +39,10 @@ use ast::Span;
 /// Parses PTX text into a module that borrows from `source`, or returns every diagnostic found.
 pub fn parse(source: &str) -> Result<ast::Module<'_>, Vec<Diagnostic>> {
     if u32::try_from(source.len()).is_err() {
-        return Err(vec![Diagnostic::new(Span::default(), "input is too large: PTX files of 4 GiB or more are not supported")]);
+        return Err(vec![Diagnostic::new(
+            Span::default(),
+            "input is too large: PTX files of 4 GiB or more are not supported",
+        )]);
     }
     parser::parse_module(source)
 }
@@ -53,7 +56,10 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<ast::Module<'_>, Vec<Diagnostic>> {
         Err(e) => e,
     };
     if u32::try_from(bytes.len()).is_err() {
-        return Err(vec![Diagnostic::new(Span::default(), "input is too large: PTX files of 4 GiB or more are not supported")]);
+        return Err(vec![Diagnostic::new(
+            Span::default(),
+            "input is too large: PTX files of 4 GiB or more are not supported",
+        )]);
     }
     let mut utf8_errors = Vec::new();
     let mut clean = bytes.to_vec();
@@ -62,11 +68,20 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<ast::Module<'_>, Vec<Diagnostic>> {
     while let Some(e) = error {
         // `e` describes `bytes[at..]`'s first invalid sequence relative to where the scan started.
         let len = e.error_len().unwrap_or(bytes.len() - at).max(1);
-        let shown: Vec<String> = bytes.get(at..at + len).unwrap_or(&[]).iter().map(|b| format!("0x{b:02X}")).collect();
+        let shown: Vec<String> = bytes
+            .get(at..at + len)
+            .unwrap_or(&[])
+            .iter()
+            .map(|b| format!("0x{b:02X}"))
+            .collect();
         if utf8_errors.len() < diagnostic::MAX_DIAGNOSTICS {
             utf8_errors.push(Diagnostic::new(
                 Span::new(at, at + len),
-                format!("invalid UTF-8 (byte{} {}); PTX source must be text", if len > 1 { "s" } else { "" }, shown.join(" ")),
+                format!(
+                    "invalid UTF-8 (byte{} {}); PTX source must be text",
+                    if len > 1 { "s" } else { "" },
+                    shown.join(" ")
+                ),
             ));
         }
         for b in clean.get_mut(at..at + len).unwrap_or(&mut []) {
@@ -89,12 +104,24 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<ast::Module<'_>, Vec<Diagnostic>> {
         Err(_) => Vec::new(),
     };
     let mut all = utf8_errors;
-    all.extend(others.into_iter().filter(|d| !d.message.starts_with("too many errors")));
+    all.extend(
+        others
+            .into_iter()
+            .filter(|d| !d.message.starts_with("too many errors")),
+    );
     all.sort_by_key(|d| (d.span.start, d.span.end));
     if all.len() >= diagnostic::MAX_DIAGNOSTICS {
-        let at = all.get(diagnostic::MAX_DIAGNOSTICS - 2).map_or(Span::default(), |d| d.span);
+        let at = all
+            .get(diagnostic::MAX_DIAGNOSTICS - 2)
+            .map_or(Span::default(), |d| d.span);
         all.truncate(diagnostic::MAX_DIAGNOSTICS - 1);
-        all.push(Diagnostic::new(at, format!("too many errors; stopped after {}", diagnostic::MAX_DIAGNOSTICS - 1)));
+        all.push(Diagnostic::new(
+            at,
+            format!(
+                "too many errors; stopped after {}",
+                diagnostic::MAX_DIAGNOSTICS - 1
+            ),
+        ));
     }
     Err(all)
 }

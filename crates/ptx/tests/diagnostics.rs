@@ -19,10 +19,17 @@ fn bad_inputs_render_expected_diagnostics() {
     let bless = std::env::var_os("BLESS").is_some();
     let mut mismatches = Vec::new();
     let files = bad_files();
-    assert!(files.len() >= 15, "expected the bad-input fixtures, found {}", files.len());
+    assert!(
+        files.len() >= 15,
+        "expected the bad-input fixtures, found {}",
+        files.len()
+    );
     for path in &files {
         let bytes = std::fs::read(path).expect("readable fixture");
-        let name = format!("bad/{}", path.file_name().and_then(|n| n.to_str()).unwrap_or("?"));
+        let name = format!(
+            "bad/{}",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("?")
+        );
         let diags = match ptx::parse_bytes(&bytes) {
             Ok(_) => {
                 mismatches.push(format!("{name}: parsed without diagnostics"));
@@ -34,9 +41,16 @@ fn bad_inputs_render_expected_diagnostics() {
         let index = ptx::LineIndex::new(&bytes);
         let lines = index.lines();
         for d in &diags {
-            assert!(d.span.start <= d.span.end && d.span.end as usize <= bytes.len(), "{name}: span {:?} out of the file", d.span);
+            assert!(
+                d.span.start <= d.span.end && d.span.end as usize <= bytes.len(),
+                "{name}: span {:?} out of the file",
+                d.span
+            );
             let (line, _) = index.line_col(&bytes, d.span.start);
-            assert!(line >= 1 && line <= lines, "{name}: line {line} outside 1..={lines}");
+            assert!(
+                line >= 1 && line <= lines,
+                "{name}: line {line} outside 1..={lines}"
+            );
         }
         let rendered = ptx::diagnostic::render_all(&diags, &name, &bytes);
         let expected_path = path.with_extension("expected");

@@ -11,13 +11,24 @@ fn check(name: &str, input: &[u8]) -> bool {
         Ok(_) => true,
         Err(diags) => {
             assert!(!diags.is_empty(), "{name}: Err without diagnostics");
-            assert!(diags.len() <= ptx::diagnostic::MAX_DIAGNOSTICS, "{name}: {} diagnostics", diags.len());
+            assert!(
+                diags.len() <= ptx::diagnostic::MAX_DIAGNOSTICS,
+                "{name}: {} diagnostics",
+                diags.len()
+            );
             let index = ptx::LineIndex::new(input);
             let lines = index.lines();
             for d in &diags {
-                assert!(d.span.start <= d.span.end && d.span.end as usize <= input.len(), "{name}: bad span {:?}", d.span);
+                assert!(
+                    d.span.start <= d.span.end && d.span.end as usize <= input.len(),
+                    "{name}: bad span {:?}",
+                    d.span
+                );
                 let (line, _) = index.line_col(input, d.span.start);
-                assert!((1..=lines).contains(&line), "{name}: line {line} outside the file");
+                assert!(
+                    (1..=lines).contains(&line),
+                    "{name}: line {line} outside the file"
+                );
             }
             // Rendering must not panic either (the first few suffice).
             let _ = ptx::diagnostic::render_all(&diags[..diags.len().min(3)], name, input);
@@ -40,7 +51,7 @@ fn five_megabyte_single_line() {
     body.push_str("ret; }");
     assert!(body[HEADER.len()..].find('\n').is_none());
     assert!(check("long_line", body.as_bytes()));
-    let glued: String = body.replace(' ', "").replace(';', "");
+    let glued: String = body.replace([' ', ';'], "");
     assert!(!check("glued", glued.as_bytes()));
 }
 
@@ -107,11 +118,54 @@ fn random_bytes() {
         check(&format!("random_{i}"), &bytes);
         // Random printable PTX-ish tokens.
         const PIECES: &[&str] = &[
-            ".reg", ".b32", "%r1", "{", "}", "[", "]", "(", ")", ",", ";", "add", ".s32", "@", "!", "|", "-", "+",
-            "0x1F", "0f3F800000", "1.5e3", "\"s\"", ".entry", "k", ".visible", "/*", "*/", "//", "\n", "=", "<", ">",
-            ".global", ".section", ".b8", ":", "$L1", "_", "generic", ".loc", ".file", ".version", "8.5",
+            ".reg",
+            ".b32",
+            "%r1",
+            "{",
+            "}",
+            "[",
+            "]",
+            "(",
+            ")",
+            ",",
+            ";",
+            "add",
+            ".s32",
+            "@",
+            "!",
+            "|",
+            "-",
+            "+",
+            "0x1F",
+            "0f3F800000",
+            "1.5e3",
+            "\"s\"",
+            ".entry",
+            "k",
+            ".visible",
+            "/*",
+            "*/",
+            "//",
+            "\n",
+            "=",
+            "<",
+            ">",
+            ".global",
+            ".section",
+            ".b8",
+            ":",
+            "$L1",
+            "_",
+            "generic",
+            ".loc",
+            ".file",
+            ".version",
+            "8.5",
         ];
-        let text: String = (0..rng.below(400)).map(|_| PIECES[rng.below(PIECES.len())]).collect::<Vec<_>>().join(" ");
+        let text: String = (0..rng.below(400))
+            .map(|_| PIECES[rng.below(PIECES.len())])
+            .collect::<Vec<_>>()
+            .join(" ");
         check(&format!("tokens_{i}"), text.as_bytes());
     }
 }
@@ -123,7 +177,11 @@ fn corpus_mutations() {
     // mutations per file comes from a total byte budget (kept small in debug builds), between 4 and 300.
     const WINDOW: usize = 16 << 10;
     let files = common::corpus_files();
-    let budget: usize = if cfg!(debug_assertions) { 24 << 20 } else { 400 << 20 };
+    let budget: usize = if cfg!(debug_assertions) {
+        24 << 20
+    } else {
+        400 << 20
+    };
     let rounds = (budget / files.len().max(1) / WINDOW).clamp(4, 300);
     for (fi, path) in files.iter().enumerate() {
         let original = std::fs::read(path).expect("readable corpus file");
@@ -133,7 +191,11 @@ fn corpus_mutations() {
         let name = path.display().to_string();
         let mut rng = Rng::new(fi as u64 + 1);
         for round in 0..rounds {
-            let start = if round % 2 == 0 { 0 } else { rng.below(original.len()) };
+            let start = if round % 2 == 0 {
+                0
+            } else {
+                rng.below(original.len())
+            };
             let end = (start + WINDOW).min(original.len());
             let mut m = original[start..end].to_vec();
             match round % 4 {
@@ -161,4 +223,22 @@ fn corpus_mutations() {
             check(&format!("{name} mutation {round}"), &m);
         }
     }
+}
+
+#[test]
+fn many_items_on_one_line() {
+    // Per-item work that looks ahead (capacity guesses, line scans) must not turn quadratic when everything
+    // is on one line.
+    let mut s = String::from(HEADER);
+    s.push_str(&".visible .entry f() { { ret; } ret; } ".repeat(50_000));
+    assert!(check("functions_one_line", s.as_bytes()));
+    let mut s = String::from(HEADER);
+    s.push_str(".section .debug_info { ");
+    s.push_str(&".b8 1, 2, 3 ".repeat(200_000));
+    s.push('}');
+    assert!(check("section_one_line", s.as_bytes()));
+    let mut s = String::from(HEADER);
+    s.push_str(&"{ ".repeat(20_000));
+    s.push_str(&".entry g() { ".repeat(20_000));
+    assert!(!check("unclosed_everything", s.as_bytes()));
 }

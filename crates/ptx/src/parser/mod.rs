@@ -63,7 +63,15 @@ impl<'a> Parser<'a> {
         let mut lex = Lexer::new(src);
         let tok = lex.next(&mut diags);
         let next = lex.next(&mut diags);
-        Parser { src, lex, tok, next, prev_end: 0, diags, eof_reported: false }
+        Parser {
+            src,
+            lex,
+            tok,
+            next,
+            prev_end: 0,
+            diags,
+            eof_reported: false,
+        }
     }
 
     /// The text of a token.
@@ -86,7 +94,11 @@ impl<'a> Parser<'a> {
         self.prev_end = t.end;
         if self.diags.is_full() {
             let end = self.src.len() as u32;
-            self.tok = Token { kind: TokenKind::Eof, start: end, end };
+            self.tok = Token {
+                kind: TokenKind::Eof,
+                start: end,
+                end,
+            };
             self.next = self.tok;
         } else {
             self.tok = self.next;
@@ -126,7 +138,10 @@ impl<'a> Parser<'a> {
 
     /// Span from `start` to the end of the last consumed token.
     fn span_from(&self, start: u32) -> Span {
-        Span { start, end: self.prev_end.max(start) }
+        Span {
+            start,
+            end: self.prev_end.max(start),
+        }
     }
 
     fn error(&mut self, span: Span, message: impl Into<String>) {
@@ -157,7 +172,10 @@ impl<'a> Parser<'a> {
 
     /// True when a line break separates the previous token from the current one.
     fn newline_before_tok(&self) -> bool {
-        self.src.as_bytes().get(self.prev_end as usize..self.tok.start as usize).is_some_and(|gap| gap.contains(&b'\n'))
+        self.src
+            .as_bytes()
+            .get(self.prev_end as usize..self.tok.start as usize)
+            .is_some_and(|gap| gap.contains(&b'\n'))
     }
 
     /// Parses a `u32` from an integer token (for counts, indices and sizes).
@@ -166,7 +184,10 @@ impl<'a> Parser<'a> {
         match u32::try_from(v) {
             Ok(v) => Ok(v),
             Err(_) => {
-                self.error(span, format!("{what} `{v}` is out of range (at most {})", u32::MAX));
+                self.error(
+                    span,
+                    format!("{what} `{v}` is out of range (at most {})", u32::MAX),
+                );
                 Err(Stop)
             }
         }

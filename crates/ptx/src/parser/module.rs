@@ -133,7 +133,8 @@ impl<'a> Parser<'a> {
             ".file" => {
                 self.bump();
                 let index = self.expect_u32("a file index after `.file`")?;
-                let path = self.expect(TokenKind::Str, "a file name string after the file index")?;
+                let path =
+                    self.expect(TokenKind::Str, "a file name string after the file index")?;
                 let mut timestamp = None;
                 let mut size = None;
                 if self.eat(TokenKind::Comma).is_some() {
@@ -143,7 +144,13 @@ impl<'a> Parser<'a> {
                     }
                 }
                 let path = string_body(self.text(path));
-                m.items.push(Item::File(FileDecl { index, path, timestamp, size, span: self.span_from(start) }));
+                m.items.push(Item::File(FileDecl {
+                    index,
+                    path,
+                    timestamp,
+                    size,
+                    span: self.span_from(start),
+                }));
             }
             ".section" => {
                 self.bump();
@@ -154,7 +161,10 @@ impl<'a> Parser<'a> {
                 self.bump();
                 let s = self.expect(TokenKind::Str, "a string after `.pragma`")?;
                 self.expect(TokenKind::Semi, "`;` after `.pragma` string")?;
-                m.items.push(Item::Pragma(string_body(self.text(s)), self.span_from(start)));
+                m.items.push(Item::Pragma(
+                    string_body(self.text(s)),
+                    self.span_from(start),
+                ));
             }
             ".alias" => {
                 self.bump();
@@ -163,7 +173,11 @@ impl<'a> Parser<'a> {
                 let b = self.expect(TokenKind::Ident, "the aliased function name")?;
                 self.expect(TokenKind::Semi, "`;` after `.alias`")?;
                 let (alias, aliasee) = (self.text(a), self.text(b));
-                m.items.push(Item::Alias { alias, aliasee, span: self.span_from(start) });
+                m.items.push(Item::Alias {
+                    alias,
+                    aliasee,
+                    span: self.span_from(start),
+                });
             }
             text => {
                 let linkage = match linkage_of(text) {
@@ -183,11 +197,16 @@ impl<'a> Parser<'a> {
                         m.items.push(Item::Variable(v));
                     }
                     t if self.at(TokenKind::Directive) && linkage == Linkage::Internal => {
-                        let msg = format!("unknown directive `{}` at module scope", crate::lexer::clip(t));
+                        let msg = format!(
+                            "unknown directive `{}` at module scope",
+                            crate::lexer::clip(t)
+                        );
                         self.error(self.tok.span(), msg);
                         return Err(Stop);
                     }
-                    _ => return Err(self.unexpected("`.entry`, `.func` or a state space such as `.global` after the linkage")),
+                    _ => return Err(self.unexpected(
+                        "`.entry`, `.func` or a state space such as `.global` after the linkage",
+                    )),
                 }
             }
         }
@@ -223,13 +242,18 @@ impl<'a> Parser<'a> {
     fn section(&mut self, start: u32) -> PResult<Section<'a>> {
         let name = match self.tok.kind {
             TokenKind::Directive | TokenKind::Ident => self.bump_text(),
-            _ => return Err(self.unexpected("a section name such as `.debug_info` after `.section`")),
+            _ => {
+                return Err(self.unexpected("a section name such as `.debug_info` after `.section`"))
+            }
         };
         let open = self.expect(TokenKind::LBrace, "`{` after the section name")?;
         // Sections hold one entry per line, often tens of thousands: size the vector once.
         let rest = self.src.get(open.end as usize..).unwrap_or("");
         let body_len = rest.find('}').unwrap_or(rest.len());
-        let lines = rest.as_bytes().get(..body_len).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count());
+        let lines = rest
+            .as_bytes()
+            .get(..body_len)
+            .map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count());
         let mut entries = Vec::with_capacity(lines);
         loop {
             match self.tok.kind {
@@ -259,14 +283,24 @@ impl<'a> Parser<'a> {
                     values.push(self.expr()?);
                     if self.at(TokenKind::Comma) {
                         // Byte strings are long comma lists on one line: size the list once.
-                        let line = self.src.as_bytes().get(self.tok.start as usize..).unwrap_or(&[]);
-                        let line = line.get(..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())).unwrap_or(&[]);
+                        let line = self
+                            .src
+                            .as_bytes()
+                            .get(self.tok.start as usize..)
+                            .unwrap_or(&[]);
+                        let line = line
+                            .get(..line.iter().position(|&b| b == b'\n').unwrap_or(line.len()))
+                            .unwrap_or(&[]);
                         values.reserve(line.iter().filter(|&&b| b == b',').count());
                         while self.eat(TokenKind::Comma).is_some() {
                             values.push(self.expr()?);
                         }
                     }
-                    entries.push(SectionEntry::Data { ty, values, span: self.span_from(t.start) });
+                    entries.push(SectionEntry::Data {
+                        ty,
+                        values,
+                        span: self.span_from(t.start),
+                    });
                 }
                 TokenKind::Eof => {
                     return Err(self.unexpected(&format!(
@@ -278,12 +312,21 @@ impl<'a> Parser<'a> {
             }
         }
         let close = self.bump();
-        let body = self.src.get(open.end as usize..close.start as usize).unwrap_or("");
-        Ok(Section { name, entries, body, span: self.span_from(start) })
+        let body = self
+            .src
+            .get(open.end as usize..close.start as usize)
+            .unwrap_or("");
+        Ok(Section {
+            name,
+            entries,
+            body,
+            span: self.span_from(start),
+        })
     }
 
     fn section_error(&mut self) -> Stop {
-        let stop = self.unexpected("section data (`.b8`, `.b16`, `.b32` or `.b64` values) or a label");
+        let stop =
+            self.unexpected("section data (`.b8`, `.b16`, `.b32` or `.b64` values) or a label");
         // Skip the rest of the section so its contents are not taken for module items.
         let mut depth = 1u64;
         loop {
@@ -308,7 +351,9 @@ impl<'a> Parser<'a> {
     pub(super) fn var_decl(&mut self, linkage: Linkage, start: u32) -> PResult<VarDecl<'a>> {
         let space = match decl_space(self.tok_text()) {
             Some(s) if self.at(TokenKind::Directive) => s,
-            _ => return Err(self.unexpected("a state space such as `.reg`, `.global` or `.shared`")),
+            _ => {
+                return Err(self.unexpected("a state space such as `.reg`, `.global` or `.shared`"))
+            }
         };
         self.bump();
         let mut align = None;
@@ -337,7 +382,10 @@ impl<'a> Parser<'a> {
                         break ty;
                     }
                     None => {
-                        let msg = format!("unknown type `{}` in the declaration", crate::lexer::clip(text));
+                        let msg = format!(
+                            "unknown type `{}` in the declaration",
+                            crate::lexer::clip(text)
+                        );
                         self.error(self.tok.span(), msg);
                         return Err(Stop);
                     }
@@ -352,7 +400,16 @@ impl<'a> Parser<'a> {
             }
         }
         self.expect(TokenKind::Semi, "`;` or `,` after the declarator")?;
-        Ok(VarDecl { linkage, space, align, vector, ty, attributes, declarators, span: self.span_from(start) })
+        Ok(VarDecl {
+            linkage,
+            space,
+            align,
+            vector,
+            ty,
+            attributes,
+            declarators,
+            span: self.span_from(start),
+        })
     }
 
     /// `( ... )` after `.attribute`: the text between the parentheses, as written.
@@ -376,7 +433,11 @@ impl<'a> Parser<'a> {
             self.bump();
         }
         let close = self.bump();
-        Ok(self.src.get(open.end as usize..close.start as usize).unwrap_or("").trim())
+        Ok(self
+            .src
+            .get(open.end as usize..close.start as usize)
+            .unwrap_or("")
+            .trim())
     }
 
     fn declarator(&mut self) -> PResult<Declarator<'a>> {
@@ -388,8 +449,18 @@ impl<'a> Parser<'a> {
             self.expect(TokenKind::Gt, "`>` after the register count")?;
         }
         let dims = self.dims()?;
-        let init = if self.eat(TokenKind::Eq).is_some() { Some(self.initializer()?) } else { None };
-        Ok(Declarator { name, range, dims, init, span: self.span_from(name_tok.start) })
+        let init = if self.eat(TokenKind::Eq).is_some() {
+            Some(self.initializer()?)
+        } else {
+            None
+        };
+        Ok(Declarator {
+            name,
+            range,
+            dims,
+            init,
+            span: self.span_from(name_tok.start),
+        })
     }
 
     /// Array dimensions: `[N]` (a constant expression) or `[]`.
@@ -441,13 +512,21 @@ impl<'a> Parser<'a> {
 
     fn function_inner(&mut self, linkage: Linkage, start: u32) -> PResult<Function<'a>> {
         let keyword = self.bump();
-        let kind = if self.text(keyword) == ".entry" { FunctionKind::Entry } else { FunctionKind::Func };
+        let kind = if self.text(keyword) == ".entry" {
+            FunctionKind::Entry
+        } else {
+            FunctionKind::Func
+        };
         let mut returns = Vec::new();
         if kind == FunctionKind::Func && self.at(TokenKind::LParen) {
             returns = self.param_list()?;
         }
         let name_tok = self.expect(TokenKind::Ident, "a function name")?;
-        let params = if self.at(TokenKind::LParen) { self.param_list()? } else { Vec::new() };
+        let params = if self.at(TokenKind::LParen) {
+            self.param_list()?
+        } else {
+            Vec::new()
+        };
         let mut directives = Vec::new();
         while self.at(TokenKind::Directive) {
             match self.function_directive()? {
@@ -464,7 +543,11 @@ impl<'a> Parser<'a> {
                 let open = self.bump();
                 Some(self.block_body(1, open))
             }
-            _ => return Err(self.unexpected("`{` to start the function body, or `;` after a declaration")),
+            _ => {
+                return Err(
+                    self.unexpected("`{` to start the function body, or `;` after a declaration")
+                )
+            }
         };
         Ok(Function {
             linkage,
@@ -483,6 +566,10 @@ impl<'a> Parser<'a> {
 /// The span of an expression.
 pub(super) fn expr_span(e: &Expr<'_>) -> Span {
     match e {
-        Expr::Imm(_, s) | Expr::Symbol(_, s) | Expr::Generic(_, s) | Expr::Unary(_, _, s) | Expr::Binary(_, _, _, s) => *s,
+        Expr::Imm(_, s)
+        | Expr::Symbol(_, s)
+        | Expr::Generic(_, s)
+        | Expr::Unary(_, _, s)
+        | Expr::Binary(_, _, _, s) => *s,
     }
 }

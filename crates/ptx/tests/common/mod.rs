@@ -8,7 +8,9 @@ pub fn ptx_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -47,12 +49,21 @@ pub fn check_round_trip(name: &str, source: &[u8]) -> Result<(), String> {
         }
     };
     if !ptx::normalize::equivalent(&module, &reparsed) {
-        return Err(format!("{name}: the printed module parses to a different AST"));
+        return Err(format!(
+            "{name}: the printed module parses to a different AST"
+        ));
     }
     let reprinted = reparsed.to_string();
     if reprinted != printed {
-        let line = printed.lines().zip(reprinted.lines()).position(|(a, b)| a != b).unwrap_or(0);
-        return Err(format!("{name}: printing is not a fixed point (first difference at printed line {})", line + 1));
+        let line = printed
+            .lines()
+            .zip(reprinted.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        return Err(format!(
+            "{name}: printing is not a fixed point (first difference at printed line {})",
+            line + 1
+        ));
     }
     Ok(())
 }
