@@ -1,0 +1,133 @@
+//! Execution errors, with the location a user needs: kernel, block, thread, PTX line and address.
+
+use std::fmt;
+
+use crate::launch::Dim3;
+
+/// Where in the kernel something went wrong.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Location {
+    pub kernel: String,
+    /// The function executing (the kernel or a device function it called).
+    pub function: Option<String>,
+    pub block: Option<Dim3>,
+    pub thread: Option<Dim3>,
+    /// 1-based line in the PTX text.
+    pub line: Option<u32>,
+    /// The instruction as PTX text.
+    pub instruction: Option<String>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "kernel `{}`", self.kernel)?;
+        if let Some(func) = &self.function {
+            if func != &self.kernel {
+                write!(f, " in function `{func}`")?;
+            }
+        }
+        if let Some(b) = self.block {
+            write!(f, ", block {b}")?;
+        }
+        if let Some(t) = self.thread {
+            write!(f, ", thread {t}")?;
+        }
+        if let Some(l) = self.line {
+            write!(f, ", PTX line {l}")?;
+        }
+        if let Some(i) = &self.instruction {
+            write!(f, " (`{i}`)")?;
+        }
+        Ok(())
+    }
+}
+
+/// Which memory space an access was to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    Global,
+    Shared,
+    Local,
+    Const,
+    Param,
+    Generic,
+}
+
+impl fmt::Display for Space {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::Local => "local",
+            Space::Const => "const",
+            Space::Param => "param",
+            Space::Generic => "generic",
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// An access outside the memory that space has.
+    OutOfBounds { space: Space, address: u64, size: u32, detail: Option<String> },
+    Misaligned { space: Space, address: u64, size: u32 },
+    ReadOnly { space: Space, address: u64 },
+    /// `bar.sync` reached by only part of a CTA or of a warp.
+    BarrierDivergence(String),
+    /// `trap` or `brkpt` executed.
+    Trap,
+    /// The kernel uses instructions this backend cannot execute (listed before it starts).
+    Unsupported(Vec<String>),
+    /// The launch itself is invalid (shape, arguments, shared memory size).
+    InvalidLaunch(String),
+    /// Too deep device-function recursion.
+    StackOverflow(u32),
+    /// Anything else the kernel did that has no defined meaning.
+    Invalid(String),
+}
+
+/// A kernel failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecError {
+    pub kind: ErrorKind,
+    pub location: Location,
+}
+
+impl ExecError {
+    pub fn new(kind: ErrorKind, location: Location) -> ExecError {
+        ExecError { kind, location }
+    }
+
+    pub fn launch(kernel: &str, message: impl Into<String>) -> ExecError {
+        ExecError {
+            kind: ErrorKind::InvalidLaunch(message.into()),
+            location: Location { kernel: kernel.to_string(), ..Location::default() },
+        }
+    }
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ErrorKind::OutOfBounds { space, address, size, detail } => {
+                write!(f, "out-of-bounds {space} access of {size} bytes at {address:#x}")?;
+                if let Some(d) = detail {
+                    write!(f, " ({d})")?;
+                }
+            }
+            ErrorKind::Misaligned { space, address, size } => {
+                write!(f, "misaligned {space} access of {size} bytes at {address:#x}")?
+            }
+            ErrorKind::ReadOnly { space, address } => write!(f, "store to read-only {space} memory at {address:#x}")?,
+            ErrorKind::BarrierDivergence(d) => write!(f, "barrier divergence: {d}")?,
+            ErrorKind::Trap => write!(f, "the kernel executed `trap`")?,
+            ErrorKind::Unsupported(list) => write!(f, "unsupported instructions: {}", list.join("; "))?,
+            ErrorKind::InvalidLaunch(m) => write!(f, "invalid launch: {m}")?,
+            ErrorKind::StackOverflow(depth) => write!(f, "device-function calls nested deeper than {depth}")?,
+            ErrorKind::Invalid(m) => write!(f, "{m}")?,
+        }
+        write!(f, "\n  at {}", self.location)
+    }
+}
+
+impl std::error::Error for ExecError {}

@@ -1,0 +1,19 @@
+//! The device model shared by lockstep's execution engines.
+//!
+//! [`DeviceMemory`] holds global memory as separate, exactly bounded allocations; [`LoadedModule`] places a
+//! module's variables in it; [`LaunchConfig`] and [`ParamBuffer`] describe a launch; [`Backend`] is what the
+//! emulator and the JIT implement; [`ExecError`] and [`KernelStats`] are what they report.
+
+pub mod backend;
+pub mod error;
+pub mod launch;
+pub mod memory;
+pub mod module;
+pub mod stats;
+
+pub use backend::{Backend, Launch, LaunchReport};
+pub use error::{ErrorKind, ExecError, Location, Space};
+pub use launch::{Dim3, LaunchConfig, ParamBuffer, ParamSlot};
+pub use memory::{AccessError, DeviceMemory, DevicePtr};
+pub use module::{LoadedModule, SharedLayout, SharedVar};
+pub use stats::KernelStats;

@@ -1,0 +1,223 @@
+//! Device (global) memory: separate allocations with exact bounds.
+//!
+//! A device pointer is the host address of the allocation's bytes, so a native backend (the JIT) can
+//! dereference it directly, while the emulator looks every access up and reports any byte outside an
+//! allocation. Each allocation is 256-byte aligned (like `cudaMalloc`) and surrounded by unused guard bytes,
+//! so that an access just past the end of one allocation never lands inside another.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Bytes of unused memory before and after every allocation.
+pub const GUARD: usize = 256;
+/// Alignment of every allocation, as `cudaMalloc` guarantees.
+pub const ALIGN: usize = 256;
+
+/// A device address.
+pub type DevicePtr = u64;
+
+/// One allocation.
+#[derive(Debug)]
+pub struct Allocation {
+    /// Backing store with guard bytes around the usable range.
+    storage: Vec<u8>,
+    /// Index of the first usable byte in `storage`.
+    start: usize,
+    pub size: u64,
+    /// What the allocation is for (an argument, a module variable), for error messages.
+    pub label: String,
+    pub read_only: bool,
+}
+
+impl Allocation {
+    pub fn base(&self) -> DevicePtr {
+        self.storage.as_ptr() as u64 + self.start as u64
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.storage[self.start..self.start + self.size as usize]
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        let (start, size) = (self.start, self.size as usize);
+        &mut self.storage[start..start + size]
+    }
+}
+
+/// Why a memory access failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AccessError {
+    /// No allocation holds all the accessed bytes.
+    OutOfBounds { address: u64, size: u32, nearest: Option<String> },
+    /// The address is not a multiple of the access size.
+    Misaligned { address: u64, size: u32 },
+    /// A store to read-only (`.const`) memory.
+    ReadOnly { address: u64, label: String },
+}
+
+impl fmt::Display for AccessError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AccessError::OutOfBounds { address, size, nearest } => {
+                write!(f, "{size}-byte access at {address:#x} is outside every allocation")?;
+                if let Some(n) = nearest {
+                    write!(f, " ({n})")?;
+                }
+                Ok(())
+            }
+            AccessError::Misaligned { address, size } => {
+                write!(f, "{size}-byte access at {address:#x} is not {size}-byte aligned")
+            }
+            AccessError::ReadOnly { address, label } => write!(f, "store to read-only {label} at {address:#x}"),
+        }
+    }
+}
+
+/// All device allocations, by base address.
+#[derive(Debug, Default)]
+pub struct DeviceMemory {
+    allocations: BTreeMap<DevicePtr, Allocation>,
+    total: u64,
+}
+
+impl DeviceMemory {
+    pub fn new() -> DeviceMemory {
+        DeviceMemory::default()
+    }
+
+    /// Allocates `size` zeroed bytes (at least one, so every allocation has a distinct address).
+    pub fn alloc(&mut self, size: u64, label: impl Into<String>) -> DevicePtr {
+        let usable = size.max(1) as usize;
+        let storage = vec![0u8; usable + 2 * GUARD + ALIGN];
+        let misalign = (storage.as_ptr() as usize + GUARD) % ALIGN;
+        let start = GUARD + if misalign == 0 { 0 } else { ALIGN - misalign };
+        let alloc = Allocation { storage, start, size, label: label.into(), read_only: false };
+        let base = alloc.base();
+        self.total += size;
+        self.allocations.insert(base, alloc);
+        base
+    }
+
+    /// Allocates and fills with `data`.
+    pub fn alloc_bytes(&mut self, data: &[u8], label: impl Into<String>) -> DevicePtr {
+        let ptr = self.alloc(data.len() as u64, label);
+        if let Some(a) = self.allocations.get_mut(&ptr) {
+            a.bytes_mut().copy_from_slice(data);
+        }
+        ptr
+    }
+
+    /// Frees an allocation by its base address; `false` if there is none.
+    pub fn free(&mut self, ptr: DevicePtr) -> bool {
+        match self.allocations.remove(&ptr) {
+            Some(a) => {
+                self.total -= a.size;
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn set_read_only(&mut self, ptr: DevicePtr, read_only: bool) {
+        if let Some(a) = self.allocations.get_mut(&ptr) {
+            a.read_only = read_only;
+        }
+    }
+
+    /// Total bytes allocated.
+    pub fn allocated(&self) -> u64 {
+        self.total
+    }
+
+    pub fn allocation(&self, ptr: DevicePtr) -> Option<&Allocation> {
+        self.allocations.get(&ptr)
+    }
+
+    pub fn allocations(&self) -> impl Iterator<Item = &Allocation> {
+        self.allocations.values()
+    }
+
+    /// The allocation holding `[address, address + size)`, and the offset of `address` in it.
+    pub fn find(&self, address: u64, size: u32) -> Result<(&Allocation, usize), AccessError> {
+        if let Some((_, a)) = self.allocations.range(..=address).next_back() {
+            let offset = address - a.base();
+            if offset.checked_add(u64::from(size)).is_some_and(|end| end <= a.size) {
+                return Ok((a, offset as usize));
+            }
+        }
+        Err(AccessError::OutOfBounds { address, size, nearest: self.describe_near(address) })
+    }
+
+    fn find_mut(&mut self, address: u64, size: u32) -> Result<(&mut Allocation, usize), AccessError> {
+        let nearest = self.describe_near(address);
+        if let Some((_, a)) = self.allocations.range_mut(..=address).next_back() {
+            let offset = address - a.base();
+            if offset.checked_add(u64::from(size)).is_some_and(|end| end <= a.size) {
+                return Ok((a, offset as usize));
+            }
+        }
+        Err(AccessError::OutOfBounds { address, size, nearest })
+    }
+
+    /// Where an address lies relative to the nearest allocations, for error messages.
+    pub fn describe_near(&self, address: u64) -> Option<String> {
+        let below = self.allocations.range(..=address).next_back().map(|(_, a)| a);
+        let above = self.allocations.range(address.saturating_add(1)..).next().map(|(_, a)| a);
+        let below = below.map(|a| (address - a.base(), a));
+        match (below, above) {
+            (Some((off, a)), _) if off >= a.size && off - a.size < 1 << 20 => Some(format!(
+                "{} bytes past the end of `{}` ({} bytes at {:#x})",
+                off - a.size + 1,
+                a.label,
+                a.size,
+                a.base()
+            )),
+            (_, Some(a)) if a.base() - address < 1 << 20 => {
+                Some(format!("{} bytes before `{}` ({} bytes at {:#x})", a.base() - address, a.label, a.size, a.base()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Reads `out.len()` bytes at `address`.
+    pub fn read(&self, address: u64, out: &mut [u8]) -> Result<(), AccessError> {
+        let (a, off) = self.find(address, out.len() as u32)?;
+        out.copy_from_slice(&a.bytes()[off..off + out.len()]);
+        Ok(())
+    }
+
+    /// Writes `data` at `address`.
+    pub fn write(&mut self, address: u64, data: &[u8]) -> Result<(), AccessError> {
+        let (a, off) = self.find_mut(address, data.len() as u32)?;
+        if a.read_only {
+            return Err(AccessError::ReadOnly { address, label: a.label.clone() });
+        }
+        a.bytes_mut()[off..off + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+
+    /// Writes without the read-only check (for loading module constants).
+    pub fn write_initial(&mut self, address: u64, data: &[u8]) -> Result<(), AccessError> {
+        let (a, off) = self.find_mut(address, data.len() as u32)?;
+        a.bytes_mut()[off..off + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+
+    /// The bytes of a whole allocation.
+    pub fn bytes(&self, ptr: DevicePtr) -> Option<&[u8]> {
+        self.allocations.get(&ptr).map(Allocation::bytes)
+    }
+
+    pub fn bytes_mut(&mut self, ptr: DevicePtr) -> Option<&mut [u8]> {
+        self.allocations.get_mut(&ptr).map(Allocation::bytes_mut)
+    }
+
+    /// A mutable view of `[address, address + len)` inside one allocation (the emulator's fast path).
+    pub fn slice_mut(&mut self, address: u64, len: u32) -> Result<&mut [u8], AccessError> {
+        let (a, off) = self.find_mut(address, len)?;
+        if a.read_only {
+            return Err(AccessError::ReadOnly { address, label: a.label.clone() });
+        }
+        Ok(&mut a.bytes_mut()[off..off + len as usize])
+    }
+}

@@ -1,0 +1,152 @@
+//! Execution statistics of one kernel launch, as both engines report them (`--stats`, and inside `--json`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::launch::Dim3;
+
+/// Statistics of one launch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct KernelStats {
+    pub kernel: String,
+    pub grid: Option<Dim3>,
+    pub block: Option<Dim3>,
+    pub warp_size: u32,
+    pub ctas: u64,
+    pub warps: u64,
+    pub threads: u64,
+    /// Instructions executed by single threads (a warp instruction with k active lanes counts k).
+    pub thread_instructions: u64,
+    /// Instructions issued by warps.
+    pub warp_instructions: u64,
+    /// thread_instructions / (warp_instructions × warp_size): Eq. 1 of the ThreadFuser paper.
+    pub simt_efficiency: f64,
+    /// Per function (kernel and device functions), counting each function's own instructions only.
+    pub functions: Vec<FunctionStats>,
+    /// Every conditional branch that executed, with how often the warp split there.
+    pub branches: Vec<BranchStats>,
+    pub memory: MemoryStats,
+    /// Thread instructions per opcode.
+    pub instruction_mix: BTreeMap<String, u64>,
+    pub transit: TransitParams,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FunctionStats {
+    pub name: String,
+    pub thread_instructions: u64,
+    pub warp_instructions: u64,
+    pub simt_efficiency: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct BranchStats {
+    pub function: String,
+    /// 1-based PTX line of the branch.
+    pub line: u32,
+    pub instruction: String,
+    /// Warp executions of the branch.
+    pub executed: u64,
+    /// Executions where the active lanes went both ways.
+    pub diverged: u64,
+    /// Mean number of active lanes when executed.
+    pub mean_active_lanes: f64,
+}
+
+/// Coalescing of one kind of access: how many transactions a warp memory instruction needs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct AccessStats {
+    /// Warp memory instructions.
+    pub warp_accesses: u64,
+    /// Aligned transactions (sectors) touched, summed over the warp accesses.
+    pub transactions: u64,
+    /// Bytes the lanes asked for.
+    pub bytes: u64,
+    pub transactions_per_access: f64,
+}
+
+impl AccessStats {
+    pub fn record(&mut self, transactions: u64, bytes: u64) {
+        self.warp_accesses += 1;
+        self.transactions += transactions;
+        self.bytes += bytes;
+    }
+
+    pub fn finish(&mut self) {
+        self.transactions_per_access =
+            if self.warp_accesses == 0 { 0.0 } else { self.transactions as f64 / self.warp_accesses as f64 };
+    }
+}
+
+/// Shared-memory accesses and their bank conflicts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct SharedStats {
+    pub warp_accesses: u64,
+    /// Serialized bank wavefronts (1 per conflict-free access).
+    pub wavefronts: u64,
+    /// wavefronts − warp_accesses.
+    pub bank_conflicts: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct MemoryStats {
+    /// Size of a transaction (sector) in bytes.
+    pub transaction_bytes: u32,
+    pub global_loads: AccessStats,
+    pub global_stores: AccessStats,
+    pub global_atomics: AccessStats,
+    pub local_loads: AccessStats,
+    pub local_stores: AccessStats,
+    pub const_loads: AccessStats,
+    pub shared: SharedStats,
+}
+
+/// The transit model's workload parameters, measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct TransitParams {
+    /// Z: warp instructions issued per global-memory transaction (loads, stores and atomics), the paper's
+    /// "instructions issued / memory requests" at warp granularity.
+    pub instructions_per_transaction: f64,
+    /// Thread instructions per global-memory transaction.
+    pub thread_instructions_per_transaction: f64,
+    /// n: threads resident at once. The emulator keeps every launched thread resident, so this is the
+    /// launch's thread count; a machine profile caps it at the machine's capacity.
+    pub resident_threads: u64,
+    pub threads_per_cta: u64,
+}
+
+impl KernelStats {
+    /// Fills the derived ratios from the counts.
+    pub fn finish(&mut self) {
+        let ws = f64::from(self.warp_size.max(1));
+        self.simt_efficiency = ratio(self.thread_instructions, self.warp_instructions, ws);
+        for f in &mut self.functions {
+            f.simt_efficiency = ratio(f.thread_instructions, f.warp_instructions, ws);
+        }
+        let m = &mut self.memory;
+        for a in [
+            &mut m.global_loads,
+            &mut m.global_stores,
+            &mut m.global_atomics,
+            &mut m.local_loads,
+            &mut m.local_stores,
+            &mut m.const_loads,
+        ] {
+            a.finish();
+        }
+        m.shared.bank_conflicts = m.shared.wavefronts.saturating_sub(m.shared.warp_accesses);
+        let transactions = m.global_loads.transactions + m.global_stores.transactions + m.global_atomics.transactions;
+        let per = |x: u64| if transactions == 0 { 0.0 } else { x as f64 / transactions as f64 };
+        self.transit.instructions_per_transaction = per(self.warp_instructions);
+        self.transit.thread_instructions_per_transaction = per(self.thread_instructions);
+    }
+}
+
+fn ratio(thread: u64, warp: u64, warp_size: f64) -> f64 {
+    if warp == 0 {
+        0.0
+    } else {
+        thread as f64 / (warp as f64 * warp_size)
+    }
+}
