@@ -14,6 +14,6 @@ pub mod stats;
 pub use backend::{Backend, Launch, LaunchReport};
 pub use error::{ErrorKind, ExecError, Location, Space};
 pub use launch::{Dim3, LaunchConfig, ParamBuffer, ParamSlot};
-pub use memory::{AccessError, DeviceMemory, DevicePtr};
+pub use memory::{AccessError, DeviceMemory, DevicePtr, Region};
 pub use module::{LoadedModule, SharedLayout, SharedVar};
 pub use stats::KernelStats;

@@ -73,6 +73,15 @@ impl fmt::Display for AccessError {
     }
 }
 
+/// One allocation, borrowed for a launch.
+#[derive(Debug)]
+pub struct Region<'a> {
+    pub base: DevicePtr,
+    pub bytes: &'a mut [u8],
+    pub read_only: bool,
+    pub label: &'a str,
+}
+
 /// All device allocations, by base address.
 #[derive(Debug, Default)]
 pub struct DeviceMemory {
@@ -210,6 +219,19 @@ impl DeviceMemory {
 
     pub fn bytes_mut(&mut self, ptr: DevicePtr) -> Option<&mut [u8]> {
         self.allocations.get_mut(&ptr).map(Allocation::bytes_mut)
+    }
+
+    /// Every allocation as a mutable region, sorted by base address: an engine borrows them all for the
+    /// length of a launch and indexes them without going through the map on every access.
+    pub fn regions_mut(&mut self) -> Vec<Region<'_>> {
+        self.allocations
+            .values_mut()
+            .map(|a| {
+                let base = a.base();
+                let (start, size) = (a.start, a.size as usize);
+                Region { base, bytes: &mut a.storage[start..start + size], read_only: a.read_only, label: &a.label }
+            })
+            .collect()
     }
 
     /// A mutable view of `[address, address + len)` inside one allocation (the emulator's fast path).

@@ -182,8 +182,12 @@ impl<'a> Parser<'a> {
             // guess only; it never affects the result).
             let rest = self.src.get(open.end as usize..).unwrap_or("");
             let mut at = 0;
-            // `str::find` with a one-byte char is a fast memchr.
-            while let Some(i) = rest.get(at..).and_then(|r| r.find('}')) {
+            // At most 64 braces are looked at, so that many small functions cannot make this quadratic.
+            for _ in 0..64 {
+                // `str::find` with a one-byte char is a fast memchr.
+                let Some(i) = rest.get(at..).and_then(|r| r.find('}')) else {
+                    break;
+                };
                 at += i + 1;
                 if at < 2 || rest.as_bytes().get(at - 2) == Some(&b'\n') {
                     break;
@@ -198,7 +202,8 @@ impl<'a> Parser<'a> {
                     return stmts;
                 }
                 TokenKind::Eof => {
-                    if !self.diags.is_full() {
+                    // Reported once, by the innermost open block (`line_of` scans the source).
+                    if !self.diags.is_full() && !self.eof_reported {
                         let what = format!(
                             "`}}` to close the block opened on line {}",
                             self.line_of(open.start)

@@ -282,16 +282,19 @@ impl<'a> Parser<'a> {
                     let mut values = SmallVec::new();
                     values.push(self.expr()?);
                     if self.at(TokenKind::Comma) {
-                        // Byte strings are long comma lists on one line: size the list once.
-                        let line = self
+                        // Byte strings are long comma lists on one line: size the list once. The count stops
+                        // at the end of the line or the next directive, so each byte is counted at most once.
+                        let rest = self
                             .src
                             .as_bytes()
                             .get(self.tok.start as usize..)
                             .unwrap_or(&[]);
-                        let line = line
-                            .get(..line.iter().position(|&b| b == b'\n').unwrap_or(line.len()))
-                            .unwrap_or(&[]);
-                        values.reserve(line.iter().filter(|&&b| b == b',').count());
+                        let commas = rest
+                            .iter()
+                            .take_while(|&&b| b != b'\n' && b != b'.')
+                            .filter(|&&b| b == b',')
+                            .count();
+                        values.reserve(commas);
                         while self.eat(TokenKind::Comma).is_some() {
                             values.push(self.expr()?);
                         }
@@ -302,6 +305,7 @@ impl<'a> Parser<'a> {
                         span: self.span_from(t.start),
                     });
                 }
+                TokenKind::Eof if self.eof_reported => return Err(Stop),
                 TokenKind::Eof => {
                     return Err(self.unexpected(&format!(
                         "`}}` to close the section opened on line {}",

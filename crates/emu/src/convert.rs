@@ -1,0 +1,64 @@
+//! `cvt` on lanes, through `scalar::convert`.
+
+use scalar::convert::{self as sc, CvtModes, CvtRounding, Type};
+use scalar::half::{self as sh, HalfMods, F16};
+use scalar::round::Rounding;
+use simt::LaneMask;
+
+use crate::machine::WARP;
+use crate::program::{Op, Rnd};
+use crate::types::Ty;
+
+fn scalar_type(t: Ty) -> Option<Type> {
+    Some(match t {
+        Ty::U8 | Ty::B8 => Type::U8,
+        Ty::U16 | Ty::B16 => Type::U16,
+        Ty::U32 | Ty::B32 => Type::U32,
+        Ty::U64 | Ty::B64 => Type::U64,
+        Ty::S8 => Type::S8,
+        Ty::S16 => Type::S16,
+        Ty::S32 => Type::S32,
+        Ty::S64 => Type::S64,
+        Ty::F16 => Type::F16,
+        Ty::Bf16 => Type::Bf16,
+        Ty::F32 => Type::F32,
+        Ty::F64 => Type::F64,
+        _ => return None,
+    })
+}
+
+fn cvt_rounding(r: Rnd) -> CvtRounding {
+    match r {
+        Rnd::None => CvtRounding::None,
+        Rnd::Rn => CvtRounding::Rn,
+        Rnd::Rna => CvtRounding::Rna,
+        Rnd::Rz => CvtRounding::Rz,
+        Rnd::Rm => CvtRounding::Rm,
+        Rnd::Rp => CvtRounding::Rp,
+        Rnd::Rni => CvtRounding::Rni,
+        Rnd::Rzi => CvtRounding::Rzi,
+        Rnd::Rmi => CvtRounding::Rmi,
+        Rnd::Rpi => CvtRounding::Rpi,
+    }
+}
+
+/// `cvt.{modes}.dtype.stype d, a`: `op.ty` is the destination type, `op.ty2` the source type.
+pub fn cvt(op: &Op, exec: LaneMask, a: &[u64; WARP], out: &mut [u64; WARP]) -> bool {
+    let (Some(to), Some(from)) = (scalar_type(op.ty), scalar_type(op.ty2)) else { return false };
+    let modes = CvtModes { rounding: cvt_rounding(op.m.rnd), sat: op.m.sat, ftz: op.m.ftz, relu: op.m.relu, satfinite: false };
+    for l in exec.iter() {
+        let l = l as usize;
+        let r = sc::convert(a[l], from, to, modes);
+        // Integer results are kept sign-extended so that a wider destination register gets the right value.
+        out[l] = sc::sign_extend(r, to);
+    }
+    true
+}
+
+pub fn f16_to_f64(h: u16) -> f64 {
+    sh::to_f64::<F16>(h)
+}
+
+pub fn f16_add(a: u16, b: u16) -> u16 {
+    sh::add::<F16>(a, b, Rounding::Rn, HalfMods::default())
+}

@@ -1,0 +1,1180 @@
+//! Decoding: an IR function becomes a [`Program`], a flat list of [`Op`]s whose operands are resolved to
+//! register-file slots, immediates, and addresses of the launch (module variables have device addresses,
+//! shared variables CTA offsets, local and `.param` variables per-thread frame offsets). Branch targets are
+//! op indices, and each branch knows its reconvergence point (the immediate post-dominator).
+//!
+//! Decoding happens once per launch; everything the interpreter loop would otherwise recompute per warp
+//! instruction (types, modes, layouts) is settled here, and every instruction the emulator cannot execute is
+//! collected up front.
+
+use std::collections::HashMap;
+
+use device::{LoadedModule, SharedLayout, SharedVar};
+use graph::{PostDom, PostDominatorTree};
+use ir::{
+    AddressBase, Body, Cfg, Component, FuncId, Function, Immediate, InstId, Modifier, Module, Opcode, Operand,
+    ScalarType, SpecialReg, StateSpace, Symbol, TableTargets, VarId, Word,
+};
+use smallvec::SmallVec;
+
+use crate::types::{mask_bits, Ty};
+
+/// Rounding modifier.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rnd {
+    #[default]
+    None,
+    Rn,
+    Rz,
+    Rm,
+    Rp,
+    Rna,
+    Rni,
+    Rzi,
+    Rmi,
+    Rpi,
+}
+
+/// Comparison of `setp`/`set`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cmp {
+    #[default]
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Lo,
+    Ls,
+    Hi,
+    Hs,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BoolOp {
+    #[default]
+    None,
+    And,
+    Or,
+    Xor,
+}
+
+/// `.lo`, `.hi`, `.wide` of multiplies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Part {
+    #[default]
+    Lo,
+    Hi,
+    Wide,
+}
+
+/// Memory space of an access.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Space {
+    #[default]
+    Generic,
+    Global,
+    Shared,
+    Local,
+    Const,
+    Param,
+}
+
+/// Atomic and reduction operations (also `redux`, `bar.red`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AtomOp {
+    #[default]
+    Add,
+    Min,
+    Max,
+    Inc,
+    Dec,
+    Cas,
+    Exch,
+    And,
+    Or,
+    Xor,
+    Popc,
+}
+
+/// Instruction-specific sub-mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sub {
+    #[default]
+    None,
+    Shfl(ShflMode),
+    Vote(VoteMode),
+    /// `match.any` (false) / `match.all` (true)
+    MatchAll(bool),
+    Atom(AtomOp),
+    /// `shf.l` (true) / `shf.r` and `.clamp`
+    Shf { left: bool, clamp: bool },
+    /// prmt mode index: 0 default, 1 f4e, 2 b4e, 3 rc8, 4 ecl, 5 ecr, 6 rc16
+    Prmt(u8),
+    Testp(Word),
+    Shiftamt,
+    /// `bar.sync`/`barrier.sync` (wait), `bar.arrive` (no wait), `bar.red.op`
+    Bar { wait: bool, red: Option<AtomOp> },
+    /// `cvta.to.space` (true) or `cvta.space` (false)
+    Cvta { to: bool },
+    /// `szext.clamp` / `bmsk.clamp`
+    Clamp(bool),
+    Sat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+/// All modifiers an op may need, decoded.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mods {
+    pub rnd: Rnd,
+    pub ftz: bool,
+    pub sat: bool,
+    pub approx: bool,
+    pub full: bool,
+    pub nan: bool,
+    pub relu: bool,
+    pub abs: bool,
+    pub cc: bool,
+    pub cmp: Cmp,
+    pub boolop: BoolOp,
+    pub part: Part,
+    pub space: Space,
+    pub vec: u8,
+    pub sub: Sub,
+}
+
+/// The address of a variable, as the launch lays it out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymAddr {
+    /// A device address (module `.global`/`.const` variables).
+    Global(u64),
+    /// An offset in the CTA's shared memory.
+    Shared(u64),
+    /// An offset from the thread's current frame base (`.local` and `.param` variables of a body, the
+    /// parameters and return values of a device function).
+    Frame(u64),
+    /// An offset in the kernel's parameter buffer.
+    KernelParam(u64),
+    /// A function's address token.
+    Func(u64),
+}
+
+/// A source operand.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Src {
+    #[default]
+    None,
+    Reg(u32),
+    Pred(u32, bool),
+    Imm(u64),
+    Special(SpecialReg, u8),
+    Sym(SymAddr, i64),
+}
+
+/// A destination.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dst {
+    #[default]
+    None,
+    /// A register slot and the mask of its width.
+    Reg(u32, u64),
+    Pred(u32),
+    Sink,
+}
+
+/// `[base + offset]`
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemRef {
+    pub base: Src,
+    pub offset: i64,
+}
+
+/// What an op does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Add,
+    Sub,
+    Mul,
+    Mad,
+    Mul24,
+    Mad24,
+    Sad,
+    Div,
+    Rem,
+    Abs,
+    Neg,
+    Min,
+    Max,
+    Fma,
+    Rcp,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Lg2,
+    Ex2,
+    Tanh,
+    Copysign,
+    Testp,
+    Addc,
+    Subc,
+    Madc,
+    And,
+    Or,
+    Xor,
+    Not,
+    Cnot,
+    Shl,
+    Shr,
+    Lop3,
+    Shf,
+    Prmt,
+    Bfe,
+    Bfi,
+    Brev,
+    Popc,
+    Clz,
+    Bfind,
+    Fns,
+    Bmsk,
+    Szext,
+    Dp4a,
+    Dp2a,
+    Setp,
+    Set,
+    Selp,
+    Slct,
+    Mov,
+    /// `mov.bN d, {a, b, ...}`
+    Pack,
+    /// `mov.bN {a, b, ...}, s`
+    Unpack,
+    Cvt,
+    Cvta,
+    Isspacep,
+    Ld,
+    St,
+    Atom,
+    Red,
+    Bra,
+    Brx,
+    Call,
+    Ret,
+    Exit,
+    Trap,
+    Bar,
+    Shfl,
+    Vote,
+    Match,
+    Redux,
+    Activemask,
+    /// Fences, prefetches, `nanosleep`, `bar.warp.sync`, `pmevent`, `brkpt`: no effect in the emulator.
+    Nop,
+}
+
+/// A call's argument or return value as the caller names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallArg {
+    /// A caller `.param` variable (frame offset) of this many bytes.
+    Frame(u64, u64),
+    /// A register (old-style `.reg` parameters).
+    Reg(u32, u64),
+    Imm(u64),
+}
+
+/// Rarely needed operand data, kept out of [`Op`] to keep it small.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Extra {
+    /// Vector destinations (`ld.v4`, `mov` unpack, `tex`).
+    Dsts(SmallVec<[Dst; 4]>),
+    /// Vector sources (`st.v4`, `mov` pack).
+    Srcs(SmallVec<[Src; 4]>),
+    Call { callee: Callee, args: Vec<CallArg>, rets: Vec<CallArg> },
+    /// `brx.idx` targets (op indices).
+    Targets(Vec<u32>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Callee {
+    Direct(FuncId),
+    Indirect(Src),
+}
+
+/// One decoded instruction.
+#[derive(Clone, Debug)]
+pub struct Op {
+    pub kind: Kind,
+    pub ty: Ty,
+    pub ty2: Ty,
+    pub m: Mods,
+    /// Guard predicate index and negation.
+    pub guard: Option<(u32, bool)>,
+    pub dst: Dst,
+    /// Second destination (`setp d|p`, `shfl d|p`, carry-out is implicit).
+    pub dst2: Dst,
+    pub a: Src,
+    pub b: Src,
+    pub c: Src,
+    pub d: Src,
+    pub mem: MemRef,
+    /// Branch target (op index) for `bra`.
+    pub target: u32,
+    /// Reconvergence point (op index) of a branch; `None` when it is the function's exit.
+    pub reconverge: Option<u32>,
+    pub extra: Option<Box<Extra>>,
+    pub inst: InstId,
+}
+
+/// Per-thread frame of a function: parameters, return values, body `.param` and `.local` variables.
+#[derive(Clone, Debug, Default)]
+pub struct Frame {
+    pub size: u64,
+    pub params: Vec<(u64, u64)>,
+    pub returns: Vec<(u64, u64)>,
+    /// Frame offset of each body `.local`/`.param` variable.
+    pub vars: HashMap<VarId, u64>,
+}
+
+/// A decoded function.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub func: FuncId,
+    pub name: String,
+    pub ops: Vec<Op>,
+    pub slots: u32,
+    pub preds: u32,
+    pub frame: Frame,
+    /// Whether the function is a kernel (its parameters live in the parameter buffer).
+    pub is_kernel: bool,
+}
+
+/// The address windows the emulator gives non-global spaces in generic addressing. No host pointer (and so
+/// no device pointer) lies in them.
+pub const SHARED_WINDOW: u64 = 0xFF00_0000_0000_0000;
+pub const LOCAL_WINDOW: u64 = 0xFE00_0000_0000_0000;
+pub const PARAM_WINDOW: u64 = 0xFD00_0000_0000_0000;
+pub const WINDOW_SIZE: u64 = 1 << 40;
+
+/// Decodes every function a kernel can reach. Returns the programs (indexed by `FuncId`) or the list of
+/// unsupported instructions, each with its PTX line.
+pub fn decode_all(
+    loaded: &LoadedModule,
+    kernel: FuncId,
+    shared: &SharedLayout,
+) -> Result<HashMap<FuncId, Program>, Vec<String>> {
+    let module = &loaded.module;
+    let mut programs = HashMap::new();
+    let mut unsupported = Vec::new();
+    for f in device::module::reachable_functions(module, kernel) {
+        let func = &module.functions[f];
+        let Some(body) = &func.body else { continue };
+        let mut d = Decoder { loaded, module, func, fid: f, body, shared, unsupported: &mut unsupported };
+        programs.insert(f, d.program());
+    }
+    if unsupported.is_empty() {
+        Ok(programs)
+    } else {
+        Err(unsupported)
+    }
+}
+
+struct Decoder<'a> {
+    loaded: &'a LoadedModule,
+    module: &'a Module,
+    func: &'a Function,
+    fid: FuncId,
+    body: &'a Body,
+    shared: &'a SharedLayout,
+    unsupported: &'a mut Vec<String>,
+}
+
+/// Register-file placement: vector registers take one slot per element, predicates live apart.
+struct RegMap {
+    slot: Vec<u32>,
+    is_pred: Vec<bool>,
+    width: Vec<u32>,
+    slots: u32,
+    preds: u32,
+}
+
+impl RegMap {
+    fn new(body: &Body) -> RegMap {
+        let mut m = RegMap { slot: vec![], is_pred: vec![], width: vec![], slots: 0, preds: 0 };
+        for r in body.regs.values() {
+            if r.ty == ScalarType::Pred {
+                m.slot.push(m.preds);
+                m.preds += 1;
+                m.is_pred.push(true);
+                m.width.push(1);
+            } else {
+                m.slot.push(m.slots);
+                m.slots += u32::from(r.vector.unwrap_or(1));
+                m.is_pred.push(false);
+                m.width.push(r.ty.size() * 8);
+            }
+        }
+        m
+    }
+}
+
+impl Decoder<'_> {
+    fn program(&mut self) -> Program {
+        let regs = RegMap::new(self.body);
+        let frame = self.frame_layout();
+        let cfg = Cfg::compute(self.body);
+        let pdom = PostDominatorTree::compute(&cfg);
+        let mut block_pc = Vec::with_capacity(self.body.blocks.len() + 1);
+        let mut pc = 0u32;
+        for b in self.body.blocks.values() {
+            block_pc.push(pc);
+            pc += b.insts.len() as u32;
+        }
+        let end_pc = pc;
+        let mut ops = Vec::with_capacity(self.body.insts.len());
+        for (block, data) in self.body.blocks.iter() {
+            let reconverge = match pdom.ipdom(block) {
+                // An empty block has the pc of the next one; the end of the function means "exit".
+                PostDom::Node(n) => Some(block_pc[n.as_u32() as usize]),
+                _ => None,
+            };
+            for &i in &data.insts {
+                let mut op = self.op(i, &regs, &frame, &block_pc);
+                if matches!(op.kind, Kind::Bra | Kind::Brx) {
+                    op.reconverge = reconverge.filter(|&r| r < end_pc);
+                }
+                ops.push(op);
+            }
+        }
+        Program {
+            func: self.fid,
+            name: self.func.name.clone(),
+            ops,
+            slots: regs.slots,
+            preds: regs.preds,
+            frame,
+            is_kernel: self.func.is_kernel(),
+        }
+    }
+
+    fn frame_layout(&self) -> Frame {
+        let mut frame = Frame::default();
+        let mut offset = 0u64;
+        let mut place = |size: u64, align: u64| {
+            let align = align.max(1);
+            offset = offset.div_ceil(align) * align;
+            let at = offset;
+            offset += size;
+            (at, size)
+        };
+        if !self.func.is_kernel() {
+            for p in &self.func.params {
+                frame.params.push(place(p.size(), p.alignment()));
+            }
+        }
+        for p in &self.func.returns {
+            frame.returns.push(place(p.size(), p.alignment()));
+        }
+        for (v, var) in self.body.vars.iter() {
+            if matches!(var.space, StateSpace::Local | StateSpace::Param) {
+                let at = place(device::module::variable_size(var), var.alignment()).0;
+                frame.vars.insert(v, at);
+            }
+        }
+        frame.size = offset.div_ceil(16) * 16;
+        frame
+    }
+
+    fn line(&self, inst: InstId) -> u32 {
+        self.module.line_of(self.body.insts[inst].span)
+    }
+
+    fn unsupported(&mut self, inst: InstId, why: &str) {
+        let mut text = String::new();
+        let _ = ir::print::write_inst(&mut text, self.module, self.func, self.body, &self.body.insts[inst]);
+        let line = self.line(inst);
+        self.unsupported.push(format!("PTX line {line} in `{}`: `{text}` ({why})", self.func.name));
+    }
+
+    fn symbol_addr(&self, s: Symbol, frame: &Frame) -> Option<SymAddr> {
+        Some(match s {
+            Symbol::Global(g) => {
+                let var = &self.module.globals[g];
+                match var.space {
+                    StateSpace::Shared | StateSpace::SharedCta | StateSpace::SharedCluster => {
+                        SymAddr::Shared(*self.shared.offsets.get(&SharedVar::Global(g))?)
+                    }
+                    _ => SymAddr::Global(self.loaded.global_address(g)?),
+                }
+            }
+            Symbol::Local(v) => {
+                let var = &self.body.vars[v];
+                match var.space {
+                    StateSpace::Shared | StateSpace::SharedCta | StateSpace::SharedCluster => {
+                        SymAddr::Shared(*self.shared.offsets.get(&SharedVar::Local(self.fid, v))?)
+                    }
+                    StateSpace::Local | StateSpace::Param => SymAddr::Frame(*frame.vars.get(&v)?),
+                    _ => return None,
+                }
+            }
+            Symbol::Param(i) => {
+                if self.func.is_kernel() {
+                    let (slots, _) = device::launch::param_layout(&self.func.params);
+                    SymAddr::KernelParam(slots.get(i as usize)?.offset)
+                } else {
+                    SymAddr::Frame(frame.params.get(i as usize)?.0)
+                }
+            }
+            Symbol::Return(i) => SymAddr::Frame(frame.returns.get(i as usize)?.0),
+            Symbol::Func(f) => SymAddr::Func(LoadedModule::function_address(f)),
+        })
+    }
+
+    fn src(&mut self, inst: InstId, op: &Operand, ty: Ty, regs: &RegMap, frame: &Frame) -> Src {
+        match op {
+            Operand::Reg(r) => {
+                let i = r.as_u32() as usize;
+                if regs.is_pred[i] {
+                    Src::Pred(regs.slot[i], false)
+                } else {
+                    Src::Reg(regs.slot[i])
+                }
+            }
+            Operand::RegElement(r, c) => Src::Reg(regs.slot[r.as_u32() as usize] + component(*c)),
+            Operand::Not(r) => Src::Pred(regs.slot[r.as_u32() as usize], true),
+            Operand::Imm(imm) => Src::Imm(immediate(*imm, ty)),
+            Operand::Special(s, c) => Src::Special(*s, c.map_or(0, component) as u8),
+            Operand::Symbol(s) => match self.symbol_addr(*s, frame) {
+                Some(a) => Src::Sym(a, 0),
+                None => {
+                    self.unsupported(inst, "operand has no address in the emulator");
+                    Src::None
+                }
+            },
+            Operand::SymbolOffset(s, off) => match self.symbol_addr(*s, frame) {
+                Some(a) => Src::Sym(a, *off),
+                None => {
+                    self.unsupported(inst, "operand has no address in the emulator");
+                    Src::None
+                }
+            },
+            Operand::Sink => Src::None,
+            _ => {
+                self.unsupported(inst, "operand form not supported");
+                Src::None
+            }
+        }
+    }
+
+    fn dst(&mut self, inst: InstId, op: &Operand, regs: &RegMap) -> Dst {
+        match op {
+            Operand::Reg(r) => {
+                let i = r.as_u32() as usize;
+                if regs.is_pred[i] {
+                    Dst::Pred(regs.slot[i])
+                } else {
+                    Dst::Reg(regs.slot[i], mask_bits(regs.width[i]))
+                }
+            }
+            Operand::RegElement(r, c) => {
+                let i = r.as_u32() as usize;
+                Dst::Reg(regs.slot[i] + component(*c), mask_bits(regs.width[i]))
+            }
+            Operand::Sink => Dst::Sink,
+            _ => {
+                self.unsupported(inst, "destination form not supported");
+                Dst::None
+            }
+        }
+    }
+
+    fn mem(&mut self, inst: InstId, op: Option<&Operand>, regs: &RegMap, frame: &Frame) -> MemRef {
+        match op {
+            Some(Operand::Address(a)) => {
+                let base = match a.base {
+                    AddressBase::Reg(r) => Src::Reg(regs.slot[r.as_u32() as usize]),
+                    AddressBase::Symbol(s) => match self.symbol_addr(s, frame) {
+                        Some(sa) => Src::Sym(sa, 0),
+                        None => {
+                            self.unsupported(inst, "address has no location in the emulator");
+                            Src::None
+                        }
+                    },
+                    AddressBase::Absolute(x) => Src::Imm(x as u64),
+                };
+                MemRef { base, offset: a.offset }
+            }
+            _ => {
+                self.unsupported(inst, "expected an address operand");
+                MemRef::default()
+            }
+        }
+    }
+
+    fn op(&mut self, i: InstId, regs: &RegMap, frame: &Frame, block_pc: &[u32]) -> Op {
+        let inst = &self.body.insts[i];
+        let types: SmallVec<[Ty; 3]> = inst.types().map(Ty::from_scalar).collect();
+        let ty = types.first().copied().unwrap_or(Ty::B32);
+        let ty2 = types.get(1).copied().unwrap_or(ty);
+        let m = mods(inst);
+        let mut op = Op {
+            kind: Kind::Nop,
+            ty,
+            ty2,
+            m,
+            guard: inst.guard.map(|g| (regs.slot[g.reg.as_u32() as usize], g.negated)),
+            dst: Dst::None,
+            dst2: Dst::None,
+            a: Src::None,
+            b: Src::None,
+            c: Src::None,
+            d: Src::None,
+            mem: MemRef::default(),
+            target: 0,
+            reconverge: None,
+            extra: None,
+            inst: i,
+        };
+        if types.contains(&Ty::Other) {
+            self.unsupported(i, "type not supported by the emulator");
+            return op;
+        }
+        let ops = &inst.operands;
+        use Opcode as O;
+        let kind = match inst.opcode {
+            O::Add => Kind::Add,
+            O::Sub => Kind::Sub,
+            O::Mul => Kind::Mul,
+            O::Mad => Kind::Mad,
+            O::Mul24 => Kind::Mul24,
+            O::Mad24 => Kind::Mad24,
+            O::Sad => Kind::Sad,
+            O::Div => Kind::Div,
+            O::Rem => Kind::Rem,
+            O::Abs => Kind::Abs,
+            O::Neg => Kind::Neg,
+            O::Min => Kind::Min,
+            O::Max => Kind::Max,
+            O::Fma => Kind::Fma,
+            O::Rcp => Kind::Rcp,
+            O::Sqrt => Kind::Sqrt,
+            O::Rsqrt => Kind::Rsqrt,
+            O::Sin => Kind::Sin,
+            O::Cos => Kind::Cos,
+            O::Lg2 => Kind::Lg2,
+            O::Ex2 => Kind::Ex2,
+            O::Tanh => Kind::Tanh,
+            O::Copysign => Kind::Copysign,
+            O::Testp => Kind::Testp,
+            O::Addc => Kind::Addc,
+            O::Subc => Kind::Subc,
+            O::Madc => Kind::Madc,
+            O::And => Kind::And,
+            O::Or => Kind::Or,
+            O::Xor => Kind::Xor,
+            O::Not => Kind::Not,
+            O::Cnot => Kind::Cnot,
+            O::Shl => Kind::Shl,
+            O::Shr => Kind::Shr,
+            O::Lop3 => Kind::Lop3,
+            O::Shf => Kind::Shf,
+            O::Prmt => Kind::Prmt,
+            O::Bfe => Kind::Bfe,
+            O::Bfi => Kind::Bfi,
+            O::Brev => Kind::Brev,
+            O::Popc => Kind::Popc,
+            O::Clz => Kind::Clz,
+            O::Bfind => Kind::Bfind,
+            O::Fns => Kind::Fns,
+            O::Bmsk => Kind::Bmsk,
+            O::Szext => Kind::Szext,
+            O::Dp4a => Kind::Dp4a,
+            O::Dp2a => Kind::Dp2a,
+            O::Setp => Kind::Setp,
+            O::Set => Kind::Set,
+            O::Selp => Kind::Selp,
+            O::Slct => Kind::Slct,
+            O::Mov => Kind::Mov,
+            O::Cvt => Kind::Cvt,
+            O::Cvta => Kind::Cvta,
+            O::Isspacep => Kind::Isspacep,
+            O::Ld | O::Ldu => Kind::Ld,
+            O::St => Kind::St,
+            O::Atom => Kind::Atom,
+            O::Red => Kind::Red,
+            O::Bra => Kind::Bra,
+            O::Brx => Kind::Brx,
+            O::Call => Kind::Call,
+            O::Ret => Kind::Ret,
+            O::Exit => Kind::Exit,
+            O::Trap => Kind::Trap,
+            O::Bar | O::Barrier => {
+                if inst.has(Word::Warp) {
+                    Kind::Nop
+                } else {
+                    Kind::Bar
+                }
+            }
+            O::Shfl => Kind::Shfl,
+            O::Vote => Kind::Vote,
+            O::Match => Kind::Match,
+            O::Redux => Kind::Redux,
+            O::Activemask => Kind::Activemask,
+            O::Membar | O::Fence | O::Prefetch | O::Prefetchu | O::Nanosleep | O::Pmevent | O::Brkpt
+            | O::Applypriority | O::Discard => Kind::Nop,
+            other => {
+                self.unsupported(i, &format!("`{other}` is not implemented by the emulator"));
+                return op;
+            }
+        };
+        op.kind = kind;
+        match kind {
+            Kind::Ld => {
+                op.mem = self.mem(i, ops.get(1), regs, frame);
+                self.data_dst(&mut op, i, ops.first(), regs);
+            }
+            Kind::St => {
+                op.mem = self.mem(i, ops.first(), regs, frame);
+                match ops.get(1) {
+                    Some(Operand::Vector(items)) => {
+                        let srcs = items.iter().map(|o| self.src(i, o, ty, regs, frame)).collect();
+                        op.extra = Some(Box::new(Extra::Srcs(srcs)));
+                    }
+                    Some(o) => op.a = self.src(i, o, ty, regs, frame),
+                    None => {}
+                }
+            }
+            Kind::Atom | Kind::Red => {
+                let (mem_index, first_src) = if kind == Kind::Atom { (1, 2) } else { (0, 1) };
+                if kind == Kind::Atom {
+                    op.dst = ops.first().map_or(Dst::None, |o| self.dst(i, o, regs));
+                }
+                op.mem = self.mem(i, ops.get(mem_index), regs, frame);
+                op.a = ops.get(first_src).map_or(Src::None, |o| self.src(i, o, ty, regs, frame));
+                op.b = ops.get(first_src + 1).map_or(Src::None, |o| self.src(i, o, ty, regs, frame));
+                if op.ty.bits() == 128 || op.m.vec > 0 {
+                    self.unsupported(i, "vector and 128-bit atomics are not implemented");
+                }
+            }
+            Kind::Bra => {
+                match ops.first() {
+                    Some(Operand::Label(b)) => op.target = block_pc[b.as_u32() as usize],
+                    _ => self.unsupported(i, "branch without label"),
+                }
+            }
+            Kind::Brx => {
+                op.a = ops.first().map_or(Src::None, |o| self.src(i, o, Ty::U32, regs, frame));
+                let targets = match ops.get(1) {
+                    Some(Operand::Table(t)) => match &self.body.tables[*t].targets {
+                        TableTargets::Branch(blocks) => blocks.iter().map(|b| block_pc[b.as_u32() as usize]).collect(),
+                        TableTargets::Call(_) => vec![],
+                    },
+                    _ => vec![],
+                };
+                op.extra = Some(Box::new(Extra::Targets(targets)));
+            }
+            Kind::Call => self.call(&mut op, i, regs, frame),
+            Kind::Ret | Kind::Exit | Kind::Trap | Kind::Nop => {}
+            Kind::Bar => {
+                let srcs: SmallVec<[Src; 4]> = ops.iter().map(|o| self.src(i, o, Ty::U32, regs, frame)).collect();
+                if let Sub::Bar { red: Some(_), .. } = op.m.sub {
+                    // bar.red.op.type d, a{, b}, {!}c
+                    op.dst = ops.first().map_or(Dst::None, |o| self.dst(i, o, regs));
+                    op.a = srcs.get(1).copied().unwrap_or_default();
+                    if srcs.len() == 4 {
+                        op.b = srcs[2];
+                        op.c = srcs[3];
+                    } else {
+                        op.c = srcs.get(2).copied().unwrap_or_default();
+                    }
+                } else {
+                    op.a = srcs.first().copied().unwrap_or(Src::Imm(0));
+                    op.b = srcs.get(1).copied().unwrap_or_default();
+                }
+            }
+            Kind::Mov => self.mov(&mut op, i, regs, frame),
+            Kind::Setp | Kind::Shfl | Kind::Match => {
+                match ops.first() {
+                    Some(Operand::Pair(a, b)) => {
+                        op.dst = self.dst(i, &Operand::Reg(*a), regs);
+                        op.dst2 = self.dst(i, &Operand::Reg(*b), regs);
+                    }
+                    Some(o) => op.dst = self.dst(i, o, regs),
+                    None => {}
+                }
+                self.sources(&mut op, i, &ops[1.min(ops.len())..], regs, frame);
+            }
+            Kind::Cvt => {
+                if ops.len() > 2 {
+                    self.unsupported(i, "packing conversions (`cvt.pack`, `cvt.*x2`) are not implemented");
+                }
+                op.dst = ops.first().map_or(Dst::None, |o| self.dst(i, o, regs));
+                op.a = ops.get(1).map_or(Src::None, |o| self.src(i, o, ty2, regs, frame));
+            }
+            _ => {
+                if let Some(o) = ops.first() {
+                    op.dst = self.dst(i, o, regs);
+                }
+                let src_ty = match kind {
+                    Kind::Set | Kind::Slct => ty2,
+                    _ => ty,
+                };
+                let rest = &ops[1.min(ops.len())..];
+                let mut srcs = [Src::None; 4];
+                for (k, o) in rest.iter().enumerate().take(4) {
+                    // Shift amounts and bit positions are u32; selp/slct controls have their own types.
+                    let t = match (kind, k) {
+                        (Kind::Shl | Kind::Shr, 1) | (Kind::Bfe, 1 | 2) | (Kind::Bfi, 2 | 3) => Ty::U32,
+                        (Kind::Slct, 2) => ty2,
+                        _ => src_ty,
+                    };
+                    srcs[k] = self.src(i, o, t, regs, frame);
+                }
+                [op.a, op.b, op.c, op.d] = srcs;
+            }
+        }
+        if matches!(op.kind, Kind::Ld | Kind::St | Kind::Atom | Kind::Red) && op.m.space == Space::Param {
+            // fine: kernel or frame parameters
+        }
+        op
+    }
+
+    fn sources(&mut self, op: &mut Op, i: InstId, rest: &[Operand], regs: &RegMap, frame: &Frame) {
+        let ty = op.ty;
+        let mut srcs = [Src::None; 4];
+        for (k, o) in rest.iter().enumerate().take(4) {
+            let t = match op.kind {
+                Kind::Shfl if k > 0 => Ty::U32,
+                Kind::Match if k > 0 => Ty::U32,
+                _ => ty,
+            };
+            srcs[k] = self.src(i, o, t, regs, frame);
+        }
+        [op.a, op.b, op.c, op.d] = srcs;
+    }
+
+    /// The destination of a load: a register, or a vector of registers.
+    fn data_dst(&mut self, op: &mut Op, i: InstId, o: Option<&Operand>, regs: &RegMap) {
+        match o {
+            Some(Operand::Vector(items)) => {
+                let dsts = items.iter().map(|o| self.dst(i, o, regs)).collect();
+                op.extra = Some(Box::new(Extra::Dsts(dsts)));
+            }
+            Some(o) => op.dst = self.dst(i, o, regs),
+            None => {}
+        }
+    }
+
+    fn mov(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
+        let ops = &self.body.insts[i].operands;
+        let ty = op.ty;
+        match (ops.first(), ops.get(1)) {
+            (Some(d), Some(Operand::Vector(items))) => {
+                op.kind = Kind::Pack;
+                op.dst = self.dst(i, d, regs);
+                let part = ty_for_part(ty, items.len());
+                let srcs = items.iter().map(|o| self.src(i, o, part, regs, frame)).collect();
+                op.extra = Some(Box::new(Extra::Srcs(srcs)));
+            }
+            (Some(Operand::Vector(items)), Some(s)) => {
+                op.kind = Kind::Unpack;
+                op.a = self.src(i, s, ty, regs, frame);
+                let dsts = items.iter().map(|o| self.dst(i, o, regs)).collect();
+                op.extra = Some(Box::new(Extra::Dsts(dsts)));
+            }
+            (Some(d), Some(s)) => {
+                op.dst = self.dst(i, d, regs);
+                op.a = self.src(i, s, ty, regs, frame);
+            }
+            _ => self.unsupported(i, "`mov` needs two operands"),
+        }
+    }
+
+    fn call_arg(&mut self, o: &Operand, regs: &RegMap, frame: &Frame) -> Option<CallArg> {
+        Some(match o {
+            Operand::Symbol(Symbol::Local(v)) => {
+                let var = &self.body.vars[*v];
+                CallArg::Frame(*frame.vars.get(v)?, device::module::variable_size(var))
+            }
+            Operand::Symbol(s @ (Symbol::Param(_) | Symbol::Return(_))) => match self.symbol_addr(*s, frame)? {
+                SymAddr::Frame(off) => {
+                    let size = match s {
+                        Symbol::Param(k) => self.func.params.get(*k as usize)?.size(),
+                        Symbol::Return(k) => self.func.returns.get(*k as usize)?.size(),
+                        _ => 0,
+                    };
+                    CallArg::Frame(off, size)
+                }
+                _ => return None,
+            },
+            Operand::Reg(r) => {
+                let k = r.as_u32() as usize;
+                CallArg::Reg(regs.slot[k], u64::from(regs.width[k] / 8))
+            }
+            Operand::Imm(imm) => CallArg::Imm(immediate(*imm, Ty::B64)),
+            _ => return None,
+        })
+    }
+
+    fn call(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
+        let ops = &self.body.insts[i].operands;
+        let (rets, rest): (&[Operand], &[Operand]) = match ops.first() {
+            Some(Operand::List(r)) => (r, &ops[1..]),
+            _ => (&[], &ops[..]),
+        };
+        let callee = match rest.first() {
+            Some(Operand::Symbol(Symbol::Func(f))) => Callee::Direct(*f),
+            Some(o @ Operand::Reg(_)) => Callee::Indirect(self.src(i, o, Ty::U64, regs, frame)),
+            _ => {
+                self.unsupported(i, "call target not supported");
+                return;
+            }
+        };
+        let args: &[Operand] = match rest.get(1) {
+            Some(Operand::List(a)) => a,
+            _ => &[],
+        };
+        let conv = |list: &[Operand], me: &mut Self| -> Vec<CallArg> {
+            list.iter()
+                .filter_map(|o| {
+                    let a = me.call_arg(o, regs, frame);
+                    if a.is_none() {
+                        me.unsupported(i, "call argument form not supported");
+                    }
+                    a
+                })
+                .collect()
+        };
+        let rets = conv(rets, self);
+        let args = conv(args, self);
+        if let Callee::Direct(f) = callee {
+            let callee_fn = &self.module.functions[f];
+            if callee_fn.body.is_none() && callee_fn.name != "vprintf" {
+                self.unsupported(i, &format!("`{}` is declared but not defined in this module", callee_fn.name));
+            }
+        }
+        op.extra = Some(Box::new(Extra::Call { callee, args, rets }));
+    }
+}
+
+fn component(c: Component) -> u32 {
+    match c {
+        Component::X => 0,
+        Component::Y => 1,
+        Component::Z => 2,
+        Component::W => 3,
+    }
+}
+
+/// The type of each element when a `.bN` value is packed from or unpacked into `n` parts.
+fn ty_for_part(ty: Ty, n: usize) -> Ty {
+    match ty.bits() / (n.max(1) as u32) {
+        8 => Ty::B8,
+        16 => Ty::B16,
+        32 => Ty::B32,
+        _ => Ty::B64,
+    }
+}
+
+/// The bits of an immediate as an operand of type `ty`: integers as two's complement, float literals
+/// converted to the operand's float type.
+pub fn immediate(imm: Immediate, ty: Ty) -> u64 {
+    let as_f64 = |x: f64| match ty {
+        Ty::F32 => u64::from((x as f32).to_bits()),
+        Ty::F64 => x.to_bits(),
+        _ => x as i64 as u64,
+    };
+    match imm {
+        Immediate::Int { value, .. } => value as u64,
+        Immediate::F32Bits(b) => match ty {
+            Ty::F64 => f64::from(f32::from_bits(b)).to_bits(),
+            _ => u64::from(b),
+        },
+        Immediate::F64Bits(b) => match ty {
+            Ty::F64 => b,
+            Ty::F32 => u64::from((f64::from_bits(b) as f32).to_bits()),
+            _ => as_f64(f64::from_bits(b)),
+        },
+        Immediate::Float(x) => as_f64(x),
+    }
+}
+
+fn mods(inst: &ir::Inst) -> Mods {
+    let mut m = Mods::default();
+    let is = |w: Word| inst.has(w);
+    for md in &inst.modifiers {
+        match *md {
+            Modifier::Word(w) => match w {
+                Word::Rn => m.rnd = Rnd::Rn,
+                Word::Rz => m.rnd = Rnd::Rz,
+                Word::Rm => m.rnd = Rnd::Rm,
+                Word::Rp => m.rnd = Rnd::Rp,
+                Word::Rna => m.rnd = Rnd::Rna,
+                Word::Rni => m.rnd = Rnd::Rni,
+                Word::Rzi => m.rnd = Rnd::Rzi,
+                Word::Rmi => m.rnd = Rnd::Rmi,
+                Word::Rpi => m.rnd = Rnd::Rpi,
+                Word::Ftz => m.ftz = true,
+                Word::Sat => m.sat = true,
+                Word::Approx => m.approx = true,
+                Word::Full => m.full = true,
+                Word::NaN => m.nan = true,
+                Word::Relu => m.relu = true,
+                Word::Abs => m.abs = true,
+                Word::Cc => m.cc = true,
+                Word::Hi => m.part = Part::Hi,
+                Word::Lo => m.part = Part::Lo,
+                Word::Wide => m.part = Part::Wide,
+                Word::Eq => m.cmp = Cmp::Eq,
+                Word::Ne => m.cmp = Cmp::Ne,
+                Word::Lt => m.cmp = Cmp::Lt,
+                Word::Le => m.cmp = Cmp::Le,
+                Word::Gt => m.cmp = Cmp::Gt,
+                Word::Ge => m.cmp = Cmp::Ge,
+                Word::Ls => m.cmp = Cmp::Ls,
+                Word::Hs => m.cmp = Cmp::Hs,
+                Word::Equ => m.cmp = Cmp::Equ,
+                Word::Neu => m.cmp = Cmp::Neu,
+                Word::Ltu => m.cmp = Cmp::Ltu,
+                Word::Leu => m.cmp = Cmp::Leu,
+                Word::Gtu => m.cmp = Cmp::Gtu,
+                Word::Geu => m.cmp = Cmp::Geu,
+                Word::Num => m.cmp = Cmp::Num,
+                Word::Nan => m.cmp = Cmp::Nan,
+                _ => {}
+            },
+            Modifier::Space(s) => {
+                m.space = match s {
+                    StateSpace::Global => Space::Global,
+                    StateSpace::Shared | StateSpace::SharedCta | StateSpace::SharedCluster => Space::Shared,
+                    StateSpace::Local => Space::Local,
+                    StateSpace::Const => Space::Const,
+                    StateSpace::Param | StateSpace::ParamEntry | StateSpace::ParamFunc => Space::Param,
+                    _ => Space::Generic,
+                }
+            }
+            Modifier::Vector(n) => m.vec = n,
+            _ => {}
+        }
+    }
+    // `lo`/`hi` double as comparison operators on setp/set (unsigned <, >).
+    if matches!(inst.opcode, Opcode::Setp | Opcode::Set) {
+        if is(Word::Lo) {
+            m.cmp = Cmp::Lo;
+        }
+        if is(Word::Hi) {
+            m.cmp = Cmp::Hi;
+        }
+        m.boolop = if is(Word::And) {
+            BoolOp::And
+        } else if is(Word::Or) {
+            BoolOp::Or
+        } else if is(Word::Xor) {
+            BoolOp::Xor
+        } else {
+            BoolOp::None
+        };
+    }
+    let atom_op = || {
+        Some(if is(Word::Add) {
+            AtomOp::Add
+        } else if is(Word::Min) {
+            AtomOp::Min
+        } else if is(Word::Max) {
+            AtomOp::Max
+        } else if is(Word::Inc) {
+            AtomOp::Inc
+        } else if is(Word::Dec) {
+            AtomOp::Dec
+        } else if is(Word::Cas) {
+            AtomOp::Cas
+        } else if is(Word::Exch) {
+            AtomOp::Exch
+        } else if is(Word::And) {
+            AtomOp::And
+        } else if is(Word::Or) {
+            AtomOp::Or
+        } else if is(Word::Xor) {
+            AtomOp::Xor
+        } else if is(Word::Popc) {
+            AtomOp::Popc
+        } else {
+            return None;
+        })
+    };
+    m.sub = match inst.opcode {
+        Opcode::Atom | Opcode::Red | Opcode::Redux => Sub::Atom(atom_op().unwrap_or_default()),
+        Opcode::Bar | Opcode::Barrier => {
+            Sub::Bar { wait: !is(Word::Arrive), red: if is(Word::Red) { atom_op() } else { None } }
+        }
+        Opcode::Shfl => Sub::Shfl(if is(Word::Up) {
+            ShflMode::Up
+        } else if is(Word::Down) {
+            ShflMode::Down
+        } else if is(Word::Bfly) {
+            ShflMode::Bfly
+        } else {
+            ShflMode::Idx
+        }),
+        Opcode::Vote => Sub::Vote(if is(Word::All) {
+            VoteMode::All
+        } else if is(Word::Any) {
+            VoteMode::Any
+        } else if is(Word::Uni) {
+            VoteMode::Uni
+        } else {
+            VoteMode::Ballot
+        }),
+        Opcode::Match => Sub::MatchAll(is(Word::All)),
+        Opcode::Shf => Sub::Shf { left: is(Word::L), clamp: is(Word::Clamp) },
+        Opcode::Prmt => Sub::Prmt(if is(Word::F4e) {
+            1
+        } else if is(Word::B4e) {
+            2
+        } else if is(Word::Rc8) {
+            3
+        } else if is(Word::Ecl) {
+            4
+        } else if is(Word::Ecr) {
+            5
+        } else if is(Word::Rc16) {
+            6
+        } else {
+            0
+        }),
+        Opcode::Testp => Sub::Testp(
+            [Word::Finite, Word::Infinite, Word::Number, Word::Notanumber, Word::Normal, Word::Subnormal]
+                .into_iter()
+                .find(|w| is(*w))
+                .unwrap_or(Word::Finite),
+        ),
+        Opcode::Bfind if is(Word::Shiftamt) => Sub::Shiftamt,
+        Opcode::Cvta => Sub::Cvta { to: is(Word::To) },
+        Opcode::Szext | Opcode::Bmsk => Sub::Clamp(is(Word::Clamp)),
+        _ => Sub::None,
+    };
+    m
+}
