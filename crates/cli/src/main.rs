@@ -4,7 +4,10 @@
 mod demo;
 mod output;
 mod ptx_cmd;
+mod run_cmd;
+mod stats_text;
 
+use std::fmt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,7 +20,7 @@ use clap::{Parser, Subcommand};
     about = "Move programs between MIMD CPUs and SIMT GPUs, and explain the throughput of multithreaded machines",
     long_about = "lockstep reads PTX (the assembly language of NVIDIA GPUs), builds its control-flow graphs and \
                   finds where the threads of a warp diverge and reconverge.\n\n\
-                  Start with `lockstep demo`, then try `lockstep ptx check kernel.ptx`."
+                  Start with `lockstep demo`, then try `lockstep ptx check kernel.ptx` and `lockstep run --help`."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -31,7 +34,22 @@ enum Command {
     Ptx(PtxCommand),
     /// Run a built-in tour of what lockstep does, on a kernel that ships inside the binary.
     Demo,
+    #[command(about = run_cmd::ABOUT, long_about = run_cmd::LONG_ABOUT, after_help = run_cmd::SHORT_EXAMPLE, after_long_help = run_cmd::EXAMPLES)]
+    Run(run_cmd::RunArgs),
 }
+
+/// A command line that asks for something impossible (a bad argument, a missing kernel): reported like
+/// clap's own usage errors, with exit status 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
 
 #[derive(Subcommand, Debug)]
 enum PtxCommand {
@@ -85,12 +103,17 @@ fn main() -> ExitCode {
             ptx_cmd::cfg(&file, kernel.as_deref(), output.as_deref(), json)
         }
         Command::Demo => demo::run(),
+        Command::Run(args) => run_cmd::run(&args),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            if e.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -53,6 +53,8 @@ enum WarpState {
 
 struct Warp {
     index: u32,
+    /// `%tid` of each lane.
+    tid: [Dim3; WARP],
     /// Lanes that exist (the last warp of a CTA may be partial).
     lanes: LaneMask,
     stack: CallStack<Pc>,
@@ -131,6 +133,7 @@ impl<'a> Machine<'a> {
                 };
                 Warp {
                     index: w as u32,
+                    tid: std::array::from_fn(|l| self.thread_of(w as u32, l as u32)),
                     lanes,
                     stack: CallStack::with_max_depth(pc(self.kernel, 0), lanes, 4096),
                     frames: vec![frame],
@@ -188,7 +191,9 @@ impl<'a> Machine<'a> {
     /// Releases every barrier whose expected threads have all arrived. Returns whether any was released.
     fn release_barriers(&mut self, cta: &mut Cta) -> Result<bool, ExecError> {
         let mut released = false;
-        let total_live: u32 = cta.warps.iter().filter(|w| w.state != WarpState::Done).map(|w| w.stack.live_lanes().count()).sum();
+        // `bar.sync` without a thread count waits for every thread of the CTA: threads that exited never
+        // arrive, and the CTA then deadlocks (reported by `barrier_deadlock`).
+        let total: u32 = cta.warps.iter().map(|w| w.lanes.count()).sum();
         let mut ids: Vec<u32> = cta
             .warps
             .iter()
@@ -210,7 +215,7 @@ impl<'a> Machine<'a> {
                     WarpState::Barrier { expected, .. } if expected > 0 => Some(expected),
                     _ => None,
                 })
-                .unwrap_or(total_live);
+                .unwrap_or(total);
             if arrived < expected {
                 continue;
             }
@@ -442,7 +447,10 @@ impl<'a> Machine<'a> {
         if exec != live || exec != active {
             let lane = (live - exec).first().unwrap_or(0);
             let detail = format!(
-                "only lanes {exec} of warp {} reached the barrier (live lanes {live}); the others are on another path",
+                "only {} of the {} live lanes of warp {} reached the barrier together (lane mask {exec}); the others \
+                 are on another path of a divergent branch",
+                exec.count(),
+                live.count(),
                 cta.warps[w].index
             );
             return Err(self.error(cta, w, lane, f, op, ErrorKind::BarrierDivergence(detail)));
@@ -703,18 +711,18 @@ impl<'a> Machine<'a> {
     fn load(&mut self, cta: &Cta, w: usize, lane: u32, space: Space, address: u64, size: u32) -> Result<u64, MemFault> {
         match space {
             Space::Global | Space::Const => self.global.read(address, size).map_err(MemFault::from),
-            Space::Shared => read_flat(&cta.shared, address, size).ok_or(MemFault::bounds(address, size, cta.shared.len(), "the CTA's shared memory")),
+            Space::Shared => read_flat(&cta.shared, address, size).ok_or_else(|| MemFault::bounds(address, size, cta.shared.len(), "the CTA's shared memory")),
             Space::Local => {
                 let stack = &cta.warps[w].local[lane as usize];
                 let limit = cta.warps[w].sp.min(stack.len() as u64) as usize;
-                read_flat(&stack[..limit], address, size).ok_or(MemFault::bounds(address, size, limit, "the thread's local memory"))
+                read_flat(&stack[..limit], address, size).ok_or_else(|| MemFault::bounds(address, size, limit, "the thread's local memory"))
             }
             Space::Param => {
                 if cta.warps[w].frames.len() == 1 {
-                    read_flat(self.params, address, size).ok_or(MemFault::bounds(address, size, self.params.len(), "the kernel parameters"))
+                    read_flat(self.params, address, size).ok_or_else(|| MemFault::bounds(address, size, self.params.len(), "the kernel parameters"))
                 } else {
                     let stack = &cta.warps[w].local[lane as usize];
-                    read_flat(stack, address, size).ok_or(MemFault::bounds(address, size, stack.len(), "the function parameters"))
+                    read_flat(stack, address, size).ok_or_else(|| MemFault::bounds(address, size, stack.len(), "the function parameters"))
                 }
             }
             Space::Generic => {
@@ -730,13 +738,13 @@ impl<'a> Machine<'a> {
             Space::Const => Err(MemFault::ReadOnly { address }),
             Space::Shared => {
                 let len = cta.shared.len();
-                write_flat(&mut cta.shared, address, size, value).ok_or(MemFault::bounds(address, size, len, "the CTA's shared memory"))
+                write_flat(&mut cta.shared, address, size, value).ok_or_else(|| MemFault::bounds(address, size, len, "the CTA's shared memory"))
             }
             Space::Local => {
                 let sp = cta.warps[w].sp;
                 let stack = &mut cta.warps[w].local[lane as usize];
                 let limit = sp.min(stack.len() as u64) as usize;
-                write_flat(&mut stack[..limit], address, size, value).ok_or(MemFault::bounds(address, size, limit, "the thread's local memory"))
+                write_flat(&mut stack[..limit], address, size, value).ok_or_else(|| MemFault::bounds(address, size, limit, "the thread's local memory"))
             }
             Space::Param => {
                 if cta.warps[w].frames.len() == 1 {
@@ -744,7 +752,7 @@ impl<'a> Machine<'a> {
                 } else {
                     let stack = &mut cta.warps[w].local[lane as usize];
                     let len = stack.len();
-                    write_flat(stack, address, size, value).ok_or(MemFault::bounds(address, size, len, "the function parameters"))
+                    write_flat(stack, address, size, value).ok_or_else(|| MemFault::bounds(address, size, len, "the function parameters"))
                 }
             }
             Space::Generic => {
@@ -1081,7 +1089,7 @@ impl<'a> Machine<'a> {
             _ => 0,
         });
         for (lane, o) in out.iter_mut().enumerate() {
-            let tid = self.thread_of(warp.index, lane as u32);
+            let tid = warp.tid[lane];
             *o = match s {
                 SpecialReg::Tid => pick(tid),
                 SpecialReg::Ntid => pick(self.config.block),

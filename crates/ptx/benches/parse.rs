@@ -67,6 +67,16 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
+    let no_entries = ptx::ParseOptions {
+        section_entries: false,
+    };
+    group.bench_function("parse_corpus_without_section_entries", |b| {
+        b.iter(|| {
+            for t in &texts {
+                let _ = std::hint::black_box(ptx::parse_with(std::hint::black_box(t), no_entries));
+            }
+        })
+    });
     group.bench_function("lex_corpus", |b| {
         b.iter(|| {
             let mut n = 0usize;

@@ -160,6 +160,8 @@ enum Lead {
     Punct,
     Dot,
     Digit,
+    /// `%`, `$` or `_`: an identifier if an identifier character follows.
+    Sigil,
     /// Everything else: see [`Lexer::next_rare`].
     Other,
 }
@@ -177,6 +179,8 @@ const fn leads() -> [Lead; 256] {
             t[i] = Lead::Dot;
         } else if c.is_ascii_digit() {
             t[i] = Lead::Digit;
+        } else if c == b'%' || c == b'$' || c == b'_' {
+            t[i] = Lead::Sigil;
         }
         i += 1;
     }
@@ -278,7 +282,7 @@ impl<'a> Lexer<'a> {
     ///
     /// The common tokens (identifiers, directives, single-character punctuation) are handled here with table
     /// lookups; everything else (comments, numbers, strings, two-character operators, errors) is out of line
-    /// in [`Lexer::next_rare`], which keeps this function small and its register use low.
+    /// in `Lexer::next_rare`, which keeps this function small and its register use low.
     pub fn next(&mut self, diags: &mut Diagnostics) -> Token {
         loop {
             let start = self.pos + self.run(self.pos, SPACE);
@@ -289,6 +293,11 @@ impl<'a> Lexer<'a> {
             let kind = match LEAD[b as usize] {
                 Lead::Ident => {
                     self.pos = start + 1 + self.run(start + 1, IDENT_CONT);
+                    TokenKind::Ident
+                }
+                // `%r1`, `$L__BB0_1`, `_Z3fooi`; a lone `%`, `$` or `_` is left to `next_rare`.
+                Lead::Sigil if class(self.at(start + 1)) & IDENT_CONT != 0 => {
+                    self.pos = start + 2 + self.run(start + 2, IDENT_CONT);
                     TokenKind::Ident
                 }
                 Lead::Punct => {

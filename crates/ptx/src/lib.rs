@@ -6,22 +6,28 @@
 //!    allocation per token). Lexical errors are reported and skipped.
 //! 2. [`parser`](crate::parse): recursive descent producing an [`ast::Module`] that borrows names from the
 //!    source. It checks syntax and that every opcode, modifier, type and state space is a known keyword
-//!    ([`keywords`]); operand counts and types are left to the IR verifier.
+//!    ([`keywords`]); operand counts and types are left to the IR verifier. Constant expressions are folded
+//!    while parsing (C rules at 64 bits), so an immediate operand such as `(1 << 4) + 3` arrives as `19`.
 //! 3. [`printer`]: `Display` for the AST, printing canonical PTX (one statement per line, immediates in a
-//!    form that re-parses to the identical value).
+//!    form that re-parses to the identical value, sections verbatim).
+//!
+//! Entry points: [`parse`] (text), [`parse_bytes`] (bytes that may not be UTF-8), [`parse_with`]
+//! ([`ParseOptions`]). [`Diagnostic::render`] and [`diagnostic::render_all`] format errors as
+//! `file:line:col: error: message` with the source line and a caret.
 //!
 //! # Guarantees
 //!
 //! * [`parse`] and [`parse_bytes`] never panic and never hang, whatever the input: there is no unchecked
 //!   indexing of input-derived data, recursion is bounded ([`parser::MAX_DEPTH`] levels of blocks,
 //!   initializer braces and expression nesting, each reported when exceeded), and parsing takes time linear
-//!   in the input size.
-//! * Errors are reported as [`Diagnostic`]s with byte spans; after an error inside a function body the
-//!   parser resynchronizes at the next `;` or `}` of the same nesting level, so one input yields several
-//!   diagnostics (at most [`diagnostic::MAX_DIAGNOSTICS`]). A module is returned only if there are none.
-//! * Round trip: for any module `m` that [`parse`] returns, `parse(&m.to_string())` succeeds and equals `m`
-//!   up to spans and the spelling of decimal float literals (which print as their exact `0d` bits); see
-//!   [`normalize`].
+//!   in the input size. The returned AST is never deeper than that bound, so dropping it is safe too.
+//! * Errors are reported as [`Diagnostic`]s with byte spans, sorted by position; after an error inside a
+//!   function body the parser resynchronizes at the next `;` or `}` of the same nesting level (at module
+//!   scope, at the next module-level directive), so one input yields several diagnostics (at most
+//!   [`diagnostic::MAX_DIAGNOSTICS`]). A module is returned only if there are none.
+//! * Round trip: for any module `m` that [`parse`] returns, `parse(&m.to_string())` succeeds, equals `m` up
+//!   to spans and the spelling of decimal float literals (which print as their exact `0d` bits), and prints
+//!   identically; see [`normalize::equivalent`].
 
 pub mod ast;
 pub mod diagnostic;
@@ -33,18 +39,24 @@ pub mod parser;
 pub mod printer;
 
 pub use diagnostic::{Diagnostic, LineIndex};
+pub use parser::ParseOptions;
 
 use ast::Span;
 
 /// Parses PTX text into a module that borrows from `source`, or returns every diagnostic found.
 pub fn parse(source: &str) -> Result<ast::Module<'_>, Vec<Diagnostic>> {
+    parse_with(source, ParseOptions::default())
+}
+
+/// [`parse`] with options (see [`ParseOptions`]).
+pub fn parse_with(source: &str, options: ParseOptions) -> Result<ast::Module<'_>, Vec<Diagnostic>> {
     if u32::try_from(source.len()).is_err() {
         return Err(vec![Diagnostic::new(
             Span::default(),
             "input is too large: PTX files of 4 GiB or more are not supported",
         )]);
     }
-    parser::parse_module(source)
+    parser::parse_module(source, options)
 }
 
 /// Parses PTX given as bytes. Invalid UTF-8 is reported (one diagnostic per invalid sequence, at its line and

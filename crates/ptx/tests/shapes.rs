@@ -266,3 +266,53 @@ fn declarations_and_initializers() {
         matches!(&k.directives[0], FunctionDirective::MaxNtid(v, _) if v.as_slice() == [128, 1, 1])
     );
 }
+
+#[test]
+fn sections_with_and_without_entries() {
+    let text =
+        format!("{HEADER}.section .debug_str\n{{\n$L__s0:\n.b8 1, 2, 3\n.b32 $L__a-$L__b\n}}\n");
+    let m = ptx::parse(&text).expect("parses");
+    let Item::Section(s) = &m.items[0] else {
+        panic!()
+    };
+    assert_eq!(s.name, ".debug_str");
+    assert_eq!(s.body, "\n$L__s0:\n.b8 1, 2, 3\n.b32 $L__a-$L__b\n");
+    assert_eq!(s.entries.len(), 3);
+    assert!(
+        matches!(&s.entries[2], SectionEntry::Data { ty: ScalarType::B32, values, .. } if matches!(values[0], Expr::Binary(BinaryOp::Sub, ..)))
+    );
+    let options = ptx::ParseOptions {
+        section_entries: false,
+    };
+    let m2 = ptx::parse_with(&text, options).expect("parses");
+    let Item::Section(s2) = &m2.items[0] else {
+        panic!()
+    };
+    assert!(s2.entries.is_empty());
+    assert_eq!(s2.body, s.body);
+    assert_eq!(m2.to_string(), m.to_string());
+    // Malformed sections are still diagnosed without entries.
+    let bad = format!("{HEADER}.section .debug_str {{ .b8 1, }}\n");
+    assert!(ptx::parse_with(&bad, options).is_err());
+}
+
+#[test]
+fn diagnostics_are_owned_and_thread_safe() {
+    fn assert_traits<T: Send + Sync + Clone + 'static>() {}
+    assert_traits::<ptx::Diagnostic>();
+    let diags = {
+        let text = String::from(".version 8.5\n.target sm_80\n\tbogus;\n");
+        ptx::parse(&text).expect_err("fails")
+    };
+    // The source is gone; the diagnostics still stand on their own.
+    assert_eq!(diags[0].span, Span { start: 28, end: 33 });
+    let rendered = diags[0].render("x.ptx", ".version 8.5\n.target sm_80\n\tbogus;\n");
+    assert!(rendered.starts_with("x.ptx:3:2: error: "), "{rendered}");
+    // Invalid UTF-8 is located by line and column, and other errors are still found.
+    let bytes = b".version 8.5\n.target sm_80\n.visible .entry k() {\n\tret\xff;\n\tfoo;\n}\n";
+    let diags = ptx::parse_bytes(bytes).expect_err("fails");
+    assert_eq!(diags.len(), 2, "{diags:?}");
+    assert_eq!(diags[0].line_col(bytes), (4, 5));
+    assert!(diags[0].message.contains("0xFF"));
+    assert!(diags[1].message.contains("unknown opcode `foo`"));
+}

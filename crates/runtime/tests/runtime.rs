@@ -231,7 +231,9 @@ fn launch_shape_and_shared_memory_are_validated() {
     let (mut rt, log) = mock();
     let m = rt.load_ptx(MIXED, "mixed.ptx").unwrap();
     let k = rt.kernel(m, None).unwrap();
-    let e = rt.launch(m, k, config(1, 2048), &good_args(), LaunchOptions::default()).unwrap_err();
+    let mut wide = config(1, 64);
+    wide.block.y = 32;
+    let e = rt.launch(m, k, wide, &good_args(), LaunchOptions::default()).unwrap_err();
     assert!(matches!(e, RunError::InvalidLaunch { .. }), "{e:?}");
     assert!(e.to_string().contains("more than 1024 threads"), "{e}");
     let e = rt.launch(m, k, config(0, 32), &good_args(), LaunchOptions::default()).unwrap_err();

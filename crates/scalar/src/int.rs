@@ -155,7 +155,8 @@ pub fn sub_cc(a: u64, b: u64, bin: bool, w: Width) -> (u64, bool) {
 /// The full `2w`-bit product of two `w`-bit operands, as bits.
 #[inline]
 pub fn mul_full(a: u64, b: u64, w: Width, signed: bool) -> u128 {
-    (w.value(a, signed) * w.value(b, signed)) as u128
+    // Wrapping is exact here: only u64 x u64 can exceed i128, and its bits are the same.
+    w.value(a, signed).wrapping_mul(w.value(b, signed)) as u128
 }
 
 /// `mul.lo` — low half of the product (same for signed and unsigned).

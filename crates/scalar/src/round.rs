@@ -568,7 +568,8 @@ pub fn round_integral_bits(fmt: Format, a: u64, rnd: Rounding) -> u64 {
 pub fn to_integer(neg: bool, exp: i32, sig: u64, rnd: Rounding) -> u128 {
     let sig = u128::from(sig);
     if exp >= 0 {
-        return if exp >= 100 - 64 { 1 << 100 } else { sig << exp };
+        let len = 128 - sig.leading_zeros() as i32;
+        return if len + exp > 100 { 1 << 100 } else { sig << exp };
     }
     let shift = (-exp) as u32;
     let (q, rest) = if shift < 128 {

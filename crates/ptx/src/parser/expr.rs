@@ -230,12 +230,15 @@ fn fold_unary(op: UnaryOp, a: Value) -> Result<Value, String> {
 /// A malformed literal, already reported by the lexer, becomes 0.
 pub(super) fn decode_literal(kind: TokenKind, text: &str) -> (Immediate, Value) {
     if kind == TokenKind::Int && text.len() <= 18 && !text.starts_with('0') {
-        // The lexer only lets plain digits through here.
-        let v = text.bytes().fold(0i64, |v, b| {
-            v.wrapping_mul(10)
-                .wrapping_add(i64::from(b.wrapping_sub(b'0')))
-        });
-        if text.bytes().all(|b| b.is_ascii_digit()) {
+        // Plain decimals (most literals) in one pass; anything else takes the general path below.
+        let mut v: i64 = 0;
+        let mut plain = true;
+        for b in text.bytes() {
+            let d = b.wrapping_sub(b'0');
+            plain &= d <= 9;
+            v = v.wrapping_mul(10).wrapping_add(i64::from(d));
+        }
+        if plain {
             return (
                 Immediate::Int {
                     value: v,

@@ -1,10 +1,10 @@
 //! The recursive-descent parser.
 //!
-//! Structure: [`module`] handles module-scope directives, variables and function headers; [`function`]
-//! handles bodies (statements, labels, declarations, blocks); [`instruction`] handles one instruction and its
-//! operands; [`expr`] handles constant expressions and initializers.
+//! Structure: `module` handles module-scope directives, variables and function headers; `function`
+//! handles bodies (statements, labels, declarations, blocks); `instruction` handles one instruction and its
+//! operands; `expr` handles constant expressions and initializers.
 //!
-//! Error handling: every parsing function returns [`PResult`]; an `Err(Stop)` means a diagnostic has been
+//! Error handling: every parsing function returns `PResult`; an `Err(Stop)` means a diagnostic has been
 //! recorded and the caller should resynchronize: inside a body at the next `;` or `}` of the same nesting
 //! level, at module scope at the next module-level directive. Recursion is bounded by [`MAX_DEPTH`] for
 //! blocks, initializer braces and expressions, and anything skipped during recovery is skipped iteratively,
@@ -42,11 +42,34 @@ pub(crate) struct Parser<'a> {
     diags: Diagnostics,
     /// Set once an "... found end of file" error is reported, so unwinding does not repeat it per level.
     eof_reported: bool,
+    options: ParseOptions,
 }
 
 /// Parses a whole module. The source must be at most `u32::MAX` bytes (checked by the caller).
-pub(crate) fn parse_module(src: &str) -> Result<Module<'_>, Vec<Diagnostic>> {
+/// Options of [`crate::parse_with`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// Keep the parsed entries of `.section` blocks in [`crate::ast::Section::entries`] (default `true`).
+    /// With `false`, sections are still fully checked and keep their name and raw `body`, but `entries` is
+    /// left empty: DWARF sections are a quarter of the bytes of `-G` PTX and one small AST node per data byte,
+    /// so a consumer that only prints them back saves much of the parsing time.
+    pub section_entries: bool,
+}
+
+impl Default for ParseOptions {
+    fn default() -> ParseOptions {
+        ParseOptions {
+            section_entries: true,
+        }
+    }
+}
+
+pub(crate) fn parse_module(
+    src: &str,
+    options: ParseOptions,
+) -> Result<Module<'_>, Vec<Diagnostic>> {
     let mut p = Parser::new(src);
+    p.options = options;
     let module = p.module();
     if p.diags.is_empty() {
         Ok(module)
@@ -71,6 +94,7 @@ impl<'a> Parser<'a> {
             prev_end: 0,
             diags,
             eof_reported: false,
+            options: ParseOptions::default(),
         }
     }
 

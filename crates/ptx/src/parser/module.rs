@@ -254,7 +254,11 @@ impl<'a> Parser<'a> {
             .as_bytes()
             .get(..body_len)
             .map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count());
-        let mut entries = Vec::with_capacity(lines);
+        let mut entries = Vec::with_capacity(if self.options.section_entries {
+            lines
+        } else {
+            0
+        });
         loop {
             match self.tok.kind {
                 TokenKind::RBrace => break,
@@ -264,7 +268,9 @@ impl<'a> Parser<'a> {
                 TokenKind::Ident if self.next.kind == TokenKind::Colon => {
                     let l = self.bump();
                     self.bump();
-                    entries.push(SectionEntry::Label(self.text(l), l.span()));
+                    if self.options.section_entries {
+                        entries.push(SectionEntry::Label(self.text(l), l.span()));
+                    }
                 }
                 TokenKind::Directive => {
                     let t = self.tok;
@@ -299,11 +305,13 @@ impl<'a> Parser<'a> {
                             values.push(self.expr()?);
                         }
                     }
-                    entries.push(SectionEntry::Data {
-                        ty,
-                        values,
-                        span: self.span_from(t.start),
-                    });
+                    if self.options.section_entries {
+                        entries.push(SectionEntry::Data {
+                            ty,
+                            values,
+                            span: self.span_from(t.start),
+                        });
+                    }
                 }
                 TokenKind::Eof if self.eof_reported => return Err(Stop),
                 TokenKind::Eof => {

@@ -1,0 +1,60 @@
+//! Seeded faults are caught, and the error names kernel, block, thread, PTX line and address. The rendered
+//! errors are compared with `tests/expected/errors.txt` (`BLESS=1` rewrites it); device addresses, which
+//! differ from run to run, are replaced by `0xADDR`.
+
+use device::{Backend, DeviceMemory, Dim3, Launch, LaunchConfig, LoadedModule, ParamBuffer};
+
+fn run(file: &str, kernel: &str, grid: u32, block: u32, buffers: usize, n: Option<u32>) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/ptx/handwritten").join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut mem = DeviceMemory::new();
+    let module = LoadedModule::load(ir::compile(&text).unwrap(), &mut mem).unwrap();
+    let k = module.module.function(kernel).unwrap();
+    let mut params = ParamBuffer::for_kernel(&module.module.functions[k]);
+    let threads = grid * block;
+    for i in 0..buffers {
+        let p = mem.alloc(u64::from(threads) * 4, format!("argument {i}"));
+        params.set(i, &p.to_le_bytes()).unwrap();
+    }
+    if let Some(n) = n {
+        params.set(buffers, &n.to_le_bytes()).unwrap();
+    }
+    let config = LaunchConfig { grid: Dim3::new(grid, 1, 1), block: Dim3::new(block, 1, 1), dynamic_shared: 0 };
+    let launch = Launch { module: &module, kernel: k, config, params: &params, collect_stats: false };
+    match emu::Emulator::new().launch(&launch, &mut mem, &mut std::io::sink()) {
+        Ok(_) => format!("{kernel}: no error\n"),
+        Err(e) => format!("{kernel}: {}\n", mask_addresses(&e.to_string())),
+    }
+}
+
+fn mask_addresses(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("0x") {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i + 2..];
+        let n = tail.chars().take_while(char::is_ascii_hexdigit).count();
+        out.push_str(if n >= 8 { "0xADDR" } else { &rest[i..i + 2 + n] });
+        rest = &tail[n..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn seeded_faults_are_reported_with_their_location() {
+    let mut actual = String::new();
+    actual += &run("bad_oob.ptx", "bad_oob", 2, 64, 1, Some(128));
+    actual += &run("bad_misaligned.ptx", "bad_misaligned", 1, 32, 2, None);
+    actual += &run("bad_misaligned.ptx", "bad_misaligned_vec", 1, 32, 2, None);
+    actual += &run("bad_barrier_divergence.ptx", "bad_barrier_divergence", 1, 64, 1, None);
+    actual += &run("bad_barrier_divergence.ptx", "bad_barrier_partial_warps", 1, 128, 1, None);
+    let expected_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expected/errors.txt");
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::create_dir_all(expected_path.parent().unwrap()).unwrap();
+        std::fs::write(&expected_path, &actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+    assert!(!actual.contains("no error"), "a seeded fault went undetected:\n{actual}");
+    assert_eq!(actual, expected);
+}
