@@ -231,7 +231,7 @@ pub fn exec(
         Kind::Mov => each!(|l| a[l] & mask),
         Kind::Pack => return true,
         Kind::Unpack => return true,
-        Kind::Cvt => return crate::convert::cvt(op, exec, a, out),
+        Kind::Cvt => return crate::convert::cvt(op, exec, a, b, out),
         _ => return false,
     }
     true

@@ -43,9 +43,24 @@ fn cvt_rounding(r: Rnd) -> CvtRounding {
 }
 
 /// `cvt.{modes}.dtype.stype d, a`: `op.ty` is the destination type, `op.ty2` the source type.
-pub fn cvt(op: &Op, exec: LaneMask, a: &[u64; WARP], out: &mut [u64; WARP]) -> bool {
-    let (Some(to), Some(from)) = (scalar_type(op.ty), scalar_type(op.ty2)) else { return false };
+pub fn cvt(op: &Op, exec: LaneMask, a: &[u64; WARP], b: &[u64; WARP], out: &mut [u64; WARP]) -> bool {
     let modes = CvtModes { rounding: cvt_rounding(op.m.rnd), sat: op.m.sat, ftz: op.m.ftz, relu: op.m.relu, satfinite: false };
+    // `cvt.rn.f16x2.f32 d, a, b` packs {a, b} with `a` in the upper half.
+    let half = match op.ty {
+        Ty::F16x2 => Some(Type::F16),
+        Ty::Bf16x2 => Some(Type::Bf16),
+        _ => None,
+    };
+    if let (Some(half), Some(from)) = (half, scalar_type(op.ty2)) {
+        for l in exec.iter() {
+            let l = l as usize;
+            let hi = sc::convert(a[l], from, half, modes);
+            let lo = sc::convert(b[l], from, half, modes);
+            out[l] = (hi << 16) | (lo & 0xFFFF);
+        }
+        return true;
+    }
+    let (Some(to), Some(from)) = (scalar_type(op.ty), scalar_type(op.ty2)) else { return false };
     for l in exec.iter() {
         let l = l as usize;
         let r = sc::convert(a[l], from, to, modes);

@@ -555,6 +555,9 @@ impl<'a> Machine<'a> {
         };
         let callee_fn = &self.module.module.functions[target];
         if callee_fn.body.is_none() {
+            if callee_fn.name == "__assertfail" {
+                return Err(self.assert_fail(cta, w, f, op, args, lanes));
+            }
             if callee_fn.name == "vprintf" {
                 self.vprintf(cta, w, f, op, args, rets, lanes)?;
                 cta.warps[w].stack.set_pc(next);
@@ -700,6 +703,36 @@ impl<'a> Machine<'a> {
             }
         }
         Ok(())
+    }
+
+    /// `assert()` failed on the device: `__assertfail(message, file, line, function, char_size)`.
+    fn assert_fail(&mut self, cta: &Cta, w: usize, f: FuncId, op: &Op, args: &[CallArg], lanes: LaneMask) -> ExecError {
+        let lane = lanes.first().unwrap_or(0);
+        let base = cta.warps[w].frames.last().expect("frame").base;
+        let word = |k: usize, size: usize| -> u64 {
+            match args.get(k) {
+                Some(CallArg::Frame(off, _)) => {
+                    let start = (base + off) as usize;
+                    cta.warps[w].local[lane as usize].get(start..start + size).map_or(0, crate::mem::load_le)
+                }
+                Some(CallArg::Reg(slot, _)) => cta.warps[w].frames.last().expect("frame").regs[*slot as usize][lane as usize],
+                Some(CallArg::Imm(v)) => *v,
+                None => 0,
+            }
+        };
+        let (msg, file, line, func) = (word(0, 8), word(1, 8), word(2, 4), word(3, 8));
+        let mut string = |addr: u64| -> String {
+            let mut bytes = Vec::new();
+            for i in 0..1024 {
+                match self.load_generic(cta, w, lane, addr + i, 1) {
+                    Ok(0) | Err(_) => break,
+                    Ok(b) => bytes.push(b as u8),
+                }
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        let text = format!("device assertion `{}` failed at {}:{} in `{}`", string(msg), string(file), line as u32, string(func));
+        self.error(cta, w, lane, f, op, ErrorKind::Invalid(text))
     }
 
     /// A generic load for one lane (used by printf).

@@ -828,11 +828,13 @@ impl Decoder<'_> {
                 self.sources(&mut op, i, &ops[1.min(ops.len())..], regs, frame);
             }
             Kind::Cvt => {
-                if ops.len() > 2 {
-                    self.unsupported(i, "packing conversions (`cvt.pack`, `cvt.*x2`) are not implemented");
+                let pair = matches!(ty, Ty::F16x2 | Ty::Bf16x2) && ops.len() == 3;
+                if ops.len() > 2 && !pair {
+                    self.unsupported(i, "packing conversions (`cvt.pack`) are not implemented");
                 }
                 op.dst = ops.first().map_or(Dst::None, |o| self.dst(i, o, regs));
                 op.a = ops.get(1).map_or(Src::None, |o| self.src(i, o, ty2, regs, frame));
+                op.b = ops.get(2).map_or(Src::None, |o| self.src(i, o, ty2, regs, frame));
             }
             _ => {
                 if let Some(o) = ops.first() {
@@ -913,6 +915,18 @@ impl Decoder<'_> {
         }
     }
 
+    /// The function an `.alias` stands for.
+    fn resolve_alias(&self, f: FuncId) -> FuncId {
+        self.module
+            .items
+            .iter()
+            .find_map(|i| match *i {
+                ir::Item::Alias { alias, aliasee } if alias == f => Some(aliasee),
+                _ => None,
+            })
+            .unwrap_or(f)
+    }
+
     fn call_arg(&mut self, o: &Operand, regs: &RegMap, frame: &Frame) -> Option<CallArg> {
         Some(match o {
             Operand::Symbol(Symbol::Local(v)) => {
@@ -946,7 +960,7 @@ impl Decoder<'_> {
             _ => (&[], &ops[..]),
         };
         let callee = match rest.first() {
-            Some(Operand::Symbol(Symbol::Func(f))) => Callee::Direct(*f),
+            Some(Operand::Symbol(Symbol::Func(f))) => Callee::Direct(self.resolve_alias(*f)),
             Some(o @ Operand::Reg(_)) => Callee::Indirect(self.src(i, o, Ty::U64, regs, frame)),
             _ => {
                 self.unsupported(i, "call target not supported");
@@ -972,7 +986,7 @@ impl Decoder<'_> {
         let args = conv(args, self);
         if let Callee::Direct(f) = callee {
             let callee_fn = &self.module.functions[f];
-            if callee_fn.body.is_none() && callee_fn.name != "vprintf" {
+            if callee_fn.body.is_none() && !matches!(callee_fn.name.as_str(), "vprintf" | "__assertfail") {
                 self.unsupported(i, &format!("`{}` is declared but not defined in this module", callee_fn.name));
             }
         }

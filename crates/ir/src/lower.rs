@@ -33,7 +33,7 @@ pub fn lower(module: &ast::Module<'_>, source: &str) -> Result<Module, Vec<Diagn
 fn line_starts(source: &str) -> Vec<u32> {
     let mut starts = Vec::with_capacity(source.len() / 32 + 1);
     starts.push(0);
-    starts.extend(source.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i as u32 + 1));
+    starts.extend(memchr::memchr_iter(b'\n', source.as_bytes()).map(|i| i as u32 + 1));
     starts
 }
 
@@ -125,6 +125,8 @@ impl<'a> ModuleLowering<'a> {
     }
 
     fn lower_items(&mut self, module: &ast::Module<'a>) {
+        let mut global_listed = vec![false; self.out.globals.len()];
+        let mut function_listed = vec![false; self.out.functions.len()];
         for item in &module.items {
             match item {
                 ast::Item::File(f) => self.out.items.push(Item::File {
@@ -149,7 +151,7 @@ impl<'a> ModuleLowering<'a> {
                     for d in &decl.declarators {
                         let Some(&ModuleSym::Global(id)) = self.names.get(d.name) else { continue };
                         // Repeated `.extern` declarations share the id of the last one; print it once.
-                        if self.out.items.contains(&Item::Global(id)) {
+                        if std::mem::replace(&mut global_listed[id.as_u32() as usize], true) {
                             continue;
                         }
                         if let Some(init) = &d.init {
@@ -163,7 +165,7 @@ impl<'a> ModuleLowering<'a> {
                     let Some(&ModuleSym::Func(id)) = self.names.get(f.name) else { continue };
                     match &f.body {
                         None => {
-                            if !self.out.items.iter().any(|i| matches!(i, Item::FunctionDecl(x) | Item::FunctionDef(x) if *x == id)) {
+                            if !std::mem::replace(&mut function_listed[id.as_u32() as usize], true) {
                                 self.out.items.push(Item::FunctionDecl(id));
                             }
                         }
@@ -181,6 +183,7 @@ impl<'a> ModuleLowering<'a> {
                             let body = BodyLowering::new(self, f).lower(stmts);
                             self.out.functions[id].body = Some(body);
                             self.out.items.push(Item::FunctionDef(id));
+                            function_listed[id.as_u32() as usize] = true;
                         }
                     }
                 }

@@ -27,7 +27,9 @@ mod sealed {
 }
 
 /// `f32` or `f64`: the two PTX floating-point register types with IEEE arithmetic.
-pub trait Float: Copy + Debug + PartialEq + PartialOrd + Send + Sync + 'static + sealed::Sealed {
+pub trait Float:
+    Copy + Debug + PartialEq + PartialOrd + Send + Sync + 'static + sealed::Sealed
+{
     /// The encoding.
     const FMT: Format;
     /// Bit width.
@@ -145,13 +147,25 @@ pub struct Mods {
 
 impl Mods {
     /// No modifiers.
-    pub const NONE: Mods = Mods { ftz: false, sat: false };
+    pub const NONE: Mods = Mods {
+        ftz: false,
+        sat: false,
+    };
     /// `.ftz`.
-    pub const FTZ: Mods = Mods { ftz: true, sat: false };
+    pub const FTZ: Mods = Mods {
+        ftz: true,
+        sat: false,
+    };
     /// `.sat`.
-    pub const SAT: Mods = Mods { ftz: false, sat: true };
+    pub const SAT: Mods = Mods {
+        ftz: false,
+        sat: true,
+    };
     /// `.ftz.sat`.
-    pub const FTZ_SAT: Mods = Mods { ftz: true, sat: true };
+    pub const FTZ_SAT: Mods = Mods {
+        ftz: true,
+        sat: true,
+    };
 
     /// Apply `.ftz` to an operand.
     #[inline]
@@ -257,7 +271,11 @@ pub fn fma<F: Float>(a: F, b: F, c: F, rnd: Rounding, m: Mods) -> F {
     } else {
         F::from_bits64(round::fma_bits(F::FMT, a.bits(), b.bits(), c.bits(), rnd))
     };
-    m.output(if r.nan() { F::nan_result(&[a, b, c]) } else { r })
+    m.output(if r.nan() {
+        F::nan_result(&[a, b, c])
+    } else {
+        r
+    })
 }
 
 /// `div.rnd{.ftz}` — correctly rounded `a / b`.

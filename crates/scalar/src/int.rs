@@ -207,7 +207,11 @@ pub fn mad_hi_sat_s32(a: u64, b: u64, c: u64) -> u64 {
 /// carry-out of the addition (`hi` selects the high half of the product).
 #[inline]
 pub fn mad_cc(a: u64, b: u64, c: u64, cin: bool, w: Width, signed: bool, hi: bool) -> (u64, bool) {
-    let t = if hi { mul_hi(a, b, w, signed) } else { mul_lo(a, b, w) };
+    let t = if hi {
+        mul_hi(a, b, w, signed)
+    } else {
+        mul_lo(a, b, w)
+    };
     add_cc(t, c, cin, w)
 }
 
