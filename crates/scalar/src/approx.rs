@@ -24,6 +24,11 @@
 //! | `tanh.approx.f32` | rel. `2^-11` | 0.5 ulp + `2^-28` ulp |
 //! | `ex2.approx.f16` / `.ftz.bf16` | rel. `2^-9.9` / `2^-7` | 0.5 ulp + tiny |
 //! | `tanh.approx.f16` / `.bf16` | abs. `2^-10.987` / `2^-8` | 0.5 ulp + tiny |
+//!
+//! Note on divisors in `(2^126, 2^128)`: the ISA text attributes the "returns a sign-preserving zero
+//! (NaN if `a` is infinite)" behaviour to `div.approx.f32` (computed as `a * (1/b)`), while
+//! `div.full.f32` is documented as "2 ulp across the full range"; [`div_approx_f32`] reproduces the
+//! former and [`div_full_f32`] returns the correctly rounded quotient there.
 
 use crate::float::{flush, Float};
 use crate::half::{self, Half};

@@ -259,22 +259,39 @@ pub fn sad(a: u64, b: u64, c: u64, w: Width, signed: bool) -> u64 {
 /// `div` — truncating division; see the module docs for division by zero and `MIN / -1`.
 #[inline]
 pub fn div(a: u64, b: u64, w: Width, signed: bool) -> u64 {
-    let (x, y) = (w.value(a, signed), w.value(b, signed));
-    if y == 0 {
-        return w.mask();
+    if signed {
+        let (x, y) = (w.sext(a), w.sext(b));
+        if y == 0 {
+            return w.mask();
+        }
+        // `wrapping_div` gives i64::MIN for i64::MIN / -1; narrower MIN / -1 fits and truncates
+        // back to MIN.
+        w.trunc(x.wrapping_div(y) as u64)
+    } else {
+        let (x, y) = (w.trunc(a), w.trunc(b));
+        if y == 0 {
+            return w.mask();
+        }
+        x / y
     }
-    // i128 holds MIN / -1 without overflow; truncation wraps it back to MIN.
-    w.trunc((x / y) as u64)
 }
 
 /// `rem` — remainder of truncating division (sign of the dividend); `a % 0 = a`, `MIN % -1 = 0`.
 #[inline]
 pub fn rem(a: u64, b: u64, w: Width, signed: bool) -> u64 {
-    let (x, y) = (w.value(a, signed), w.value(b, signed));
-    if y == 0 {
-        return w.trunc(a);
+    if signed {
+        let (x, y) = (w.sext(a), w.sext(b));
+        if y == 0 {
+            return w.trunc(a);
+        }
+        w.trunc(x.wrapping_rem(y) as u64)
+    } else {
+        let (x, y) = (w.trunc(a), w.trunc(b));
+        if y == 0 {
+            return x;
+        }
+        x % y
     }
-    w.trunc((x % y) as u64)
 }
 
 /// `abs.s*` — wrapping (`abs(MIN) = MIN`).

@@ -12,7 +12,7 @@
 //! | [`bits`] | `not and or xor cnot lop3 shl shr shf popc clz brev bfind bfe bfi fns prmt szext bmsk` |
 //! | [`float`] | f32/f64 `add sub mul fma mad div rcp sqrt` (all roundings, `.ftz .sat`), `abs neg min max copysign testp`, integral rounding |
 //! | [`half`] | f16/bf16 conversions and `add sub mul fma min max neg abs`, comparisons, `x2` lanes |
-//! | [`convert`] | `cvt` between all integer and float types (+ tf32, e4m3, e5m2) |
+//! | [`convert`](mod@convert) | `cvt` between all integer and float types (+ tf32, e4m3, e5m2) |
 //! | [`approx`] | `rcp rsqrt sqrt div sin cos lg2 ex2 tanh` `.approx` / `.full` |
 //! | [`compare`] | `setp` / `set` operators and boolean combination |
 //! | [`round`] | the exact rounding engine and soft-float core the rest is built on |
@@ -26,7 +26,12 @@
 //!   largest finite value under directed rounding, and the sign of exact zeros. Round-to-nearest
 //!   f32/f64 uses the host's IEEE 754 operations; every other case uses the integer soft-float in
 //!   [`round`]. Both are checked against an arbitrary-precision rational reference in the tests.
-//! * Every conversion rounds once, directly (f64 → f16 is not rounded via f32).
+//! * Every conversion rounds once, directly (f64 → f16 is not rounded via f32), including
+//!   tf32 (`.rna .rn .rz`), e4m3 and e5m2 (`.satfinite`, always applied as the ISA requires).
+//! * Integral rounding (`cvt.rni.f32.f32` …) and every `min max abs neg copysign testp setp`.
+//!
+//! [`Rounding::Rna`] (ties away from zero) is only a `cvt` mode in PTX, but every operation accepts
+//! it.
 //!
 //! # Approximate
 //! The `.approx`/`.full` functions return the exact result rounded to nearest (correctly rounded

@@ -16,7 +16,7 @@
 ///
 /// PTX spells these `.rn`, `.rna` (cvt to tf32 only), `.rz`, `.rm`, `.rp`; the integer-rounding
 /// spellings `.rni`, `.rzi`, `.rmi`, `.rpi` of `cvt` map to `Rn`, `Rz`, `Rm`, `Rp` applied to the
-/// integral grid (see [`crate::convert`]).
+/// integral grid (see [`crate::convert`](mod@crate::convert)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Rounding {
     /// Round to nearest, ties to even (`.rn`).
@@ -59,7 +59,7 @@ impl Format {
         has_inf: true,
     };
     /// TensorFloat-32 in its own 19-bit packing (the emulator stores it in f32 layout, see
-    /// [`crate::convert`]).
+    /// [`crate::convert`](mod@crate::convert)).
     pub const TF32: Format = Format {
         mant_bits: 10,
         exp_bits: 8,
