@@ -68,9 +68,14 @@ fn write_summary(
     if divergent.is_empty() {
         writeln!(o, "\nDivergent branches: none ({} conditional branches executed)", s.branches.len())?;
     } else {
-        writeln!(o, "\nDivergent branches ({} of {} conditional branches diverged)", divergent.len(), s.branches.len())?;
+        writeln!(
+            o,
+            "\nDivergent branches ({} of {} conditional branches diverged)",
+            divergent.len(),
+            s.branches.len()
+        )?;
         let width = divergent.iter().take(MAX_BRANCHES).map(|b| b.instruction.len()).max().unwrap_or(11).clamp(11, 48);
-        writeln!(o, "  {:>6}  {:<width$}  {:>10}  {:>18}", "line", "instruction", "executed", "diverged")?;
+        writeln!(o, "  {:>6}  {:<width$}  {:>10}  {:>14}", "line", "instruction", "executed", "diverged")?;
         for b in divergent.iter().take(MAX_BRANCHES) {
             let mut inst = b.instruction.clone();
             if inst.len() > width {
@@ -78,7 +83,7 @@ fn write_summary(
                 inst.push_str("...");
             }
             let diverged = format!("{} ({})", b.diverged, percent(share(b.diverged, b.executed)));
-            writeln!(o, "  {:>6}  {:<width$}  {:>10}  {:>18}", b.line, inst, b.executed, diverged)?;
+            writeln!(o, "  {:>6}  {:<width$}  {:>10}  {:>14}", b.line, inst, b.executed, diverged)?;
         }
         if divergent.len() > MAX_BRANCHES {
             writeln!(o, "  ... and {} more", divergent.len() - MAX_BRANCHES)?;
@@ -99,7 +104,11 @@ fn write_summary(
     if used.is_empty() {
         writeln!(o, "  no global, local or constant memory accesses")?;
     } else {
-        writeln!(o, "  {:<14}  {:>10}  {:>12}  {:>10}  {:>12}", "access", "warp insts", "transactions", "per access", "bytes")?;
+        writeln!(
+            o,
+            "  {:<14}  {:>10}  {:>12}  {:>10}  {:>12}",
+            "access", "warp insts", "transactions", "per access", "bytes"
+        )?;
         for (name, a) in used {
             writeln!(
                 o,
@@ -156,10 +165,29 @@ mod tests {
             threads: 128,
             thread_instructions: 1000,
             warp_instructions: 40,
-            functions: vec![FunctionStats { name: "k".into(), thread_instructions: 1000, warp_instructions: 40, simt_efficiency: 0.0 }],
+            functions: vec![FunctionStats {
+                name: "k".into(),
+                thread_instructions: 1000,
+                warp_instructions: 40,
+                simt_efficiency: 0.0,
+            }],
             branches: vec![
-                BranchStats { function: "k".into(), line: 45, instruction: "@%p1 bra $L__BB0_2;".into(), executed: 4, diverged: 1, mean_active_lanes: 32.0 },
-                BranchStats { function: "k".into(), line: 50, instruction: "@%p2 bra $L__BB0_3;".into(), executed: 4, diverged: 0, mean_active_lanes: 32.0 },
+                BranchStats {
+                    function: "k".into(),
+                    line: 45,
+                    instruction: "@%p1 bra $L__BB0_2;".into(),
+                    executed: 4,
+                    diverged: 1,
+                    mean_active_lanes: 32.0,
+                },
+                BranchStats {
+                    function: "k".into(),
+                    line: 50,
+                    instruction: "@%p2 bra $L__BB0_3;".into(),
+                    executed: 4,
+                    diverged: 0,
+                    mean_active_lanes: 32.0,
+                },
             ],
             ..KernelStats::default()
         };

@@ -139,5 +139,9 @@ fn demo_runs() {
         .arg("demo")
         .assert()
         .success()
-        .stdout(predicate::str::contains("reconverge").and(predicate::str::contains("the same IR")));
+        .stdout(
+            predicate::str::contains("reconverge")
+                .and(predicate::str::contains("round-trips: true"))
+                .and(predicate::str::contains("lane_dependent_trip_count")),
+        );
 }

@@ -90,7 +90,10 @@ fn arguments_that_do_not_fit_the_kernel_exit_2() {
         .args(["--arg", "f32[4]:0", "--arg", "f32[4]:0", "--arg", "f32[4]:0", "--arg", "s64:4"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--arg 3 (`s64:4`)").and(predicate::str::contains("is 4 bytes, the s64 value has 8")));
+        .stderr(
+            predicate::str::contains("--arg 3 (`s64:4`)")
+                .and(predicate::str::contains("is 4 bytes, the s64 value has 8")),
+        );
     vector_add(dir.path())
         .args(["--arg", "f32[4]:0", "--arg", "f32[4]:0", "--arg", "f32[4]:0"])
         .assert()
@@ -125,6 +128,11 @@ fn launch_shape_and_kernel_choice_errors_exit_2() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("more than 1024 threads"));
+    vector_add(dir.path())
+        .args(["--shared", "300000", "--arg", "f32[4]:0", "--arg", "f32[4]:0", "--arg", "f32[4]:0", "--arg", "s32:4"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("300000 bytes of dynamic shared memory exceed the 232448-byte limit"));
     lockstep()
         .current_dir(dir.path())
         .arg("run")
@@ -303,14 +311,15 @@ fn printf_goes_to_stdout_or_with_json_to_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hello.ptx");
     std::fs::write(&path, HELLO).unwrap();
-    lockstep()
+    lockstep().arg("run").arg(&path).args(["--grid", "1", "--block", "2"]).assert().success().stdout("tid 0\ntid 1\n");
+    let out = lockstep()
         .arg("run")
         .arg(&path)
-        .args(["--grid", "1", "--block", "2"])
+        .args(["--grid", "1", "--block", "2", "--json"])
         .assert()
         .success()
-        .stdout("tid 0\ntid 1\n");
-    let out = lockstep().arg("run").arg(&path).args(["--grid", "1", "--block", "2", "--json"]).assert().success().get_output().clone();
+        .get_output()
+        .clone();
     assert_eq!(String::from_utf8_lossy(&out.stderr), "tid 0\ntid 1\n");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["kernel"], "hello");

@@ -90,18 +90,18 @@ pub enum ErrorKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExecError {
     pub kind: ErrorKind,
-    pub location: Location,
+    pub location: Box<Location>,
 }
 
 impl ExecError {
     pub fn new(kind: ErrorKind, location: Location) -> ExecError {
-        ExecError { kind, location }
+        ExecError { kind, location: Box::new(location) }
     }
 
     pub fn launch(kernel: &str, message: impl Into<String>) -> ExecError {
         ExecError {
             kind: ErrorKind::InvalidLaunch(message.into()),
-            location: Location { kernel: kernel.to_string(), ..Location::default() },
+            location: Box::new(Location { kernel: kernel.to_string(), ..Location::default() }),
         }
     }
 }

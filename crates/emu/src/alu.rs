@@ -2,6 +2,8 @@
 //! once, outside the loop over lanes; per-lane results are written for every lane (the caller keeps only
 //! the active ones), except where computing an inactive lane could be costly.
 
+use scalar::bits as sb;
+use scalar::int::{self as si, Width};
 use simt::LaneMask;
 
 use crate::machine::WARP;
@@ -40,6 +42,8 @@ pub fn exec(
     }
     let bits = ty.bits().min(64);
     let mask = ty.mask();
+    let w = width(ty);
+    let signed = ty.is_signed();
     let sx = |v: u64| ty.extend(v) as i64;
     match op.kind {
         Kind::Add | Kind::Sub if m.cc || op.kind == Kind::Add && m.sat => {
@@ -101,20 +105,11 @@ pub fn exec(
                 }
             }
         }
-        Kind::Mul24 | Kind::Mad24 => {
-            let ext = |v: u64| if ty.is_signed() { ((v as i64) << 40 >> 40) as u64 } else { v & 0xFF_FFFF };
-            for l in lanes() {
-                let p = (ext(a[l]) as i64 as i128) * (ext(b[l]) as i64 as i128);
-                let p = if m.part == Part::Hi { (p >> 16) as u64 } else { p as u64 };
-                out[l] = if op.kind == Kind::Mad24 { p.wrapping_add(c[l]) & mask } else { p & mask };
-            }
-        }
-        Kind::Sad => each!(|l| {
-            let diff = if ty.is_signed() { sx(a[l]).abs_diff(sx(b[l])) } else { (a[l] & mask).abs_diff(b[l] & mask) };
-            c[l].wrapping_add(diff) & mask
-        }),
-        Kind::Div => each!(|l| int_div(ty, a[l], b[l])),
-        Kind::Rem => each!(|l| int_rem(ty, a[l], b[l])),
+        Kind::Mul24 => each!(|l| si::mul24(a[l], b[l], signed, m.part == Part::Hi)),
+        Kind::Mad24 => each!(|l| si::mad24(a[l], b[l], c[l], signed, m.part == Part::Hi, m.sat)),
+        Kind::Sad => each!(|l| si::sad(a[l], b[l], c[l], w, signed)),
+        Kind::Div => each!(|l| si::div(a[l], b[l], w, signed)),
+        Kind::Rem => each!(|l| si::rem(a[l], b[l], w, signed)),
         Kind::Abs => each!(|l| (sx(a[l]).wrapping_abs() as u64) & mask),
         Kind::Neg => each!(|l| (sx(a[l]).wrapping_neg() as u64) & mask),
         Kind::Min | Kind::Max => {
@@ -139,71 +134,42 @@ pub fn exec(
         Kind::Xor => each!(|l| (a[l] ^ b[l]) & mask),
         Kind::Not => each!(|l| !a[l] & mask),
         Kind::Cnot => each!(|l| u64::from(a[l] & mask == 0)),
-        Kind::Shl => each!(|l| if b[l] as u32 >= bits { 0 } else { (a[l] << (b[l] as u32)) & mask }),
-        Kind::Shr => each!(|l| {
-            let s = (b[l] as u32).min(bits.saturating_sub(1).max(0) + 1);
-            if ty.is_signed() {
-                let x = sx(a[l]);
-                ((if s >= bits { x >> 63 } else { x >> s }) as u64) & mask
-            } else if s >= bits {
-                0
-            } else {
-                (a[l] & mask) >> s
-            }
-        }),
-        Kind::Lop3 => each!(|l| lop3(a[l], b[l], c[l], d[l] as u8) & mask),
+        Kind::Shl => each!(|l| sb::shl(a[l], b[l] as u32, w)),
+        Kind::Shr => each!(|l| sb::shr(a[l], b[l] as u32, w, signed)),
+        Kind::Lop3 => each!(|l| sb::lop3(a[l], b[l], c[l], d[l] as u8, w)),
         Kind::Shf => {
             let Sub::Shf { left, clamp } = m.sub else { return false };
-            each!(|l| {
-                let n = if clamp { (c[l] as u32).min(32) } else { c[l] as u32 & 31 };
-                let wide = ((b[l] & 0xFFFF_FFFF) << 32) | (a[l] & 0xFFFF_FFFF);
-                if left {
-                    ((wide << n) >> 32) & 0xFFFF_FFFF
-                } else {
-                    (wide >> n) & 0xFFFF_FFFF
-                }
-            })
+            let mode = if clamp { sb::ShfMode::Clamp } else { sb::ShfMode::Wrap };
+            each!(|l| sb::shf(a[l], b[l], c[l], left, mode))
         }
         Kind::Prmt => {
             let Sub::Prmt(mode) = m.sub else { return false };
-            each!(|l| prmt(a[l] as u32, b[l] as u32, c[l] as u32, mode) as u64)
+            let mode = match mode {
+                1 => sb::PrmtMode::F4e,
+                2 => sb::PrmtMode::B4e,
+                3 => sb::PrmtMode::Rc8,
+                4 => sb::PrmtMode::Ecl,
+                5 => sb::PrmtMode::Ecr,
+                6 => sb::PrmtMode::Rc16,
+                _ => sb::PrmtMode::Generic,
+            };
+            each!(|l| sb::prmt(a[l], b[l], c[l], mode))
         }
-        Kind::Bfe => each!(|l| bfe(ty, a[l], b[l] as u32 & 0xff, c[l] as u32 & 0xff)),
-        Kind::Bfi => each!(|l| bfi(bits, a[l], b[l], c[l] as u32 & 0xff, d[l] as u32 & 0xff)),
+        Kind::Bfe => each!(|l| sb::bfe(a[l], b[l], c[l], w, signed)),
+        Kind::Bfi => each!(|l| sb::bfi(a[l], b[l], c[l], d[l], w)),
         Kind::Brev => each!(|l| if bits == 64 { a[l].reverse_bits() } else { u64::from((a[l] as u32).reverse_bits()) }),
         Kind::Popc => each!(|l| u64::from((a[l] & mask).count_ones())),
         Kind::Clz => each!(|l| u64::from(if bits == 64 { a[l].leading_zeros() } else { (a[l] as u32).leading_zeros() })),
-        Kind::Bfind => each!(|l| bfind(ty, a[l], m.sub == Sub::Shiftamt)),
-        Kind::Fns => each!(|l| fns(a[l] as u32, b[l] as u32, c[l] as u32 as i32)),
+        Kind::Bfind => each!(|l| sb::bfind(a[l], w, signed, m.sub == Sub::Shiftamt)),
+        Kind::Fns => each!(|l| sb::fns(a[l], b[l], c[l] as u32 as i32)),
         Kind::Bmsk => {
-            let clamp = m.sub == Sub::Clamp(true);
-            each!(|l| {
-                let (pos, len) = (a[l] as u32, b[l] as u32);
-                let (pos, len) = if clamp { (pos.min(32), len.min(32)) } else { (pos & 31, len & 31) };
-                let end = (pos + len).min(32);
-                if pos >= 32 { 0 } else { (crate::types::mask_bits(end) & !crate::types::mask_bits(pos)) & 0xFFFF_FFFF }
-            })
+            let mode = if m.sub == Sub::Clamp(true) { sb::ShfMode::Clamp } else { sb::ShfMode::Wrap };
+            each!(|l| sb::bmsk(a[l], b[l], mode))
         }
         Kind::Szext => {
-            let clamp = m.sub == Sub::Clamp(true);
-            each!(|l| {
-                let n = b[l] as u32;
-                let n = if clamp { n.min(32) } else { n & 31 };
-                let v = a[l] as u32;
-                let r = if n == 0 {
-                    0
-                } else if n >= 32 {
-                    v
-                } else if ty.is_signed() {
-                    (((v << (32 - n)) as i32) >> (32 - n)) as u32
-                } else {
-                    v & ((1u32 << n) - 1)
-                };
-                u64::from(r)
-            })
+            let mode = if m.sub == Sub::Clamp(true) { sb::ShfMode::Clamp } else { sb::ShfMode::Wrap };
+            each!(|l| sb::szext(a[l], b[l], mode, signed))
         }
-        Kind::Dp4a => each!(|l| dp(4, op.ty, op.ty2, a[l] as u32, b[l] as u32, c[l] as u32, false)),
-        Kind::Dp2a => each!(|l| dp(2, op.ty, op.ty2, a[l] as u32, b[l] as u32, c[l] as u32, m.part == Part::Hi)),
         Kind::Setp | Kind::Set => {
             let src = if op.kind == Kind::Set { op.ty2 } else { op.ty };
             for l in lanes() {
@@ -235,6 +201,15 @@ pub fn exec(
         _ => return false,
     }
     true
+}
+
+fn width(ty: Ty) -> Width {
+    match ty.bits() {
+        8 => Width::W8,
+        16 => Width::W16,
+        32 | 1 => Width::W32,
+        _ => Width::W64,
+    }
 }
 
 fn set_bit(bits: &mut u32, lane: usize, on: bool) {
@@ -277,173 +252,14 @@ fn mul_wide(ty: Ty, a: u64, b: u64) -> u64 {
     (p as u64) & crate::types::mask_bits(ty.bits() * 2)
 }
 
-/// Integer division. Division by zero gives what NVIDIA hardware gives: all ones for unsigned, and for
-/// signed -1 when the dividend is non-negative, 1 otherwise; MIN / -1 wraps to MIN.
-fn int_div(ty: Ty, a: u64, b: u64) -> u64 {
-    let mask = ty.mask();
-    if ty.is_signed() {
-        let (x, y) = (ty.extend(a) as i64, ty.extend(b) as i64);
-        let r = if y == 0 { if x >= 0 { -1 } else { 1 } } else { x.wrapping_div(y) };
-        (r as u64) & mask
-    } else {
-        let (x, y) = (a & mask, b & mask);
-        if y == 0 { mask } else { x / y }
-    }
-}
 
-/// Integer remainder; `x % 0` gives `x`.
-fn int_rem(ty: Ty, a: u64, b: u64) -> u64 {
-    let mask = ty.mask();
-    if ty.is_signed() {
-        let (x, y) = (ty.extend(a) as i64, ty.extend(b) as i64);
-        let r = if y == 0 { x } else { x.wrapping_rem(y) };
-        (r as u64) & mask
-    } else {
-        let (x, y) = (a & mask, b & mask);
-        if y == 0 { x } else { x % y }
-    }
-}
 
-fn lop3(a: u64, b: u64, c: u64, lut: u8) -> u64 {
-    let mut r = 0u64;
-    for k in 0..8u8 {
-        if (lut >> k) & 1 != 0 {
-            let x = if k & 4 != 0 { a } else { !a };
-            let y = if k & 2 != 0 { b } else { !b };
-            let z = if k & 1 != 0 { c } else { !c };
-            r |= x & y & z;
-        }
-    }
-    r
-}
 
-fn prmt(a: u32, b: u32, c: u32, mode: u8) -> u32 {
-    let bytes = (u64::from(b) << 32 | u64::from(a)).to_le_bytes();
-    let pick = |sel: u32| -> u8 {
-        let byte = bytes[(sel & 7) as usize];
-        if sel & 8 != 0 {
-            if byte & 0x80 != 0 { 0xFF } else { 0 }
-        } else {
-            byte
-        }
-    };
-    let sel: [u32; 4] = match mode {
-        0 => [c & 0xF, (c >> 4) & 0xF, (c >> 8) & 0xF, (c >> 12) & 0xF],
-        1 => {
-            let s = c & 3;
-            [s, (s + 1) & 7, (s + 2) & 7, (s + 3) & 7]
-        }
-        2 => {
-            let s = c & 3;
-            [s, (s + 7) & 7, (s + 6) & 7, (s + 5) & 7]
-        }
-        3 => [c & 3; 4],
-        // Edge clamp left: byte i is max(i, s); edge clamp right: min(i, s).
-        4 => {
-            let s = c & 3;
-            [s, s.max(1), s.max(2), 3]
-        }
-        5 => {
-            let s = c & 3;
-            [0, s.min(1), s.min(2), s.min(3)]
-        }
-        _ => {
-            let s = c & 1;
-            [s * 2, s * 2 + 1, s * 2, s * 2 + 1]
-        }
-    };
-    if mode == 0 {
-        u32::from_le_bytes([pick(sel[0]), pick(sel[1]), pick(sel[2]), pick(sel[3])])
-    } else {
-        u32::from_le_bytes(sel.map(|s| bytes[(s & 7) as usize]))
-    }
-}
 
-fn bfe(ty: Ty, a: u64, pos: u32, len: u32) -> u64 {
-    let msb = ty.bits() - 1;
-    let sbit = if !ty.is_signed() || len == 0 { 0 } else { (a >> (pos + len - 1).min(msb)) & 1 };
-    let mut d = 0u64;
-    for i in 0..=msb {
-        let bit = if i < len && pos + i <= msb { (a >> (pos + i)) & 1 } else { sbit };
-        d |= bit << i;
-    }
-    d
-}
 
-fn bfi(bits: u32, a: u64, b: u64, pos: u32, len: u32) -> u64 {
-    let mut f = b;
-    let msb = bits - 1;
-    for i in 0..len {
-        if pos + i > msb {
-            break;
-        }
-        let bit = (a >> i) & 1;
-        f = (f & !(1 << (pos + i))) | (bit << (pos + i));
-    }
-    f & crate::types::mask_bits(bits)
-}
 
-fn bfind(ty: Ty, a: u64, shiftamt: bool) -> u64 {
-    let bits = ty.bits();
-    let mut v = a & ty.mask();
-    if ty.is_signed() && (v >> (bits - 1)) & 1 != 0 {
-        v = !v & ty.mask();
-    }
-    if v == 0 {
-        return 0xFFFF_FFFF;
-    }
-    let pos = 63 - v.leading_zeros();
-    u64::from(if shiftamt { bits - 1 - pos } else { pos })
-}
 
-/// `fns.b32 d, mask, base, offset`: the position of the `offset`-th set bit of `mask` counting from
-/// `base` (upwards for positive offsets, downwards for negative), or all ones.
-fn fns(mask: u32, base: u32, offset: i32) -> u64 {
-    if base > 31 {
-        return 0xFFFF_FFFF;
-    }
-    if offset == 0 {
-        return if (mask >> base) & 1 != 0 { u64::from(base) } else { 0xFFFF_FFFF };
-    }
-    let mut remaining = offset.unsigned_abs();
-    let mut pos = base as i32;
-    loop {
-        if (0..32).contains(&pos) && (mask >> pos) & 1 != 0 {
-            remaining -= 1;
-            if remaining == 0 {
-                return pos as u64;
-            }
-        }
-        pos += if offset > 0 { 1 } else { -1 };
-        if !(0..32).contains(&pos) {
-            return 0xFFFF_FFFF;
-        }
-    }
-}
 
-fn dp(n: u32, ta: Ty, tb: Ty, a: u32, b: u32, c: u32, hi: bool) -> u64 {
-    let mut acc = i64::from(c as i32);
-    let width = 32 / n.max(1) * if n == 2 { 1 } else { 1 };
-    let _ = width;
-    for k in 0..n {
-        let av = if n == 4 {
-            let x = (a >> (8 * k)) & 0xFF;
-            if ta.is_signed() { i64::from(x as u8 as i8) } else { i64::from(x) }
-        } else {
-            let x = (a >> (16 * k)) & 0xFFFF;
-            if ta.is_signed() { i64::from(x as u16 as i16) } else { i64::from(x) }
-        };
-        let shift = if n == 2 { if hi { 16 + 8 * k } else { 8 * k } } else { 8 * k };
-        let x = (b >> shift) & 0xFF;
-        let bv = if tb.is_signed() { i64::from(x as u8 as i8) } else { i64::from(x) };
-        acc += av * bv;
-    }
-    if !ta.is_signed() && !tb.is_signed() {
-        u64::from((acc as u32).wrapping_add(0))
-    } else {
-        u64::from(acc as u32)
-    }
-}
 
 /// Evaluates a comparison on two values of type `ty`.
 pub fn compare(ty: Ty, cmp: Cmp, a: u64, b: u64) -> bool {

@@ -1,6 +1,7 @@
 //! Floating-point instructions on lanes. The per-lane semantics (rounding modes, `.ftz`, `.sat`, NaN rules,
 //! f16/bf16) come from the `scalar` crate; this module only dispatches on opcode and type.
 
+use scalar::approx;
 use scalar::float::{self as sf, Float, MinMaxMods, Mods, TestP};
 use scalar::half::{self as sh, Bf16, HalfMods, F16};
 use scalar::round::Rounding;
@@ -34,6 +35,7 @@ pub fn exec(op: &Op, exec: LaneMask, a: &Lanes, b: &Lanes, c: &Lanes, out: &mut 
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn typed<F: Float + Approx>(
     op: &Op,
     exec: LaneMask,
@@ -140,8 +142,8 @@ fn half<H: sh::Half>(op: &Op, exec: LaneMask, a: &Lanes, b: &Lanes, c: &Lanes, o
                 Kind::Abs => sh::abs::<H>(x, m.ftz),
                 Kind::Min => sh::min::<H>(x, y, mm),
                 Kind::Max => sh::max::<H>(x, y, mm),
-                Kind::Ex2 => sh::from_f32::<H>(f32::ex2_approx(sh::to_f32::<H>(x), Mods::NONE), Rounding::Rn),
-                Kind::Tanh => sh::from_f32::<H>(f32::tanh_approx(sh::to_f32::<H>(x), Mods::NONE), Rounding::Rn),
+                Kind::Ex2 => approx::ex2_half::<H>(x, m.ftz),
+                Kind::Tanh => approx::tanh_half::<H>(x),
                 _ => return None,
             })
         };
@@ -179,43 +181,70 @@ pub trait Approx: Float {
     fn div_full(x: Self, y: Self, m: Mods) -> Self;
 }
 
-macro_rules! approx_impl {
-    ($t:ty) => {
-        impl Approx for $t {
-            fn rcp_approx(x: Self, m: Mods) -> Self {
-                m.output(1.0 / m.input(x))
-            }
-            fn sqrt_approx(x: Self, m: Mods) -> Self {
-                m.output(m.input(x).sqrt())
-            }
-            fn rsqrt_approx(x: Self, m: Mods) -> Self {
-                let x = m.input(x);
-                m.output((1.0 / (x as f64).sqrt()) as $t)
-            }
-            fn sin_approx(x: Self, m: Mods) -> Self {
-                m.output((m.input(x) as f64).sin() as $t)
-            }
-            fn cos_approx(x: Self, m: Mods) -> Self {
-                m.output((m.input(x) as f64).cos() as $t)
-            }
-            fn lg2_approx(x: Self, m: Mods) -> Self {
-                m.output((m.input(x) as f64).log2() as $t)
-            }
-            fn ex2_approx(x: Self, m: Mods) -> Self {
-                m.output((m.input(x) as f64).exp2() as $t)
-            }
-            fn tanh_approx(x: Self, m: Mods) -> Self {
-                m.output((m.input(x) as f64).tanh() as $t)
-            }
-            fn div_approx(x: Self, y: Self, m: Mods) -> Self {
-                m.output(m.input(x) / m.input(y))
-            }
-            fn div_full(x: Self, y: Self, m: Mods) -> Self {
-                m.output(m.input(x) / m.input(y))
-            }
-        }
-    };
+impl Approx for f32 {
+    fn rcp_approx(x: Self, m: Mods) -> Self {
+        m.output(approx::rcp_f32(x, m.ftz))
+    }
+    fn sqrt_approx(x: Self, m: Mods) -> Self {
+        m.output(approx::sqrt_f32(x, m.ftz))
+    }
+    fn rsqrt_approx(x: Self, m: Mods) -> Self {
+        m.output(approx::rsqrt_f32(x, m.ftz))
+    }
+    fn sin_approx(x: Self, m: Mods) -> Self {
+        m.output(approx::sin_f32(x, m.ftz))
+    }
+    fn cos_approx(x: Self, m: Mods) -> Self {
+        m.output(approx::cos_f32(x, m.ftz))
+    }
+    fn lg2_approx(x: Self, m: Mods) -> Self {
+        m.output(approx::lg2_f32(x, m.ftz))
+    }
+    fn ex2_approx(x: Self, m: Mods) -> Self {
+        m.output(approx::ex2_f32(x, m.ftz))
+    }
+    fn tanh_approx(x: Self, m: Mods) -> Self {
+        m.output(approx::tanh_f32(x))
+    }
+    fn div_approx(x: Self, y: Self, m: Mods) -> Self {
+        m.output(approx::div_approx_f32(x, y, m.ftz))
+    }
+    fn div_full(x: Self, y: Self, m: Mods) -> Self {
+        m.output(approx::div_full_f32(x, y, m.ftz))
+    }
 }
 
-approx_impl!(f32);
-approx_impl!(f64);
+/// f64 has only `rcp.approx.ftz` and `rsqrt.approx(.ftz)` in PTX; the other entries are never decoded for
+/// f64 (ptxas rejects them) and fall back to correctly rounded results.
+impl Approx for f64 {
+    fn rcp_approx(x: Self, m: Mods) -> Self {
+        m.output(approx::rcp_ftz_f64(x))
+    }
+    fn sqrt_approx(x: Self, m: Mods) -> Self {
+        m.output(x.sqrt())
+    }
+    fn rsqrt_approx(x: Self, m: Mods) -> Self {
+        m.output(if m.ftz { approx::rsqrt_ftz_f64(x) } else { approx::rsqrt_f64(x) })
+    }
+    fn sin_approx(x: Self, m: Mods) -> Self {
+        m.output(x.sin())
+    }
+    fn cos_approx(x: Self, m: Mods) -> Self {
+        m.output(x.cos())
+    }
+    fn lg2_approx(x: Self, m: Mods) -> Self {
+        m.output(x.log2())
+    }
+    fn ex2_approx(x: Self, m: Mods) -> Self {
+        m.output(x.exp2())
+    }
+    fn tanh_approx(x: Self, m: Mods) -> Self {
+        m.output(x.tanh())
+    }
+    fn div_approx(x: Self, y: Self, m: Mods) -> Self {
+        m.output(x / y)
+    }
+    fn div_full(x: Self, y: Self, m: Mods) -> Self {
+        m.output(x / y)
+    }
+}

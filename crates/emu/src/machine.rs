@@ -326,6 +326,7 @@ impl<'a> Machine<'a> {
         )
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn access_error(&self, cta: &Cta, w: usize, lane: u32, f: FuncId, op: &Op, space: Space, e: MemFault) -> ExecError {
         let dspace = match space {
             Space::Global => device::Space::Global,
@@ -765,6 +766,7 @@ impl<'a> Machine<'a> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn store(&mut self, cta: &mut Cta, w: usize, lane: u32, space: Space, address: u64, size: u32, value: u64) -> Result<(), MemFault> {
         match space {
             Space::Global => self.global.write(address, size, value).map_err(MemFault::from),
@@ -904,7 +906,7 @@ impl<'a> Machine<'a> {
         let mut vals = vec![[0u64; WARP]; n as usize];
         for lane in exec.iter() {
             let base = addrs[lane as usize];
-            if base % u64::from(elem * n) != 0 {
+            if !base.is_multiple_of(u64::from(elem * n)) {
                 return Err(self.access_error(cta, w, lane, f, op, space, MemFault::Misaligned { address: base, size: elem * n }));
             }
             for (k, v) in vals.iter_mut().enumerate() {
@@ -946,7 +948,7 @@ impl<'a> Machine<'a> {
         }
         for lane in exec.iter() {
             let base = addrs[lane as usize];
-            if base % u64::from(elem * n) != 0 {
+            if !base.is_multiple_of(u64::from(elem * n)) {
                 return Err(self.access_error(cta, w, lane, f, op, space, MemFault::Misaligned { address: base, size: elem * n }));
             }
             for (k, v) in vals.iter().enumerate() {
@@ -974,7 +976,7 @@ impl<'a> Machine<'a> {
         let mut old_vals = [0u64; WARP];
         for lane in exec.iter() {
             let addr = addrs[lane as usize];
-            if addr % u64::from(elem) != 0 {
+            if !addr.is_multiple_of(u64::from(elem)) {
                 return Err(self.access_error(cta, w, lane, f, op, space, MemFault::Misaligned { address: addr, size: elem }));
             }
             let old = self.load(cta, w, lane, space, addr, elem).map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?;

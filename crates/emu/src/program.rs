@@ -858,8 +858,10 @@ impl Decoder<'_> {
                 [op.a, op.b, op.c, op.d] = srcs;
             }
         }
-        if matches!(op.kind, Kind::Ld | Kind::St | Kind::Atom | Kind::Red) && op.m.space == Space::Param {
-            // fine: kernel or frame parameters
+        // `.param` variables of a body and the parameters of a device function live in the thread's frame,
+        // which is local memory; only the kernel's own parameters are in the parameter buffer.
+        if op.m.space == Space::Param && matches!(op.mem.base, Src::Sym(SymAddr::Frame(_), _)) {
+            op.m.space = Space::Local;
         }
         op
     }

@@ -130,7 +130,7 @@ impl Collector {
                 stats.functions.push(fs);
             }
         }
-        stats.functions.sort_by(|a, b| b.thread_instructions.cmp(&a.thread_instructions));
+        stats.functions.sort_by_key(|f| std::cmp::Reverse(f.thread_instructions));
         for ((f, opi), [executed, diverged, lanes]) in self.branches {
             let Some(p) = programs.get(f as usize).and_then(Option::as_ref) else { continue };
             let func = &module.functions[FuncId::from_u32(f)];

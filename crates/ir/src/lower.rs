@@ -370,7 +370,7 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
         if self.body.blocks.is_empty() {
             self.body.blocks.push(Block::default());
         }
-        if let Some(b) = self.current.or(self.body.blocks.keys().last()) {
+        if let Some(b) = self.current.or(self.body.blocks.keys().next_back()) {
             let pragmas = std::mem::take(&mut self.pending_pragmas);
             self.body.blocks[b].pragmas.extend(pragmas);
         }

@@ -382,10 +382,8 @@ impl BodyVerifier<'_, '_> {
     /// B8: branches and calls.
     fn control(&mut self, inst: &Inst) {
         match inst.opcode {
-            Opcode::Bra => {
-                if !matches!(inst.operands.first(), Some(Operand::Label(_))) {
-                    self.error(inst.span, "`bra` needs a label operand".into());
-                }
+            Opcode::Bra if !matches!(inst.operands.first(), Some(Operand::Label(_))) => {
+                self.error(inst.span, "`bra` needs a label operand".into());
             }
             Opcode::Brx => {
                 let table_ok = match inst.operands.get(1) {

@@ -29,17 +29,11 @@ fn ptx_files(dir: &Path) -> Vec<PathBuf> {
 
 fn corpus() -> Vec<String> {
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/ptx"));
-    let mut texts: Vec<String> = ptx_files(dir)
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .collect();
+    let mut texts: Vec<String> = ptx_files(dir).iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
     if texts.is_empty() {
         // No corpus yet: measure the hand-written fixture instead of nothing.
         let good = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/good"));
-        texts = ptx_files(good)
-            .iter()
-            .filter_map(|p| std::fs::read_to_string(p).ok())
-            .collect();
+        texts = ptx_files(good).iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
     }
     texts
 }
@@ -48,12 +42,7 @@ fn bench(c: &mut Criterion) {
     let texts = corpus();
     let bytes: usize = texts.iter().map(String::len).sum();
     let failures = texts.iter().filter(|t| ptx::parse(t).is_err()).count();
-    eprintln!(
-        "parse bench: {} files, {} bytes, {} with diagnostics",
-        texts.len(),
-        bytes,
-        failures
-    );
+    eprintln!("parse bench: {} files, {} bytes, {} with diagnostics", texts.len(), bytes, failures);
 
     let mut group = c.benchmark_group("ptx");
     group.throughput(Throughput::Bytes(bytes as u64));
@@ -67,9 +56,7 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
-    let no_entries = ptx::ParseOptions {
-        section_entries: false,
-    };
+    let no_entries = ptx::ParseOptions { section_entries: false };
     group.bench_function("parse_corpus_without_section_entries", |b| {
         b.iter(|| {
             for t in &texts {

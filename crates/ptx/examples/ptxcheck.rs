@@ -32,9 +32,7 @@ fn main() -> ExitCode {
                         if roundtrip {
                             let reparsed = ptx::parse(&text);
                             match reparsed {
-                                Ok(m2)
-                                    if ptx::normalize::equivalent(&m, &m2)
-                                        && m2.to_string() == text => {}
+                                Ok(m2) if ptx::normalize::equivalent(&m, &m2) && m2.to_string() == text => {}
                                 Ok(_) => {
                                     eprintln!("{path}: round trip changed the module");
                                     failed = true;
@@ -42,11 +40,7 @@ fn main() -> ExitCode {
                                 Err(d) => {
                                     eprint!(
                                         "{path}: printed text does not parse:\n{}",
-                                        ptx::diagnostic::render_all(
-                                            &d,
-                                            "<printed>",
-                                            text.as_bytes()
-                                        )
+                                        ptx::diagnostic::render_all(&d, "<printed>", text.as_bytes())
                                     );
                                     failed = true;
                                 }

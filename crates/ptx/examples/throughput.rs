@@ -21,43 +21,22 @@ fn ptx_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// User plus system CPU time of this process, in seconds (from /proc; 0 where unavailable).
 fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
     (ticks(11) + ticks(12)) / 100.0
 }
 
 fn main() {
-    let iterations: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(20);
+    let iterations: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(20);
     // Optional substring filter on the file path (e.g. `.G.` for the -G files).
     let filter = std::env::args().nth(2).unwrap_or_default();
     let mut files = Vec::new();
-    ptx_files(
-        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/ptx")),
-        &mut files,
-    );
+    ptx_files(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/ptx")), &mut files);
     files.retain(|p| p.to_string_lossy().contains(&filter));
-    let texts: Vec<String> = files
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .collect();
+    let texts: Vec<String> = files.iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
     let bytes: usize = texts.iter().map(String::len).sum();
     // `NO_SECTION_ENTRIES=1` measures `ParseOptions { section_entries: false }`.
-    let options = ptx::ParseOptions {
-        section_entries: std::env::var_os("NO_SECTION_ENTRIES").is_none(),
-    };
+    let options = ptx::ParseOptions { section_entries: std::env::var_os("NO_SECTION_ENTRIES").is_none() };
     let (cpu0, wall0) = (cpu_seconds(), Instant::now());
     let mut ok = 0;
     for _ in 0..iterations {

@@ -20,16 +20,10 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Span {
-        Span {
-            start: start as u32,
-            end: end as u32,
-        }
+        Span { start: start as u32, end: end as u32 }
     }
     pub fn to(self, other: Span) -> Span {
-        Span {
-            start: self.start.min(other.start),
-            end: self.end.max(other.end),
-        }
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
     }
 }
 
@@ -60,11 +54,7 @@ pub enum Item<'a> {
     /// `.entry` or `.func`, declaration or definition.
     Function(Function<'a>),
     /// `.alias alias, aliasee;`
-    Alias {
-        alias: &'a str,
-        aliasee: &'a str,
-        span: Span,
-    },
+    Alias { alias: &'a str, aliasee: &'a str, span: Span },
 }
 
 #[derive(Clone, Debug, PartialEq)]

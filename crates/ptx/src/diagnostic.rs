@@ -19,10 +19,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic {
-            span,
-            message: message.into(),
-        }
+        Diagnostic { span, message: message.into() }
     }
 
     /// 1-based `(line, column)` of the start of the span in `source`.
@@ -53,11 +50,7 @@ impl Diagnostic {
 
         // Very long lines (minified or generated input) are shown as a window around the error.
         const WINDOW: usize = 100;
-        let win_start = if offset - line_start > WINDOW {
-            floor_char(source, offset - WINDOW / 2)
-        } else {
-            line_start
-        };
+        let win_start = if offset - line_start > WINDOW { floor_char(source, offset - WINDOW / 2) } else { line_start };
         let win_end = if line_end - win_start > 2 * WINDOW {
             floor_char(source, (offset + WINDOW).min(line_end))
         } else {
@@ -67,18 +60,13 @@ impl Diagnostic {
         let pre = display(source.get(win_start..offset).unwrap_or(&[]));
         let mid = display(source.get(offset..span_end.min(win_end)).unwrap_or(&[]));
         let text = display(source.get(win_start..win_end).unwrap_or(&[]));
-        let (lead, trail) = (
-            if win_start > line_start { "..." } else { "" },
-            if win_end < line_end { "..." } else { "" },
-        );
+        let (lead, trail) =
+            (if win_start > line_start { "..." } else { "" }, if win_end < line_end { "..." } else { "" });
 
         let gutter = line.to_string();
         let pad = " ".repeat(gutter.len());
-        let caret_pad: String = lead
-            .chars()
-            .map(|_| ' ')
-            .chain(pre.chars().map(|c| if c == '\t' { '\t' } else { ' ' }))
-            .collect();
+        let caret_pad: String =
+            lead.chars().map(|_| ' ').chain(pre.chars().map(|c| if c == '\t' { '\t' } else { ' ' })).collect();
         let carets = "^".repeat(mid.chars().count().max(1));
         format!(
             "{file_name}:{line}:{col}: error: {msg}\n{gutter} | {lead}{text}{trail}\n{pad} | {caret_pad}{carets}\n",
@@ -90,10 +78,7 @@ impl Diagnostic {
 /// Renders every diagnostic of one file, in order.
 pub fn render_all(diagnostics: &[Diagnostic], file_name: &str, source: &[u8]) -> String {
     let index = LineIndex::new(source);
-    diagnostics
-        .iter()
-        .map(|d| d.render_with(&index, file_name, source))
-        .collect()
+    diagnostics.iter().map(|d| d.render_with(&index, file_name, source)).collect()
 }
 
 fn floor_char(source: &[u8], mut i: usize) -> usize {
@@ -107,10 +92,7 @@ fn floor_char(source: &[u8], mut i: usize) -> usize {
 /// Source bytes as shown in a rendered diagnostic: invalid UTF-8 becomes U+FFFD and control characters other
 /// than tab become `?`, so the rendering is always printable text.
 fn display(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .chars()
-        .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
-        .collect()
+    String::from_utf8_lossy(bytes).chars().map(|c| if c.is_control() && c != '\t' { '?' } else { c }).collect()
 }
 
 impl fmt::Display for Diagnostic {
@@ -131,13 +113,7 @@ pub struct LineIndex {
 impl LineIndex {
     pub fn new(source: &[u8]) -> LineIndex {
         let mut starts = vec![0u32];
-        starts.extend(
-            source
-                .iter()
-                .enumerate()
-                .filter(|(_, &b)| b == b'\n')
-                .map(|(i, _)| (i + 1) as u32),
-        );
+        starts.extend(source.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| (i + 1) as u32));
         LineIndex { starts }
     }
 
@@ -153,10 +129,7 @@ impl LineIndex {
 
     /// Byte offset at which 1-based `line` starts.
     pub fn line_start(&self, line: u32) -> usize {
-        self.starts
-            .get(line.saturating_sub(1) as usize)
-            .copied()
-            .unwrap_or(0) as usize
+        self.starts.get(line.saturating_sub(1) as usize).copied().unwrap_or(0) as usize
     }
 
     /// 1-based `(line, column)` of `offset`; the column counts characters (UTF-8 lead bytes) from the line
@@ -165,9 +138,7 @@ impl LineIndex {
         let line = self.line(offset);
         let start = self.line_start(line);
         let end = (offset as usize).clamp(start, source.len().max(start));
-        let col = source
-            .get(start..end)
-            .map_or(0, |s| s.iter().filter(|&&b| b & 0xC0 != 0x80).count());
+        let col = source.get(start..end).map_or(0, |s| s.iter().filter(|&&b| b & 0xC0 != 0x80).count());
         (line, col as u32 + 1)
     }
 }
@@ -206,10 +177,7 @@ impl Diagnostics {
         if self.full {
             let at = list.last().map_or(Span::default(), |d| d.span);
             list.truncate(MAX_DIAGNOSTICS - 1);
-            list.push(Diagnostic::new(
-                at,
-                format!("too many errors; stopped after {}", MAX_DIAGNOSTICS - 1),
-            ));
+            list.push(Diagnostic::new(at, format!("too many errors; stopped after {}", MAX_DIAGNOSTICS - 1)));
         }
         list
     }
@@ -235,10 +203,7 @@ mod tests {
     fn render() {
         let src = "x\n\tfoo.s32 %r1;\n";
         let d = Diagnostic::new(Span::new(3, 6), "unknown opcode `foo`");
-        assert_eq!(
-            d.render("a.ptx", src),
-            "a.ptx:2:2: error: unknown opcode `foo`\n2 | \tfoo.s32 %r1;\n  | \t^^^\n"
-        );
+        assert_eq!(d.render("a.ptx", src), "a.ptx:2:2: error: unknown opcode `foo`\n2 | \tfoo.s32 %r1;\n  | \t^^^\n");
     }
 
     #[test]

@@ -84,8 +84,7 @@ impl ScalarType {
     pub fn size(self) -> u32 {
         use ScalarType::*;
         match self {
-            B8 | U8 | S8 | Pred | E4m3 | E5m2 | E2m1 | E3m2 | E2m3 | Ue8m0 | S4 | U4 | B1
-            | E2m1x2 => 1,
+            B8 | U8 | S8 | Pred | E4m3 | E5m2 | E2m1 | E3m2 | E2m3 | Ue8m0 | S4 | U4 | B1 | E2m1x2 => 1,
             B16 | U16 | S16 | F16 | Bf16 | E4m3x2 | E5m2x2 | E3m2x2 | E2m3x2 | Ue8m0x2 => 2,
             B32 | U32 | S32 | F32 | F16x2 | Bf16x2 | Tf32 | S16x2 | U16x2 => 4,
             B64 | U64 | S64 | F64 | Texref | Samplerref | Surfref => 8,
@@ -99,10 +98,7 @@ impl ScalarType {
     }
 
     pub fn is_signed(self) -> bool {
-        matches!(
-            self,
-            ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64
-        )
+        matches!(self, ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64)
     }
 }
 
@@ -299,10 +295,7 @@ impl Modifier {
 
 fn parse_shape(text: &str) -> Option<Shape> {
     fn number(s: &str) -> Option<(u16, &str)> {
-        let end = s
-            .bytes()
-            .position(|b| !b.is_ascii_digit())
-            .unwrap_or(s.len());
+        let end = s.bytes().position(|b| !b.is_ascii_digit()).unwrap_or(s.len());
         if end == 0 || end > 4 {
             return None;
         }

@@ -112,10 +112,7 @@ pub struct Token {
 
 impl Token {
     pub fn span(self) -> Span {
-        Span {
-            start: self.start,
-            end: self.end,
-        }
+        Span { start: self.start, end: self.end }
     }
 }
 
@@ -226,12 +223,14 @@ pub struct Lexer<'a> {
 
 impl<'a> Lexer<'a> {
     /// Spans are `u32`, so the caller must not pass more than `u32::MAX` bytes (the parser checks).
+    /// Moves the scanner to byte `pos` (which must be a token boundary; the parser's fast paths use this after
+    /// consuming simple text directly).
+    pub(crate) fn seek(&mut self, pos: usize) {
+        self.pos = pos.min(self.bytes.len());
+    }
+
     pub fn new(src: &'a str) -> Lexer<'a> {
-        Lexer {
-            src,
-            bytes: src.as_bytes(),
-            pos: 0,
-        }
+        Lexer { src, bytes: src.as_bytes(), pos: 0 }
     }
 
     #[inline]
@@ -243,17 +242,11 @@ impl<'a> Lexer<'a> {
     /// byte).
     #[inline(always)]
     fn run(&self, from: usize, mask: u8) -> usize {
-        self.bytes.get(from..).map_or(0, |r| {
-            r.iter().take_while(|&&b| class(b) & mask != 0).count()
-        })
+        self.bytes.get(from..).map_or(0, |r| r.iter().take_while(|&&b| class(b) & mask != 0).count())
     }
 
     fn token(&self, kind: TokenKind, start: usize) -> Token {
-        Token {
-            kind,
-            start: start as u32,
-            end: self.pos as u32,
-        }
+        Token { kind, start: start as u32, end: self.pos as u32 }
     }
 
     /// Skips one `//` or `/* */` comment starting at the current position.
@@ -434,21 +427,11 @@ impl<'a> Lexer<'a> {
     #[inline(never)]
     fn bad_char(&mut self, start: usize, diags: &mut Diagnostics) {
         // `start` is on a char boundary: every token and skip ends on an ASCII byte or a whole char.
-        let c = self
-            .src
-            .get(start..)
-            .and_then(|s| s.chars().next())
-            .unwrap_or('\u{fffd}');
+        let c = self.src.get(start..).and_then(|s| s.chars().next()).unwrap_or('\u{fffd}');
         self.pos = start + c.len_utf8();
-        let shown = if c.is_ascii_graphic() {
-            format!("`{c}`")
-        } else {
-            format!("U+{:04X} ({})", c as u32, c.escape_debug())
-        };
-        diags.push(Diagnostic::new(
-            Span::new(start, self.pos),
-            format!("unexpected character {shown}"),
-        ));
+        let shown =
+            if c.is_ascii_graphic() { format!("`{c}`") } else { format!("U+{:04X} ({})", c as u32, c.escape_debug()) };
+        diags.push(Diagnostic::new(Span::new(start, self.pos), format!("unexpected character {shown}")));
     }
 
     #[inline(never)]
@@ -468,11 +451,7 @@ impl<'a> Lexer<'a> {
                 }
                 Some(b'\\') => {
                     // Skip the escaped character, but never past a newline (it would hide the error above).
-                    self.pos += if matches!(self.bytes.get(self.pos + 1), None | Some(b'\n')) {
-                        1
-                    } else {
-                        2
-                    };
+                    self.pos += if matches!(self.bytes.get(self.pos + 1), None | Some(b'\n')) { 1 } else { 2 };
                 }
                 Some(_) => self.pos += 1,
             }
@@ -486,19 +465,10 @@ impl<'a> Lexer<'a> {
         let first = self.at(start);
         let second = self.at(start + 1);
         let kind;
-        if first == b'0'
-            && matches!(
-                second,
-                b'x' | b'X' | b'b' | b'B' | b'f' | b'F' | b'd' | b'D'
-            )
-        {
+        if first == b'0' && matches!(second, b'x' | b'X' | b'b' | b'B' | b'f' | b'F' | b'd' | b'D') {
             self.pos = start + 2;
             self.ident_tail();
-            kind = if matches!(second, b'f' | b'F' | b'd' | b'D') {
-                TokenKind::Float
-            } else {
-                TokenKind::Int
-            };
+            kind = if matches!(second, b'f' | b'F' | b'd' | b'D') { TokenKind::Float } else { TokenKind::Int };
         } else {
             self.pos = start + 1 + self.run(start + 1, DIGIT);
             let digits = self.pos - start;
@@ -522,11 +492,7 @@ impl<'a> Lexer<'a> {
             if !float && self.at(self.pos) == b'U' {
                 self.pos += 1;
             }
-            kind = if float {
-                TokenKind::Float
-            } else {
-                TokenKind::Int
-            };
+            kind = if float { TokenKind::Float } else { TokenKind::Int };
             // Letters glued to a number (`12abc`) make a malformed literal; take them into the token.
             self.ident_tail();
         }
@@ -573,34 +539,19 @@ pub fn decode_int(text: &str) -> Result<(u64, bool), String> {
         _ => (10, digits, "decimal"),
     };
     if body.is_empty() {
-        return Err(format!(
-            "malformed integer literal `{}`: no digits after the prefix",
-            clip(text)
-        ));
+        return Err(format!("malformed integer literal `{}`: no digits after the prefix", clip(text)));
     }
     let mut value: u64 = 0;
     for c in body.bytes() {
         let d = match (c as char).to_digit(radix) {
             Some(d) => d,
             None => {
-                return Err(format!(
-                    "malformed {what} integer literal `{}`: invalid digit `{}`",
-                    clip(text),
-                    c as char
-                ))
+                return Err(format!("malformed {what} integer literal `{}`: invalid digit `{}`", clip(text), c as char))
             }
         };
-        value = match value
-            .checked_mul(u64::from(radix))
-            .and_then(|v| v.checked_add(u64::from(d)))
-        {
+        value = match value.checked_mul(u64::from(radix)).and_then(|v| v.checked_add(u64::from(d))) {
             Some(v) => v,
-            None => {
-                return Err(format!(
-                    "integer literal `{}` does not fit in 64 bits",
-                    clip(text)
-                ))
-            }
+            None => return Err(format!("integer literal `{}` does not fit in 64 bits", clip(text))),
         };
     }
     Ok((value, unsigned))
@@ -619,11 +570,7 @@ pub fn decode_float(text: &str) -> Result<FloatLit, String> {
     let b = text.as_bytes();
     if let [b'0', p @ (b'f' | b'F' | b'd' | b'D'), rest @ ..] = b {
         let want = if matches!(p, b'f' | b'F') { 8 } else { 16 };
-        let (name, ty) = if want == 8 {
-            ("0f", "f32")
-        } else {
-            ("0d", "f64")
-        };
+        let (name, ty) = if want == 8 { ("0f", "f32") } else { ("0d", "f64") };
         if rest.len() != want || !rest.iter().all(u8::is_ascii_hexdigit) {
             return Err(format!(
                 "malformed {ty} literal `{}`: `{name}` must be followed by exactly {want} hexadecimal digits",
@@ -632,23 +579,15 @@ pub fn decode_float(text: &str) -> Result<FloatLit, String> {
         }
         let digits = text.get(2..).unwrap_or("");
         return if want == 8 {
-            u32::from_str_radix(digits, 16)
-                .map(FloatLit::F32Bits)
-                .map_err(|e| e.to_string())
+            u32::from_str_radix(digits, 16).map(FloatLit::F32Bits).map_err(|e| e.to_string())
         } else {
-            u64::from_str_radix(digits, 16)
-                .map(FloatLit::F64Bits)
-                .map_err(|e| e.to_string())
+            u64::from_str_radix(digits, 16).map(FloatLit::F64Bits).map_err(|e| e.to_string())
         };
     }
     // Only digits, one dot and an exponent reach here, so the std parser accepts exactly what we scanned
     // unless letters were glued on.
     match text.parse::<f64>() {
-        Ok(v)
-            if text
-                .bytes()
-                .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-')) =>
-        {
+        Ok(v) if text.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-')) => {
             Ok(FloatLit::Decimal(v))
         }
         _ => Err(format!("malformed floating-point literal `{}`", clip(text))),
@@ -695,9 +634,8 @@ mod tests {
         assert_eq!(
             kinds,
             vec![
-                Ident, Directive, Directive, Directive, Directive, LBrace, Ident, Comma, Ident,
-                RBrace, Comma, LBracket, Ident, Plus, Minus, Int, RBracket, Semi, Ident, Colon,
-                Ident, Directive, Shl, Shr
+                Ident, Directive, Directive, Directive, Directive, LBrace, Ident, Comma, Ident, RBrace, Comma,
+                LBracket, Ident, Plus, Minus, Int, RBracket, Semi, Ident, Colon, Ident, Directive, Shl, Shr
             ]
         );
         assert_eq!(t[2].1, ".L2::cache_hint");
@@ -708,16 +646,10 @@ mod tests {
         assert_eq!(decode_int("0x10").unwrap(), (16, false));
         assert_eq!(decode_int("017").unwrap(), (15, false));
         assert_eq!(decode_int("0b101U").unwrap(), (5, true));
-        assert_eq!(
-            decode_int("18446744073709551615").unwrap(),
-            (u64::MAX, false)
-        );
+        assert_eq!(decode_int("18446744073709551615").unwrap(), (u64::MAX, false));
         assert!(decode_int("18446744073709551616").is_err());
         assert!(decode_int("09").is_err());
-        assert_eq!(
-            decode_float("0f3F800000").unwrap(),
-            FloatLit::F32Bits(0x3F80_0000)
-        );
+        assert_eq!(decode_float("0f3F800000").unwrap(), FloatLit::F32Bits(0x3F80_0000));
         assert!(decode_float("0f123").is_err());
         assert_eq!(decode_float("1.5e-3").unwrap(), FloatLit::Decimal(1.5e-3));
         let (t, e) = lex("1.5e-3 1e10 8.5 0d3FF0000000000000 12U 0x");

@@ -80,12 +80,7 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<ast::Module<'_>, Vec<Diagnostic>> {
     while let Some(e) = error {
         // `e` describes `bytes[at..]`'s first invalid sequence relative to where the scan started.
         let len = e.error_len().unwrap_or(bytes.len() - at).max(1);
-        let shown: Vec<String> = bytes
-            .get(at..at + len)
-            .unwrap_or(&[])
-            .iter()
-            .map(|b| format!("0x{b:02X}"))
-            .collect();
+        let shown: Vec<String> = bytes.get(at..at + len).unwrap_or(&[]).iter().map(|b| format!("0x{b:02X}")).collect();
         if utf8_errors.len() < diagnostic::MAX_DIAGNOSTICS {
             utf8_errors.push(Diagnostic::new(
                 Span::new(at, at + len),
@@ -116,24 +111,12 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<ast::Module<'_>, Vec<Diagnostic>> {
         Err(_) => Vec::new(),
     };
     let mut all = utf8_errors;
-    all.extend(
-        others
-            .into_iter()
-            .filter(|d| !d.message.starts_with("too many errors")),
-    );
+    all.extend(others.into_iter().filter(|d| !d.message.starts_with("too many errors")));
     all.sort_by_key(|d| (d.span.start, d.span.end));
     if all.len() >= diagnostic::MAX_DIAGNOSTICS {
-        let at = all
-            .get(diagnostic::MAX_DIAGNOSTICS - 2)
-            .map_or(Span::default(), |d| d.span);
+        let at = all.get(diagnostic::MAX_DIAGNOSTICS - 2).map_or(Span::default(), |d| d.span);
         all.truncate(diagnostic::MAX_DIAGNOSTICS - 1);
-        all.push(Diagnostic::new(
-            at,
-            format!(
-                "too many errors; stopped after {}",
-                diagnostic::MAX_DIAGNOSTICS - 1
-            ),
-        ));
+        all.push(Diagnostic::new(at, format!("too many errors; stopped after {}", diagnostic::MAX_DIAGNOSTICS - 1)));
     }
     Err(all)
 }

@@ -41,13 +41,7 @@ impl<T: Copy> Table<T> {
                         }
                         break;
                     }
-                    Some(j)
-                        if entries
-                            .get(usize::from(j) - 1)
-                            .is_some_and(|e| e.0 == *name) =>
-                    {
-                        break
-                    }
+                    Some(j) if entries.get(usize::from(j) - 1).is_some_and(|e| e.0 == *name) => break,
                     _ => at = (at + 1) & (cap - 1),
                 }
             }
@@ -82,22 +76,10 @@ fn modifiers() -> &'static Table<Modifier> {
     static T: OnceLock<Table<Modifier>> = OnceLock::new();
     T.get_or_init(|| {
         let mut e: Vec<(&'static str, Modifier)> = Vec::new();
-        e.extend(
-            ScalarType::ALL
-                .iter()
-                .map(|&t| (t.as_str(), Modifier::Type(t))),
-        );
+        e.extend(ScalarType::ALL.iter().map(|&t| (t.as_str(), Modifier::Type(t))));
         e.extend(Word::ALL.iter().map(|&w| (w.as_str(), Modifier::Word(w))));
-        e.extend(
-            StateSpace::ALL
-                .iter()
-                .map(|&s| (s.as_str(), Modifier::Space(s))),
-        );
-        e.extend([
-            ("v2", Modifier::Vector(2)),
-            ("v4", Modifier::Vector(4)),
-            ("v8", Modifier::Vector(8)),
-        ]);
+        e.extend(StateSpace::ALL.iter().map(|&s| (s.as_str(), Modifier::Space(s))));
+        e.extend([("v2", Modifier::Vector(2)), ("v4", Modifier::Vector(4)), ("v8", Modifier::Vector(8))]);
         Table::new(e)
     })
 }
@@ -139,18 +121,10 @@ mod tests {
     fn agrees_with_from_name() {
         for &o in Opcode::ALL {
             assert_eq!(opcode(o.as_str()), Some(o));
-            assert_eq!(
-                Opcode::from_name(o.as_str()),
-                Some(o),
-                "duplicate opcode spelling {o}"
-            );
+            assert_eq!(Opcode::from_name(o.as_str()), Some(o), "duplicate opcode spelling {o}");
         }
         for &w in Word::ALL {
-            assert_eq!(
-                Word::from_name(w.as_str()),
-                Some(w),
-                "duplicate word spelling {w}"
-            );
+            assert_eq!(Word::from_name(w.as_str()), Some(w), "duplicate word spelling {w}");
             assert_eq!(modifier(w.as_str()), Modifier::from_name(w.as_str()));
         }
         for &t in ScalarType::ALL {
@@ -160,9 +134,7 @@ mod tests {
         for &s in StateSpace::ALL {
             assert_eq!(modifier(s.as_str()), Modifier::from_name(s.as_str()));
         }
-        for name in [
-            "m16n8k16", "m8n8", "v4", "q32", "s33", "", "mma", "m99999n1",
-        ] {
+        for name in ["m16n8k16", "m8n8", "v4", "q32", "s33", "", "mma", "m99999n1"] {
             assert_eq!(modifier(name), Modifier::from_name(name), "{name}");
         }
         assert_eq!(opcode("foo"), None);

@@ -28,10 +28,7 @@ pub fn normalize(m: &mut Module<'_>) {
             Item::Function(f) => {
                 f.span = Span::default();
                 f.name_span = Span::default();
-                f.returns
-                    .iter_mut()
-                    .chain(f.params.iter_mut())
-                    .for_each(|p| p.span = Span::default());
+                f.returns.iter_mut().chain(f.params.iter_mut()).for_each(|p| p.span = Span::default());
                 for d in &mut f.directives {
                     directive(d);
                 }
@@ -139,15 +136,10 @@ fn statements(body: &mut [Statement<'_>]) {
                 statements(inner);
             }
             Statement::Loc(l) => l.span = Span::default(),
-            Statement::BranchTargets { span, .. } | Statement::CallTargets { span, .. } => {
-                *span = Span::default()
-            }
+            Statement::BranchTargets { span, .. } | Statement::CallTargets { span, .. } => *span = Span::default(),
             Statement::CallPrototype(p) => {
                 p.span = Span::default();
-                p.returns
-                    .iter_mut()
-                    .chain(p.params.iter_mut())
-                    .for_each(|p| p.span = Span::default());
+                p.returns.iter_mut().chain(p.params.iter_mut()).for_each(|p| p.span = Span::default());
             }
         }
     }

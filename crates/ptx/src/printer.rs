@@ -196,8 +196,8 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr<'_>, min_prec: u8) -> fmt::Result 
         Expr::Unary(op, inner, _) => {
             op.fmt(f)?;
             // `-` before a literal would fold into it on re-parsing, so that case keeps its parentheses.
-            let parens = matches!(**inner, Expr::Binary(..))
-                || (*op == UnaryOp::Neg && matches!(**inner, Expr::Imm(..)));
+            let parens =
+                matches!(**inner, Expr::Binary(..)) || (*op == UnaryOp::Neg && matches!(**inner, Expr::Imm(..)));
             if parens {
                 f.write_char('(')?;
             }
@@ -229,14 +229,8 @@ impl Display for Immediate {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match *self {
             // A `U` literal prints as its unsigned value; a signed one in two's complement with a `-`.
-            Immediate::Int {
-                value,
-                unsigned: true,
-            } => write!(f, "{}U", value as u64),
-            Immediate::Int {
-                value,
-                unsigned: false,
-            } => write!(f, "{value}"),
+            Immediate::Int { value, unsigned: true } => write!(f, "{}U", value as u64),
+            Immediate::Int { value, unsigned: false } => write!(f, "{value}"),
             Immediate::F32Bits(bits) => write!(f, "0f{bits:08X}"),
             Immediate::F64Bits(bits) => write!(f, "0d{bits:016X}"),
             Immediate::Float(v) => write!(f, "0d{:016X}", v.to_bits()),
@@ -260,11 +254,7 @@ impl Display for Function<'_> {
         if !self.params.is_empty() {
             f.write_str("(\n")?;
             for (i, p) in self.params.iter().enumerate() {
-                writeln!(
-                    f,
-                    "\t{p}{}",
-                    if i + 1 < self.params.len() { "," } else { "" }
-                )?;
+                writeln!(f, "\t{p}{}", if i + 1 < self.params.len() { "," } else { "" })?;
             }
             f.write_char(')')?;
         }

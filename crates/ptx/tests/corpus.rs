@@ -16,12 +16,6 @@ fn corpus_parses_and_round_trips() {
             failures.push(e);
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} files failed:\n{}",
-        failures.len(),
-        files.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {} files failed:\n{}", failures.len(), files.len(), failures.join("\n"));
     println!("{} files parsed and round-tripped", files.len());
 }

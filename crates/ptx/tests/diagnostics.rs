@@ -19,17 +19,10 @@ fn bad_inputs_render_expected_diagnostics() {
     let bless = std::env::var_os("BLESS").is_some();
     let mut mismatches = Vec::new();
     let files = bad_files();
-    assert!(
-        files.len() >= 15,
-        "expected the bad-input fixtures, found {}",
-        files.len()
-    );
+    assert!(files.len() >= 15, "expected the bad-input fixtures, found {}", files.len());
     for path in &files {
         let bytes = std::fs::read(path).expect("readable fixture");
-        let name = format!(
-            "bad/{}",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("?")
-        );
+        let name = format!("bad/{}", path.file_name().and_then(|n| n.to_str()).unwrap_or("?"));
         let diags = match ptx::parse_bytes(&bytes) {
             Ok(_) => {
                 mismatches.push(format!("{name}: parsed without diagnostics"));
@@ -47,10 +40,7 @@ fn bad_inputs_render_expected_diagnostics() {
                 d.span
             );
             let (line, _) = index.line_col(&bytes, d.span.start);
-            assert!(
-                line >= 1 && line <= lines,
-                "{name}: line {line} outside 1..={lines}"
-            );
+            assert!(line >= 1 && line <= lines, "{name}: line {line} outside 1..={lines}");
         }
         let rendered = ptx::diagnostic::render_all(&diags, &name, &bytes);
         let expected_path = path.with_extension("expected");
@@ -60,7 +50,9 @@ fn bad_inputs_render_expected_diagnostics() {
         }
         let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
         if expected != rendered {
-            mismatches.push(format!("{name}: diagnostics differ (BLESS=1 to update)\n--- expected\n{expected}--- actual\n{rendered}"));
+            mismatches.push(format!(
+                "{name}: diagnostics differ (BLESS=1 to update)\n--- expected\n{expected}--- actual\n{rendered}"
+            ));
         }
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));

@@ -11,11 +11,7 @@ fn check(name: &str, input: &[u8]) -> bool {
         Ok(_) => true,
         Err(diags) => {
             assert!(!diags.is_empty(), "{name}: Err without diagnostics");
-            assert!(
-                diags.len() <= ptx::diagnostic::MAX_DIAGNOSTICS,
-                "{name}: {} diagnostics",
-                diags.len()
-            );
+            assert!(diags.len() <= ptx::diagnostic::MAX_DIAGNOSTICS, "{name}: {} diagnostics", diags.len());
             let index = ptx::LineIndex::new(input);
             let lines = index.lines();
             for d in &diags {
@@ -25,10 +21,7 @@ fn check(name: &str, input: &[u8]) -> bool {
                     d.span
                 );
                 let (line, _) = index.line_col(input, d.span.start);
-                assert!(
-                    (1..=lines).contains(&line),
-                    "{name}: line {line} outside the file"
-                );
+                assert!((1..=lines).contains(&line), "{name}: line {line} outside the file");
             }
             // Rendering must not panic either (the first few suffice).
             let _ = ptx::diagnostic::render_all(&diags[..diags.len().min(3)], name, input);
@@ -162,10 +155,7 @@ fn random_bytes() {
             ".version",
             "8.5",
         ];
-        let text: String = (0..rng.below(400))
-            .map(|_| PIECES[rng.below(PIECES.len())])
-            .collect::<Vec<_>>()
-            .join(" ");
+        let text: String = (0..rng.below(400)).map(|_| PIECES[rng.below(PIECES.len())]).collect::<Vec<_>>().join(" ");
         check(&format!("tokens_{i}"), text.as_bytes());
     }
 }
@@ -177,11 +167,7 @@ fn corpus_mutations() {
     // mutations per file comes from a total byte budget (kept small in debug builds), between 4 and 300.
     const WINDOW: usize = 16 << 10;
     let files = common::corpus_files();
-    let budget: usize = if cfg!(debug_assertions) {
-        24 << 20
-    } else {
-        400 << 20
-    };
+    let budget: usize = if cfg!(debug_assertions) { 24 << 20 } else { 400 << 20 };
     let rounds = (budget / files.len().max(1) / WINDOW).clamp(4, 300);
     for (fi, path) in files.iter().enumerate() {
         let original = std::fs::read(path).expect("readable corpus file");
@@ -191,11 +177,7 @@ fn corpus_mutations() {
         let name = path.display().to_string();
         let mut rng = Rng::new(fi as u64 + 1);
         for round in 0..rounds {
-            let start = if round % 2 == 0 {
-                0
-            } else {
-                rng.below(original.len())
-            };
+            let start = if round % 2 == 0 { 0 } else { rng.below(original.len()) };
             let end = (start + WINDOW).min(original.len());
             let mut m = original[start..end].to_vec();
             match round % 4 {

@@ -7,11 +7,10 @@ const HEADER: &str = ".version 8.5\n.target sm_80\n.address_size 64\n";
 
 /// Parses `body` as the body of a kernel and returns its statements (spans included).
 fn body(body: &str) -> Vec<Statement<'static>> {
-    let text: &'static str = Box::leak(
-        format!("{HEADER}.visible .entry k(.param .u64 p)\n{{\n{body}\n}}\n").into_boxed_str(),
-    );
-    let module = ptx::parse(text)
-        .unwrap_or_else(|d| panic!("{}", ptx::diagnostic::render_all(&d, "t", text.as_bytes())));
+    let text: &'static str =
+        Box::leak(format!("{HEADER}.visible .entry k(.param .u64 p)\n{{\n{body}\n}}\n").into_boxed_str());
+    let module =
+        ptx::parse(text).unwrap_or_else(|d| panic!("{}", ptx::diagnostic::render_all(&d, "t", text.as_bytes())));
     match module.items.into_iter().next() {
         Some(Item::Function(Function { body: Some(b), .. })) => b,
         other => panic!("expected a kernel, got {other:?}"),
@@ -54,13 +53,7 @@ fn strip(o: &mut Operand<'_>) {
 const Z: Span = Span { start: 0, end: 0 };
 
 fn int(value: i64) -> Operand<'static> {
-    Operand::Imm(
-        Immediate::Int {
-            value,
-            unsigned: false,
-        },
-        Z,
-    )
+    Operand::Imm(Immediate::Int { value, unsigned: false }, Z)
 }
 
 #[test]
@@ -69,23 +62,13 @@ fn opcodes_modifiers_and_guards() {
     assert_eq!(i.opcode, Opcode::Cvt);
     assert_eq!(
         i.modifiers.as_slice(),
-        &[
-            Modifier::Word(Word::Rn),
-            Modifier::Type(ScalarType::F32),
-            Modifier::Type(ScalarType::S32)
-        ]
+        &[Modifier::Word(Word::Rn), Modifier::Type(ScalarType::F32), Modifier::Type(ScalarType::S32)]
     );
     let g = i.guard.expect("guard");
     assert!(g.negated);
     assert_eq!(g.reg, "%p1");
-    let i = instruction(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1}, {%r1}, {%r2}, {%f2};",
-    );
-    assert!(i.modifiers.contains(&Modifier::Shape(Shape {
-        m: 16,
-        n: 8,
-        k: Some(16)
-    })));
+    let i = instruction("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1}, {%r1}, {%r2}, {%f2};");
+    assert!(i.modifiers.contains(&Modifier::Shape(Shape { m: 16, n: 8, k: Some(16) })));
     let i = instruction("ld.global.L2::cache_hint.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1], %rd2;");
     assert!(i.modifiers.contains(&Modifier::Word(Word::L2CacheHint)));
     assert!(i.modifiers.contains(&Modifier::Vector(4)));
@@ -93,59 +76,29 @@ fn opcodes_modifiers_and_guards() {
 
 #[test]
 fn operand_forms() {
-    assert_eq!(
-        operands("mov.u32 %r1, %tid.x;")[1],
-        Operand::Name("%tid", Some(Component::X), Z)
-    );
-    assert_eq!(
-        operands("selp.b32 %r1, 1, -1, !%p;")[1..],
-        [int(1), int(-1), Operand::Not("%p", Z)]
-    );
-    assert_eq!(
-        operands("setp.eq.s32 %p|%q, %r1, 0;")[0],
-        Operand::Pair("%p", "%q", Z)
-    );
-    assert_eq!(
-        operands("mbarrier.arrive.shared.b64 _, [bar];")[0],
-        Operand::Sink(Z)
-    );
+    assert_eq!(operands("mov.u32 %r1, %tid.x;")[1], Operand::Name("%tid", Some(Component::X), Z));
+    assert_eq!(operands("selp.b32 %r1, 1, -1, !%p;")[1..], [int(1), int(-1), Operand::Not("%p", Z)]);
+    assert_eq!(operands("setp.eq.s32 %p|%q, %r1, 0;")[0], Operand::Pair("%p", "%q", Z));
+    assert_eq!(operands("mbarrier.arrive.shared.b64 _, [bar];")[0], Operand::Sink(Z));
     assert_eq!(
         operands("ld.shared.f32 %f1, [%r1+-4];")[1],
-        Operand::Address(Address {
-            base: AddressBase::Reg("%r1"),
-            offset: -4,
-            span: Z
-        })
+        Operand::Address(Address { base: AddressBase::Reg("%r1"), offset: -4, span: Z })
     );
     assert_eq!(
         operands("ld.param.u64 %rd1, [p+8];")[1],
-        Operand::Address(Address {
-            base: AddressBase::Symbol("p"),
-            offset: 8,
-            span: Z
-        })
+        Operand::Address(Address { base: AddressBase::Symbol("p"), offset: 8, span: Z })
     );
     assert_eq!(
         operands("ld.global.u32 %r1, [0x100];")[1],
-        Operand::Address(Address {
-            base: AddressBase::Absolute(256),
-            offset: 0,
-            span: Z
-        })
+        Operand::Address(Address { base: AddressBase::Absolute(256), offset: 0, span: Z })
     );
-    assert_eq!(
-        operands("mov.u64 %rd1, arr+8;")[1],
-        Operand::SymbolOffset("arr", 8, Z)
-    );
+    assert_eq!(operands("mov.u64 %rd1, arr+8;")[1], Operand::SymbolOffset("arr", 8, Z));
     assert_eq!(
         operands("tex.2d.v4.f32.f32 {%f1, _, %f2, %f3}, [%rd1, {%f4, %f5}];")[1],
         Operand::Bracket(
             vec![
                 Operand::Name("%rd1", None, Z),
-                Operand::Vector(
-                    vec![Operand::Name("%f4", None, Z), Operand::Name("%f5", None, Z)],
-                    Z
-                )
+                Operand::Vector(vec![Operand::Name("%f4", None, Z), Operand::Name("%f5", None, Z)], Z)
             ],
             Z
         )
@@ -154,41 +107,20 @@ fn operand_forms() {
         matches!(&operands("tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}|%p, [%rd1, {%f4, %f5}];")[0], Operand::VectorPair(v, "%p", _) if v.len() == 4)
     );
     // Floats keep their spelling; constant expressions fold.
-    assert_eq!(
-        operands("mov.f32 %f1, 0fBF800000;")[1],
-        Operand::Imm(Immediate::F32Bits(0xBF80_0000), Z)
-    );
-    assert_eq!(
-        operands("mov.f32 %f1, -0f3F800000;")[1],
-        Operand::Imm(Immediate::F32Bits(0xBF80_0000), Z)
-    );
-    assert_eq!(
-        operands("mov.f64 %fd1, 1.5;")[1],
-        Operand::Imm(Immediate::Float(1.5), Z)
-    );
+    assert_eq!(operands("mov.f32 %f1, 0fBF800000;")[1], Operand::Imm(Immediate::F32Bits(0xBF80_0000), Z));
+    assert_eq!(operands("mov.f32 %f1, -0f3F800000;")[1], Operand::Imm(Immediate::F32Bits(0xBF80_0000), Z));
+    assert_eq!(operands("mov.f64 %fd1, 1.5;")[1], Operand::Imm(Immediate::Float(1.5), Z));
     assert_eq!(operands("mov.u32 %r1, (1 << 4) + 3;")[1], int(19));
     assert_eq!(operands("mov.u32 %r1, 7 > 3 ? 10 : 20;")[1], int(10));
     assert_eq!(operands("mov.u64 %r1, 0xFFFFFFFFFFFFFFFF;")[1], int(-1));
-    assert_eq!(
-        operands("mov.u64 %r1, 5U;")[1],
-        Operand::Imm(
-            Immediate::Int {
-                value: 5,
-                unsigned: true
-            },
-            Z
-        )
-    );
+    assert_eq!(operands("mov.u64 %r1, 5U;")[1], Operand::Imm(Immediate::Int { value: 5, unsigned: true }, Z));
 }
 
 #[test]
 fn calls() {
     let ops = operands("call.uni (retval0), vprintf, (param0, param1);");
     assert_eq!(ops.len(), 3);
-    assert_eq!(
-        ops[0],
-        Operand::List(vec![Operand::Name("retval0", None, Z)], Z)
-    );
+    assert_eq!(ops[0], Operand::List(vec![Operand::Name("retval0", None, Z)], Z));
     assert_eq!(ops[1], Operand::Name("vprintf", None, Z));
     assert!(matches!(&ops[2], Operand::List(v, _) if v.len() == 2));
     let ops = operands("call (r), %rd1, (p), prototype_0;");
@@ -204,9 +136,7 @@ fn statements() {
          .loc 1 2 3, function_name $L__info_string0, inlined_at 1 5 6\n\
          $L2:\n{\n.reg .b32 %r<4>;\n}\n$L3:\nret;",
     );
-    assert!(
-        matches!(&b[0], Statement::BranchTargets { label: "$L1", targets, .. } if targets == &["$L2", "$L3"])
-    );
+    assert!(matches!(&b[0], Statement::BranchTargets { label: "$L1", targets, .. } if targets == &["$L2", "$L3"]));
     assert!(
         matches!(&b[1], Statement::CallPrototype(p) if p.label == "proto" && p.returns.len() == 1 && p.params[0].name.is_none())
     );
@@ -228,66 +158,38 @@ fn declarations_and_initializers() {
          .visible .entry k(.param .u64 .ptr .global .align 16 a, .param .align 8 .b8 b[24])\n.maxntid 128, 1, 1\n{{ ret; }}\n"
     );
     let m = ptx::parse(&text).expect("parses");
-    let Item::Variable(p) = &m.items[0] else {
-        panic!()
-    };
-    let Some(Initializer::List(items, _)) = &p.declarators[0].init else {
-        panic!()
-    };
+    let Item::Variable(p) = &m.items[0] else { panic!() };
+    let Some(Initializer::List(items, _)) = &p.declarators[0].init else { panic!() };
     assert!(
         matches!(&items[0], Initializer::Expr(Expr::Binary(BinaryOp::Add, a, _, _)) if matches!(**a, Expr::Generic("a", _)))
     );
-    assert!(matches!(
-        &items[1],
-        Initializer::Expr(Expr::Imm(Immediate::Int { value: -1, .. }, _))
-    ));
-    let Item::Variable(mat) = &m.items[1] else {
-        panic!()
-    };
+    assert!(matches!(&items[1], Initializer::Expr(Expr::Imm(Immediate::Int { value: -1, .. }, _))));
+    let Item::Variable(mat) = &m.items[1] else { panic!() };
     assert_eq!(mat.declarators[0].dims.as_slice(), &[Some(2), Some(3)]);
-    let Item::Variable(s) = &m.items[2] else {
-        panic!()
-    };
+    let Item::Variable(s) = &m.items[2] else { panic!() };
     assert!(
         matches!(&s.declarators[0].init, Some(Initializer::List(v, _)) if matches!(&v[0], Initializer::Named { name: "filter_mode", value: Expr::Symbol("nearest", _), .. }))
     );
-    let Item::Function(k) = &m.items[3] else {
-        panic!()
-    };
-    assert_eq!(
-        k.params[0].ptr,
-        Some(PtrAttr {
-            space: Some(StateSpace::Global),
-            align: Some(16)
-        })
-    );
+    let Item::Function(k) = &m.items[3] else { panic!() };
+    assert_eq!(k.params[0].ptr, Some(PtrAttr { space: Some(StateSpace::Global), align: Some(16) }));
     assert_eq!(k.params[1].dims.as_slice(), &[Some(24)]);
-    assert!(
-        matches!(&k.directives[0], FunctionDirective::MaxNtid(v, _) if v.as_slice() == [128, 1, 1])
-    );
+    assert!(matches!(&k.directives[0], FunctionDirective::MaxNtid(v, _) if v.as_slice() == [128, 1, 1]));
 }
 
 #[test]
 fn sections_with_and_without_entries() {
-    let text =
-        format!("{HEADER}.section .debug_str\n{{\n$L__s0:\n.b8 1, 2, 3\n.b32 $L__a-$L__b\n}}\n");
+    let text = format!("{HEADER}.section .debug_str\n{{\n$L__s0:\n.b8 1, 2, 3\n.b32 $L__a-$L__b\n}}\n");
     let m = ptx::parse(&text).expect("parses");
-    let Item::Section(s) = &m.items[0] else {
-        panic!()
-    };
+    let Item::Section(s) = &m.items[0] else { panic!() };
     assert_eq!(s.name, ".debug_str");
     assert_eq!(s.body, "\n$L__s0:\n.b8 1, 2, 3\n.b32 $L__a-$L__b\n");
     assert_eq!(s.entries.len(), 3);
     assert!(
         matches!(&s.entries[2], SectionEntry::Data { ty: ScalarType::B32, values, .. } if matches!(values[0], Expr::Binary(BinaryOp::Sub, ..)))
     );
-    let options = ptx::ParseOptions {
-        section_entries: false,
-    };
+    let options = ptx::ParseOptions { section_entries: false };
     let m2 = ptx::parse_with(&text, options).expect("parses");
-    let Item::Section(s2) = &m2.items[0] else {
-        panic!()
-    };
+    let Item::Section(s2) = &m2.items[0] else { panic!() };
     assert!(s2.entries.is_empty());
     assert_eq!(s2.body, s.body);
     assert_eq!(m2.to_string(), m.to_string());

@@ -91,23 +91,20 @@ impl Arg {
         let size = param.size();
         let is_array = !param.dims.is_empty() || param.vector.is_some();
         let untyped = matches!(param.ty, ScalarType::B8 | ScalarType::B16 | ScalarType::B32 | ScalarType::B64);
-        match self.class() {
-            Class::Raw => {}
-            Class::Pointer => {
-                if is_array || size != 8 || param.ty.is_float() {
-                    return Err(format!(
-                        "a device pointer needs an 8-byte integer parameter (.u64 or .b64), not {}",
-                        describe(param)
-                    ));
-                }
-            }
-            Class::Float if is_array || !(param.ty.is_float() || untyped) => {
-                return Err(format!("a {} value cannot be passed to {}", self.type_name(), describe(param)));
-            }
-            Class::Int if is_array || param.ty.is_float() => {
-                return Err(format!("a {} value cannot be passed to {}", self.type_name(), describe(param)));
-            }
-            _ => {}
+        let fits = match self.class() {
+            Class::Raw => true,
+            Class::Pointer => !is_array && size == 8 && !param.ty.is_float(),
+            Class::Float => !is_array && (param.ty.is_float() || untyped),
+            Class::Int => !is_array && !param.ty.is_float(),
+        };
+        if !fits {
+            return Err(match self.class() {
+                Class::Pointer => format!(
+                    "a device pointer needs an 8-byte integer parameter (.u64 or .b64), not {}",
+                    describe(param)
+                ),
+                _ => format!("a {} value cannot be passed to {}", self.type_name(), describe(param)),
+            });
         }
         if bytes.len() as u64 != size {
             return Err(format!(

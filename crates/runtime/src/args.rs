@@ -342,7 +342,7 @@ fn parse_bytes_spec(value: &str) -> Result<BytesSource, String> {
     }
     let hex: String = value.chars().filter(|&c| c != '_').collect();
     let hex = hex.strip_prefix("0x").unwrap_or(&hex);
-    if hex.is_empty() || hex.len() % 2 != 0 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+    if hex.is_empty() || hex.len() % 2 == 1 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(format!(
             "`{value}` is not an even number of hexadecimal digits (bytes in memory order, e.g. bytes:01000000)"
         ));
@@ -465,10 +465,9 @@ fn buffer_bytes(spec: &BufferSpec) -> Result<Vec<u8>, String> {
             let got = data.len() as u64;
             match len {
                 Some(n) if got != n * size => Err(format!("file has {got} bytes, expected {}", n * size)),
-                None if got % size != 0 => Err(format!(
-                    "file has {got} bytes, not a multiple of the {size}-byte size of {}",
-                    spec.elem
-                )),
+                None if got / size * size != got => {
+                    Err(format!("file has {got} bytes, not a multiple of the {size}-byte size of {}", spec.elem))
+                }
                 _ => Ok(data),
             }
         }
@@ -537,9 +536,16 @@ mod tests {
         assert_eq!(err("s8:0x100"), "0x100 is out of range for s8");
         assert_eq!(err("s8:-0xff"), "-0xff is out of range for s8");
         assert_eq!(err("u64:18446744073709551616"), "18446744073709551616 is out of range for u64");
-        assert_eq!(err("u64:999999999999999999999999999999999999999999"), "999999999999999999999999999999999999999999 is out of range for u64");
+        assert_eq!(
+            err("u64:999999999999999999999999999999999999999999"),
+            "999999999999999999999999999999999999999999 is out of range for u64"
+        );
         for bad in ["s32:", "s32:abc", "s32:1.5", "s32:0x", "s32:--1", "u8:0b2", "s32: 1"] {
-            assert!(err(bad).contains("is not a s32 number") || err(bad).contains("is not a u8 number"), "{bad}: {}", err(bad));
+            assert!(
+                err(bad).contains("is not a s32 number") || err(bad).contains("is not a u8 number"),
+                "{bad}: {}",
+                err(bad)
+            );
         }
     }
 

@@ -11,9 +11,8 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
         _ => Path::new("."),
     };
     let named = |e: io::Error, what: &str| io::Error::new(e.kind(), format!("cannot {what} {}: {e}", path.display()));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
-        io::Error::new(e.kind(), format!("cannot create a temporary file in {}: {e}", dir.display()))
-    })?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot create a temporary file in {}: {e}", dir.display())))?;
     tmp.write_all(contents).and_then(|()| tmp.flush()).map_err(|e| named(e, "write"))?;
     tmp.persist(path).map_err(|e| named(e.error, "write"))?;
     Ok(())

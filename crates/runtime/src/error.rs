@@ -89,13 +89,24 @@ impl std::error::Error for LoadError {}
 pub enum KernelError {
     UnknownModule(ModuleId),
     /// No function of that name.
-    NotFound { name: String, kernels: Vec<String> },
+    NotFound {
+        name: String,
+        kernels: Vec<String>,
+    },
     /// The name is a device function (`.func`), not a kernel (`.entry`).
-    NotAKernel { name: String, kernels: Vec<String> },
+    NotAKernel {
+        name: String,
+        kernels: Vec<String>,
+    },
     /// The kernel is declared in this module but defined elsewhere.
-    NotDefined { name: String, kernels: Vec<String> },
+    NotDefined {
+        name: String,
+        kernels: Vec<String>,
+    },
     /// No name was given and the module does not have exactly one kernel.
-    Ambiguous { kernels: Vec<String> },
+    Ambiguous {
+        kernels: Vec<String>,
+    },
 }
 
 fn list(kernels: &[String]) -> String {
@@ -132,11 +143,21 @@ impl std::error::Error for KernelError {}
 pub enum SymbolError {
     UnknownModule(ModuleId),
     /// No module-scope variable of that name; `available` lists the `.global` and `.const` ones.
-    NotFound { name: String, available: Vec<String> },
+    NotFound {
+        name: String,
+        available: Vec<String>,
+    },
     /// The variable exists but is not in device memory (`.shared`, `.local`, ...).
-    NotInDeviceMemory { name: String, space: String },
+    NotInDeviceMemory {
+        name: String,
+        space: String,
+    },
     /// More bytes than the variable holds.
-    TooLarge { name: String, size: u64, given: u64 },
+    TooLarge {
+        name: String,
+        size: u64,
+        given: u64,
+    },
 }
 
 impl fmt::Display for SymbolError {
@@ -146,15 +167,12 @@ impl fmt::Display for SymbolError {
             SymbolError::NotFound { name, available } if available.is_empty() => {
                 write!(f, "no module-scope variable named `{name}`; the module has no .global or .const variables")
             }
-            SymbolError::NotFound { name, available } => write!(
-                f,
-                "no module-scope variable named `{name}`; .global/.const variables: {}",
-                available.join(", ")
-            ),
-            SymbolError::NotInDeviceMemory { name, space } => write!(
-                f,
-                "`{name}` is a {space} variable; only .global and .const variables live in device memory"
-            ),
+            SymbolError::NotFound { name, available } => {
+                write!(f, "no module-scope variable named `{name}`; .global/.const variables: {}", available.join(", "))
+            }
+            SymbolError::NotInDeviceMemory { name, space } => {
+                write!(f, "`{name}` is a {space} variable; only .global and .const variables live in device memory")
+            }
             SymbolError::TooLarge { name, size, given } => {
                 write!(f, "`{name}` has {size} bytes, {given} bytes given")
             }
@@ -171,13 +189,26 @@ pub enum RunError {
     /// The kernel id is not a defined kernel of the module.
     NotAKernel(String),
     /// The grid/block shape or the shared-memory size is invalid.
-    InvalidLaunch { kernel: String, message: String },
+    InvalidLaunch {
+        kernel: String,
+        message: String,
+    },
     /// The number of arguments differs from the number of `.param`s.
-    ArgumentCount { kernel: String, expected: usize, given: usize, params: Vec<String> },
+    ArgumentCount {
+        kernel: String,
+        expected: usize,
+        given: usize,
+        params: Vec<String>,
+    },
     /// One argument does not fit its parameter.
-    Argument { kernel: String, index: usize, param: String, message: String },
+    Argument {
+        kernel: String,
+        index: usize,
+        param: String,
+        message: String,
+    },
     /// The backend refused the kernel or the kernel failed while running.
-    Exec(ExecError),
+    Exec(Box<ExecError>),
 }
 
 impl RunError {
@@ -213,6 +244,6 @@ impl std::error::Error for RunError {}
 
 impl From<ExecError> for RunError {
     fn from(e: ExecError) -> RunError {
-        RunError::Exec(e)
+        RunError::Exec(Box::new(e))
     }
 }

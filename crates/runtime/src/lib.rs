@@ -3,7 +3,7 @@
 //! A [`Runtime`] owns device memory and loaded modules and launches kernels on a [`device::Backend`] (the
 //! emulator, later the JIT; the runtime does not depend on either — the caller constructs the backend):
 //!
-//! ```ignore
+//! ```text
 //! let mut rt = Runtime::new(Box::new(emu::Emulator::new()));
 //! let module = rt.load_ptx(&text, "saxpy.ptx")?;
 //! let kernel = rt.kernel(module, Some("saxpy"))?;
@@ -30,7 +30,7 @@ pub mod symbols;
 pub use arg::Arg;
 pub use args::{ArgError, ArgList, ArgSpec, Buffer, ElemType, PreparedArgs};
 pub use atomic::write_atomic;
-pub use device::{Dim3, DevicePtr, KernelStats, LaunchConfig};
+pub use device::{DevicePtr, Dim3, KernelStats, LaunchConfig};
 pub use error::{KernelError, LoadError, MemoryError, RunError, SymbolError};
 pub use outputs::{write_outputs, OutputError, OutputSpec, WrittenOutput};
 pub use runtime::{LaunchOptions, LaunchOutcome, ModuleId, Runtime, DEFAULT_MEMORY_LIMIT, MAX_SHARED_PER_BLOCK};

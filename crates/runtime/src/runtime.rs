@@ -6,7 +6,9 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use device::module::variable_size;
-use device::{Backend, DeviceMemory, DevicePtr, KernelStats, Launch, LaunchConfig, LoadedModule, ParamBuffer, SharedLayout};
+use device::{
+    Backend, DeviceMemory, DevicePtr, KernelStats, Launch, LaunchConfig, LoadedModule, ParamBuffer, SharedLayout,
+};
 use ir::{FuncId, Module, StateSpace};
 
 use crate::arg::{describe, param_label, Arg};
@@ -290,13 +292,16 @@ impl Runtime {
     /// Finds a kernel (`.entry` with a body) by name; `None` chooses the module's only kernel.
     pub fn kernel(&self, module: ModuleId, name: Option<&str>) -> Result<FuncId, KernelError> {
         let m = &self.module(module).ok_or(KernelError::UnknownModule(module))?.module;
-        let kernels: Vec<String> =
-            m.kernels().filter(|(_, f)| f.body.is_some()).map(|(_, f)| f.name.clone()).collect();
+        let kernels: Vec<String> = m.kernels().filter(|(_, f)| f.body.is_some()).map(|(_, f)| f.name.clone()).collect();
         match name {
             Some(name) => match m.function(name) {
                 None => Err(KernelError::NotFound { name: name.to_string(), kernels }),
-                Some(id) if !m.functions[id].is_kernel() => Err(KernelError::NotAKernel { name: name.to_string(), kernels }),
-                Some(id) if m.functions[id].body.is_none() => Err(KernelError::NotDefined { name: name.to_string(), kernels }),
+                Some(id) if !m.functions[id].is_kernel() => {
+                    Err(KernelError::NotAKernel { name: name.to_string(), kernels })
+                }
+                Some(id) if m.functions[id].body.is_none() => {
+                    Err(KernelError::NotDefined { name: name.to_string(), kernels })
+                }
                 Some(id) => Ok(id),
             },
             None => {
@@ -380,8 +385,7 @@ impl Runtime {
         let params = self.prepare(module, kernel, config, args)?;
         let entry = &self.modules[module.index()];
         self.backend.check_supported(&entry.loaded, kernel)?;
-        let launch =
-            Launch { module: &entry.loaded, kernel, config, params: &params, collect_stats: options.stats };
+        let launch = Launch { module: &entry.loaded, kernel, config, params: &params, collect_stats: options.stats };
         let start = Instant::now();
         let report = self.backend.launch(&launch, &mut self.memory, printf)?;
         let elapsed = start.elapsed();

@@ -21,7 +21,8 @@ struct Recorded {
     collect_stats: bool,
 }
 
-type Action = Box<dyn FnMut(&Launch<'_>, &mut DeviceMemory, &mut dyn Write) -> Result<(), ExecError>>;
+/// The mock's "kernel" (boxing its error keeps clippy's `result_large_err` quiet).
+type Action = Box<dyn FnMut(&Launch<'_>, &mut DeviceMemory, &mut dyn Write) -> Result<(), Box<ExecError>>>;
 
 struct Mock {
     log: Rc<RefCell<Vec<Recorded>>>,
@@ -44,7 +45,12 @@ impl Backend for Mock {
         }
     }
 
-    fn launch(&mut self, launch: &Launch<'_>, memory: &mut DeviceMemory, stdout: &mut dyn Write) -> Result<LaunchReport, ExecError> {
+    fn launch(
+        &mut self,
+        launch: &Launch<'_>,
+        memory: &mut DeviceMemory,
+        stdout: &mut dyn Write,
+    ) -> Result<LaunchReport, ExecError> {
         self.log.borrow_mut().push(Recorded {
             kernel: launch.module.module.functions[launch.kernel].name.clone(),
             config: launch.config,
@@ -52,7 +58,7 @@ impl Backend for Mock {
             offsets: launch.params.slots.iter().map(|s| (s.offset, s.size)).collect(),
             collect_stats: launch.collect_stats,
         });
-        (self.action)(launch, memory, stdout)?;
+        (self.action)(launch, memory, stdout).map_err(|e| *e)?;
         let stats = launch.collect_stats.then(|| KernelStats { kernel: "mock stats".into(), ..KernelStats::default() });
         Ok(LaunchReport { stats })
     }
@@ -129,7 +135,8 @@ fn stats_are_only_requested_when_asked() {
     let (mut rt, log) = mock();
     let m = rt.load_ptx(MIXED, "mixed.ptx").unwrap();
     let k = rt.kernel(m, Some("mixed")).unwrap();
-    let args = [Arg::U8(0), Arg::U64(0), Arg::F64(0.0), Arg::U16(0), Arg::F32(0.0), Arg::Bytes(vec![0; 12]), Arg::U8(0)];
+    let args =
+        [Arg::U8(0), Arg::U64(0), Arg::F64(0.0), Arg::U16(0), Arg::F32(0.0), Arg::Bytes(vec![0; 12]), Arg::U8(0)];
     let outcome = rt.launch(m, k, config(1, 1), &args, LaunchOptions::default()).unwrap();
     assert!(outcome.stats.is_none());
     assert!(!log.borrow()[0].collect_stats);
@@ -186,7 +193,10 @@ fn argument_errors_name_index_and_parameter() {
     let mut args = good_args();
     args[3] = Arg::Ptr(0x1000);
     let e = arg_error(&args);
-    assert!(e.to_string().contains("a device pointer needs an 8-byte integer parameter (.u64 or .b64), not a .u16"), "{e}");
+    assert!(
+        e.to_string().contains("a device pointer needs an 8-byte integer parameter (.u64 or .b64), not a .u16"),
+        "{e}"
+    );
 
     let mut args = good_args();
     args[2] = Arg::Ptr(0x1000);
@@ -196,7 +206,10 @@ fn argument_errors_name_index_and_parameter() {
     let mut args = good_args();
     args[5] = Arg::Bytes(vec![0; 11]);
     let e = arg_error(&args);
-    assert!(e.to_string().contains("(parameter 5 `s`): a .b8[12] parameter is 12 bytes, the bytes value has 11"), "{e}");
+    assert!(
+        e.to_string().contains("(parameter 5 `s`): a .b8[12] parameter is 12 bytes, the bytes value has 11"),
+        "{e}"
+    );
 
     let mut args = good_args();
     args[5] = Arg::U64(0);
@@ -248,7 +261,8 @@ fn launch_shape_and_shared_memory_are_validated() {
     let e = rt.launch(s, big, cfg, &[], LaunchOptions::default()).unwrap_err();
     assert!(e.is_usage_error());
     assert!(
-        e.to_string().contains("204800 bytes of static and 27649 bytes of dynamic shared memory exceed the 232448-byte"),
+        e.to_string()
+            .contains("204800 bytes of static and 27649 bytes of dynamic shared memory exceed the 232448-byte"),
         "{e}"
     );
     assert_eq!(log.borrow().len(), 1);
@@ -257,7 +271,8 @@ fn launch_shape_and_shared_memory_are_validated() {
 #[test]
 fn unsupported_kernels_are_refused_before_running() {
     let log = Rc::new(RefCell::new(Vec::new()));
-    let mock = Mock { log: log.clone(), unsupported: Some("line 3: `tex.2d`".into()), action: Box::new(|_, _, _| Ok(())) };
+    let mock =
+        Mock { log: log.clone(), unsupported: Some("line 3: `tex.2d`".into()), action: Box::new(|_, _, _| Ok(())) };
     let mut rt = Runtime::new(Box::new(mock));
     let m = rt.load_ptx(MIXED, "mixed.ptx").unwrap();
     let k = rt.kernel(m, None).unwrap();
@@ -271,7 +286,7 @@ fn unsupported_kernels_are_refused_before_running() {
 #[test]
 fn kernel_errors_are_returned_with_their_location() {
     let (mut rt, _) = mock_with(Box::new(|launch, _, _| {
-        Err(ExecError::new(
+        Err(Box::new(ExecError::new(
             ErrorKind::OutOfBounds { space: device::Space::Global, address: 0x40, size: 4, detail: None },
             Location {
                 kernel: launch.module.module.functions[launch.kernel].name.clone(),
@@ -280,7 +295,7 @@ fn kernel_errors_are_returned_with_their_location() {
                 line: Some(15),
                 ..Location::default()
             },
-        ))
+        )))
     }));
     let m = rt.load_ptx(MIXED, "mixed.ptx").unwrap();
     let k = rt.kernel(m, None).unwrap();
@@ -397,9 +412,15 @@ fn symbols_are_read_and_written_before_a_launch() {
         rt.write_symbol(m, "coeffs", &[0; 17]),
         Err(SymbolError::TooLarge { name: "coeffs".into(), size: 16, given: 17 })
     );
-    assert_eq!(rt.write_symbol(m, "coeffs", &[0; 17]).unwrap_err().to_string(), "`coeffs` has 16 bytes, 17 bytes given");
+    assert_eq!(
+        rt.write_symbol(m, "coeffs", &[0; 17]).unwrap_err().to_string(),
+        "`coeffs` has 16 bytes, 17 bytes given"
+    );
     let e = rt.symbol(m, "scratch").unwrap_err();
-    assert_eq!(e.to_string(), "`scratch` is a .shared variable; only .global and .const variables live in device memory");
+    assert_eq!(
+        e.to_string(),
+        "`scratch` is a .shared variable; only .global and .const variables live in device memory"
+    );
     let e = rt.symbol(m, "nope").unwrap_err();
     assert_eq!(e.to_string(), "no module-scope variable named `nope`; .global/.const variables: counter, coeffs");
 
@@ -419,7 +440,11 @@ fn symbols_are_read_and_written_before_a_launch() {
 
 /// A kernel `out[i] = a[i] + b[i]` over the buffers in params 0..3, and n in param 3, like the corpus's
 /// vector_add; it also prints a line.
-fn vector_add_mock(launch: &Launch<'_>, memory: &mut DeviceMemory, stdout: &mut dyn Write) -> Result<(), ExecError> {
+fn vector_add_mock(
+    launch: &Launch<'_>,
+    memory: &mut DeviceMemory,
+    stdout: &mut dyn Write,
+) -> Result<(), Box<ExecError>> {
     let p = &launch.params;
     let word = |i: usize| u64::from_le_bytes(p.bytes[p.slots[i].offset as usize..][..8].try_into().unwrap());
     let n = u32::from_le_bytes(p.bytes[p.slots[3].offset as usize..][..4].try_into().unwrap());
@@ -539,7 +564,10 @@ fn device_memory_api() {
     let e = rt.copy_to_device(a + 10, &[0; 8]).unwrap_err();
     assert!(matches!(e, MemoryError::OutOfBounds { ptr, len: 8, .. } if ptr == a + 10));
     let text = e.to_string();
-    assert!(text.starts_with(&format!("8 bytes at device pointer {:#x} are not inside one allocation", a + 10)), "{text}");
+    assert!(
+        text.starts_with(&format!("8 bytes at device pointer {:#x} are not inside one allocation", a + 10)),
+        "{text}"
+    );
     assert!(text.contains("starts 10 bytes into it and ends 2 bytes past its end"), "{text}");
     let e = rt.read(a + 16, 1).unwrap_err();
     assert!(e.to_string().contains(&format!("{:#x}", a + 16)), "{e}");
@@ -554,7 +582,10 @@ fn device_memory_api() {
     assert!(e.to_string().contains("no allocation starts there (1 bytes into `allocation 0`"), "{e}");
     rt.free(a).unwrap();
     let e = rt.free(a).unwrap_err();
-    assert!(e.to_string().starts_with(&format!("cannot free device pointer {a:#x}: no allocation starts there")), "{e}");
+    assert!(
+        e.to_string().starts_with(&format!("cannot free device pointer {a:#x}: no allocation starts there")),
+        "{e}"
+    );
     assert!(rt.read(a, 1).is_err());
 
     let m = rt.load_ptx(SYMBOLS, "symbols.ptx").unwrap();
@@ -562,7 +593,9 @@ fn device_memory_api() {
     let e = rt.free(c).unwrap_err();
     assert_eq!(
         e.to_string(),
-        format!("cannot free device pointer {c:#x}: it is the global variable `counter`, which lives as long as its module")
+        format!(
+            "cannot free device pointer {c:#x}: it is the global variable `counter`, which lives as long as its module"
+        )
     );
 
     rt.set_memory_limit(rt.memory().allocated() + 100);

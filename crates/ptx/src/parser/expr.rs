@@ -155,19 +155,9 @@ fn fold_binary(op: Op, a: Value, b: Value) -> Result<Value, String> {
         Op::Eq => return Ok(bool_value(ord(a, b) == Some(Ordering::Equal))),
         Op::Ne => return Ok(bool_value(ord(a, b) != Some(Ordering::Equal))),
         Op::Lt => return Ok(bool_value(ord(a, b) == Some(Ordering::Less))),
-        Op::Le => {
-            return Ok(bool_value(matches!(
-                ord(a, b),
-                Some(Ordering::Less | Ordering::Equal)
-            )))
-        }
+        Op::Le => return Ok(bool_value(matches!(ord(a, b), Some(Ordering::Less | Ordering::Equal)))),
         Op::Gt => return Ok(bool_value(ord(a, b) == Some(Ordering::Greater))),
-        Op::Ge => {
-            return Ok(bool_value(matches!(
-                ord(a, b),
-                Some(Ordering::Greater | Ordering::Equal)
-            )))
-        }
+        Op::Ge => return Ok(bool_value(matches!(ord(a, b), Some(Ordering::Greater | Ordering::Equal)))),
         Op::LogicalAnd => return Ok(bool_value(a.truth() && b.truth())),
         Op::LogicalOr => return Ok(bool_value(a.truth() || b.truth())),
         Op::Ast(_) => {}
@@ -182,9 +172,7 @@ fn fold_binary(op: Op, a: Value, b: Value) -> Result<Value, String> {
                 BinaryOp::Add => x.wrapping_add(y),
                 BinaryOp::Sub => x.wrapping_sub(y),
                 BinaryOp::Mul => x.wrapping_mul(y),
-                BinaryOp::Div | BinaryOp::Rem if y == 0 => {
-                    return Err("division by zero".to_string())
-                }
+                BinaryOp::Div | BinaryOp::Rem if y == 0 => return Err("division by zero".to_string()),
                 BinaryOp::Div if unsigned => ((x as u64) / (y as u64)) as i64,
                 BinaryOp::Rem if unsigned => ((x as u64) % (y as u64)) as i64,
                 BinaryOp::Div => x.wrapping_div(y),
@@ -239,39 +227,21 @@ pub(super) fn decode_literal(kind: TokenKind, text: &str) -> (Immediate, Value) 
             v = v.wrapping_mul(10).wrapping_add(i64::from(d));
         }
         if plain {
-            return (
-                Immediate::Int {
-                    value: v,
-                    unsigned: false,
-                },
-                Value::Int(v, false),
-            );
+            return (Immediate::Int { value: v, unsigned: false }, Value::Int(v, false));
         }
     }
     if kind == TokenKind::Int {
         let (v, suffix) = decode_int(text).unwrap_or((0, false));
         return (
-            Immediate::Int {
-                value: v as i64,
-                unsigned: suffix,
-            },
+            Immediate::Int { value: v as i64, unsigned: suffix },
             Value::Int(v as i64, suffix || v > i64::MAX as u64),
         );
     }
     match decode_float(text) {
-        Ok(FloatLit::F32Bits(b)) => (
-            Immediate::F32Bits(b),
-            Value::Float(f64::from(f32::from_bits(b))),
-        ),
+        Ok(FloatLit::F32Bits(b)) => (Immediate::F32Bits(b), Value::Float(f64::from(f32::from_bits(b)))),
         Ok(FloatLit::F64Bits(b)) => (Immediate::F64Bits(b), Value::Float(f64::from_bits(b))),
         Ok(FloatLit::Decimal(v)) => (Immediate::Float(v), Value::Float(v)),
-        Err(_) => (
-            Immediate::Int {
-                value: 0,
-                unsigned: false,
-            },
-            Value::Int(0, false),
-        ),
+        Err(_) => (Immediate::Int { value: 0, unsigned: false }, Value::Int(0, false)),
     }
 }
 
@@ -285,11 +255,7 @@ pub(super) struct Parsed<'a> {
 
 impl<'a> Parsed<'a> {
     fn constant(value: Value, span: Span) -> Parsed<'a> {
-        Parsed {
-            expr: Expr::Imm(value.to_imm(), span),
-            height: 1,
-            value: Some(value),
-        }
+        Parsed { expr: Expr::Imm(value.to_imm(), span), height: 1, value: Some(value) }
     }
 }
 
@@ -297,9 +263,7 @@ impl<'a> Parser<'a> {
     /// A constant expression.
     pub(super) fn expr(&mut self) -> PResult<Expr<'a>> {
         // Fast path for the common lone literal (section data, initializer lists).
-        if matches!(self.tok.kind, TokenKind::Int | TokenKind::Float)
-            && ends_expression(self.next.kind)
-        {
+        if matches!(self.tok.kind, TokenKind::Int | TokenKind::Float) && ends_expression(self.next.kind) {
             let t = self.bump();
             return Ok(Expr::Imm(decode_literal(t.kind, self.text(t)).0, t.span()));
         }
@@ -317,20 +281,14 @@ impl<'a> Parser<'a> {
         match p.value {
             Some(Value::Int(v, u)) => Ok((v, u)),
             _ => {
-                self.error(
-                    expr_span(&p.expr),
-                    format!("expected {what}: an integer constant expression"),
-                );
+                self.error(expr_span(&p.expr), format!("expected {what}: an integer constant expression"));
                 Err(Stop)
             }
         }
     }
 
     fn too_deep(&mut self, span: Span) -> Stop {
-        self.error(
-            span,
-            format!("expression is nested too deeply (the limit is {MAX_DEPTH} levels)"),
-        );
+        self.error(span, format!("expression is nested too deeply (the limit is {MAX_DEPTH} levels)"));
         Stop
     }
 
@@ -410,53 +368,30 @@ impl<'a> Parser<'a> {
             TokenKind::LParen => {
                 self.bump();
                 let inner = self.expr_bp(0, nesting + 1)?;
-                self.expect(
-                    TokenKind::RParen,
-                    "`)` to close the parenthesized expression",
-                )?;
+                self.expect(TokenKind::RParen, "`)` to close the parenthesized expression")?;
                 return Ok(inner);
             }
             TokenKind::Int | TokenKind::Float => {
                 let t = self.bump();
                 let (imm, value) = decode_literal(t.kind, self.text(t));
-                return Ok(Parsed {
-                    expr: Expr::Imm(imm, t.span()),
-                    height: 1,
-                    value: Some(value),
-                });
+                return Ok(Parsed { expr: Expr::Imm(imm, t.span()), height: 1, value: Some(value) });
             }
             TokenKind::Ident => {
                 let t = self.bump();
                 let name = self.text(t);
                 if name == "generic" && self.at(TokenKind::LParen) {
                     self.bump();
-                    let sym =
-                        self.expect(TokenKind::Ident, "a variable name inside `generic(...)`")?;
-                    self.expect(
-                        TokenKind::RParen,
-                        "`)` after the variable name in `generic(...)`",
-                    )?;
+                    let sym = self.expect(TokenKind::Ident, "a variable name inside `generic(...)`")?;
+                    self.expect(TokenKind::RParen, "`)` after the variable name in `generic(...)`")?;
                     let expr = Expr::Generic(self.text(sym), self.span_from(start));
-                    return Ok(Parsed {
-                        expr,
-                        height: 1,
-                        value: None,
-                    });
+                    return Ok(Parsed { expr, height: 1, value: None });
                 }
-                return Ok(Parsed {
-                    expr: Expr::Symbol(name, t.span()),
-                    height: 1,
-                    value: None,
-                });
+                return Ok(Parsed { expr: Expr::Symbol(name, t.span()), height: 1, value: None });
             }
             // Section data refers to other sections by their dotted names (`.b32 .debug_abbrev`).
             TokenKind::Directive => {
                 let t = self.bump();
-                return Ok(Parsed {
-                    expr: Expr::Symbol(self.text(t), t.span()),
-                    height: 1,
-                    value: None,
-                });
+                return Ok(Parsed { expr: Expr::Symbol(self.text(t), t.span()), height: 1, value: None });
             }
             _ => return Err(self.unexpected("an expression")),
         };
@@ -466,11 +401,7 @@ impl<'a> Parser<'a> {
             let t = self.bump();
             let (imm, value) = decode_literal(t.kind, self.text(t));
             let value = fold_unary(UnaryOp::Neg, value).ok();
-            return Ok(Parsed {
-                expr: Expr::Imm(negate(imm), self.span_from(start)),
-                height: 1,
-                value,
-            });
+            return Ok(Parsed { expr: Expr::Imm(negate(imm), self.span_from(start)), height: 1, value });
         }
         let inner = self.unary(nesting + 1)?;
         let span = self.span_from(start);
@@ -482,11 +413,9 @@ impl<'a> Parser<'a> {
                     Err(Stop)
                 }
             },
-            None => Ok(Parsed {
-                expr: Expr::Unary(op, Box::new(inner.expr), span),
-                height: inner.height + 1,
-                value: None,
-            }),
+            None => {
+                Ok(Parsed { expr: Expr::Unary(op, Box::new(inner.expr), span), height: inner.height + 1, value: None })
+            }
         }
     }
 
@@ -500,9 +429,7 @@ impl<'a> Parser<'a> {
             return self.expr().map(Initializer::Expr);
         }
         if depth >= MAX_DEPTH {
-            let msg = format!(
-                "initializer braces are nested too deeply (the limit is {MAX_DEPTH} levels)"
-            );
+            let msg = format!("initializer braces are nested too deeply (the limit is {MAX_DEPTH} levels)");
             self.error(self.tok.span(), msg);
             return Err(Stop);
         }
@@ -514,11 +441,7 @@ impl<'a> Parser<'a> {
                     let name = self.bump();
                     self.bump();
                     let value = self.expr()?;
-                    items.push(Initializer::Named {
-                        name: self.text(name),
-                        value,
-                        span: self.span_from(name.start),
-                    });
+                    items.push(Initializer::Named { name: self.text(name), value, span: self.span_from(name.start) });
                 } else {
                     items.push(self.initializer_at(depth + 1)?);
                 }

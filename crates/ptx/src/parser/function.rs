@@ -62,13 +62,8 @@ impl<'a> Parser<'a> {
                 }
                 ".ptr" if ty.is_some() && ptr.is_none() => {
                     self.bump();
-                    let mut attr = PtrAttr {
-                        space: None,
-                        align: None,
-                    };
-                    if let Some(s) =
-                        decl_space(self.tok_text()).filter(|_| self.at(TokenKind::Directive))
-                    {
+                    let mut attr = PtrAttr { space: None, align: None };
+                    if let Some(s) = decl_space(self.tok_text()).filter(|_| self.at(TokenKind::Directive)) {
                         self.bump();
                         attr.space = Some(s);
                     }
@@ -78,19 +73,17 @@ impl<'a> Parser<'a> {
                     }
                     ptr = Some(attr);
                 }
-                text if ty.is_none() => {
-                    match text.strip_prefix('.').and_then(lookup::scalar_type) {
-                        Some(t) => {
-                            self.bump();
-                            ty = Some(t);
-                        }
-                        None => {
-                            let msg = format!("unknown type `{}` in the parameter", clip(text));
-                            self.error(self.tok.span(), msg);
-                            return Err(Stop);
-                        }
+                text if ty.is_none() => match text.strip_prefix('.').and_then(lookup::scalar_type) {
+                    Some(t) => {
+                        self.bump();
+                        ty = Some(t);
                     }
-                }
+                    None => {
+                        let msg = format!("unknown type `{}` in the parameter", clip(text));
+                        self.error(self.tok.span(), msg);
+                        return Err(Stop);
+                    }
+                },
                 _ => return Err(self.unexpected("the parameter name")),
             }
         }
@@ -105,16 +98,7 @@ impl<'a> Parser<'a> {
             _ => None,
         };
         let dims = self.dims()?;
-        Ok(Param {
-            space,
-            align,
-            vector,
-            ty,
-            ptr,
-            name,
-            dims,
-            span: self.span_from(start),
-        })
+        Ok(Param { space, align, vector, ty, ptr, name, dims, span: self.span_from(start) })
     }
 
     /// One performance-tuning directive after a function header, or `None` if the current directive is not
@@ -126,9 +110,7 @@ impl<'a> Parser<'a> {
                 let which = self.bump_text();
                 let mut dims: SmallVec<[u32; 3]> = SmallVec::new();
                 loop {
-                    dims.push(
-                        self.expect_u32(&format!("a thread or block count after `{which}`"))?,
-                    );
+                    dims.push(self.expect_u32(&format!("a thread or block count after `{which}`"))?);
                     if dims.len() == 3 || self.eat(TokenKind::Comma).is_none() {
                         break;
                     }
@@ -204,10 +186,7 @@ impl<'a> Parser<'a> {
                 TokenKind::Eof => {
                     // Reported once, by the innermost open block (`line_of` scans the source).
                     if !self.diags.is_full() && !self.eof_reported {
-                        let what = format!(
-                            "`}}` to close the block opened on line {}",
-                            self.line_of(open.start)
-                        );
+                        let what = format!("`}}` to close the block opened on line {}", self.line_of(open.start));
                         self.unexpected(&what);
                     }
                     return stmts;
@@ -254,19 +233,14 @@ impl<'a> Parser<'a> {
                 if self.at(TokenKind::Directive) {
                     match self.tok_text() {
                         ".callprototype" => {
-                            return self
-                                .call_prototype(name, start)
-                                .map(|p| out.push(Statement::CallPrototype(p)))
+                            return self.call_prototype(name, start).map(|p| out.push(Statement::CallPrototype(p)))
                         }
                         ".branchtargets" | ".calltargets" => {
                             let branch = self.tok_text() == ".branchtargets";
                             self.bump();
                             let mut targets = Vec::new();
                             loop {
-                                let t = self.expect(
-                                    TokenKind::Ident,
-                                    "a label or function name in the target list",
-                                )?;
+                                let t = self.expect(TokenKind::Ident, "a label or function name in the target list")?;
                                 targets.push(self.text(t));
                                 if self.eat(TokenKind::Comma).is_none() {
                                     break;
@@ -275,17 +249,9 @@ impl<'a> Parser<'a> {
                             self.expect(TokenKind::Semi, "`;` or `,` after the target")?;
                             let span = self.span_from(start);
                             out.push(if branch {
-                                Statement::BranchTargets {
-                                    label: name,
-                                    targets,
-                                    span,
-                                }
+                                Statement::BranchTargets { label: name, targets, span }
                             } else {
-                                Statement::CallTargets {
-                                    label: name,
-                                    targets,
-                                    span,
-                                }
+                                Statement::CallTargets { label: name, targets, span }
                             });
                             return Ok(());
                         }
@@ -299,8 +265,7 @@ impl<'a> Parser<'a> {
             }
             TokenKind::LBrace => {
                 if depth >= MAX_DEPTH {
-                    let msg =
-                        format!("blocks are nested too deeply (the limit is {MAX_DEPTH} levels)");
+                    let msg = format!("blocks are nested too deeply (the limit is {MAX_DEPTH} levels)");
                     self.error(self.tok.span(), msg);
                     self.skip_balanced();
                     return Ok(());
@@ -338,10 +303,7 @@ impl<'a> Parser<'a> {
                 self.bump();
                 let s = self.expect(TokenKind::Str, "a string after `.pragma`")?;
                 self.expect(TokenKind::Semi, "`;` after the `.pragma` string")?;
-                Ok(Statement::Pragma(
-                    string_body(self.text(s)),
-                    self.span_from(start),
-                ))
+                Ok(Statement::Pragma(string_body(self.text(s)), self.span_from(start)))
             }
             _ => {
                 let linkage = match linkage_of(text) {
@@ -355,9 +317,7 @@ impl<'a> Parser<'a> {
                     return self.var_decl(linkage, start).map(Statement::Variable);
                 }
                 if linkage != Linkage::Internal {
-                    return Err(
-                        self.unexpected("a state space such as `.shared` after the linkage")
-                    );
+                    return Err(self.unexpected("a state space such as `.shared` after the linkage"));
                 }
                 let msg = format!("unexpected directive `{}` in a function body", clip(text));
                 self.error(self.tok.span(), msg);
@@ -391,44 +351,23 @@ impl<'a> Parser<'a> {
                 inlined_at = Some((f, l, c));
             }
         }
-        Ok(Loc {
-            file,
-            line,
-            column,
-            function_name,
-            inlined_at,
-            span: self.span_from(start),
-        })
+        Ok(Loc { file, line, column, function_name, inlined_at, span: self.span_from(start) })
     }
 
     /// `.callprototype [(returns)] _ (params) [.noreturn];` after `label:`.
     fn call_prototype(&mut self, label: &'a str, start: u32) -> PResult<CallPrototype<'a>> {
         self.bump();
-        let returns = if self.at(TokenKind::LParen) {
-            self.param_list()?
-        } else {
-            Vec::new()
-        };
+        let returns = if self.at(TokenKind::LParen) { self.param_list()? } else { Vec::new() };
         if self.tok_text() != "_" {
             return Err(self.unexpected("`_` in place of the function name in `.callprototype`"));
         }
         self.bump();
-        let params = if self.at(TokenKind::LParen) {
-            self.param_list()?
-        } else {
-            Vec::new()
-        };
+        let params = if self.at(TokenKind::LParen) { self.param_list()? } else { Vec::new() };
         let noreturn = self.at(TokenKind::Directive) && self.tok_text() == ".noreturn";
         if noreturn {
             self.bump();
         }
         self.expect(TokenKind::Semi, "`;` after `.callprototype`")?;
-        Ok(CallPrototype {
-            label,
-            returns,
-            params,
-            noreturn,
-            span: self.span_from(start),
-        })
+        Ok(CallPrototype { label, returns, params, noreturn, span: self.span_from(start) })
     }
 }

@@ -21,11 +21,7 @@ impl<'a> Parser<'a> {
             self.bump();
             let negated = self.eat(TokenKind::Bang).is_some();
             let reg = self.expect(TokenKind::Ident, "a predicate register after `@`")?;
-            Some(Guard {
-                negated,
-                reg: self.text(reg),
-                span: self.span_from(start),
-            })
+            Some(Guard { negated, reg: self.text(reg), span: self.span_from(start) })
         } else {
             None
         };
@@ -48,10 +44,7 @@ impl<'a> Parser<'a> {
             match text.strip_prefix('.').and_then(lookup::modifier) {
                 Some(m) => modifiers.push(m),
                 None => {
-                    self.error(
-                        t.span(),
-                        format!("unknown modifier `{}` on `{op_text}`", clip(text)),
-                    );
+                    self.error(t.span(), format!("unknown modifier `{}` on `{op_text}`", clip(text)));
                     bad = true;
                 }
             }
@@ -78,13 +71,7 @@ impl<'a> Parser<'a> {
         }
         if !bad {
             let span = self.span_from(start);
-            out.push(Statement::Instruction(Instruction {
-                guard,
-                opcode,
-                modifiers,
-                operands,
-                span,
-            }));
+            out.push(Statement::Instruction(Instruction { guard, opcode, modifiers, operands, span }));
         }
         Ok(())
     }
@@ -125,11 +112,7 @@ impl<'a> Parser<'a> {
                 if self.at(TokenKind::Pipe) {
                     self.bump();
                     let second = self.expect(TokenKind::Ident, "a second destination after `|`")?;
-                    return Ok(Operand::Pair(
-                        name,
-                        self.text(second),
-                        self.span_from(start),
-                    ));
+                    return Ok(Operand::Pair(name, self.text(second), self.span_from(start)));
                 }
                 if name == "_" {
                     return Ok(Operand::Sink(t.span()));
@@ -142,16 +125,12 @@ impl<'a> Parser<'a> {
                         ".z" | ".b" => Some(Component::Z),
                         ".w" | ".a" => Some(Component::W),
                         _ => {
-                            return Err(self.unexpected(
-                                "a vector component (`.x`, `.y`, `.z` or `.w`) after the name",
-                            ))
+                            return Err(self.unexpected("a vector component (`.x`, `.y`, `.z` or `.w`) after the name"))
                         }
                     };
                     self.bump();
                 }
-                if component.is_none()
-                    && matches!(self.tok.kind, TokenKind::Plus | TokenKind::Minus)
-                {
+                if component.is_none() && matches!(self.tok.kind, TokenKind::Plus | TokenKind::Minus) {
                     let offset = self.offset()?;
                     return Ok(Operand::SymbolOffset(name, offset, self.span_from(start)));
                 }
@@ -163,11 +142,9 @@ impl<'a> Parser<'a> {
                 Ok(Operand::Not(self.text(t), self.span_from(start)))
             }
             // A constant expression: a literal, `-1`, `(1 << 4) + 3`, `!0`, ...
-            TokenKind::Minus
-            | TokenKind::Int
-            | TokenKind::Float
-            | TokenKind::Tilde
-            | TokenKind::Bang => self.constant_operand(),
+            TokenKind::Minus | TokenKind::Int | TokenKind::Float | TokenKind::Tilde | TokenKind::Bang => {
+                self.constant_operand()
+            }
             TokenKind::LParen
                 if matches!(
                     self.next.kind,
@@ -183,42 +160,27 @@ impl<'a> Parser<'a> {
             }
             TokenKind::LBrace => {
                 if depth >= MAX_OPERAND_DEPTH {
-                    return Err(
-                        self.unexpected("a simple operand (operands are nested too deeply)")
-                    );
+                    return Err(self.unexpected("a simple operand (operands are nested too deeply)"));
                 }
                 self.bump();
-                let items = self.operand_list(
-                    depth,
-                    TokenKind::RBrace,
-                    "`,` or `}` in the vector operand",
-                )?;
+                let items = self.operand_list(depth, TokenKind::RBrace, "`,` or `}` in the vector operand")?;
                 if self.eat(TokenKind::Pipe).is_some() {
                     let p = self.expect(TokenKind::Ident, "a predicate destination after `|`")?;
-                    return Ok(Operand::VectorPair(
-                        items,
-                        self.text(p),
-                        self.span_from(start),
-                    ));
+                    return Ok(Operand::VectorPair(items, self.text(p), self.span_from(start)));
                 }
                 Ok(Operand::Vector(items, self.span_from(start)))
             }
             TokenKind::LParen => {
                 if depth >= MAX_OPERAND_DEPTH {
-                    return Err(
-                        self.unexpected("a simple operand (operands are nested too deeply)")
-                    );
+                    return Err(self.unexpected("a simple operand (operands are nested too deeply)"));
                 }
                 self.bump();
-                let items =
-                    self.operand_list(depth, TokenKind::RParen, "`,` or `)` in the operand list")?;
+                let items = self.operand_list(depth, TokenKind::RParen, "`,` or `)` in the operand list")?;
                 Ok(Operand::List(items, self.span_from(start)))
             }
             TokenKind::LBracket => {
                 if depth >= MAX_OPERAND_DEPTH {
-                    return Err(
-                        self.unexpected("a simple operand (operands are nested too deeply)")
-                    );
+                    return Err(self.unexpected("a simple operand (operands are nested too deeply)"));
                 }
                 self.bracket(depth)
             }
@@ -229,35 +191,22 @@ impl<'a> Parser<'a> {
     /// An immediate operand: a constant expression folded to its value. A lone literal keeps its spelling
     /// (`0f3F800000` stays a bit pattern).
     fn constant_operand(&mut self) -> PResult<Operand<'a>> {
-        if matches!(self.tok.kind, TokenKind::Int | TokenKind::Float)
-            && super::expr::ends_expression(self.next.kind)
-        {
+        if matches!(self.tok.kind, TokenKind::Int | TokenKind::Float) && super::expr::ends_expression(self.next.kind) {
             let t = self.bump();
-            return Ok(Operand::Imm(
-                super::expr::decode_literal(t.kind, self.text(t)).0,
-                t.span(),
-            ));
+            return Ok(Operand::Imm(super::expr::decode_literal(t.kind, self.text(t)).0, t.span()));
         }
         let p = self.parsed_expr(0)?;
         match p.expr {
             Expr::Imm(imm, span) => Ok(Operand::Imm(imm, span)),
             other => {
-                self.error(
-                    super::module::expr_span(&other),
-                    "expected a constant expression as the operand",
-                );
+                self.error(super::module::expr_span(&other), "expected a constant expression as the operand");
                 Err(Stop)
             }
         }
     }
 
     /// Operands separated by commas up to `close` (consumed); the opening token is consumed. May be empty.
-    fn operand_list(
-        &mut self,
-        depth: u32,
-        close: TokenKind,
-        what: &str,
-    ) -> PResult<Vec<Operand<'a>>> {
+    fn operand_list(&mut self, depth: u32, close: TokenKind, what: &str) -> PResult<Vec<Operand<'a>>> {
         let mut items = Vec::new();
         if self.eat(close).is_some() {
             return Ok(items);
@@ -277,10 +226,7 @@ impl<'a> Parser<'a> {
         let start = self.bump().start;
         let base = match self.tok.kind {
             TokenKind::Ident
-                if !matches!(
-                    self.next.kind,
-                    TokenKind::Comma | TokenKind::Pipe | TokenKind::Directive
-                ) =>
+                if !matches!(self.next.kind, TokenKind::Comma | TokenKind::Pipe | TokenKind::Directive) =>
             {
                 let name = self.bump_text();
                 if name.starts_with('%') {
@@ -302,27 +248,13 @@ impl<'a> Parser<'a> {
                         break;
                     }
                 }
-                self.expect(
-                    TokenKind::RBracket,
-                    "`,` or `]` in the bracketed operand list",
-                )?;
+                self.expect(TokenKind::RBracket, "`,` or `]` in the bracketed operand list")?;
                 return Ok(Operand::Bracket(items, self.span_from(start)));
             }
         };
-        let offset = if matches!(self.tok.kind, TokenKind::Plus | TokenKind::Minus) {
-            self.offset()?
-        } else {
-            0
-        };
-        self.expect(
-            TokenKind::RBracket,
-            "`]` to close the address (or `+offset`)",
-        )?;
-        Ok(Operand::Address(Address {
-            base,
-            offset,
-            span: self.span_from(start),
-        }))
+        let offset = if matches!(self.tok.kind, TokenKind::Plus | TokenKind::Minus) { self.offset()? } else { 0 };
+        self.expect(TokenKind::RBracket, "`]` to close the address (or `+offset`)")?;
+        Ok(Operand::Address(Address { base, offset, span: self.span_from(start) }))
     }
 
     /// One or more `+N` / `-N` terms after an address base or symbol, summed (wrapping, as addresses do).
@@ -332,11 +264,7 @@ impl<'a> Parser<'a> {
         while matches!(self.tok.kind, TokenKind::Plus | TokenKind::Minus) {
             let negative = self.bump().kind == TokenKind::Minus;
             let (value, _) = self.int_expr(super::expr::ADDITIVE + 1, "an offset")?;
-            total = total.wrapping_add(if negative {
-                value.wrapping_neg()
-            } else {
-                value
-            });
+            total = total.wrapping_add(if negative { value.wrapping_neg() } else { value });
         }
         Ok(total)
     }
@@ -345,10 +273,7 @@ impl<'a> Parser<'a> {
 /// `-imm`: two's complement for integers, the sign bit flipped for floats.
 pub(super) fn negate(imm: Immediate) -> Immediate {
     match imm {
-        Immediate::Int { value, unsigned } => Immediate::Int {
-            value: value.wrapping_neg(),
-            unsigned,
-        },
+        Immediate::Int { value, unsigned } => Immediate::Int { value: value.wrapping_neg(), unsigned },
         Immediate::F32Bits(b) => Immediate::F32Bits(b ^ 0x8000_0000),
         Immediate::F64Bits(b) => Immediate::F64Bits(b ^ (1 << 63)),
         Immediate::Float(v) => Immediate::Float(-v),

@@ -43,6 +43,8 @@ pub(crate) struct Parser<'a> {
     /// Set once an "... found end of file" error is reported, so unwinding does not repeat it per level.
     eof_reported: bool,
     options: ParseOptions,
+    /// Byte-level shortcuts for common simple lines (off only in the test that checks they change nothing).
+    fast_paths: bool,
 }
 
 /// Parses a whole module. The source must be at most `u32::MAX` bytes (checked by the caller).
@@ -58,16 +60,11 @@ pub struct ParseOptions {
 
 impl Default for ParseOptions {
     fn default() -> ParseOptions {
-        ParseOptions {
-            section_entries: true,
-        }
+        ParseOptions { section_entries: true }
     }
 }
 
-pub(crate) fn parse_module(
-    src: &str,
-    options: ParseOptions,
-) -> Result<Module<'_>, Vec<Diagnostic>> {
+pub(crate) fn parse_module(src: &str, options: ParseOptions) -> Result<Module<'_>, Vec<Diagnostic>> {
     let mut p = Parser::new(src);
     p.options = options;
     let module = p.module();
@@ -95,6 +92,7 @@ impl<'a> Parser<'a> {
             diags,
             eof_reported: false,
             options: ParseOptions::default(),
+            fast_paths: true,
         }
     }
 
@@ -118,17 +116,28 @@ impl<'a> Parser<'a> {
         self.prev_end = t.end;
         if self.diags.is_full() {
             let end = self.src.len() as u32;
-            self.tok = Token {
-                kind: TokenKind::Eof,
-                start: end,
-                end,
-            };
+            self.tok = Token { kind: TokenKind::Eof, start: end, end };
             self.next = self.tok;
         } else {
             self.tok = self.next;
             self.next = self.lex.next(&mut self.diags);
         }
         t
+    }
+
+    /// Restarts lexing at byte `pos` after a fast path consumed `..pos` directly; `last_end` is the end of the
+    /// last thing consumed.
+    fn resume_at(&mut self, pos: usize, last_end: u32) {
+        self.prev_end = last_end;
+        self.lex.seek(pos);
+        if self.diags.is_full() {
+            let end = self.src.len() as u32;
+            self.tok = Token { kind: TokenKind::Eof, start: end, end };
+            self.next = self.tok;
+        } else {
+            self.tok = self.lex.next(&mut self.diags);
+            self.next = self.lex.next(&mut self.diags);
+        }
     }
 
     /// Consumes the current token and returns its text.
@@ -162,10 +171,7 @@ impl<'a> Parser<'a> {
 
     /// Span from `start` to the end of the last consumed token.
     fn span_from(&self, start: u32) -> Span {
-        Span {
-            start,
-            end: self.prev_end.max(start),
-        }
+        Span { start, end: self.prev_end.max(start) }
     }
 
     fn error(&mut self, span: Span, message: impl Into<String>) {
@@ -196,10 +202,7 @@ impl<'a> Parser<'a> {
 
     /// True when a line break separates the previous token from the current one.
     fn newline_before_tok(&self) -> bool {
-        self.src
-            .as_bytes()
-            .get(self.prev_end as usize..self.tok.start as usize)
-            .is_some_and(|gap| gap.contains(&b'\n'))
+        self.src.as_bytes().get(self.prev_end as usize..self.tok.start as usize).is_some_and(|gap| gap.contains(&b'\n'))
     }
 
     /// Parses a `u32` from an integer token (for counts, indices and sizes).
@@ -208,10 +211,7 @@ impl<'a> Parser<'a> {
         match u32::try_from(v) {
             Ok(v) => Ok(v),
             Err(_) => {
-                self.error(
-                    span,
-                    format!("{what} `{v}` is out of range (at most {})", u32::MAX),
-                );
+                self.error(span, format!("{what} `{v}` is out of range (at most {})", u32::MAX));
                 Err(Stop)
             }
         }
@@ -248,5 +248,74 @@ impl<'a> Parser<'a> {
     fn line_of(&self, offset: u32) -> usize {
         let prefix = self.src.as_bytes().get(..offset as usize).unwrap_or(&[]);
         prefix.iter().filter(|&&b| b == b'\n').count() + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_both(src: &str) -> (Result<Module<'_>, Vec<Diagnostic>>, Result<Module<'_>, Vec<Diagnostic>>) {
+        let run = |fast: bool| {
+            let mut p = Parser::new(src);
+            p.fast_paths = fast;
+            let m = p.module();
+            if p.diags.is_empty() {
+                Ok(m)
+            } else {
+                Err(p.diags.into_vec())
+            }
+        };
+        (run(true), run(false))
+    }
+
+    /// The byte-level fast paths must give exactly the AST (spans included) and diagnostics of the token path.
+    #[test]
+    fn fast_paths_agree() {
+        let head = ".version 8.5\n.target sm_80\n.address_size 64\n.section .debug_info\n{\n";
+        let cases = [
+            ".b8 1, 2, 3\n.b8 4\n}",
+            ".b8 1\n-1\n}",
+            ".b8 1\n, 2\n}",
+            ".b8 1,\n2\n}",
+            ".b8 017\n}",
+            ".b8 0\n.b16 00\n}",
+            ".b8 1 // comment\n.b32 2\t// c\n$L__x:\n.b64 3\n}",
+            ".b8 1 /* c */\n}",
+            ".b8 12345678901234567890\n}",
+            ".b8 1\n}",
+            ".b8 1\n",
+            ".b8 1\n\n\n  .b8 2\r\n.b8 3 \r\n}",
+            ".b8 1 + 2\n}",
+            ".b8 1\n(2)\n}",
+            ".b8 1\n~2\n}",
+            ".b32 .debug_abbrev\n.b8 7\n}",
+            ".b8 1\n/2\n}",
+            ".b8 1\n.5\n}",
+            ".b8 1,2,\t3 ,4\n_x:\n}",
+        ];
+        for case in cases {
+            let src = format!("{head}{case}");
+            let (fast, slow) = parse_both(&src);
+            assert_eq!(fast, slow, "fast path differs on {case:?}");
+        }
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/ptx");
+        let mut stack = vec![std::path::PathBuf::from(dir)];
+        let mut checked = 0;
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let path = e.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|x| x == "ptx") && checked < 60 {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    if text.contains(".section") {
+                        let (fast, slow) = parse_both(&text);
+                        assert!(fast == slow, "fast path differs on {}", path.display());
+                        checked += 1;
+                    }
+                }
+            }
+        }
     }
 }

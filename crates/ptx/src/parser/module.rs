@@ -60,29 +60,31 @@ impl<'a> Parser<'a> {
         let mut m = Module::default();
         while !self.diags.is_full() {
             let start = self.tok.start;
-            let result = match self.tok.kind {
-                TokenKind::Eof => break,
-                TokenKind::Directive => self.module_item(&mut m),
-                TokenKind::Semi => {
-                    self.bump();
-                    Ok(())
-                }
-                TokenKind::RBrace => {
-                    self.error(self.tok.span(), "unexpected `}` at module scope: no block is open");
-                    self.bump();
-                    Ok(())
-                }
-                TokenKind::Ident if crate::lookup::opcode(self.tok_text()).is_some() => {
-                    let msg = format!(
+            let result =
+                match self.tok.kind {
+                    TokenKind::Eof => break,
+                    TokenKind::Directive => self.module_item(&mut m),
+                    TokenKind::Semi => {
+                        self.bump();
+                        Ok(())
+                    }
+                    TokenKind::RBrace => {
+                        self.error(self.tok.span(), "unexpected `}` at module scope: no block is open");
+                        self.bump();
+                        Ok(())
+                    }
+                    TokenKind::Ident if crate::lookup::opcode(self.tok_text()).is_some() => {
+                        let msg = format!(
                         "instruction `{}` outside any function: expected a directive such as `.entry` or `.global` \
                          at module scope (is there an extra `}}` above?)",
                         self.tok_text()
                     );
-                    self.error(self.tok.span(), msg);
-                    Err(Stop)
-                }
-                _ => Err(self.unexpected("a directive such as `.version`, `.entry`, `.func` or `.global` at module scope")),
-            };
+                        self.error(self.tok.span(), msg);
+                        Err(Stop)
+                    }
+                    _ => Err(self
+                        .unexpected("a directive such as `.version`, `.entry`, `.func` or `.global` at module scope")),
+                };
             if result.is_err() {
                 self.recover_module(start);
             }
@@ -133,8 +135,7 @@ impl<'a> Parser<'a> {
             ".file" => {
                 self.bump();
                 let index = self.expect_u32("a file index after `.file`")?;
-                let path =
-                    self.expect(TokenKind::Str, "a file name string after the file index")?;
+                let path = self.expect(TokenKind::Str, "a file name string after the file index")?;
                 let mut timestamp = None;
                 let mut size = None;
                 if self.eat(TokenKind::Comma).is_some() {
@@ -144,13 +145,7 @@ impl<'a> Parser<'a> {
                     }
                 }
                 let path = string_body(self.text(path));
-                m.items.push(Item::File(FileDecl {
-                    index,
-                    path,
-                    timestamp,
-                    size,
-                    span: self.span_from(start),
-                }));
+                m.items.push(Item::File(FileDecl { index, path, timestamp, size, span: self.span_from(start) }));
             }
             ".section" => {
                 self.bump();
@@ -161,10 +156,7 @@ impl<'a> Parser<'a> {
                 self.bump();
                 let s = self.expect(TokenKind::Str, "a string after `.pragma`")?;
                 self.expect(TokenKind::Semi, "`;` after `.pragma` string")?;
-                m.items.push(Item::Pragma(
-                    string_body(self.text(s)),
-                    self.span_from(start),
-                ));
+                m.items.push(Item::Pragma(string_body(self.text(s)), self.span_from(start)));
             }
             ".alias" => {
                 self.bump();
@@ -173,11 +165,7 @@ impl<'a> Parser<'a> {
                 let b = self.expect(TokenKind::Ident, "the aliased function name")?;
                 self.expect(TokenKind::Semi, "`;` after `.alias`")?;
                 let (alias, aliasee) = (self.text(a), self.text(b));
-                m.items.push(Item::Alias {
-                    alias,
-                    aliasee,
-                    span: self.span_from(start),
-                });
+                m.items.push(Item::Alias { alias, aliasee, span: self.span_from(start) });
             }
             text => {
                 let linkage = match linkage_of(text) {
@@ -197,16 +185,15 @@ impl<'a> Parser<'a> {
                         m.items.push(Item::Variable(v));
                     }
                     t if self.at(TokenKind::Directive) && linkage == Linkage::Internal => {
-                        let msg = format!(
-                            "unknown directive `{}` at module scope",
-                            crate::lexer::clip(t)
-                        );
+                        let msg = format!("unknown directive `{}` at module scope", crate::lexer::clip(t));
                         self.error(self.tok.span(), msg);
                         return Err(Stop);
                     }
-                    _ => return Err(self.unexpected(
-                        "`.entry`, `.func` or a state space such as `.global` after the linkage",
-                    )),
+                    _ => {
+                        return Err(
+                            self.unexpected("`.entry`, `.func` or a state space such as `.global` after the linkage")
+                        )
+                    }
                 }
             }
         }
@@ -242,23 +229,14 @@ impl<'a> Parser<'a> {
     fn section(&mut self, start: u32) -> PResult<Section<'a>> {
         let name = match self.tok.kind {
             TokenKind::Directive | TokenKind::Ident => self.bump_text(),
-            _ => {
-                return Err(self.unexpected("a section name such as `.debug_info` after `.section`"))
-            }
+            _ => return Err(self.unexpected("a section name such as `.debug_info` after `.section`")),
         };
         let open = self.expect(TokenKind::LBrace, "`{` after the section name")?;
         // Sections hold one entry per line, often tens of thousands: size the vector once.
         let rest = self.src.get(open.end as usize..).unwrap_or("");
         let body_len = rest.find('}').unwrap_or(rest.len());
-        let lines = rest
-            .as_bytes()
-            .get(..body_len)
-            .map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count());
-        let mut entries = Vec::with_capacity(if self.options.section_entries {
-            lines
-        } else {
-            0
-        });
+        let lines = rest.as_bytes().get(..body_len).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count());
+        let mut entries = Vec::with_capacity(if self.options.section_entries { lines } else { 0 });
         loop {
             match self.tok.kind {
                 TokenKind::RBrace => break,
@@ -273,6 +251,9 @@ impl<'a> Parser<'a> {
                     }
                 }
                 TokenKind::Directive => {
+                    if self.section_line_fast(&mut entries) {
+                        continue;
+                    }
                     let t = self.tok;
                     let ty = match self.tok_text() {
                         ".b8" => ScalarType::B8,
@@ -290,55 +271,108 @@ impl<'a> Parser<'a> {
                     if self.at(TokenKind::Comma) {
                         // Byte strings are long comma lists on one line: size the list once. The count stops
                         // at the end of the line or the next directive, so each byte is counted at most once.
-                        let rest = self
-                            .src
-                            .as_bytes()
-                            .get(self.tok.start as usize..)
-                            .unwrap_or(&[]);
-                        let commas = rest
-                            .iter()
-                            .take_while(|&&b| b != b'\n' && b != b'.')
-                            .filter(|&&b| b == b',')
-                            .count();
+                        let rest = self.src.as_bytes().get(self.tok.start as usize..).unwrap_or(&[]);
+                        let commas =
+                            rest.iter().take_while(|&&b| b != b'\n' && b != b'.').filter(|&&b| b == b',').count();
                         values.reserve(commas);
                         while self.eat(TokenKind::Comma).is_some() {
                             values.push(self.expr()?);
                         }
                     }
                     if self.options.section_entries {
-                        entries.push(SectionEntry::Data {
-                            ty,
-                            values,
-                            span: self.span_from(t.start),
-                        });
+                        entries.push(SectionEntry::Data { ty, values, span: self.span_from(t.start) });
                     }
                 }
                 TokenKind::Eof if self.eof_reported => return Err(Stop),
                 TokenKind::Eof => {
-                    return Err(self.unexpected(&format!(
-                        "`}}` to close the section opened on line {}",
-                        self.line_of(open.start)
-                    )))
+                    return Err(self
+                        .unexpected(&format!("`}}` to close the section opened on line {}", self.line_of(open.start))))
                 }
                 _ => return Err(self.section_error()),
             }
         }
         let close = self.bump();
-        let body = self
-            .src
-            .get(open.end as usize..close.start as usize)
-            .unwrap_or("");
-        Ok(Section {
-            name,
-            entries,
-            body,
-            span: self.span_from(start),
+        let body = self.src.get(open.end as usize..close.start as usize).unwrap_or("");
+        Ok(Section { name, entries, body, span: self.span_from(start) })
+    }
+
+    /// Parses a `.bN v, v, ...` section line of plain decimal values (optionally followed by a `//` comment)
+    /// straight from the bytes, without the lexer: DWARF sections are mostly such lines. Returns `false`,
+    /// consuming nothing, for a line of any other shape (symbols, other literals, a list continued on the next
+    /// line, ...), which then goes through the general token-based path; when it accepts a line, that path
+    /// would have produced the same entry.
+    fn section_line_fast(&mut self, entries: &mut Vec<SectionEntry<'a>>) -> bool {
+        let ty = match self.tok_text() {
+            ".b8" => ScalarType::B8,
+            ".b16" => ScalarType::B16,
+            ".b32" => ScalarType::B32,
+            ".b64" => ScalarType::B64,
+            _ => return false,
+        };
+        if !self.fast_paths {
+            return false;
+        }
+        self.section_values_fast().is_some_and(|(values, span)| {
+            if self.options.section_entries {
+                entries.push(SectionEntry::Data { ty, values, span });
+            }
+            true
         })
     }
 
+    fn section_values_fast(&mut self) -> Option<(SmallVec<[Expr<'a>; 4]>, Span)> {
+        let bytes = self.src.as_bytes();
+        let mut pos = self.tok.end as usize;
+        let mut values = SmallVec::new();
+        loop {
+            while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+                pos += 1;
+            }
+            let start = pos;
+            let mut value: u64 = 0;
+            while let Some(&c) = bytes.get(pos) {
+                let d = c.wrapping_sub(b'0');
+                if d > 9 {
+                    break;
+                }
+                value = value * 10 + u64::from(d);
+                pos += 1;
+                if pos - start > 18 {
+                    return None;
+                }
+            }
+            let digits = pos - start;
+            // No digits, or an octal literal (`017`): not this shape.
+            if digits == 0 || (digits > 1 && bytes.get(start) == Some(&b'0')) {
+                return None;
+            }
+            values.push(Expr::Imm(Immediate::Int { value: value as i64, unsigned: false }, Span::new(start, pos)));
+            let end = pos;
+            while matches!(bytes.get(pos), Some(b' ' | b'\t' | b'\r')) {
+                pos += 1;
+            }
+            if bytes.get(pos) == Some(&b'/') && bytes.get(pos + 1) == Some(&b'/') {
+                pos += bytes.get(pos..)?.iter().position(|&b| b == b'\n')?;
+            }
+            match bytes.get(pos) {
+                Some(b',') => pos += 1,
+                Some(b'\n') => {
+                    // The entry ends here only if what follows cannot continue the expression list.
+                    let next = bytes.get(pos..)?.iter().find(|b| !b.is_ascii_whitespace())?;
+                    if !(next.is_ascii_alphabetic() || matches!(next, b'.' | b'$' | b'_' | b'}')) {
+                        return None;
+                    }
+                    let span = Span { start: self.tok.start, end: end as u32 };
+                    self.resume_at(pos, end as u32);
+                    return Some((values, span));
+                }
+                _ => return None,
+            }
+        }
+    }
+
     fn section_error(&mut self) -> Stop {
-        let stop =
-            self.unexpected("section data (`.b8`, `.b16`, `.b32` or `.b64` values) or a label");
+        let stop = self.unexpected("section data (`.b8`, `.b16`, `.b32` or `.b64` values) or a label");
         // Skip the rest of the section so its contents are not taken for module items.
         let mut depth = 1u64;
         loop {
@@ -363,9 +397,7 @@ impl<'a> Parser<'a> {
     pub(super) fn var_decl(&mut self, linkage: Linkage, start: u32) -> PResult<VarDecl<'a>> {
         let space = match decl_space(self.tok_text()) {
             Some(s) if self.at(TokenKind::Directive) => s,
-            _ => {
-                return Err(self.unexpected("a state space such as `.reg`, `.global` or `.shared`"))
-            }
+            _ => return Err(self.unexpected("a state space such as `.reg`, `.global` or `.shared`")),
         };
         self.bump();
         let mut align = None;
@@ -394,10 +426,7 @@ impl<'a> Parser<'a> {
                         break ty;
                     }
                     None => {
-                        let msg = format!(
-                            "unknown type `{}` in the declaration",
-                            crate::lexer::clip(text)
-                        );
+                        let msg = format!("unknown type `{}` in the declaration", crate::lexer::clip(text));
                         self.error(self.tok.span(), msg);
                         return Err(Stop);
                     }
@@ -412,16 +441,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.expect(TokenKind::Semi, "`;` or `,` after the declarator")?;
-        Ok(VarDecl {
-            linkage,
-            space,
-            align,
-            vector,
-            ty,
-            attributes,
-            declarators,
-            span: self.span_from(start),
-        })
+        Ok(VarDecl { linkage, space, align, vector, ty, attributes, declarators, span: self.span_from(start) })
     }
 
     /// `( ... )` after `.attribute`: the text between the parentheses, as written.
@@ -445,11 +465,7 @@ impl<'a> Parser<'a> {
             self.bump();
         }
         let close = self.bump();
-        Ok(self
-            .src
-            .get(open.end as usize..close.start as usize)
-            .unwrap_or("")
-            .trim())
+        Ok(self.src.get(open.end as usize..close.start as usize).unwrap_or("").trim())
     }
 
     fn declarator(&mut self) -> PResult<Declarator<'a>> {
@@ -461,18 +477,8 @@ impl<'a> Parser<'a> {
             self.expect(TokenKind::Gt, "`>` after the register count")?;
         }
         let dims = self.dims()?;
-        let init = if self.eat(TokenKind::Eq).is_some() {
-            Some(self.initializer()?)
-        } else {
-            None
-        };
-        Ok(Declarator {
-            name,
-            range,
-            dims,
-            init,
-            span: self.span_from(name_tok.start),
-        })
+        let init = if self.eat(TokenKind::Eq).is_some() { Some(self.initializer()?) } else { None };
+        Ok(Declarator { name, range, dims, init, span: self.span_from(name_tok.start) })
     }
 
     /// Array dimensions: `[N]` (a constant expression) or `[]`.
@@ -524,21 +530,13 @@ impl<'a> Parser<'a> {
 
     fn function_inner(&mut self, linkage: Linkage, start: u32) -> PResult<Function<'a>> {
         let keyword = self.bump();
-        let kind = if self.text(keyword) == ".entry" {
-            FunctionKind::Entry
-        } else {
-            FunctionKind::Func
-        };
+        let kind = if self.text(keyword) == ".entry" { FunctionKind::Entry } else { FunctionKind::Func };
         let mut returns = Vec::new();
         if kind == FunctionKind::Func && self.at(TokenKind::LParen) {
             returns = self.param_list()?;
         }
         let name_tok = self.expect(TokenKind::Ident, "a function name")?;
-        let params = if self.at(TokenKind::LParen) {
-            self.param_list()?
-        } else {
-            Vec::new()
-        };
+        let params = if self.at(TokenKind::LParen) { self.param_list()? } else { Vec::new() };
         let mut directives = Vec::new();
         while self.at(TokenKind::Directive) {
             match self.function_directive()? {
@@ -555,11 +553,7 @@ impl<'a> Parser<'a> {
                 let open = self.bump();
                 Some(self.block_body(1, open))
             }
-            _ => {
-                return Err(
-                    self.unexpected("`{` to start the function body, or `;` after a declaration")
-                )
-            }
+            _ => return Err(self.unexpected("`{` to start the function body, or `;` after a declaration")),
         };
         Ok(Function {
             linkage,

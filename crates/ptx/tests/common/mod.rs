@@ -49,21 +49,12 @@ pub fn check_round_trip(name: &str, source: &[u8]) -> Result<(), String> {
         }
     };
     if !ptx::normalize::equivalent(&module, &reparsed) {
-        return Err(format!(
-            "{name}: the printed module parses to a different AST"
-        ));
+        return Err(format!("{name}: the printed module parses to a different AST"));
     }
     let reprinted = reparsed.to_string();
     if reprinted != printed {
-        let line = printed
-            .lines()
-            .zip(reprinted.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(0);
-        return Err(format!(
-            "{name}: printing is not a fixed point (first difference at printed line {})",
-            line + 1
-        ));
+        let line = printed.lines().zip(reprinted.lines()).position(|(a, b)| a != b).unwrap_or(0);
+        return Err(format!("{name}: printing is not a fixed point (first difference at printed line {})", line + 1));
     }
     Ok(())
 }
