@@ -53,10 +53,6 @@ impl Values {
             Values::I64(_) | Values::U64(_) | Values::F64(_) => 8,
         }
     }
-
-    fn is_float(&self) -> bool {
-        matches!(self, Values::F16(_) | Values::BF16(_) | Values::F32(_) | Values::F64(_))
-    }
 }
 
 /// How one element is compared.
@@ -116,6 +112,8 @@ pub enum Target {
     Arg(usize),
     /// A module-scope variable, read back after the launch.
     Symbol(String),
+    /// The device `printf` output (expected as [`Values::U8`] text).
+    Stdout,
 }
 
 impl Check {
@@ -129,6 +127,11 @@ impl Check {
 
     pub fn symbol(name: &str, expected: Values, rule: Rule) -> Check {
         Check { target: Target::Symbol(name.to_string()), label: name.to_string(), expected, rule }
+    }
+
+    /// The printf output must be exactly `text`.
+    pub fn stdout(text: &str) -> Check {
+        Check { target: Target::Stdout, label: "printf".to_string(), expected: Values::U8(text.as_bytes().to_vec()), rule: Rule::All(Tol::Exact) }
     }
 }
 
@@ -221,7 +224,6 @@ pub fn compare(check: &Check, actual: &[u8]) -> Result<(), String> {
             }
         }
     }
-    let _ = check.expected.is_float();
     if count == 0 {
         Ok(())
     } else {

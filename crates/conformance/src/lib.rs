@@ -1,1 +1,32 @@
-//! Kernel conformance suite (being written).
+//! lockstep's kernel conformance suite.
+//!
+//! Every kernel of the fixture corpus (`corpus/cuda/*.cu`) runs with deterministic inputs on every PTX file
+//! made from its source (all architectures, `O3`/`lineinfo`/`G`, plus `fastmath`, `rdc` and clang builds),
+//! on every execution engine ([`runner::backends`]), and its outputs are compared with a CPU reference
+//! written for it: exactly for integers, within a documented tolerance for floating point.
+//!
+//! - [`corpus`]: which PTX files a source has ([`corpus::variants`], [`corpus::for_each_variant`]) and a
+//!   per-process cache of compiled modules.
+//! - [`runner`]: the backend-agnostic runner ([`runner::run`]): load, allocate, fill parameters, launch, read
+//!   back buffers, module variables and printf output.
+//! - [`case`]: a [`case::Case`] (kernel, shape, arguments, reference) and the driver ([`case::check`]) that
+//!   runs it on every variant and backend, recording skipped variants with their reason.
+//! - [`compare`]: expected values and comparison rules ([`compare::Tol`]: exact, ulp, relative, absolute).
+//! - [`fp`]: correctly rounded reference arithmetic in every rounding mode, f16/bf16 conversions.
+//! - [`data`]: a seeded generator, edge values and little-endian encoding.
+//! - [`math`]: reference implementations of functions the Rust standard library lacks (erf, lgamma).
+
+pub mod case;
+pub mod compare;
+pub mod corpus;
+pub mod data;
+pub mod fp;
+pub mod math;
+pub mod runner;
+
+pub use case::{check, check_all, run_case, Case, Ctx, Expect, Report, Status};
+pub use compare::{Check, Rule, Target, Tol, Values};
+pub use corpus::{for_each_variant, variants, Flavor, Variant};
+pub use data::{from_bytes, to_bytes, Elem, Rng};
+pub use device::{Dim3, ErrorKind, ExecError};
+pub use runner::{backends, Arg, Output, Request, RunError, Shape};

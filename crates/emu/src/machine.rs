@@ -304,11 +304,17 @@ impl<'a> Machine<'a> {
         self.module.module.line_of(body.insts[op.inst].span)
     }
 
+    /// The instruction as the user wrote it (or as the printer spells it, for a module built without text).
     fn text(&self, f: FuncId, op: &Op) -> String {
         let func = &self.module.module.functions[f];
         let body = func.body.as_ref().expect("body");
+        let inst = &body.insts[op.inst];
+        let written = self.module.module.source_text(inst.span);
+        if !written.is_empty() {
+            return written.split_whitespace().collect::<Vec<_>>().join(" ");
+        }
         let mut s = String::new();
-        let _ = ir::print::write_inst(&mut s, &self.module.module, func, body, &body.insts[op.inst]);
+        let _ = ir::print::write_inst(&mut s, &self.module.module, func, body, inst);
         s
     }
 

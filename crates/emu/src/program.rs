@@ -513,8 +513,10 @@ impl Decoder<'_> {
     }
 
     fn unsupported(&mut self, inst: InstId, why: &str) {
-        let mut text = String::new();
-        let _ = ir::print::write_inst(&mut text, self.module, self.func, self.body, &self.body.insts[inst]);
+        let mut text = self.module.source_text(self.body.insts[inst].span).split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.is_empty() {
+            let _ = ir::print::write_inst(&mut text, self.module, self.func, self.body, &self.body.insts[inst]);
+        }
         let line = self.line(inst);
         self.unsupported.push(format!("PTX line {line} in `{}`: `{text}` ({why})", self.func.name));
     }

@@ -6,7 +6,11 @@ use device::{Backend, DeviceMemory, Dim3, Launch, LaunchConfig, LoadedModule, Pa
 
 fn run(file: &str, kernel: &str, grid: u32, block: u32, buffers: usize, n: Option<u32>) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/ptx/handwritten").join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
+    run_text(&std::fs::read_to_string(&path).unwrap(), kernel, grid, block, buffers, n)
+}
+
+fn run_text(text: &str, kernel: &str, grid: u32, block: u32, buffers: usize, n: Option<u32>) -> String {
+    let text = text.to_string();
     let mut mem = DeviceMemory::new();
     let module = LoadedModule::load(ir::compile(&text).unwrap(), &mut mem).unwrap();
     let k = module.module.function(kernel).unwrap();
@@ -49,6 +53,9 @@ fn seeded_faults_are_reported_with_their_location() {
     actual += &run("bad_misaligned.ptx", "bad_misaligned_vec", 1, 32, 2, None);
     actual += &run("bad_barrier_divergence.ptx", "bad_barrier_divergence", 1, 64, 1, None);
     actual += &run("bad_barrier_divergence.ptx", "bad_barrier_partial_warps", 1, 128, 1, None);
+    actual += &run_text(SHARED_OOB, "shared_oob", 1, 64, 1, None);
+    actual += &run_text(LOCAL_OOB, "local_oob", 1, 32, 1, None);
+    actual += &run_text(TRAP, "traps", 2, 32, 1, None);
     let expected_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expected/errors.txt");
     if std::env::var_os("BLESS").is_some() {
         std::fs::create_dir_all(expected_path.parent().unwrap()).unwrap();
@@ -58,3 +65,54 @@ fn seeded_faults_are_reported_with_their_location() {
     assert!(!actual.contains("no error"), "a seeded fault went undetected:\n{actual}");
     assert_eq!(actual, expected);
 }
+
+const SHARED_OOB: &str = ".version 8.0
+.target sm_80
+.address_size 64
+.visible .entry shared_oob(.param .u64 out)
+{
+	.reg .b32 %r<4>;
+	.shared .align 4 .b8 tile[128];
+	mov.u32 %r1, %tid.x;
+	shl.b32 %r2, %r1, 2;
+	mov.u32 %r3, tile;
+	add.s32 %r3, %r3, %r2;
+	st.shared.u32 [%r3], %r1;
+	ret;
+}
+";
+
+const LOCAL_OOB: &str = ".version 8.0
+.target sm_80
+.address_size 64
+.visible .entry local_oob(.param .u64 out)
+{
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	.local .align 4 .b8 buf[16];
+	mov.u32 %r1, %tid.x;
+	mul.wide.u32 %rd1, %r1, 4;
+	mov.u64 %rd2, buf;
+	add.s64 %rd3, %rd2, %rd1;
+	st.local.u32 [%rd3], %r1;
+	ret;
+}
+";
+
+const TRAP: &str = ".version 8.0
+.target sm_80
+.address_size 64
+.visible .entry traps(.param .u64 out)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	mov.u32 %r1, %ctaid.x;
+	mov.u32 %r2, %tid.x;
+	setp.eq.u32 %p1, %r1, 1;
+	@!%p1 bra $L_end;
+	setp.eq.u32 %p1, %r2, 7;
+	@%p1 trap;
+$L_end:
+	ret;
+}
+";

@@ -18,6 +18,7 @@ use crate::Diagnostic;
 pub fn lower(module: &ast::Module<'_>, source: &str) -> Result<Module, Vec<Diagnostic>> {
     let mut cx = ModuleLowering { out: Module::default(), names: FxHashMap::default(), diags: Vec::new() };
     cx.out.line_starts = line_starts(source);
+    cx.out.source = std::sync::Arc::from(source);
     cx.out.version = module.version;
     cx.out.target = module.target.iter().map(|s| s.to_string()).collect();
     cx.out.address_size = module.address_size;

@@ -64,6 +64,8 @@ pub struct Module {
     pub items: Vec<Item>,
     /// Byte offset of the start of each source line, so spans can be turned into line numbers.
     pub line_starts: Vec<u32>,
+    /// The PTX text the module was lowered from, so messages can quote what the user wrote.
+    pub source: std::sync::Arc<str>,
 }
 
 /// A module-scope item in source order.
@@ -459,6 +461,11 @@ impl Module {
         (line as u32, offset - start + 1)
     }
 
+    /// The source text a span covers, as the user wrote it (empty if the module has no source).
+    pub fn source_text(&self, span: Span) -> &str {
+        self.source.get(span.start as usize..span.end as usize).unwrap_or("").trim()
+    }
+
     /// The 1-based source line of an instruction.
     pub fn line_of(&self, span: Span) -> u32 {
         self.line_col(span.start).0
@@ -476,6 +483,7 @@ impl Module {
     pub fn without_source_positions(&self) -> Module {
         let mut m = self.clone();
         m.line_starts.clear();
+        m.source = std::sync::Arc::from("");
         for g in m.globals.values_mut() {
             g.span = Span::default();
         }

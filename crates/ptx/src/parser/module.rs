@@ -312,18 +312,25 @@ impl<'a> Parser<'a> {
         if !self.fast_paths {
             return false;
         }
-        self.section_values_fast().is_some_and(|(values, span)| {
-            if self.options.section_entries {
-                entries.push(SectionEntry::Data { ty, values, span });
-            }
-            true
-        })
+        // The entry is built in place in `entries` (entries are large; moving them costs), and removed again
+        // if the line turns out not to have the simple shape.
+        let span = Span { start: self.tok.start, end: self.tok.end };
+        entries.push(SectionEntry::Data { ty, values: SmallVec::new(), span });
+        let accepted = match entries.last_mut() {
+            Some(SectionEntry::Data { values, span, .. }) => self.section_values_fast(values, span),
+            _ => false,
+        };
+        if !accepted || !self.options.section_entries {
+            entries.pop();
+        }
+        accepted
     }
 
-    fn section_values_fast(&mut self) -> Option<(SmallVec<[Expr<'a>; 4]>, Span)> {
+    /// The values of [`Parser::section_line_fast`], pushed onto `values`; on success `span` is extended to the
+    /// last value and the lexer resumes after the line.
+    fn section_values_fast(&mut self, values: &mut SmallVec<[Expr<'a>; 4]>, span: &mut Span) -> bool {
         let bytes = self.src.as_bytes();
         let mut pos = self.tok.end as usize;
-        let mut values = SmallVec::new();
         loop {
             while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
                 pos += 1;
@@ -338,13 +345,13 @@ impl<'a> Parser<'a> {
                 value = value * 10 + u64::from(d);
                 pos += 1;
                 if pos - start > 18 {
-                    return None;
+                    return false;
                 }
             }
             let digits = pos - start;
             // No digits, or an octal literal (`017`): not this shape.
             if digits == 0 || (digits > 1 && bytes.get(start) == Some(&b'0')) {
-                return None;
+                return false;
             }
             values.push(Expr::Imm(Immediate::Int { value: value as i64, unsigned: false }, Span::new(start, pos)));
             let end = pos;
@@ -352,21 +359,25 @@ impl<'a> Parser<'a> {
                 pos += 1;
             }
             if bytes.get(pos) == Some(&b'/') && bytes.get(pos + 1) == Some(&b'/') {
-                pos += bytes.get(pos..)?.iter().position(|&b| b == b'\n')?;
+                match bytes.get(pos..).and_then(|r| r.iter().position(|&b| b == b'\n')) {
+                    Some(i) => pos += i,
+                    None => return false,
+                }
             }
             match bytes.get(pos) {
                 Some(b',') => pos += 1,
                 Some(b'\n') => {
                     // The entry ends here only if what follows cannot continue the expression list.
-                    let next = bytes.get(pos..)?.iter().find(|b| !b.is_ascii_whitespace())?;
-                    if !(next.is_ascii_alphabetic() || matches!(next, b'.' | b'$' | b'_' | b'}')) {
-                        return None;
+                    let next = bytes.get(pos..).and_then(|r| r.iter().find(|b| !b.is_ascii_whitespace()));
+                    match next {
+                        Some(c) if c.is_ascii_alphabetic() || matches!(c, b'.' | b'$' | b'_' | b'}') => {}
+                        _ => return false,
                     }
-                    let span = Span { start: self.tok.start, end: end as u32 };
+                    span.end = end as u32;
                     self.resume_at(pos, end as u32);
-                    return Some((values, span));
+                    return true;
                 }
-                _ => return None,
+                _ => return false,
             }
         }
     }
