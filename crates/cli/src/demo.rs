@@ -68,7 +68,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let threads = 256u32;
     let input: Vec<u8> = (0..threads * 8 + 4096).flat_map(|i| (i as f32).to_le_bytes()).collect();
     println!("\nrunning on the emulator (1 CTA of {threads} threads = 8 warps of 32 lanes):\n");
-    println!("  {:<32} {:>10} {:>13} {:>14} {:>10}", "kernel", "SIMT eff.", "warp instr.", "sectors/load", "bank conf.");
+    println!(
+        "  {:<32} {:>10} {:>13} {:>14} {:>10}",
+        "kernel", "SIMT eff.", "warp instr.", "sectors/load", "bank conf."
+    );
     for name in [
         "uniform_work",
         "branch_on_lane_parity",
@@ -88,7 +91,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
             args.push(Arg::U32(4095));
         }
         let config = LaunchConfig { grid: Dim3::new(1, 1, 1), block: Dim3::new(threads, 1, 1), dynamic_shared: 0 };
-        let outcome = rt.launch(m, kernel, config, &args, LaunchOptions { stats: true }).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let outcome =
+            rt.launch(m, kernel, config, &args, LaunchOptions { stats: true }).map_err(|e| anyhow::anyhow!("{e}"))?;
         let Some(s) = outcome.stats else { continue };
         println!(
             "  {:<32} {:>9.1}% {:>13} {:>14.1} {:>10}",

@@ -73,7 +73,8 @@ fn check_reports_diagnostics_with_location_and_exits_1() {
 fn check_json_lists_every_file() {
     let (_d, good) = write_temp("good.ptx", DIVERGENT.as_bytes());
     let (_d2, bad) = write_temp("bad.ptx", b"\xff\xfe garbage");
-    let out = lockstep().args(["ptx", "check", "--json"]).arg(&good).arg(&bad).assert().code(1).get_output().stdout.clone();
+    let out =
+        lockstep().args(["ptx", "check", "--json"]).arg(&good).arg(&bad).assert().code(1).get_output().stdout.clone();
     let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(json[0]["ok"], true);
     assert_eq!(json[0]["instructions"], 12);
@@ -99,7 +100,14 @@ fn cfg_marks_the_reconvergence_point() {
         .assert()
         .success()
         .stdout(predicate::str::contains("digraph").and(predicate::str::contains("reconverges at $L_join")));
-    let out = lockstep().args(["ptx", "cfg", "--json", "--kernel", "parity"]).arg(&path).assert().success().get_output().stdout.clone();
+    let out = lockstep()
+        .args(["ptx", "cfg", "--json", "--kernel", "parity"])
+        .arg(&path)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
     // Block 0 ends in the divergent branch; block 3 ($L_join) is its immediate post-dominator.
     assert_eq!(json["blocks"][0]["ipdom"], 3);
@@ -135,13 +143,9 @@ fn check_accepts_a_real_nvcc_file() {
 
 #[test]
 fn demo_runs() {
-    lockstep()
-        .arg("demo")
-        .assert()
-        .success()
-        .stdout(
-            predicate::str::contains("reconverge")
-                .and(predicate::str::contains("round-trips: true"))
-                .and(predicate::str::contains("lane_dependent_trip_count")),
-        );
+    lockstep().arg("demo").assert().success().stdout(
+        predicate::str::contains("reconverge")
+            .and(predicate::str::contains("round-trips: true"))
+            .and(predicate::str::contains("lane_dependent_trip_count")),
+    );
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use device::{ErrorKind, ExecError};
 
-use crate::compare::{compare, Check, Target};
+use crate::compare::{self, Check};
 use crate::corpus::{self, Variant};
 use crate::runner::{self, Arg, Output, Request, RunError, Shape};
 
@@ -13,11 +13,55 @@ use crate::runner::{self, Arg, Output, Request, RunError, Shape};
 pub enum Expect {
     /// The launch succeeds and every check holds.
     Outputs(Vec<Check>),
-    /// The launch fails; the callback checks the error (kind, location).
-    Fails(Box<dyn Fn(&ExecError) -> Result<(), String>>),
+    /// The launch fails; the callback checks the error (kind, location) and the printf output produced
+    /// before it.
+    Fails(Box<dyn Fn(&ExecError, &[u8]) -> Result<(), String>>),
     /// The backend refuses the kernel up front with `ErrorKind::Unsupported`, and every listed string occurs
     /// in one of the reported items (an opcode such as `tex`, a function name).
     Unsupported(Vec<String>),
+}
+
+impl std::fmt::Debug for Expect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Expect::Outputs(checks) => f.debug_tuple("Outputs").field(checks).finish(),
+            Expect::Fails(_) => f.write_str("Fails(..)"),
+            Expect::Unsupported(names) => f.debug_tuple("Unsupported").field(names).finish(),
+        }
+    }
+}
+
+impl Expect {
+    /// The kernel stops with `ErrorKind::Trap` (a `trap` or `brkpt`) in `thread` of `block`, and the error's
+    /// location names a PTX line of `variant`'s file whose text contains `needle` (the instruction), as does
+    /// the instruction text it quotes. `stdout`, when given, is the printf output expected before the trap.
+    pub fn trap_at(variant: &Variant, block: device::Dim3, thread: device::Dim3, needle: &str, stdout: Option<String>) -> Expect {
+        let text = std::fs::read_to_string(&variant.path).unwrap_or_default();
+        let needle = needle.to_string();
+        Expect::Fails(Box::new(move |e, out| {
+            if e.kind != ErrorKind::Trap {
+                return Err(format!("expected ErrorKind::Trap, got {:?}", e.kind));
+            }
+            let loc = &e.location;
+            if loc.block != Some(block) || loc.thread != Some(thread) {
+                return Err(format!("expected the trap in block {block} thread {thread}, got {:?} {:?}", loc.block, loc.thread));
+            }
+            let line = loc.line.ok_or("the error has no PTX line")?;
+            let src = text.lines().nth(line as usize - 1).unwrap_or("");
+            if !src.contains(&needle) {
+                return Err(format!("PTX line {line} is `{}`, not a `{needle}`", src.trim()));
+            }
+            if !loc.instruction.as_deref().unwrap_or("").contains(&needle) {
+                return Err(format!("the error quotes {:?}, not a `{needle}`", loc.instruction));
+            }
+            if let Some(want) = &stdout {
+                if out != want.as_bytes() {
+                    return Err(format!("printf before the trap: got {:?}, expected {want:?}", String::from_utf8_lossy(out)));
+                }
+            }
+            Ok(())
+        }))
+    }
 }
 
 /// What the reference sees: the variant (architecture and flavor decide some results) and, after a
@@ -54,6 +98,12 @@ pub struct Case {
     pub skip: Option<SkipRule>,
     /// A label that distinguishes several cases of one kernel in reports.
     pub label: Option<String>,
+}
+
+impl std::fmt::Debug for Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Case").field("kernel", &self.kernel).field("shape", &self.shape).field("label", &self.label).finish_non_exhaustive()
+    }
 }
 
 impl Case {
@@ -95,7 +145,7 @@ impl Case {
         self
     }
 
-    fn name(&self) -> String {
+    pub fn name(&self) -> String {
         match &self.label {
             Some(l) => format!("{} [{l}]", self.kernel),
             None => self.kernel.clone(),
@@ -176,34 +226,7 @@ fn is_empty_body(module: &ir::Module, kernel: &str) -> bool {
 fn evaluate(expect: Expect, result: &Result<Output, RunError>) -> Status {
     match (expect, result) {
         (Expect::Outputs(checks), Ok(out)) => {
-            let mut errors = Vec::new();
-            for check in &checks {
-                let actual: &[u8] = match &check.target {
-                    Target::Arg(i) => out.buffer(*i),
-                    Target::Symbol(name) => match out.symbol(name) {
-                        Some(b) => b,
-                        None => {
-                            errors.push(format!("{}: module variable not read back", check.label));
-                            continue;
-                        }
-                    },
-                    Target::Stdout => {
-                        if let crate::compare::Values::U8(text) = &check.expected {
-                            if out.stdout != *text {
-                                errors.push(format!(
-                                    "printf output differs:\n--- actual\n{}--- expected\n{}",
-                                    String::from_utf8_lossy(&out.stdout),
-                                    String::from_utf8_lossy(text)
-                                ));
-                            }
-                        }
-                        continue;
-                    }
-                };
-                if let Err(e) = compare(check, actual) {
-                    errors.push(e);
-                }
-            }
+            let errors: Vec<String> = checks.iter().filter_map(|c| compare::evaluate(c, out).err()).collect();
             if errors.is_empty() {
                 Status::Passed
             } else {
@@ -211,13 +234,13 @@ fn evaluate(expect: Expect, result: &Result<Output, RunError>) -> Status {
             }
         }
         (Expect::Outputs(_), Err(e)) => Status::Failed(format!("the launch failed: {e}")),
-        (Expect::Fails(check), Err(RunError::Exec(e))) => match check(e) {
+        (Expect::Fails(check), Err(RunError::Exec(e, stdout))) => match check(e, stdout) {
             Ok(()) => Status::FailedAsExpected(first_line(&e.to_string())),
             Err(m) => Status::Failed(format!("failed differently than expected: {m}\n  error: {e}")),
         },
         (Expect::Fails(_), Err(e)) => Status::Failed(format!("expected a kernel failure, got: {e}")),
         (Expect::Fails(_), Ok(_)) => Status::Failed("expected the kernel to fail, but it completed".to_string()),
-        (Expect::Unsupported(names), Err(RunError::Exec(e))) => match &e.kind {
+        (Expect::Unsupported(names), Err(RunError::Exec(e, _))) => match &e.kind {
             ErrorKind::Unsupported(items) => {
                 let missing: Vec<&String> = names.iter().filter(|n| !items.iter().any(|i| i.contains(n.as_str()))).collect();
                 if missing.is_empty() {
@@ -231,6 +254,10 @@ fn evaluate(expect: Expect, result: &Result<Output, RunError>) -> Status {
         (Expect::Unsupported(_), Err(e)) => Status::Failed(format!("expected ErrorKind::Unsupported, got: {e}")),
         (Expect::Unsupported(names), Ok(_)) => Status::Failed(format!("expected the backend to refuse the kernel ({names:?}), but it ran")),
     }
+}
+
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
 }
 
 fn first_line(s: &str) -> String {
@@ -271,10 +298,17 @@ pub fn run_case(source: &str, case: &Case) -> Report {
                 symbol_writes: &case.symbol_writes,
                 symbol_reads: &case.symbol_reads,
             };
-            let result = runner::run(backend.as_mut(), &module, &req);
+            let row = if backends.len() > 1 { format!("{label} on {name}") } else { label.clone() };
+            // A backend must report errors, never panic; a panic is recorded as this variant's failure.
+            let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner::run(backend.as_mut(), &module, &req))) {
+                Ok(r) => r,
+                Err(p) => {
+                    report.rows.push((row, Status::Failed(format!("the backend panicked: {}", panic_text(&p)))));
+                    continue;
+                }
+            };
             let ctx = Ctx { variant: &variant, output: result.as_ref().ok() };
             let expect = (case.reference)(&ctx);
-            let row = if backends.len() > 1 { format!("{label} on {name}") } else { label.clone() };
             report.rows.push((row, evaluate(expect, &result)));
         }
     }
@@ -304,12 +338,7 @@ pub fn check_all(source: &str, cases: Vec<Case>) {
     let mut msg = String::new();
     for case in cases {
         if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(source, case))) {
-            let text = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            let _ = writeln!(msg, "{text}");
+            let _ = writeln!(msg, "{}", panic_text(&p));
         }
     }
     assert!(msg.is_empty(), "{msg}");

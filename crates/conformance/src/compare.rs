@@ -23,6 +23,25 @@ pub enum Values {
     BF16(Vec<u16>),
     F32(Vec<f32>),
     F64(Vec<f64>),
+    /// A property of the whole buffer that no fixed expected contents can express (the old values of
+    /// contended atomics form a permutation, ...): the callback gets the buffer's bytes.
+    Custom(Custom),
+}
+
+/// A check written as code over everything a launch produced; `Err` says what is wrong.
+#[derive(Clone)]
+pub struct Custom(pub std::sync::Arc<dyn Fn(&crate::runner::Output) -> Result<(), String> + Send + Sync>);
+
+impl std::fmt::Debug for Custom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Custom(..)")
+    }
+}
+
+impl PartialEq for Custom {
+    fn eq(&self, other: &Custom) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl Values {
@@ -38,6 +57,7 @@ impl Values {
             Values::U64(v) => v.len(),
             Values::F32(v) => v.len(),
             Values::F64(v) => v.len(),
+            Values::Custom(_) => 0,
         }
     }
 
@@ -47,7 +67,7 @@ impl Values {
 
     fn elem_size(&self) -> usize {
         match self {
-            Values::I8(_) | Values::U8(_) => 1,
+            Values::I8(_) | Values::U8(_) | Values::Custom(_) => 1,
             Values::I16(_) | Values::U16(_) | Values::F16(_) | Values::BF16(_) => 2,
             Values::I32(_) | Values::U32(_) | Values::F32(_) => 4,
             Values::I64(_) | Values::U64(_) | Values::F64(_) => 8,
@@ -70,6 +90,9 @@ pub enum Tol {
     Abs(f64),
     /// Floats: `|actual - expected| <= abs + rel * |expected|`.
     RelAbs { rel: f64, abs: f64 },
+    /// Any of these values is right (a read that races with another thread's write, where either order is
+    /// allowed); integers compare as `i64` (unsigned values by their bits), floats by value.
+    AnyOf(Vec<i64>),
     /// Not compared; the string says why (e.g. a clock value).
     Ignore(&'static str),
 }
@@ -129,6 +152,17 @@ impl Check {
         Check { target: Target::Symbol(name.to_string()), label: name.to_string(), expected, rule }
     }
 
+    /// Buffer argument `arg` must satisfy `f`.
+    pub fn custom(arg: usize, label: impl Into<String>, f: impl Fn(&[u8]) -> Result<(), String> + Send + Sync + 'static) -> Check {
+        let f = Custom(std::sync::Arc::new(move |out: &crate::runner::Output| f(out.buffer(arg))));
+        Check { target: Target::Arg(arg), label: label.into(), expected: Values::Custom(f), rule: Rule::All(Tol::Exact) }
+    }
+
+    /// The launch's whole output (several buffers together) must satisfy `f`.
+    pub fn output(label: impl Into<String>, f: impl Fn(&crate::runner::Output) -> Result<(), String> + Send + Sync + 'static) -> Check {
+        Check { target: Target::Arg(usize::MAX), label: label.into(), expected: Values::Custom(Custom(std::sync::Arc::new(f))), rule: Rule::All(Tol::Exact) }
+    }
+
     /// The printf output must be exactly `text`.
     pub fn stdout(text: &str) -> Check {
         Check { target: Target::Stdout, label: "printf".to_string(), expected: Values::U8(text.as_bytes().to_vec()), rule: Rule::All(Tol::Exact) }
@@ -136,6 +170,9 @@ impl Check {
 }
 
 fn within(actual: f64, expected: f64, tol: &Tol, ulps: impl Fn() -> u64) -> bool {
+    if matches!(tol, Tol::Ignore(_)) {
+        return true;
+    }
     if actual.is_nan() || expected.is_nan() {
         return actual.is_nan() && expected.is_nan();
     }
@@ -148,8 +185,32 @@ fn within(actual: f64, expected: f64, tol: &Tol, ulps: impl Fn() -> u64) -> bool
         Tol::Rel(eps) => (actual - expected).abs() <= eps * expected.abs(),
         Tol::Abs(eps) => (actual - expected).abs() <= eps,
         Tol::RelAbs { rel, abs } => (actual - expected).abs() <= abs + rel * expected.abs(),
+        Tol::AnyOf(ref vals) => actual.to_bits() == expected.to_bits() || vals.iter().any(|&v| v as f64 == actual),
         Tol::Ignore(_) => true,
     }
+}
+
+/// Evaluates a check against a launch's output.
+pub fn evaluate(check: &Check, out: &crate::runner::Output) -> Result<(), String> {
+    if let Values::Custom(f) = &check.expected {
+        return (f.0)(out).map_err(|e| format!("{}: {e}", check.label));
+    }
+    let actual: &[u8] = match &check.target {
+        Target::Arg(i) => out.buffer(*i),
+        Target::Symbol(name) => out.symbol(name).ok_or_else(|| format!("{}: module variable not read back", check.label))?,
+        Target::Stdout => {
+            return match &check.expected {
+                Values::U8(text) if out.stdout == *text => Ok(()),
+                Values::U8(text) => Err(format!(
+                    "printf output differs:\n--- actual\n{}--- expected\n{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(text)
+                )),
+                _ => Err("printf output: expected text must be Values::U8".to_string()),
+            };
+        }
+    };
+    compare(check, actual)
 }
 
 /// Compares `actual` (raw bytes) with the expectation; `Err` lists the first mismatches.
@@ -174,13 +235,15 @@ pub fn compare(check: &Check, actual: &[u8]) -> Result<(), String> {
                 if matches!(tol, Tol::Ignore(_)) {
                     continue;
                 }
-                if a != e {
+                let alt = matches!(tol, Tol::AnyOf(vals) if vals.contains(&(a as i64)));
+                if a != e && !alt {
                     note(i, format!(concat!("{} (", $hex, ")"), a, a), format!(concat!("{} (", $hex, ")"), e, e), tol);
                 }
             }
         }};
     }
     match &check.expected {
+        Values::Custom(_) => return Err(format!("{}: a custom check needs the whole output (see case::evaluate)", check.label)),
         Values::I8(v) => ints!(v, i8, "{:#04x}"),
         Values::U8(v) => ints!(v, u8, "{:#04x}"),
         Values::I16(v) => ints!(v, i16, "{:#06x}"),

@@ -69,6 +69,16 @@ impl Variant {
         self.flavor != Flavor::G
     }
 
+    /// `a * b + c` the way this variant computes it: one `fma.rn.f32` where the compiler contracts, else a
+    /// rounded product then a rounded sum.
+    pub fn mad(&self, a: f32, b: f32, c: f32) -> f32 {
+        if self.contracts() {
+            a.mul_add(b, c)
+        } else {
+            a * b + c
+        }
+    }
+
     /// `-use_fast_math`: single-precision division, square root and libm calls become approximations and
     /// subnormals are flushed.
     pub fn fast_math(&self) -> bool {

@@ -114,6 +114,7 @@ impl Exact for Sum {
 }
 
 /// `num / den`, exactly.
+#[derive(Clone, Copy, Debug)]
 pub struct Quotient {
     pub num: f64,
     pub den: f64,
@@ -136,6 +137,7 @@ impl Exact for Quotient {
 }
 
 /// `sqrt(x)` for `x >= 0`, exactly.
+#[derive(Clone, Copy, Debug)]
 pub struct Sqrt(pub f64);
 
 impl Exact for Sqrt {
@@ -152,7 +154,27 @@ impl Exact for Sqrt {
     }
 }
 
+/// `inner * 2^-k`, exactly: lets products that underflow be computed without losing their low bits.
+#[derive(Clone, Debug)]
+pub struct Scaled {
+    pub inner: Sum,
+    pub k: i32,
+}
+
+impl Exact for Scaled {
+    fn approx(&self) -> f64 {
+        self.inner.approx() * pow2(-self.k)
+    }
+    fn cmp_with(&self, c: f64) -> Ordering {
+        self.inner.cmp_with(c * pow2(self.k))
+    }
+}
+
+/// Scale used when a product underflows: operands are multiplied by 2^SCALE first.
+const SCALE: i32 = 200;
+
 /// An integer, exactly.
+#[derive(Clone, Copy, Debug)]
 pub struct Int(pub i128);
 
 impl Exact for Int {
@@ -431,10 +453,15 @@ pub fn add_f64(x: f64, y: f64, mode: Round) -> f64 {
 /// `x * y` rounded to f64 (exact through `two_prod` unless the result underflows).
 pub fn mul_f64(x: f64, y: f64, mode: Round) -> f64 {
     let p = x * y;
-    if !p.is_finite() || p == 0.0 || p.abs() < 1e-290 || mode == Round::Rn {
+    if !p.is_finite() || x == 0.0 || y == 0.0 || mode == Round::Rn {
         return p;
     }
     let mut s = Sum::of(&[]);
+    if p.abs() < 1e-290 {
+        // (x * 2^SCALE) * y is normal, so its two_prod is exact
+        s.add_prod(x * pow2(SCALE), y);
+        return round(&Scaled { inner: s, k: SCALE }, F64, mode);
+    }
     s.add_prod(x, y);
     round(&s, F64, mode)
 }
@@ -442,8 +469,17 @@ pub fn mul_f64(x: f64, y: f64, mode: Round) -> f64 {
 /// `x * y + z` rounded once to f64.
 pub fn fma_f64(x: f64, y: f64, z: f64, mode: Round) -> f64 {
     let r = x.mul_add(y, z);
-    if mode == Round::Rn || any_special(&[x, y, z, r]) || (x * y).abs() < 1e-290 && x * y != 0.0 {
+    if mode == Round::Rn || any_special(&[x, y, z, r]) {
         return r;
+    }
+    let tiny = (x * y).abs() < 1e-290 && x != 0.0 && y != 0.0;
+    if tiny && z.abs() < 1e200 {
+        let mut s = Sum::of(&[z * pow2(SCALE)]);
+        s.add_prod(x * pow2(SCALE), y);
+        if s.sign() == Ordering::Equal {
+            return exact_zero_sign(r, mode);
+        }
+        return round(&Scaled { inner: s, k: SCALE }, F64, mode);
     }
     let mut s = Sum::of(&[z]);
     s.add_prod(x, y);
@@ -495,11 +531,10 @@ pub fn int_to_f64(v: i128, mode: Round) -> f64 {
     round(&Int(v), F64, mode)
 }
 
-/// A float rounded to an integer with `mode` and saturated to `[min, max]`; NaN gives 0 (PTX `cvt` to an
-/// integer type).
-pub fn float_to_int(x: f64, mode: Round, min: i128, max: i128) -> i128 {
+/// A float rounded to an integer with `mode` and saturated to `[min, max]`; NaN gives `nan`.
+pub fn float_to_int(x: f64, mode: Round, min: i128, max: i128, nan: i128) -> i128 {
     if x.is_nan() {
-        return 0;
+        return nan;
     }
     let r = round_integral(x, mode);
     if r <= min as f64 {
@@ -509,6 +544,17 @@ pub fn float_to_int(x: f64, mode: Round, min: i128, max: i128) -> i128 {
     } else {
         r as i128
     }
+}
+
+/// PTX `cvt` from a float to an integer of `bits` bits: rounds with `mode`, saturates to the destination
+/// range, and maps NaN to 0 — or, when the source is `.f64` or the destination 64 bits wide, to
+/// `1 << (bits - 1)` (PTX ISA 9.0, `cvt`). `src_f64` says whether the source is `.f64`.
+pub fn cvt_to_int(x: f64, src_f64: bool, mode: Round, bits: u32, signed: bool) -> i128 {
+    let (min, max) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+    let nan_bits = if src_f64 || bits == 64 { 1i128 << (bits - 1) } else { 0 };
+    // the NaN result as a value of the destination type
+    let nan = if signed && nan_bits != 0 { -nan_bits } else { nan_bits };
+    float_to_int(x, mode, min, max, nan)
 }
 
 /// A float rounded to an integral value (PTX `cvt.rni/rzi/rmi/rpi` between float types).
@@ -534,12 +580,13 @@ pub fn ftz(x: f32) -> f32 {
     }
 }
 
-/// Clamps to `[0, 1]`; NaN gives 0 (`.sat`).
+/// Clamps to `[+0, 1]`; NaN and `-0.0` give `+0.0` (`.sat`, whose clamp is `max(x, +0.0)` with
+/// `-0.0 < +0.0`).
 pub fn sat(x: f32) -> f32 {
-    if x.is_nan() {
+    if x.is_nan() || x <= 0.0 {
         0.0
     } else {
-        x.clamp(0.0, 1.0)
+        x.min(1.0)
     }
 }
 
@@ -680,6 +727,10 @@ mod tests {
         assert_eq!(add_f32(f32::MAX, f32::MAX, Round::Rz), f32::MAX);
         assert_eq!(add_f32(f32::MAX, f32::MAX, Round::Rn), f32::INFINITY);
         assert_eq!(add_f32(-f32::MAX, -f32::MAX, Round::Rp), -f32::MAX);
+        // an underflowing f64 product
+        let t = mul_f64(2.5, 1e-310, Round::Rz);
+        assert!(t <= 2.5e-310 && mul_f64(2.5, 1e-310, Round::Rp) > t);
+        assert_eq!(mul_f64(2.5, 1e-310, Round::Rn), 2.5 * 1e-310);
     }
 
     #[test]
@@ -756,10 +807,13 @@ mod tests {
         assert_eq!(int_to_f32(-16_777_217, Round::Rz), -16_777_216.0);
         assert_eq!(int_to_f32(-16_777_217, Round::Rm), -16_777_218.0);
         assert_eq!(int_to_f64(i128::from(u64::MAX), Round::Rz), 18_446_744_073_709_549_568.0);
-        assert_eq!(float_to_int(2.5, Round::Rn, i32::MIN.into(), i32::MAX.into()), 2);
-        assert_eq!(float_to_int(-2.5, Round::Rm, i32::MIN.into(), i32::MAX.into()), -3);
-        assert_eq!(float_to_int(1e20, Round::Rz, i32::MIN.into(), i32::MAX.into()), i32::MAX.into());
-        assert_eq!(float_to_int(-1.0, Round::Rz, 0, u32::MAX.into()), 0);
-        assert_eq!(float_to_int(f64::NAN, Round::Rz, i32::MIN.into(), i32::MAX.into()), 0);
+        assert_eq!(cvt_to_int(2.5, false, Round::Rn, 32, true), 2);
+        assert_eq!(cvt_to_int(-2.5, false, Round::Rm, 32, true), -3);
+        assert_eq!(cvt_to_int(1e20, false, Round::Rz, 32, true), i32::MAX.into());
+        assert_eq!(cvt_to_int(-1.0, false, Round::Rz, 32, false), 0);
+        assert_eq!(cvt_to_int(f64::NAN, false, Round::Rz, 32, true), 0);
+        assert_eq!(cvt_to_int(f64::NAN, true, Round::Rz, 32, true), i32::MIN.into());
+        assert_eq!(cvt_to_int(f64::NAN, false, Round::Rz, 64, false), 1 << 63);
+        assert_eq!(cvt_to_int(f64::NAN, true, Round::Rz, 32, false), 1 << 31);
     }
 }

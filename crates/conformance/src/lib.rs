@@ -30,3 +30,15 @@ pub use corpus::{for_each_variant, variants, Flavor, Variant};
 pub use data::{from_bytes, to_bytes, Elem, Rng};
 pub use device::{Dim3, ErrorKind, ExecError};
 pub use runner::{backends, Arg, Output, Request, RunError, Shape};
+
+/// Everything a test file needs.
+pub mod prelude {
+    pub use crate::case::{check, check_all, Case, Ctx, Expect};
+    pub use crate::compare::{Check, Rule, Tol, Values};
+    pub use crate::corpus::{Flavor, Variant};
+    pub use crate::data::{edge_f32, edge_f64, from_bytes, to_bytes, Rng, EDGE_I32, EDGE_I64, EDGE_U32, EDGE_U64};
+    pub use crate::fp::{self, Round};
+    pub use crate::math::{self, Approx};
+    pub use crate::runner::{Arg, Shape};
+    pub use device::{Dim3, ErrorKind, ExecError};
+}

@@ -16,7 +16,7 @@ pub fn backends() -> Vec<(&'static str, BackendFactory)> {
 }
 
 /// One kernel argument.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum Arg {
     /// A by-value parameter: its little-endian bytes (length = the parameter's size).
     Scalar(Vec<u8>),
@@ -112,8 +112,8 @@ pub enum RunError {
     NoKernel(String),
     /// The arguments do not fit the kernel's parameters.
     Args(String),
-    /// The backend refused the kernel or the kernel failed.
-    Exec(ExecError),
+    /// The backend refused the kernel or the kernel failed; `stdout` is the printf output produced before.
+    Exec(ExecError, Vec<u8>),
 }
 
 impl fmt::Display for RunError {
@@ -122,7 +122,7 @@ impl fmt::Display for RunError {
             RunError::Load(m) => write!(f, "loading the module: {m}"),
             RunError::NoKernel(k) => write!(f, "the module has no kernel `{k}`"),
             RunError::Args(m) => write!(f, "arguments: {m}"),
-            RunError::Exec(e) => write!(f, "{e}"),
+            RunError::Exec(e, _) => write!(f, "{e}"),
         }
     }
 }
@@ -151,7 +151,7 @@ pub fn run(backend: &mut dyn Backend, module: &ir::Module, req: &Request<'_>) ->
         .find(|(_, f)| f.name == req.kernel)
         .map(|(id, _)| id)
         .ok_or_else(|| RunError::NoKernel(req.kernel.to_string()))?;
-    backend.check_supported(&loaded, kernel).map_err(RunError::Exec)?;
+    backend.check_supported(&loaded, kernel).map_err(|e| RunError::Exec(e, Vec::new()))?;
     let function = &loaded.module.functions[kernel];
     if function.params.len() != req.args.len() {
         return Err(RunError::Args(format!(
@@ -188,7 +188,9 @@ pub fn run(backend: &mut dyn Backend, module: &ir::Module, req: &Request<'_>) ->
     }
     let launch = Launch { module: &loaded, kernel, config: req.shape.config(), params: &params, collect_stats: false };
     let mut stdout = Vec::new();
-    backend.launch(&launch, &mut memory, &mut stdout).map_err(RunError::Exec)?;
+    if let Err(e) = backend.launch(&launch, &mut memory, &mut stdout) {
+        return Err(RunError::Exec(e, stdout));
+    }
     let buffers = req
         .args
         .iter()

@@ -36,5 +36,10 @@ pub trait Backend {
     fn check_supported(&self, module: &LoadedModule, kernel: FuncId) -> Result<(), ExecError>;
 
     /// Runs the kernel to completion. Device `printf` output goes to `stdout`.
-    fn launch(&mut self, launch: &Launch<'_>, memory: &mut DeviceMemory, stdout: &mut dyn Write) -> Result<LaunchReport, ExecError>;
+    fn launch(
+        &mut self,
+        launch: &Launch<'_>,
+        memory: &mut DeviceMemory,
+        stdout: &mut dyn Write,
+    ) -> Result<LaunchReport, ExecError>;
 }

@@ -69,9 +69,21 @@ impl fmt::Display for Space {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
     /// An access outside the memory that space has.
-    OutOfBounds { space: Space, address: u64, size: u32, detail: Option<String> },
-    Misaligned { space: Space, address: u64, size: u32 },
-    ReadOnly { space: Space, address: u64 },
+    OutOfBounds {
+        space: Space,
+        address: u64,
+        size: u32,
+        detail: Option<String>,
+    },
+    Misaligned {
+        space: Space,
+        address: u64,
+        size: u32,
+    },
+    ReadOnly {
+        space: Space,
+        address: u64,
+    },
     /// `bar.sync` reached by only part of a CTA or of a warp.
     BarrierDivergence(String),
     /// `trap` or `brkpt` executed.

@@ -3,7 +3,10 @@
 
 use std::collections::HashMap;
 
-use ir::{ConstExpr, FuncId, GlobalId, Immediate, Init, Module, NamedValue, Opcode, Operand, ScalarType, StateSpace, Symbol, VarId};
+use ir::{
+    ConstExpr, FuncId, GlobalId, Immediate, Init, Module, NamedValue, Opcode, Operand, ScalarType, StateSpace, Symbol,
+    VarId,
+};
 
 use crate::memory::{DeviceMemory, DevicePtr};
 

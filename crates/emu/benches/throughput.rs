@@ -76,14 +76,19 @@ fn bench(c: &mut Criterion) {
     group.bench_function("alu_heavy", |b| b.iter(|| run(&module, &mut mem, "alu", &args, 64, 256)));
 
     // Memory-heavy: vector_add from the corpus over 1M elements (3 accesses per 14 instructions).
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/ptx/workloads/workloads.sm_80.O3.ptx")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../corpus/ptx/workloads/workloads.sm_80.O3.ptx"
+    ))
+    .unwrap();
     let mut mem = DeviceMemory::new();
     let module = setup(&text, &mut mem);
     let n = 1u32 << 20;
     let a = mem.alloc(u64::from(n) * 4, "a");
     let b = mem.alloc(u64::from(n) * 4, "b");
     let cc = mem.alloc(u64::from(n) * 4, "c");
-    let args = vec![a.to_le_bytes().to_vec(), b.to_le_bytes().to_vec(), cc.to_le_bytes().to_vec(), n.to_le_bytes().to_vec()];
+    let args =
+        vec![a.to_le_bytes().to_vec(), b.to_le_bytes().to_vec(), cc.to_le_bytes().to_vec(), n.to_le_bytes().to_vec()];
     let per_run = run(&module, &mut mem, "vector_add", &args, n / 256, 256);
     group.throughput(Throughput::Elements(per_run));
     group.bench_function("memory_heavy", |bch| bch.iter(|| run(&module, &mut mem, "vector_add", &args, n / 256, 256)));

@@ -37,7 +37,12 @@ pub fn exec(
             }
         }};
     }
-    if ty.is_float() && !matches!(op.kind, Kind::Mov | Kind::Cvt | Kind::Setp | Kind::Set | Kind::Selp | Kind::Slct | Kind::Pack | Kind::Unpack) {
+    if ty.is_float()
+        && !matches!(
+            op.kind,
+            Kind::Mov | Kind::Cvt | Kind::Setp | Kind::Set | Kind::Selp | Kind::Slct | Kind::Pack | Kind::Unpack
+        )
+    {
         return float_op(op, exec, a, b, c, out);
     }
     let bits = ty.bits().min(64);
@@ -90,7 +95,9 @@ pub fn exec(
                     Part::Wide => (mul_wide(ty, a[l], b[l]), crate::types::mask_bits(bits * 2), bits * 2),
                 };
                 if m.sat && m.part == Part::Hi && ty == Ty::S32 {
-                    out[l] = (i64::from(prod as u32 as i32) + i64::from(c[l] as u32 as i32)).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32 as u64;
+                    out[l] = (i64::from(prod as u32 as i32) + i64::from(c[l] as u32 as i32))
+                        .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32
+                        as u64;
                     continue;
                 }
                 let cin = op.kind == Kind::Madc && (*carry >> l) & 1 != 0;
@@ -124,7 +131,11 @@ pub fn exec(
                     r as u64
                 } else {
                     let (x, y) = (a[l] & mask, b[l] & mask);
-                    if max { x.max(y) } else { x.min(y) }
+                    if max {
+                        x.max(y)
+                    } else {
+                        x.min(y)
+                    }
                 };
                 out[l] = r & mask;
             }
@@ -159,7 +170,9 @@ pub fn exec(
         Kind::Bfi => each!(|l| sb::bfi(a[l], b[l], c[l], d[l], w)),
         Kind::Brev => each!(|l| if bits == 64 { a[l].reverse_bits() } else { u64::from((a[l] as u32).reverse_bits()) }),
         Kind::Popc => each!(|l| u64::from((a[l] & mask).count_ones())),
-        Kind::Clz => each!(|l| u64::from(if bits == 64 { a[l].leading_zeros() } else { (a[l] as u32).leading_zeros() })),
+        Kind::Clz => {
+            each!(|l| u64::from(if bits == 64 { a[l].leading_zeros() } else { (a[l] as u32).leading_zeros() }))
+        }
         Kind::Bfind => each!(|l| sb::bfind(a[l], w, signed, m.sub == Sub::Shiftamt)),
         Kind::Fns => each!(|l| sb::fns(a[l], b[l], c[l] as u32 as i32)),
         Kind::Bmsk => {
@@ -181,7 +194,13 @@ pub fn exec(
                 } else {
                     out[l] = match op.ty {
                         Ty::F32 => u64::from(if p { 1.0f32 } else { 0.0 }.to_bits()),
-                        _ => if p { op.ty.mask() } else { 0 },
+                        _ => {
+                            if p {
+                                op.ty.mask()
+                            } else {
+                                0
+                            }
+                        }
                     };
                 }
             }
@@ -192,7 +211,11 @@ pub fn exec(
                 Ty::F32 => f32::from_bits(c[l] as u32) >= 0.0,
                 _ => c[l] as u32 as i32 >= 0,
             };
-            if ge { a[l] } else { b[l] }
+            if ge {
+                a[l]
+            } else {
+                b[l]
+            }
         }),
         Kind::Mov => each!(|l| a[l] & mask),
         Kind::Pack => return true,
@@ -252,15 +275,6 @@ fn mul_wide(ty: Ty, a: u64, b: u64) -> u64 {
     (p as u64) & crate::types::mask_bits(ty.bits() * 2)
 }
 
-
-
-
-
-
-
-
-
-
 /// Evaluates a comparison on two values of type `ty`.
 pub fn compare(ty: Ty, cmp: Cmp, a: u64, b: u64) -> bool {
     match ty {
@@ -297,10 +311,34 @@ pub fn compare(ty: Ty, cmp: Cmp, a: u64, b: u64) -> bool {
             match cmp {
                 Cmp::Eq => ua == ub,
                 Cmp::Ne => ua != ub,
-                Cmp::Lt => if signed { sa < sb } else { ua < ub },
-                Cmp::Le => if signed { sa <= sb } else { ua <= ub },
-                Cmp::Gt => if signed { sa > sb } else { ua > ub },
-                Cmp::Ge => if signed { sa >= sb } else { ua >= ub },
+                Cmp::Lt => {
+                    if signed {
+                        sa < sb
+                    } else {
+                        ua < ub
+                    }
+                }
+                Cmp::Le => {
+                    if signed {
+                        sa <= sb
+                    } else {
+                        ua <= ub
+                    }
+                }
+                Cmp::Gt => {
+                    if signed {
+                        sa > sb
+                    } else {
+                        ua > ub
+                    }
+                }
+                Cmp::Ge => {
+                    if signed {
+                        sa >= sb
+                    } else {
+                        ua >= ub
+                    }
+                }
                 Cmp::Lo => ua < ub,
                 Cmp::Ls => ua <= ub,
                 Cmp::Hi => ua > ub,
@@ -333,14 +371,26 @@ pub fn atomic(op: AtomOp, ty: Ty, old: u64, a: u64, b: u64) -> u64 {
         AtomOp::Min | AtomOp::Max | AtomOp::And | AtomOp::Or | AtomOp::Xor => reduce(op, ty, old, a) & mask,
         AtomOp::Inc => {
             let (o, a) = (old & mask, a & mask);
-            if o >= a { 0 } else { o + 1 }
+            if o >= a {
+                0
+            } else {
+                o + 1
+            }
         }
         AtomOp::Dec => {
             let (o, a) = (old & mask, a & mask);
-            if o == 0 || o > a { a } else { o - 1 }
+            if o == 0 || o > a {
+                a
+            } else {
+                o - 1
+            }
         }
         AtomOp::Cas => {
-            if old & mask == a & mask { b & mask } else { old }
+            if old & mask == a & mask {
+                b & mask
+            } else {
+                old
+            }
         }
         AtomOp::Exch => a & mask,
         AtomOp::Popc => old,
@@ -368,7 +418,11 @@ pub fn reduce(op: AtomOp, ty: Ty, x: u64, y: u64) -> u64 {
                 }
                 _ => {
                     let (a, b) = (x & ty.mask(), y & ty.mask());
-                    if max { a.max(b) } else { a.min(b) }
+                    if max {
+                        a.max(b)
+                    } else {
+                        a.min(b)
+                    }
                 }
             }
         }

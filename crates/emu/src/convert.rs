@@ -44,7 +44,8 @@ fn cvt_rounding(r: Rnd) -> CvtRounding {
 
 /// `cvt.{modes}.dtype.stype d, a`: `op.ty` is the destination type, `op.ty2` the source type.
 pub fn cvt(op: &Op, exec: LaneMask, a: &[u64; WARP], b: &[u64; WARP], out: &mut [u64; WARP]) -> bool {
-    let modes = CvtModes { rounding: cvt_rounding(op.m.rnd), sat: op.m.sat, ftz: op.m.ftz, relu: op.m.relu, satfinite: false };
+    let modes =
+        CvtModes { rounding: cvt_rounding(op.m.rnd), sat: op.m.sat, ftz: op.m.ftz, relu: op.m.relu, satfinite: false };
     // `cvt.rn.f16x2.f32 d, a, b` packs {a, b} with `a` in the upper half.
     let half = match op.ty {
         Ty::F16x2 => Some(Type::F16),

@@ -59,7 +59,12 @@ impl Backend for Emulator {
             .map_err(|list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel)))
     }
 
-    fn launch(&mut self, launch: &Launch<'_>, memory: &mut DeviceMemory, stdout: &mut dyn Write) -> Result<LaunchReport, ExecError> {
+    fn launch(
+        &mut self,
+        launch: &Launch<'_>,
+        memory: &mut DeviceMemory,
+        stdout: &mut dyn Write,
+    ) -> Result<LaunchReport, ExecError> {
         let module = launch.module;
         let kernel = launch.kernel;
         let name = module.module.functions[kernel].name.clone();
@@ -67,7 +72,10 @@ impl Backend for Emulator {
         let layout = SharedLayout::for_kernel(&module.module, kernel);
         let shared = layout.dynamic_offset.max(layout.static_size) + u64::from(launch.config.dynamic_shared);
         if shared > MAX_SHARED_BYTES {
-            return Err(ExecError::launch(&name, format!("the CTA needs {shared} bytes of shared memory; the limit is {MAX_SHARED_BYTES}")));
+            return Err(ExecError::launch(
+                &name,
+                format!("the CTA needs {shared} bytes of shared memory; the limit is {MAX_SHARED_BYTES}"),
+            ));
         }
         let programs = program::decode_all(module, kernel, &layout)
             .map_err(|list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel)))?;
@@ -87,7 +95,8 @@ impl Backend for Emulator {
         machine.run()?;
         let threads = launch.config.blocks() * u64::from(launch.config.threads_per_block());
         let stats = machine.stats.take().map(|c| {
-            let mut s = c.finish(&module.module, &programs, &name, threads, u64::from(launch.config.threads_per_block()));
+            let mut s =
+                c.finish(&module.module, &programs, &name, threads, u64::from(launch.config.threads_per_block()));
             s.grid = Some(launch.config.grid);
             s.block = Some(launch.config.block);
             s

@@ -47,7 +47,10 @@ struct RegFrame {
 enum WarpState {
     Ready,
     /// Waiting at barrier `id` for `expected` threads (0 = all threads of the CTA).
-    Barrier { id: u32, expected: u32 },
+    Barrier {
+        id: u32,
+        expected: u32,
+    },
     Done,
 }
 
@@ -264,7 +267,13 @@ impl<'a> Machine<'a> {
         let waiting: Vec<&Warp> = cta.warps.iter().filter(|w| matches!(w.state, WarpState::Barrier { .. })).collect();
         let arrived: u32 = waiting.iter().map(|w| w.bar_lanes.count()).sum();
         let total: u32 = cta.warps.iter().map(|w| w.lanes.count()).sum();
-        let exited: u32 = total - cta.warps.iter().filter(|w| w.state != WarpState::Done).map(|w| w.stack.live_lanes().count()).sum::<u32>();
+        let exited: u32 = total
+            - cta
+                .warps
+                .iter()
+                .filter(|w| w.state != WarpState::Done)
+                .map(|w| w.stack.live_lanes().count())
+                .sum::<u32>();
         let first = waiting.first();
         let (line, instruction, function) = match first.and_then(|w| w.stack.top()) {
             Some((p, _)) => {
@@ -343,7 +352,9 @@ impl<'a> Machine<'a> {
             Space::Generic => device::Space::Generic,
         };
         let kind = match e {
-            MemFault::Bounds { address, size, detail } => ErrorKind::OutOfBounds { space: dspace, address, size, detail },
+            MemFault::Bounds { address, size, detail } => {
+                ErrorKind::OutOfBounds { space: dspace, address, size, detail }
+            }
             MemFault::Misaligned { address, size } => ErrorKind::Misaligned { space: dspace, address, size },
             MemFault::ReadOnly { address } => ErrorKind::ReadOnly { space: dspace, address },
         };
@@ -359,7 +370,15 @@ impl<'a> Machine<'a> {
         self.exec(cta, w, prog, f, opi, active)
     }
 
-    fn exec(&mut self, cta: &mut Cta, w: usize, prog: &Program, f: FuncId, opi: u32, active: LaneMask) -> Result<Flow, ExecError> {
+    fn exec(
+        &mut self,
+        cta: &mut Cta,
+        w: usize,
+        prog: &Program,
+        f: FuncId,
+        opi: u32,
+        active: LaneMask,
+    ) -> Result<Flow, ExecError> {
         let Some(op) = prog.ops.get(opi as usize) else {
             // Falling off the end of a function is a return.
             return self.do_return(cta, w, active);
@@ -391,7 +410,9 @@ impl<'a> Machine<'a> {
                 } else if exec_mask.is_empty() {
                     warp.stack.set_pc(next);
                 } else {
-                    warp.stack.branch(target, exec_mask, next, reconverge).map_err(|e| self.stack_error(cta, w, f, op, e))?;
+                    warp.stack
+                        .branch(target, exec_mask, next, reconverge)
+                        .map_err(|e| self.stack_error(cta, w, f, op, e))?;
                 }
                 return Ok(Flow::Continue);
             }
@@ -405,7 +426,9 @@ impl<'a> Machine<'a> {
                 if exec_mask != active {
                     // Lanes with a false guard continue after the `ret`.
                     let warp = &mut cta.warps[w];
-                    warp.stack.branch(pc(f, opi), exec_mask, next, None).map_err(|e| self.stack_error(cta, w, f, op, e))?;
+                    warp.stack
+                        .branch(pc(f, opi), exec_mask, next, None)
+                        .map_err(|e| self.stack_error(cta, w, f, op, e))?;
                     return Ok(Flow::Continue);
                 }
                 return self.do_return(cta, w, exec_mask);
@@ -445,7 +468,15 @@ impl<'a> Machine<'a> {
         self.error(cta, w, lane, f, op, ErrorKind::Invalid(format!("reconvergence stack: {e:?}")))
     }
 
-    fn barrier(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, active: LaneMask, exec: LaneMask) -> Result<Flow, ExecError> {
+    fn barrier(
+        &mut self,
+        cta: &mut Cta,
+        w: usize,
+        f: FuncId,
+        op: &Op,
+        active: LaneMask,
+        exec: LaneMask,
+    ) -> Result<Flow, ExecError> {
         let Sub::Bar { wait, red } = op.m.sub else { return Ok(Flow::Continue) };
         if exec.is_empty() {
             return Ok(Flow::Continue);
@@ -491,7 +522,16 @@ impl<'a> Machine<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn brx(&mut self, cta: &mut Cta, w: usize, f: FuncId, opi: u32, op: &Op, active: LaneMask, exec: LaneMask) -> Result<Flow, ExecError> {
+    fn brx(
+        &mut self,
+        cta: &mut Cta,
+        w: usize,
+        f: FuncId,
+        opi: u32,
+        op: &Op,
+        active: LaneMask,
+        exec: LaneMask,
+    ) -> Result<Flow, ExecError> {
         let next = pc(f, opi + 1);
         let Some(Extra::Targets(targets)) = op.extra.as_deref() else { return Ok(Flow::Continue) };
         let index = read_src(self, cta, w, &op.a, exec);
@@ -499,7 +539,10 @@ impl<'a> Machine<'a> {
         for lane in exec.iter() {
             let i = index[lane as usize] as usize;
             let Some(&t) = targets.get(i) else {
-                let kind = ErrorKind::Invalid(format!("`brx.idx` index {i} is outside its table of {} targets", targets.len()));
+                let kind = ErrorKind::Invalid(format!(
+                    "`brx.idx` index {i} is outside its table of {} targets",
+                    targets.len()
+                ));
                 return Err(self.error(cta, w, lane, f, op, kind));
             };
             let target = pc(f, t);
@@ -526,7 +569,16 @@ impl<'a> Machine<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn call(&mut self, cta: &mut Cta, w: usize, f: FuncId, opi: u32, op: &Op, active: LaneMask, exec: LaneMask) -> Result<Flow, ExecError> {
+    fn call(
+        &mut self,
+        cta: &mut Cta,
+        w: usize,
+        f: FuncId,
+        opi: u32,
+        op: &Op,
+        active: LaneMask,
+        exec: LaneMask,
+    ) -> Result<Flow, ExecError> {
         let next = pc(f, opi + 1);
         let Some(Extra::Call { callee, args, rets }) = op.extra.as_deref() else { return Ok(Flow::Continue) };
         if exec.is_empty() {
@@ -554,7 +606,10 @@ impl<'a> Machine<'a> {
                 match self.module.function_at(addrs[first as usize]) {
                     Some(g) => (g, lanes),
                     None => {
-                        let kind = ErrorKind::Invalid(format!("indirect call to {:#x}, which is not a function", addrs[first as usize]));
+                        let kind = ErrorKind::Invalid(format!(
+                            "indirect call to {:#x}, which is not a function",
+                            addrs[first as usize]
+                        ));
                         return Err(self.error(cta, w, first, f, op, kind));
                     }
                 }
@@ -574,7 +629,14 @@ impl<'a> Machine<'a> {
             return Err(self.error(cta, w, lanes.first().unwrap_or(0), f, op, kind));
         }
         if cta.warps[w].frames.len() >= MAX_CALL_DEPTH {
-            return Err(self.error(cta, w, lanes.first().unwrap_or(0), f, op, ErrorKind::StackOverflow(MAX_CALL_DEPTH as u32)));
+            return Err(self.error(
+                cta,
+                w,
+                lanes.first().unwrap_or(0),
+                f,
+                op,
+                ErrorKind::StackOverflow(MAX_CALL_DEPTH as u32),
+            ));
         }
         // The callee's frame and register file.
         let programs = self.programs.clone();
@@ -587,7 +649,14 @@ impl<'a> Machine<'a> {
         let base = cta.warps[w].sp;
         let new_sp = base + frame_size;
         if new_sp > MAX_LOCAL_BYTES {
-            return Err(self.error(cta, w, lanes.first().unwrap_or(0), f, op, ErrorKind::StackOverflow(cta.warps[w].frames.len() as u32)));
+            return Err(self.error(
+                cta,
+                w,
+                lanes.first().unwrap_or(0),
+                f,
+                op,
+                ErrorKind::StackOverflow(cta.warps[w].frames.len() as u32),
+            ));
         }
         let caller_base = cta.warps[w].frames.last().expect("frame").base;
         {
@@ -654,7 +723,10 @@ impl<'a> Machine<'a> {
         let depth = warp.stack.call_depth().max(1);
         while warp.frames.len() > depth {
             let frame = warp.frames.pop().expect("frame");
-            let returns = self.programs[frame.func.as_u32() as usize].as_ref().map(|p| p.frame.returns.clone()).unwrap_or_default();
+            let returns = self.programs[frame.func.as_u32() as usize]
+                .as_ref()
+                .map(|p| p.frame.returns.clone())
+                .unwrap_or_default();
             let caller = warp.frames.last_mut().expect("caller frame");
             for (k, ret) in frame.rets.iter().enumerate() {
                 let Some(&(off, size)) = returns.get(k) else { break };
@@ -683,7 +755,16 @@ impl<'a> Machine<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn vprintf(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, args: &[CallArg], rets: &[CallArg], lanes: LaneMask) -> Result<(), ExecError> {
+    fn vprintf(
+        &mut self,
+        cta: &mut Cta,
+        w: usize,
+        f: FuncId,
+        op: &Op,
+        args: &[CallArg],
+        rets: &[CallArg],
+        lanes: LaneMask,
+    ) -> Result<(), ExecError> {
         let base = cta.warps[w].frames.last().expect("frame").base;
         for lane in lanes.iter() {
             let word = |k: usize, warp: &Warp| -> u64 {
@@ -692,14 +773,17 @@ impl<'a> Machine<'a> {
                         let start = (base + off) as usize;
                         warp.local[lane as usize].get(start..start + 8).map_or(0, crate::mem::load_le)
                     }
-                    Some(CallArg::Reg(slot, _)) => warp.frames.last().expect("frame").regs[*slot as usize][lane as usize],
+                    Some(CallArg::Reg(slot, _)) => {
+                        warp.frames.last().expect("frame").regs[*slot as usize][lane as usize]
+                    }
                     Some(CallArg::Imm(v)) => *v,
                     None => 0,
                 }
             };
             let (fmt_addr, args_addr) = (word(0, &cta.warps[w]), word(1, &cta.warps[w]));
-            let text = printf::format(fmt_addr, args_addr, &mut |addr, size| self.load_generic(cta, w, lane, addr, size))
-                .map_err(|e| self.access_error(cta, w, lane, f, op, Space::Generic, e))?;
+            let text =
+                printf::format(fmt_addr, args_addr, &mut |addr, size| self.load_generic(cta, w, lane, addr, size))
+                    .map_err(|e| self.access_error(cta, w, lane, f, op, Space::Generic, e))?;
             let _ = self.out.write_all(&text);
             // vprintf returns the number of arguments; nvcc ignores it, but keep it defined.
             if let Some(CallArg::Frame(off, _)) = rets.first() {
@@ -722,7 +806,9 @@ impl<'a> Machine<'a> {
                     let start = (base + off) as usize;
                     cta.warps[w].local[lane as usize].get(start..start + size).map_or(0, crate::mem::load_le)
                 }
-                Some(CallArg::Reg(slot, _)) => cta.warps[w].frames.last().expect("frame").regs[*slot as usize][lane as usize],
+                Some(CallArg::Reg(slot, _)) => {
+                    cta.warps[w].frames.last().expect("frame").regs[*slot as usize][lane as usize]
+                }
                 Some(CallArg::Imm(v)) => *v,
                 None => 0,
             }
@@ -738,7 +824,13 @@ impl<'a> Machine<'a> {
             }
             String::from_utf8_lossy(&bytes).into_owned()
         };
-        let text = format!("device assertion `{}` failed at {}:{} in `{}`", string(msg), string(file), line as u32, string(func));
+        let text = format!(
+            "device assertion `{}` failed at {}:{} in `{}`",
+            string(msg),
+            string(file),
+            line as u32,
+            string(func)
+        );
         self.error(cta, w, lane, f, op, ErrorKind::Invalid(text))
     }
 
@@ -751,18 +843,22 @@ impl<'a> Machine<'a> {
     fn load(&mut self, cta: &Cta, w: usize, lane: u32, space: Space, address: u64, size: u32) -> Result<u64, MemFault> {
         match space {
             Space::Global | Space::Const => self.global.read(address, size).map_err(MemFault::from),
-            Space::Shared => read_flat(&cta.shared, address, size).ok_or_else(|| MemFault::bounds(address, size, cta.shared.len(), "the CTA's shared memory")),
+            Space::Shared => read_flat(&cta.shared, address, size)
+                .ok_or_else(|| MemFault::bounds(address, size, cta.shared.len(), "the CTA's shared memory")),
             Space::Local => {
                 let stack = &cta.warps[w].local[lane as usize];
                 let limit = cta.warps[w].sp.min(stack.len() as u64) as usize;
-                read_flat(&stack[..limit], address, size).ok_or_else(|| MemFault::bounds(address, size, limit, "the thread's local memory"))
+                read_flat(&stack[..limit], address, size)
+                    .ok_or_else(|| MemFault::bounds(address, size, limit, "the thread's local memory"))
             }
             Space::Param => {
                 if cta.warps[w].frames.len() == 1 {
-                    read_flat(self.params, address, size).ok_or_else(|| MemFault::bounds(address, size, self.params.len(), "the kernel parameters"))
+                    read_flat(self.params, address, size)
+                        .ok_or_else(|| MemFault::bounds(address, size, self.params.len(), "the kernel parameters"))
                 } else {
                     let stack = &cta.warps[w].local[lane as usize];
-                    read_flat(stack, address, size).ok_or_else(|| MemFault::bounds(address, size, stack.len(), "the function parameters"))
+                    read_flat(stack, address, size)
+                        .ok_or_else(|| MemFault::bounds(address, size, stack.len(), "the function parameters"))
                 }
             }
             Space::Generic => {
@@ -773,19 +869,30 @@ impl<'a> Machine<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn store(&mut self, cta: &mut Cta, w: usize, lane: u32, space: Space, address: u64, size: u32, value: u64) -> Result<(), MemFault> {
+    fn store(
+        &mut self,
+        cta: &mut Cta,
+        w: usize,
+        lane: u32,
+        space: Space,
+        address: u64,
+        size: u32,
+        value: u64,
+    ) -> Result<(), MemFault> {
         match space {
             Space::Global => self.global.write(address, size, value).map_err(MemFault::from),
             Space::Const => Err(MemFault::ReadOnly { address }),
             Space::Shared => {
                 let len = cta.shared.len();
-                write_flat(&mut cta.shared, address, size, value).ok_or_else(|| MemFault::bounds(address, size, len, "the CTA's shared memory"))
+                write_flat(&mut cta.shared, address, size, value)
+                    .ok_or_else(|| MemFault::bounds(address, size, len, "the CTA's shared memory"))
             }
             Space::Local => {
                 let sp = cta.warps[w].sp;
                 let stack = &mut cta.warps[w].local[lane as usize];
                 let limit = sp.min(stack.len() as u64) as usize;
-                write_flat(&mut stack[..limit], address, size, value).ok_or_else(|| MemFault::bounds(address, size, limit, "the thread's local memory"))
+                write_flat(&mut stack[..limit], address, size, value)
+                    .ok_or_else(|| MemFault::bounds(address, size, limit, "the thread's local memory"))
             }
             Space::Param => {
                 if cta.warps[w].frames.len() == 1 {
@@ -793,7 +900,8 @@ impl<'a> Machine<'a> {
                 } else {
                     let stack = &mut cta.warps[w].local[lane as usize];
                     let len = stack.len();
-                    write_flat(stack, address, size, value).ok_or_else(|| MemFault::bounds(address, size, len, "the function parameters"))
+                    write_flat(stack, address, size, value)
+                        .ok_or_else(|| MemFault::bounds(address, size, len, "the function parameters"))
                 }
             }
             Space::Generic => {
@@ -816,7 +924,10 @@ impl<'a> Machine<'a> {
                 }
             }
             Src::Sym(sym, extra) => {
-                let a = self.symbol_value(frame, sym, op.m.space).wrapping_add(extra as u64).wrapping_add(op.mem.offset as u64);
+                let a = self
+                    .symbol_value(frame, sym, op.m.space)
+                    .wrapping_add(extra as u64)
+                    .wrapping_add(op.mem.offset as u64);
                 out = [a; WARP];
             }
             Src::Imm(v) => out = [v.wrapping_add(op.mem.offset as u64); WARP],
@@ -868,7 +979,11 @@ impl<'a> Machine<'a> {
                 let ok = alu::exec(op, exec, &a, &b, &c, &d, &mut out, &mut out2, &mut carry);
                 if !ok {
                     let lane = exec.first().unwrap_or(0);
-                    let kind = ErrorKind::Unsupported(vec![format!("`{}` with type {:?} in the emulator", self.text(f, op), op.ty)]);
+                    let kind = ErrorKind::Unsupported(vec![format!(
+                        "`{}` with type {:?} in the emulator",
+                        self.text(f, op),
+                        op.ty
+                    )]);
                     return Err(self.error(cta, w, lane, f, op, kind));
                 }
                 let warp = &mut cta.warps[w];
@@ -913,14 +1028,23 @@ impl<'a> Machine<'a> {
         for lane in exec.iter() {
             let base = addrs[lane as usize];
             if !base.is_multiple_of(u64::from(elem * n)) {
-                return Err(self.access_error(cta, w, lane, f, op, space, MemFault::Misaligned { address: base, size: elem * n }));
+                return Err(self.access_error(
+                    cta,
+                    w,
+                    lane,
+                    f,
+                    op,
+                    space,
+                    MemFault::Misaligned { address: base, size: elem * n },
+                ));
             }
             for (k, v) in vals.iter_mut().enumerate() {
                 let addr = base + u64::from(elem) * k as u64;
                 let raw = if elem == 16 {
                     return Err(self.error(cta, w, lane, f, op, ErrorKind::Unsupported(vec!["128-bit loads".into()])));
                 } else {
-                    self.load(cta, w, lane, space, addr, elem).map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?
+                    self.load(cta, w, lane, space, addr, elem)
+                        .map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?
                 };
                 v[lane as usize] = op.ty.extend(raw);
             }
@@ -955,7 +1079,15 @@ impl<'a> Machine<'a> {
         for lane in exec.iter() {
             let base = addrs[lane as usize];
             if !base.is_multiple_of(u64::from(elem * n)) {
-                return Err(self.access_error(cta, w, lane, f, op, space, MemFault::Misaligned { address: base, size: elem * n }));
+                return Err(self.access_error(
+                    cta,
+                    w,
+                    lane,
+                    f,
+                    op,
+                    space,
+                    MemFault::Misaligned { address: base, size: elem * n },
+                ));
             }
             for (k, v) in vals.iter().enumerate() {
                 if elem == 16 {
@@ -983,11 +1115,22 @@ impl<'a> Machine<'a> {
         for lane in exec.iter() {
             let addr = addrs[lane as usize];
             if !addr.is_multiple_of(u64::from(elem)) {
-                return Err(self.access_error(cta, w, lane, f, op, space, MemFault::Misaligned { address: addr, size: elem }));
+                return Err(self.access_error(
+                    cta,
+                    w,
+                    lane,
+                    f,
+                    op,
+                    space,
+                    MemFault::Misaligned { address: addr, size: elem },
+                ));
             }
-            let old = self.load(cta, w, lane, space, addr, elem).map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?;
+            let old = self
+                .load(cta, w, lane, space, addr, elem)
+                .map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?;
             let new = alu::atomic(aop, op.ty, old, a[lane as usize], b[lane as usize]);
-            self.store(cta, w, lane, space, addr, elem, new).map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?;
+            self.store(cta, w, lane, space, addr, elem, new)
+                .map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?;
             old_vals[lane as usize] = op.ty.extend(old);
         }
         if op.kind == Kind::Atom {
@@ -1044,19 +1187,35 @@ impl<'a> Machine<'a> {
                     let (j, pval) = match mode {
                         ShflMode::Up => {
                             let j = lane as i64 - i64::from(bval);
-                            if j >= i64::from(max_lane) { (j as u32, true) } else { (lane, false) }
+                            if j >= i64::from(max_lane) {
+                                (j as u32, true)
+                            } else {
+                                (lane, false)
+                            }
                         }
                         ShflMode::Down => {
                             let j = lane + bval;
-                            if j <= max_lane { (j, true) } else { (lane, false) }
+                            if j <= max_lane {
+                                (j, true)
+                            } else {
+                                (lane, false)
+                            }
                         }
                         ShflMode::Bfly => {
                             let j = lane ^ bval;
-                            if j <= max_lane { (j, true) } else { (lane, false) }
+                            if j <= max_lane {
+                                (j, true)
+                            } else {
+                                (lane, false)
+                            }
                         }
                         ShflMode::Idx => {
                             let j = min_lane | (bval & !seg_mask);
-                            if j <= max_lane { (j, true) } else { (lane, false) }
+                            if j <= max_lane {
+                                (j, true)
+                            } else {
+                                (lane, false)
+                            }
                         }
                     };
                     let _ = min_lane;
@@ -1123,12 +1282,14 @@ impl<'a> Machine<'a> {
     fn special(&self, cta: &Cta, w: usize, s: SpecialReg, comp: u8) -> [u64; WARP] {
         let warp = &cta.warps[w];
         let mut out = [0u64; WARP];
-        let pick = |d: Dim3| u64::from(match comp {
-            0 => d.x,
-            1 => d.y,
-            2 => d.z,
-            _ => 0,
-        });
+        let pick = |d: Dim3| {
+            u64::from(match comp {
+                0 => d.x,
+                1 => d.y,
+                2 => d.z,
+                _ => 0,
+            })
+        };
         for (lane, o) in out.iter_mut().enumerate() {
             let tid = warp.tid[lane];
             *o = match s {
@@ -1181,7 +1342,9 @@ impl MemFault {
 impl From<device::AccessError> for MemFault {
     fn from(e: device::AccessError) -> MemFault {
         match e {
-            device::AccessError::OutOfBounds { address, size, nearest } => MemFault::Bounds { address, size, detail: nearest },
+            device::AccessError::OutOfBounds { address, size, nearest } => {
+                MemFault::Bounds { address, size, detail: nearest }
+            }
             device::AccessError::Misaligned { address, size } => MemFault::Misaligned { address, size },
             device::AccessError::ReadOnly { address, .. } => MemFault::ReadOnly { address },
         }
@@ -1245,7 +1408,10 @@ fn write_dst(frame: &mut RegFrame, dst: Dst, vals: &[u64; WARP], mask: LaneMask)
 
 impl Machine<'_> {
     /// Decoded programs indexed by function id.
-    pub fn index_programs(module: &LoadedModule, programs: std::collections::HashMap<FuncId, Program>) -> std::rc::Rc<Vec<Option<Program>>> {
+    pub fn index_programs(
+        module: &LoadedModule,
+        programs: std::collections::HashMap<FuncId, Program>,
+    ) -> std::rc::Rc<Vec<Option<Program>>> {
         let mut v: Vec<Option<Program>> = (0..module.module.functions.len()).map(|_| None).collect();
         for (f, p) in programs {
             v[f.as_u32() as usize] = Some(p);

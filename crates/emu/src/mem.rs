@@ -21,9 +21,7 @@ impl<'a> GlobalMem<'a> {
 
     #[inline]
     fn locate(&mut self, address: u64, size: u32) -> Option<(usize, usize)> {
-        let fits = |r: &Region<'_>| {
-            address >= r.base && address - r.base + u64::from(size) <= r.bytes.len() as u64
-        };
+        let fits = |r: &Region<'_>| address >= r.base && address - r.base + u64::from(size) <= r.bytes.len() as u64;
         if let Some(r) = self.regions.get(self.last) {
             if fits(r) {
                 return Some((self.last, (address - r.base) as usize));
@@ -51,9 +49,13 @@ impl<'a> GlobalMem<'a> {
                 r.bytes.len(),
                 r.base
             )),
-            (_, Some(r)) if r.base - address < 1 << 20 => {
-                Some(format!("{} bytes before {} ({} bytes at {:#x})", r.base - address, r.label, r.bytes.len(), r.base))
-            }
+            (_, Some(r)) if r.base - address < 1 << 20 => Some(format!(
+                "{} bytes before {} ({} bytes at {:#x})",
+                r.base - address,
+                r.label,
+                r.bytes.len(),
+                r.base
+            )),
             _ => None,
         };
         AccessError::OutOfBounds { address, size, nearest }

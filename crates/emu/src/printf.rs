@@ -4,7 +4,11 @@
 use crate::machine::MemFault;
 
 /// Formats one lane's `printf`. `load(address, size)` reads generic memory.
-pub fn format(fmt_addr: u64, args_addr: u64, load: &mut dyn FnMut(u64, u32) -> Result<u64, MemFault>) -> Result<Vec<u8>, MemFault> {
+pub fn format(
+    fmt_addr: u64,
+    args_addr: u64,
+    load: &mut dyn FnMut(u64, u32) -> Result<u64, MemFault>,
+) -> Result<Vec<u8>, MemFault> {
     let mut fmt = Vec::new();
     for i in 0..4096u64 {
         let b = load(fmt_addr + i, 1)? as u8;
@@ -72,7 +76,13 @@ pub fn format(fmt_addr: u64, args_addr: u64, load: &mut dyn FnMut(u64, u32) -> R
                     b'E' => c_exp(x.abs(), p, true),
                     _ => format!("{}", x.abs()),
                 };
-                let body = if x.is_nan() { "nan".to_string() } else if x.is_infinite() { "inf".to_string() } else { body };
+                let body = if x.is_nan() {
+                    "nan".to_string()
+                } else if x.is_infinite() {
+                    "inf".to_string()
+                } else {
+                    body
+                };
                 sign(x.is_sign_negative() && !x.is_nan(), plus) + &body
             }
             b's' => {

@@ -117,15 +117,23 @@ pub enum Sub {
     MatchAll(bool),
     Atom(AtomOp),
     /// `shf.l` (true) / `shf.r` and `.clamp`
-    Shf { left: bool, clamp: bool },
+    Shf {
+        left: bool,
+        clamp: bool,
+    },
     /// prmt mode index: 0 default, 1 f4e, 2 b4e, 3 rc8, 4 ecl, 5 ecr, 6 rc16
     Prmt(u8),
     Testp(Word),
     Shiftamt,
     /// `bar.sync`/`barrier.sync` (wait), `bar.arrive` (no wait), `bar.red.op`
-    Bar { wait: bool, red: Option<AtomOp> },
+    Bar {
+        wait: bool,
+        red: Option<AtomOp>,
+    },
     /// `cvta.to.space` (true) or `cvta.space` (false)
-    Cvta { to: bool },
+    Cvta {
+        to: bool,
+    },
     /// `szext.clamp` / `bmsk.clamp`
     Clamp(bool),
     Sat,
@@ -313,7 +321,11 @@ pub enum Extra {
     Dsts(SmallVec<[Dst; 4]>),
     /// Vector sources (`st.v4`, `mov` pack).
     Srcs(SmallVec<[Src; 4]>),
-    Call { callee: Callee, args: Vec<CallArg>, rets: Vec<CallArg> },
+    Call {
+        callee: Callee,
+        args: Vec<CallArg>,
+        rets: Vec<CallArg>,
+    },
     /// `brx.idx` targets (op indices).
     Targets(Vec<u32>),
 }
@@ -513,7 +525,8 @@ impl Decoder<'_> {
     }
 
     fn unsupported(&mut self, inst: InstId, why: &str) {
-        let mut text = self.module.source_text(self.body.insts[inst].span).split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut text =
+            self.module.source_text(self.body.insts[inst].span).split_whitespace().collect::<Vec<_>>().join(" ");
         if text.is_empty() {
             let _ = ir::print::write_inst(&mut text, self.module, self.func, self.body, &self.body.insts[inst]);
         }
@@ -745,8 +758,15 @@ impl Decoder<'_> {
             O::Match => Kind::Match,
             O::Redux => Kind::Redux,
             O::Activemask => Kind::Activemask,
-            O::Membar | O::Fence | O::Prefetch | O::Prefetchu | O::Nanosleep | O::Pmevent | O::Brkpt
-            | O::Applypriority | O::Discard => Kind::Nop,
+            O::Membar
+            | O::Fence
+            | O::Prefetch
+            | O::Prefetchu
+            | O::Nanosleep
+            | O::Pmevent
+            | O::Brkpt
+            | O::Applypriority
+            | O::Discard => Kind::Nop,
             other => {
                 self.unsupported(i, &format!("`{other}` is not implemented by the emulator"));
                 return op;
@@ -781,12 +801,10 @@ impl Decoder<'_> {
                     self.unsupported(i, "vector and 128-bit atomics are not implemented");
                 }
             }
-            Kind::Bra => {
-                match ops.first() {
-                    Some(Operand::Label(b)) => op.target = block_pc[b.as_u32() as usize],
-                    _ => self.unsupported(i, "branch without label"),
-                }
-            }
+            Kind::Bra => match ops.first() {
+                Some(Operand::Label(b)) => op.target = block_pc[b.as_u32() as usize],
+                _ => self.unsupported(i, "branch without label"),
+            },
             Kind::Brx => {
                 op.a = ops.first().map_or(Src::None, |o| self.src(i, o, Ty::U32, regs, frame));
                 let targets = match ops.get(1) {

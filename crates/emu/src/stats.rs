@@ -52,7 +52,16 @@ impl Collector {
 
     /// A load or store of `size` bytes per lane.
     #[allow(clippy::too_many_arguments)]
-    pub fn memory(&mut self, _op: &Op, space: Space, load: bool, exec: LaneMask, addrs: &[u64; WARP], size: u32, _shared: &[u8]) {
+    pub fn memory(
+        &mut self,
+        _op: &Op,
+        space: Space,
+        load: bool,
+        exec: LaneMask,
+        addrs: &[u64; WARP],
+        size: u32,
+        _shared: &[u8],
+    ) {
         let (space, addrs) = resolve_all(space, exec, addrs);
         let m = &mut self.memory;
         match space {
@@ -104,7 +113,14 @@ impl Collector {
     }
 
     /// Turns the counters into the report.
-    pub fn finish(self, module: &ir::Module, programs: &[Option<Program>], kernel: &str, threads: u64, threads_per_cta: u64) -> KernelStats {
+    pub fn finish(
+        self,
+        module: &ir::Module,
+        programs: &[Option<Program>],
+        kernel: &str,
+        threads: u64,
+        threads_per_cta: u64,
+    ) -> KernelStats {
         let mut stats = KernelStats { kernel: kernel.to_string(), warp_size: WARP as u32, ..KernelStats::default() };
         stats.ctas = self.ctas;
         stats.warps = self.warps;

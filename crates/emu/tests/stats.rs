@@ -4,7 +4,9 @@ use device::{Backend, DeviceMemory, Dim3, KernelStats, Launch, LaunchConfig, Loa
 
 fn run_text(text: &str, kernel: &str, grid: u32, block: u32, extra: &[u32]) -> KernelStats {
     let mut mem = DeviceMemory::new();
-    let module = LoadedModule::load(ir::compile(text).unwrap_or_else(|d| panic!("{}", d[0].render("test", text))), &mut mem).unwrap();
+    let module =
+        LoadedModule::load(ir::compile(text).unwrap_or_else(|d| panic!("{}", d[0].render("test", text))), &mut mem)
+            .unwrap();
     let k = module.module.function(kernel).unwrap();
     let func = &module.module.functions[k];
     let mut params = ParamBuffer::for_kernel(func);
@@ -24,7 +26,11 @@ fn run_text(text: &str, kernel: &str, grid: u32, block: u32, extra: &[u32]) -> K
 }
 
 fn corpus(kernel: &str, grid: u32, block: u32, extra: &[u32]) -> KernelStats {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/ptx/simt_stats/simt_stats.sm_80.O3.ptx")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../corpus/ptx/simt_stats/simt_stats.sm_80.O3.ptx"
+    ))
+    .unwrap();
     run_text(&text, kernel, grid, block, extra)
 }
 

@@ -49,22 +49,13 @@ impl<N: EntityRef> AdjacencyGraph<N> {
         assert!(edges.len() < u32::MAX as usize, "too many edges");
         let (succ_start, succ) = bucket(node_count, edges.iter().map(|&(a, b)| (a, b)));
         let (pred_start, pred) = bucket(node_count, edges.iter().map(|&(a, b)| (b, a)));
-        AdjacencyGraph {
-            entry,
-            succ_start,
-            succ,
-            pred_start,
-            pred,
-        }
+        AdjacencyGraph { entry, succ_start, succ, pred_start, pred }
     }
 
     /// Builds a graph from per-node successor lists; node `i` has successors
     /// `succs[i]`.
     pub fn from_successors(entry: N, succs: &[Vec<N>]) -> Self {
-        let edges = succs
-            .iter()
-            .enumerate()
-            .flat_map(|(i, ss)| ss.iter().map(move |&s| (N::new(i), s)));
+        let edges = succs.iter().enumerate().flat_map(|(i, ss)| ss.iter().map(move |&s| (N::new(i), s)));
         Self::new(succs.len(), entry, edges)
     }
 
@@ -125,10 +116,7 @@ impl<N: EntityRef> Graph for AdjacencyGraph<N> {
 }
 
 /// Stable counting sort of `(key, value)` pairs into compressed rows.
-fn bucket<N: EntityRef>(
-    rows: usize,
-    pairs: impl Iterator<Item = (N, N)> + Clone,
-) -> (Vec<u32>, Vec<N>) {
+fn bucket<N: EntityRef>(rows: usize, pairs: impl Iterator<Item = (N, N)> + Clone) -> (Vec<u32>, Vec<N>) {
     let mut start = vec![0u32; rows + 1];
     for (k, _) in pairs.clone() {
         start[k.index() + 1] += 1;

@@ -17,18 +17,12 @@ pub struct BitSet {
 impl BitSet {
     /// An empty set over `0..domain_size`.
     pub fn new(domain_size: usize) -> Self {
-        BitSet {
-            words: vec![0; domain_size.div_ceil(WORD_BITS)],
-            domain: domain_size,
-        }
+        BitSet { words: vec![0; domain_size.div_ceil(WORD_BITS)], domain: domain_size }
     }
 
     /// The set containing every value of `0..domain_size`.
     pub fn full(domain_size: usize) -> Self {
-        let mut s = BitSet {
-            words: vec![!0; domain_size.div_ceil(WORD_BITS)],
-            domain: domain_size,
-        };
+        let mut s = BitSet { words: vec![!0; domain_size.div_ceil(WORD_BITS)], domain: domain_size };
         s.clear_excess_bits();
         s
     }
@@ -68,11 +62,7 @@ impl BitSet {
     /// # Panics
     /// If `v >= domain_size()`.
     pub fn insert(&mut self, v: usize) -> bool {
-        assert!(
-            v < self.domain,
-            "BitSet::insert({v}) out of domain {}",
-            self.domain
-        );
+        assert!(v < self.domain, "BitSet::insert({v}) out of domain {}", self.domain);
         let w = &mut self.words[v / WORD_BITS];
         let bit = 1 << (v % WORD_BITS);
         let added = *w & bit == 0;
@@ -136,10 +126,7 @@ impl BitSet {
     /// True if every element of `self` is in `other`.
     pub fn is_subset(&self, other: &BitSet) -> bool {
         self.check_domain(other);
-        self.words
-            .iter()
-            .zip(&other.words)
-            .all(|(&a, &b)| a & !b == 0)
+        self.words.iter().zip(&other.words).all(|(&a, &b)| a & !b == 0)
     }
 
     /// Elements in increasing order.
@@ -183,13 +170,7 @@ impl BitSet {
     /// function. Returns true if `self` changed.
     pub(crate) fn assign_transfer(&mut self, uses: &BitSet, out: &BitSet, defs: &BitSet) -> bool {
         let mut changed = false;
-        for (((a, &u), &o), &d) in self
-            .words
-            .iter_mut()
-            .zip(&uses.words)
-            .zip(&out.words)
-            .zip(&defs.words)
-        {
+        for (((a, &u), &o), &d) in self.words.iter_mut().zip(&uses.words).zip(&out.words).zip(&defs.words) {
             let new = u | (o & !d);
             changed |= new != *a;
             *a = new;
@@ -198,10 +179,7 @@ impl BitSet {
     }
 
     fn check_domain(&self, other: &BitSet) {
-        assert_eq!(
-            self.domain, other.domain,
-            "BitSet operation between different domain sizes"
-        );
+        assert_eq!(self.domain, other.domain, "BitSet operation between different domain sizes");
     }
 
     fn clear_excess_bits(&mut self) {

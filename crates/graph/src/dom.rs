@@ -64,14 +64,7 @@ impl<N: EntityRef> DominatorTree<N> {
                 if v == NONE {
                     continue; // unreachable predecessor
                 }
-                let u = eval(
-                    v as usize,
-                    w + 1,
-                    &mut ancestor,
-                    &mut label,
-                    &semi,
-                    &mut path,
-                );
+                let u = eval(v as usize, w + 1, &mut ancestor, &mut label, &semi, &mut path);
                 s = s.min(semi[u as usize]);
             }
             semi[w] = s;

@@ -52,26 +52,15 @@ impl<N: EntityRef> Liveness<N> {
         let sets: Vec<(&BitSet, &BitSet)> = (0..n)
             .map(|i| {
                 let (uses, defs) = transfer(N::new(i));
-                assert_eq!(
-                    uses.domain_size(),
-                    var_count,
-                    "uses set of node {i} has the wrong domain size"
-                );
-                assert_eq!(
-                    defs.domain_size(),
-                    var_count,
-                    "defs set of node {i} has the wrong domain size"
-                );
+                assert_eq!(uses.domain_size(), var_count, "uses set of node {i} has the wrong domain size");
+                assert_eq!(defs.domain_size(), var_count, "defs set of node {i} has the wrong domain size");
                 (uses, defs)
             })
             .collect();
 
         // A DFS forest over all nodes: the entry's tree first, then the
         // remaining nodes in index order.
-        let roots = (n > 0)
-            .then(|| g.entry())
-            .into_iter()
-            .chain((0..n).map(N::new));
+        let roots = (n > 0).then(|| g.entry()).into_iter().chain((0..n).map(N::new));
         let dfs = DepthFirst::compute_from(g, roots);
 
         // Pending nodes, by postorder position. Sweeping positions upwards
@@ -90,10 +79,7 @@ impl<N: EntityRef> Liveness<N> {
         let mut node_visits = 0;
         let mut out = BitSet::new(var_count);
         let mut cursor = 0;
-        while let Some(pos) = pending
-            .next_at_or_after(cursor)
-            .or_else(|| pending.next_at_or_after(0))
-        {
+        while let Some(pos) = pending.next_at_or_after(cursor).or_else(|| pending.next_at_or_after(0)) {
             pending.remove(pos);
             cursor = pos + 1;
             let b = order[pos];
@@ -113,13 +99,7 @@ impl<N: EntityRef> Liveness<N> {
             }
         }
 
-        Liveness {
-            live_in,
-            live_out,
-            var_count,
-            node_visits,
-            _node: PhantomData,
-        }
+        Liveness { live_in, live_out, var_count, node_visits, _node: PhantomData }
     }
 
     /// Variables live on entry to `n`.

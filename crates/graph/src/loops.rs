@@ -205,13 +205,7 @@ impl<N: EntityRef> LoopForest<N> {
             loops[l].direct = (sizes[l.index()], sizes[l.index() + 1]);
         }
 
-        LoopForest {
-            loops,
-            innermost,
-            direct,
-            irreducible,
-            rpo_num: (0..n).map(|i| rpo_of(N::new(i))).collect(),
-        }
+        LoopForest { loops, innermost, direct, irreducible, rpo_num: (0..n).map(|i| rpo_of(N::new(i))).collect() }
     }
 
     /// Number of natural loops.
@@ -282,8 +276,7 @@ impl<N: EntityRef> LoopForest<N> {
 
     /// True if node `n` is in the body of `l`. O(1).
     pub fn contains(&self, l: Loop, n: N) -> bool {
-        self.innermost_loop(n)
-            .is_some_and(|m| self.loop_contains_loop(l, m))
+        self.innermost_loop(n).is_some_and(|m| self.loop_contains_loop(l, m))
     }
 
     /// The body of `l` (header, latches, inner loops' bodies) in reverse
@@ -302,9 +295,7 @@ impl<N: EntityRef> LoopForest<N> {
 
     /// All back edges as `(tail, header)`, grouped by loop.
     pub fn back_edges(&self) -> impl Iterator<Item = (N, N)> + '_ {
-        self.loops
-            .values()
-            .flat_map(|d| d.latches.iter().map(move |&t| (t, d.header)))
+        self.loops.values().flat_map(|d| d.latches.iter().map(move |&t| (t, d.header)))
     }
 
     /// Retreating edges `(tail, head)` whose head does not dominate the tail,

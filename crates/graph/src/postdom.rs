@@ -58,16 +58,12 @@ impl Graph for Augmented {
 
     fn successors(&self, n: Vx) -> impl Iterator<Item = Vx> + '_ {
         let i = n.index();
-        self.succ[self.succ_start[i] as usize..self.succ_start[i + 1] as usize]
-            .iter()
-            .copied()
+        self.succ[self.succ_start[i] as usize..self.succ_start[i + 1] as usize].iter().copied()
     }
 
     fn predecessors(&self, n: Vx) -> impl Iterator<Item = Vx> + '_ {
         let i = n.index();
-        self.pred[self.pred_start[i] as usize..self.pred_start[i + 1] as usize]
-            .iter()
-            .copied()
+        self.pred[self.pred_start[i] as usize..self.pred_start[i + 1] as usize].iter().copied()
     }
 }
 
@@ -102,10 +98,7 @@ impl<N: EntityRef> PostDominatorTree<N> {
     /// virtual exit even if they have successors; unlisted nodes without
     /// successors are not exits, but the pseudo-exit rule will then pick
     /// them. Unreachable and duplicate entries are ignored.
-    pub fn compute_with_exits<G: Graph<Node = N>>(
-        g: &G,
-        exits: impl IntoIterator<Item = N>,
-    ) -> Self {
+    pub fn compute_with_exits<G: Graph<Node = N>>(g: &G, exits: impl IntoIterator<Item = N>) -> Self {
         let dfs = DepthFirst::compute(g);
         let mut seen = vec![false; g.node_count()];
         let exits: Vec<N> = exits
@@ -163,40 +156,20 @@ impl<N: EntityRef> PostDominatorTree<N> {
             if !dfs.is_visited(b) {
                 continue;
             }
-            succ.extend(
-                g.predecessors(b)
-                    .filter(|&p| dfs.is_visited(p))
-                    .map(|p| Vx::new(p.index())),
-            );
+            succ.extend(g.predecessors(b).filter(|&p| dfs.is_visited(p)).map(|p| Vx::new(p.index())));
             pred.extend(g.successors(b).map(|s| Vx::new(s.index())));
             if root {
                 pred.push(exit);
             }
         }
         succ_start.push(succ.len() as u32);
-        succ.extend(
-            exits
-                .iter()
-                .chain(&pseudo_exits)
-                .map(|r| Vx::new(r.index())),
-        );
+        succ.extend(exits.iter().chain(&pseudo_exits).map(|r| Vx::new(r.index())));
         succ_start.push(succ.len() as u32);
         pred_start.push(pred.len() as u32);
         pred_start.push(pred.len() as u32);
 
-        let aug = Augmented {
-            exit,
-            succ_start,
-            succ,
-            pred_start,
-            pred,
-        };
-        PostDominatorTree {
-            tree: DominatorTree::compute(&aug),
-            exits,
-            pseudo_exits,
-            _node: PhantomData,
-        }
+        let aug = Augmented { exit, succ_start, succ, pred_start, pred };
+        PostDominatorTree { tree: DominatorTree::compute(&aug), exits, pseudo_exits, _node: PhantomData }
     }
 
     fn vx(n: N) -> Vx {
@@ -247,18 +220,12 @@ impl<N: EntityRef> PostDominatorTree<N> {
 
     /// Nodes whose immediate post-dominator is `n`.
     pub fn children(&self, n: N) -> impl Iterator<Item = N> + '_ {
-        self.tree
-            .children(Self::vx(n))
-            .iter()
-            .map(|v| N::new(v.index()))
+        self.tree.children(Self::vx(n)).iter().map(|v| N::new(v.index()))
     }
 
     /// Nodes whose immediate post-dominator is the virtual exit.
     pub fn virtual_exit_children(&self) -> impl Iterator<Item = N> + '_ {
-        self.tree
-            .children(self.exit())
-            .iter()
-            .map(|v| N::new(v.index()))
+        self.tree.children(self.exit()).iter().map(|v| N::new(v.index()))
     }
 
     /// The deepest common post-dominator of `a` and `b` (where threads that

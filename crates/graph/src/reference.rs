@@ -21,9 +21,7 @@ use std::fmt::Debug;
 
 use cranelift_entity::EntityRef;
 
-use crate::{
-    BitSet, DepthFirst, DominatorTree, Graph, Liveness, LoopForest, PostDom, PostDominatorTree,
-};
+use crate::{BitSet, DepthFirst, DominatorTree, Graph, Liveness, LoopForest, PostDom, PostDominatorTree};
 
 /// A set of node (or variable) indices.
 pub type Set = BTreeSet<usize>;
@@ -38,20 +36,15 @@ struct Adj {
 impl Adj {
     fn of<G: Graph>(g: &G) -> Adj {
         let n = g.node_count();
-        let succ: Vec<Vec<usize>> = (0..n)
-            .map(|i| g.successors(G::Node::new(i)).map(|s| s.index()).collect())
-            .collect();
+        let succ: Vec<Vec<usize>> =
+            (0..n).map(|i| g.successors(G::Node::new(i)).map(|s| s.index()).collect()).collect();
         let mut pred = vec![Vec::new(); n];
         for (v, ss) in succ.iter().enumerate() {
             for &s in ss {
                 pred[s].push(v);
             }
         }
-        Adj {
-            entry: (n > 0).then(|| g.entry().index()),
-            succ,
-            pred,
-        }
+        Adj { entry: (n > 0).then(|| g.entry().index()), succ, pred }
     }
 
     fn len(&self) -> usize {
@@ -114,9 +107,7 @@ pub fn dominator_sets<G: Graph>(g: &G) -> Vec<Option<Set>> {
 
 fn dominator_sets_in(a: &Adj) -> Vec<Option<Set>> {
     let live = reachable_in(a);
-    let mut dom: Vec<Option<Set>> = (0..a.len())
-        .map(|v| live.contains(&v).then(|| live.clone()))
-        .collect();
+    let mut dom: Vec<Option<Set>> = (0..a.len()).map(|v| live.contains(&v).then(|| live.clone())).collect();
     let Some(entry) = a.entry else { return dom };
     dom[entry] = Some(Set::from([entry]));
     loop {
@@ -155,10 +146,7 @@ fn immediate_from_sets(sets: &[Option<Set>]) -> Vec<Option<usize>> {
         .map(|(v, set)| {
             let mut strict = set.clone()?;
             strict.remove(&v);
-            strict
-                .iter()
-                .copied()
-                .find(|&d| sets[d].as_ref() == Some(&strict))
+            strict.iter().copied().find(|&d| sets[d].as_ref() == Some(&strict))
         })
         .collect()
 }
@@ -197,11 +185,7 @@ fn post_dominators_in(a: &Adj, exits: Option<&[usize]>) -> PostDominators {
     let vexit = n;
     let live = reachable_in(a);
     let mut roots: Vec<usize> = match exits {
-        None => live
-            .iter()
-            .copied()
-            .filter(|&v| a.succ[v].is_empty())
-            .collect(),
+        None => live.iter().copied().filter(|&v| a.succ[v].is_empty()).collect(),
         Some(list) => {
             let mut out = Vec::new();
             for &e in list {
@@ -243,18 +227,14 @@ fn post_dominators_in(a: &Adj, exits: Option<&[usize]>) -> PostDominators {
     };
     let mut all = live.clone();
     all.insert(vexit);
-    let mut sets: Vec<Option<Set>> = (0..=n)
-        .map(|v| all.contains(&v).then(|| all.clone()))
-        .collect();
+    let mut sets: Vec<Option<Set>> = (0..=n).map(|v| all.contains(&v).then(|| all.clone())).collect();
     sets[vexit] = Some(Set::from([vexit]));
     loop {
         let mut changed = false;
         for &v in &live {
             let mut new: Option<Set> = None;
             for s in aug_succs(v) {
-                let ds = sets[s]
-                    .as_ref()
-                    .expect("successor of a reachable node is reachable");
+                let ds = sets[s].as_ref().expect("successor of a reachable node is reachable");
                 new = Some(match new {
                     None => ds.clone(),
                     Some(acc) => acc.intersection(ds).copied().collect(),
@@ -281,12 +261,7 @@ fn post_dominators_in(a: &Adj, exits: Option<&[usize]>) -> PostDominators {
         })
         .collect();
     sets.truncate(n);
-    PostDominators {
-        pseudo_exits: roots[exit_count..].to_vec(),
-        exits: roots[..exit_count].to_vec(),
-        sets,
-        ipdom,
-    }
+    PostDominators { pseudo_exits: roots[exit_count..].to_vec(), exits: roots[..exit_count].to_vec(), sets, ipdom }
 }
 
 /// A natural loop computed by definition.
@@ -346,16 +321,9 @@ fn natural_loops_in(a: &Adj, dom: &[Option<Set>]) -> Vec<NaturalLoop> {
     loops.sort_by_key(|l| l.header);
     let snapshot = loops.clone();
     for lp in &mut loops {
-        let containing: Vec<&NaturalLoop> = snapshot
-            .iter()
-            .filter(|m| m.body.contains(&lp.header))
-            .collect();
+        let containing: Vec<&NaturalLoop> = snapshot.iter().filter(|m| m.body.contains(&lp.header)).collect();
         lp.depth = containing.len() as u32;
-        lp.parent = containing
-            .iter()
-            .filter(|m| m.header != lp.header)
-            .min_by_key(|m| m.body.len())
-            .map(|m| m.header);
+        lp.parent = containing.iter().filter(|m| m.header != lp.header).min_by_key(|m| m.body.len()).map(|m| m.header);
     }
     loops
 }
@@ -368,13 +336,7 @@ pub fn irreducible_edges<G: Graph>(g: &G) -> BTreeSet<(usize, usize)> {
 }
 
 fn irreducible_edges_in(a: &Adj, dom: &[Option<Set>]) -> BTreeSet<(usize, usize)> {
-    fn visit(
-        a: &Adj,
-        v: usize,
-        dom: &[Option<Set>],
-        state: &mut [u8],
-        out: &mut BTreeSet<(usize, usize)>,
-    ) {
+    fn visit(a: &Adj, v: usize, dom: &[Option<Set>], state: &mut [u8], out: &mut BTreeSet<(usize, usize)>) {
         state[v] = 1; // on stack
         for &s in &a.succ[v] {
             match state[s] {
@@ -398,10 +360,7 @@ fn irreducible_edges_in(a: &Adj, dom: &[Option<Set>]) -> BTreeSet<(usize, usize)
 /// Liveness by round-robin iteration over all nodes until nothing changes.
 /// `uses_defs(b)` gives the upward-exposed uses and the defs of `b`.
 /// Returns `(live_in, live_out)`.
-pub fn liveness<G: Graph>(
-    g: &G,
-    mut uses_defs: impl FnMut(G::Node) -> (Set, Set),
-) -> (Vec<Set>, Vec<Set>) {
+pub fn liveness<G: Graph>(g: &G, mut uses_defs: impl FnMut(G::Node) -> (Set, Set)) -> (Vec<Set>, Vec<Set>) {
     let a = Adj::of(g);
     let n = a.len();
     let ud: Vec<(Set, Set)> = (0..n).map(|i| uses_defs(G::Node::new(i))).collect();
@@ -412,15 +371,9 @@ pub fn liveness<G: Graph>(
         // Any order reaches the same fixpoint; reverse index order merely
         // converges sooner on graphs whose edges mostly go i -> i + 1.
         for b in (0..n).rev() {
-            let out: Set = a.succ[b]
-                .iter()
-                .flat_map(|&s| live_in[s].iter().copied())
-                .collect();
+            let out: Set = a.succ[b].iter().flat_map(|&s| live_in[s].iter().copied()).collect();
             let (uses, defs) = &ud[b];
-            let inn: Set = uses
-                .union(&out.difference(defs).copied().collect())
-                .copied()
-                .collect();
+            let inn: Set = uses.union(&out.difference(defs).copied().collect()).copied().collect();
             if inn != live_in[b] || out != live_out[b] {
                 live_in[b] = inn;
                 live_out[b] = out;
@@ -454,28 +407,15 @@ where
     let a = Adj::of(g);
     let (pre, post) = dfs_orders_in(&a);
     let idx = |v: &[G::Node]| v.iter().map(|b| b.index()).collect::<Vec<_>>();
-    ensure(idx(fast.preorder()) == pre, || {
-        format!(
-            "preorder: fast {:?}, reference {pre:?}",
-            idx(fast.preorder())
-        )
-    })?;
+    ensure(idx(fast.preorder()) == pre, || format!("preorder: fast {:?}, reference {pre:?}", idx(fast.preorder())))?;
     ensure(idx(fast.postorder()) == post, || {
-        format!(
-            "postorder: fast {:?}, reference {post:?}",
-            idx(fast.postorder())
-        )
+        format!("postorder: fast {:?}, reference {post:?}", idx(fast.postorder()))
     })?;
     let live = reachable_in(&a);
     for v in 0..g.node_count() {
         let b = G::Node::new(v);
         ensure(fast.is_visited(b) == live.contains(&v), || {
-            format!(
-                "visited({}): fast {}, reference {}",
-                name::<G::Node>(v),
-                fast.is_visited(b),
-                !fast.is_visited(b)
-            )
+            format!("visited({}): fast {}, reference {}", name::<G::Node>(v), fast.is_visited(b), !fast.is_visited(b))
         })?;
     }
     Ok(())
@@ -500,47 +440,26 @@ where
     let mut rpo = dfs_orders_in(&a).1;
     rpo.reverse();
     let fast_rpo: Vec<usize> = fast.reverse_postorder().iter().map(|b| b.index()).collect();
-    ensure(fast_rpo == rpo, || {
-        format!("reverse postorder: fast {fast_rpo:?}, reference {rpo:?}")
-    })?;
+    ensure(fast_rpo == rpo, || format!("reverse postorder: fast {fast_rpo:?}, reference {rpo:?}"))?;
     for v in 0..n {
         ensure(fast.is_reachable(node(v)) == sets[v].is_some(), || {
-            format!(
-                "is_reachable({}): fast {}",
-                nm(v),
-                fast.is_reachable(node(v))
-            )
+            format!("is_reachable({}): fast {}", nm(v), fast.is_reachable(node(v)))
         })?;
         let f = fast.idom(node(v)).map(|d| d.index());
-        ensure(f == imm[v], || {
-            format!(
-                "idom({}): fast {:?}, reference {:?}",
-                nm(v),
-                f.map(nm),
-                imm[v].map(nm)
-            )
-        })?;
+        ensure(f == imm[v], || format!("idom({}): fast {:?}, reference {:?}", nm(v), f.map(nm), imm[v].map(nm)))?;
         let kids: Vec<usize> = fast.children(node(v)).iter().map(|c| c.index()).collect();
         let want: Vec<usize> = rpo.iter().copied().filter(|&c| imm[c] == Some(v)).collect();
-        ensure(kids == want, || {
-            format!("children({}): fast {kids:?}, reference {want:?}", nm(v))
-        })?;
+        ensure(kids == want, || format!("children({}): fast {kids:?}, reference {want:?}", nm(v)))?;
     }
     for a in 0..n {
         for (b, set_b) in sets.iter().enumerate() {
             let want = set_b.as_ref().is_some_and(|s| s.contains(&a));
             ensure(fast.dominates(node(a), node(b)) == want, || {
-                format!(
-                    "dominates({}, {}): fast {}, reference {want}",
-                    nm(a),
-                    nm(b),
-                    !want
-                )
+                format!("dominates({}, {}): fast {}, reference {want}", nm(a), nm(b), !want)
             })?;
-            ensure(
-                fast.strictly_dominates(node(a), node(b)) == (want && a != b),
-                || format!("strictly_dominates({}, {}) wrong", nm(a), nm(b)),
-            )?;
+            ensure(fast.strictly_dominates(node(a), node(b)) == (want && a != b), || {
+                format!("strictly_dominates({}, {}) wrong", nm(a), nm(b))
+            })?;
         }
     }
     // The dominators of a node form a chain (its idom chain), so the
@@ -558,15 +477,9 @@ where
                 }
                 _ => None,
             };
-            let f = fast
-                .nearest_common_dominator(node(a), node(b))
-                .map(|d| d.index());
+            let f = fast.nearest_common_dominator(node(a), node(b)).map(|d| d.index());
             ensure(f == want, || {
-                format!(
-                    "nearest_common_dominator({}, {}): fast {f:?}, reference {want:?}",
-                    nm(a),
-                    nm(b)
-                )
+                format!("nearest_common_dominator({}, {}): fast {f:?}, reference {want:?}", nm(a), nm(b))
             })?;
         }
     }
@@ -615,54 +528,27 @@ where
     };
 
     let fe: Vec<usize> = fast.exits().iter().map(|b| b.index()).collect();
-    ensure(fe == r.exits, || {
-        format!("exits: fast {fe:?}, reference {:?}", r.exits)
-    })?;
+    ensure(fe == r.exits, || format!("exits: fast {fe:?}, reference {:?}", r.exits))?;
     let fp: Vec<usize> = fast.pseudo_exits().iter().map(|b| b.index()).collect();
-    ensure(fp == r.pseudo_exits, || {
-        format!("pseudo-exits: fast {fp:?}, reference {:?}", r.pseudo_exits)
-    })?;
+    ensure(fp == r.pseudo_exits, || format!("pseudo-exits: fast {fp:?}, reference {:?}", r.pseudo_exits))?;
     for v in 0..n {
-        ensure(fast.is_reachable(node(v)) == r.sets[v].is_some(), || {
-            format!("is_reachable({}) mismatch", nm(v))
-        })?;
+        ensure(fast.is_reachable(node(v)) == r.sets[v].is_some(), || format!("is_reachable({}) mismatch", nm(v)))?;
         let f = lower(fast.ipdom(node(v)));
-        ensure(f == r.ipdom[v], || {
-            format!(
-                "ipdom({}): fast {}, reference {}",
-                nm(v),
-                show(f),
-                show(r.ipdom[v])
-            )
-        })?;
+        ensure(f == r.ipdom[v], || format!("ipdom({}): fast {}, reference {}", nm(v), show(f), show(r.ipdom[v])))?;
         let mut kids: Vec<usize> = fast.children(node(v)).map(|c| c.index()).collect();
         kids.sort_unstable();
         let want: Vec<usize> = (0..n).filter(|&c| r.ipdom[c] == PostDom::Node(v)).collect();
-        ensure(kids == want, || {
-            format!(
-                "post-dom children({}): fast {kids:?}, reference {want:?}",
-                nm(v)
-            )
-        })?;
+        ensure(kids == want, || format!("post-dom children({}): fast {kids:?}, reference {want:?}", nm(v)))?;
     }
     let mut roots: Vec<usize> = fast.virtual_exit_children().map(|c| c.index()).collect();
     roots.sort_unstable();
-    let want: Vec<usize> = (0..n)
-        .filter(|&c| r.ipdom[c] == PostDom::VirtualExit)
-        .collect();
-    ensure(roots == want, || {
-        format!("virtual exit children: fast {roots:?}, reference {want:?}")
-    })?;
+    let want: Vec<usize> = (0..n).filter(|&c| r.ipdom[c] == PostDom::VirtualExit).collect();
+    ensure(roots == want, || format!("virtual exit children: fast {roots:?}, reference {want:?}"))?;
     for a in 0..n {
         for b in 0..n {
             let want = r.sets[b].as_ref().is_some_and(|s| s.contains(&a));
             ensure(fast.post_dominates(node(a), node(b)) == want, || {
-                format!(
-                    "post_dominates({}, {}): fast {}, reference {want}",
-                    nm(a),
-                    nm(b),
-                    !want
-                )
+                format!("post_dominates({}, {}): fast {}, reference {want}", nm(a), nm(b), !want)
             })?;
         }
     }
@@ -723,57 +609,31 @@ where
     ensure(fast_headers == want_headers, || {
         format!("loop headers: fast {fast_headers:?}, reference {want_headers:?}")
     })?;
-    ensure(fast.len() == want.len(), || {
-        "duplicate loop headers".to_string()
-    })?;
+    ensure(fast.len() == want.len(), || "duplicate loop headers".to_string())?;
     for l in fast.loops() {
         let h = fast.header(l).index();
         let r = want.iter().find(|x| x.header == h).expect("same headers");
         let latches: Set = fast.latches(l).iter().map(|b| b.index()).collect();
         ensure(latches == r.latches, || {
-            format!(
-                "latches of loop at {}: fast {latches:?}, reference {:?}",
-                nm(h),
-                r.latches
-            )
+            format!("latches of loop at {}: fast {latches:?}, reference {:?}", nm(h), r.latches)
         })?;
         let body_vec: Vec<usize> = fast.body(l).iter().map(|b| b.index()).collect();
         let body: Set = body_vec.iter().copied().collect();
         ensure(body == r.body && body.len() == body_vec.len(), || {
-            format!(
-                "body of loop at {}: fast {body_vec:?}, reference {:?}",
-                nm(h),
-                r.body
-            )
+            format!("body of loop at {}: fast {body_vec:?}, reference {:?}", nm(h), r.body)
         })?;
         let parent = fast.parent(l).map(|p| fast.header(p).index());
         ensure(parent == r.parent, || {
-            format!(
-                "parent of loop at {}: fast {:?}, reference {:?}",
-                nm(h),
-                parent.map(nm),
-                r.parent.map(nm)
-            )
+            format!("parent of loop at {}: fast {:?}, reference {:?}", nm(h), parent.map(nm), r.parent.map(nm))
         })?;
-        ensure(fast.parent(l).is_none_or(|p| p < l), || {
-            format!("loop at {} numbered before its parent", nm(h))
-        })?;
+        ensure(fast.parent(l).is_none_or(|p| p < l), || format!("loop at {} numbered before its parent", nm(h)))?;
         ensure(fast.depth(l) == r.depth, || {
-            format!(
-                "depth of loop at {}: fast {}, reference {}",
-                nm(h),
-                fast.depth(l),
-                r.depth
-            )
+            format!("depth of loop at {}: fast {}, reference {}", nm(h), fast.depth(l), r.depth)
         })?;
         for &c in fast.children(l) {
-            ensure(fast.parent(c) == Some(l), || {
-                format!("children of loop at {} inconsistent", nm(h))
-            })?;
+            ensure(fast.parent(c) == Some(l), || format!("children of loop at {} inconsistent", nm(h)))?;
         }
-        ensure(fast.loop_with_header(node(h)) == Some(l), || {
-            format!("loop_with_header({}) wrong", nm(h))
-        })?;
+        ensure(fast.loop_with_header(node(h)) == Some(l), || format!("loop_with_header({}) wrong", nm(h)))?;
         for v in 0..n {
             ensure(fast.contains(l, node(v)) == r.body.contains(&v), || {
                 format!("contains(loop at {}, {}) wrong", nm(h), nm(v))
@@ -781,45 +641,24 @@ where
         }
     }
     for v in 0..n {
-        let inner = want
-            .iter()
-            .filter(|l| l.body.contains(&v))
-            .min_by_key(|l| l.body.len())
-            .map(|l| l.header);
+        let inner = want.iter().filter(|l| l.body.contains(&v)).min_by_key(|l| l.body.len()).map(|l| l.header);
         let f = fast.innermost_loop(node(v)).map(|l| fast.header(l).index());
         ensure(f == inner, || {
-            format!(
-                "innermost loop of {}: fast header {:?}, reference {:?}",
-                nm(v),
-                f.map(nm),
-                inner.map(nm)
-            )
+            format!("innermost loop of {}: fast header {:?}, reference {:?}", nm(v), f.map(nm), inner.map(nm))
         })?;
         let depth = want.iter().filter(|l| l.body.contains(&v)).count() as u32;
         ensure(fast.loop_depth(node(v)) == depth, || {
-            format!(
-                "loop_depth({}): fast {}, reference {depth}",
-                nm(v),
-                fast.loop_depth(node(v))
-            )
+            format!("loop_depth({}): fast {}, reference {depth}", nm(v), fast.loop_depth(node(v)))
         })?;
-        ensure(fast.is_header(node(v)) == want_headers.contains(&v), || {
-            format!("is_header({}) wrong", nm(v))
-        })?;
+        ensure(fast.is_header(node(v)) == want_headers.contains(&v), || format!("is_header({}) wrong", nm(v)))?;
     }
-    let irr: Vec<(usize, usize)> = fast
-        .irreducible_edges()
-        .iter()
-        .map(|&(t, h)| (t.index(), h.index()))
-        .collect();
+    let irr: Vec<(usize, usize)> = fast.irreducible_edges().iter().map(|&(t, h)| (t.index(), h.index())).collect();
     let irr_set: BTreeSet<(usize, usize)> = irr.iter().copied().collect();
     let want_irr = irreducible_edges_in(&a, &dom_sets);
     ensure(irr_set == want_irr && irr.len() == irr_set.len(), || {
         format!("irreducible edges: fast {irr:?}, reference {want_irr:?}")
     })?;
-    ensure(fast.is_reducible() == want_irr.is_empty(), || {
-        "is_reducible wrong".to_string()
-    })?;
+    ensure(fast.is_reducible() == want_irr.is_empty(), || "is_reducible wrong".to_string())?;
     Ok(())
 }
 
@@ -843,19 +682,11 @@ where
         let b = G::Node::new(v);
         let fi = to_set(fast.live_in(b));
         ensure(fi == want_in[v], || {
-            format!(
-                "live_in({}): fast {fi:?}, reference {:?}",
-                name::<G::Node>(v),
-                want_in[v]
-            )
+            format!("live_in({}): fast {fi:?}, reference {:?}", name::<G::Node>(v), want_in[v])
         })?;
         let fo = to_set(fast.live_out(b));
         ensure(fo == want_out[v], || {
-            format!(
-                "live_out({}): fast {fo:?}, reference {:?}",
-                name::<G::Node>(v),
-                want_out[v]
-            )
+            format!("live_out({}): fast {fo:?}, reference {:?}", name::<G::Node>(v), want_out[v])
         })?;
     }
     Ok(())

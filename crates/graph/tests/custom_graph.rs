@@ -69,10 +69,7 @@ fn external_cfg_type() {
     uses[Block::new(4)].insert(1);
     let lv = Liveness::compute(&cfg, vars, |b| (&uses[b], &defs[b]));
     assert!(lv.live_in(Block::new(3)).contains(0));
-    assert!(
-        lv.live_in(Block::new(3)).contains(1),
-        "v1 flows in along 3 -> 4"
-    );
+    assert!(lv.live_in(Block::new(3)).contains(1), "v1 flows in along 3 -> 4");
     reference::check_liveness(&cfg, vars, |b| (&uses[b], &defs[b])).unwrap();
 }
 

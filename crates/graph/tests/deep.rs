@@ -7,8 +7,7 @@ use std::time::Instant;
 
 use common::n;
 use graph::{
-    postorder, AdjacencyGraph, BitSet, DominatorTree, EntityRef, Liveness, LoopForest, PostDom,
-    PostDominatorTree,
+    postorder, AdjacencyGraph, BitSet, DominatorTree, EntityRef, Liveness, LoopForest, PostDom, PostDominatorTree,
 };
 
 const DEPTH: usize = 1_000_000;
@@ -32,10 +31,7 @@ fn million_node_chain_does_not_overflow() {
     assert_eq!(dom.idom(last), Some(n(DEPTH - 2)));
     assert!(dom.dominates(n(0), last));
     assert!(!dom.dominates(last, n(0)));
-    assert_eq!(
-        dom.nearest_common_dominator(n(10), n(DEPTH / 2)),
-        Some(n(10))
-    );
+    assert_eq!(dom.nearest_common_dominator(n(10), n(DEPTH / 2)), Some(n(10)));
 
     let pd = PostDominatorTree::compute(&g);
     assert_eq!(pd.ipdom(n(0)), PostDom::Node(n(1)));
@@ -84,9 +80,7 @@ fn long_cycle_does_not_overflow() {
 fn deep_loop_nest_does_not_overflow() {
     // Node i -> i+1, and node (len-1-i) -> i: 100k nested loops.
     let len = 200_000;
-    let edges = (0..len - 1)
-        .map(|i| (n(i), n(i + 1)))
-        .chain((0..len / 2).map(|i| (n(len - 1 - i), n(i))));
+    let edges = (0..len - 1).map(|i| (n(i), n(i + 1))).chain((0..len / 2).map(|i| (n(len - 1 - i), n(i))));
     let g = AdjacencyGraph::new(len, n(0), edges);
     let dom = DominatorTree::compute(&g);
     let lf = LoopForest::compute(&g, &dom);
@@ -123,8 +117,7 @@ impl Structured {
                 let header = self.node();
                 let (bin, bout) = self.region(budget - 2, depth + 1);
                 let exit = self.node();
-                self.edges
-                    .extend([(header, bin), (bout, header), (header, exit)]);
+                self.edges.extend([(header, bin), (bout, header), (header, exit)]);
                 (header, exit)
             }
             2 => {
@@ -134,8 +127,7 @@ impl Structured {
                 let (a_in, a_out) = self.region(split, depth);
                 let (b_in, b_out) = self.region(budget - 2 - split, depth);
                 let join = self.node();
-                self.edges
-                    .extend([(head, a_in), (head, b_in), (a_out, join), (b_out, join)]);
+                self.edges.extend([(head, a_in), (head, b_in), (a_out, join), (b_out, join)]);
                 (head, join)
             }
             _ => {
@@ -156,19 +148,11 @@ impl Structured {
 #[test]
 fn liveness_10k_nodes_10k_vars() {
     let vars = 10_000;
-    let mut gen = Structured {
-        rng: fastrand::Rng::with_seed(7),
-        edges: Vec::new(),
-        count: 0,
-    };
+    let mut gen = Structured { rng: fastrand::Rng::with_seed(7), edges: Vec::new(), count: 0 };
     let (entry, _) = gen.region(15_000, 0);
     let nodes = gen.count;
     assert!(nodes >= 10_000, "{nodes} nodes");
-    let g = AdjacencyGraph::new(
-        nodes,
-        n(entry),
-        gen.edges.iter().map(|&(a, b)| (n(a), n(b))),
-    );
+    let g = AdjacencyGraph::new(nodes, n(entry), gen.edges.iter().map(|&(a, b)| (n(a), n(b))));
     let mut rng = gen.rng;
     let sets: Vec<(BitSet, BitSet)> = (0..nodes)
         .map(|_| {
@@ -203,9 +187,5 @@ fn liveness_10k_nodes_10k_vars() {
     }
     // Sweeps in postorder converge in about (loop nesting depth + 2) passes
     // on reducible graphs; a FIFO worklist would blow well past this.
-    assert!(
-        lv.node_visits() <= (max_depth + 3) * nodes,
-        "worklist is thrashing: {} visits",
-        lv.node_visits()
-    );
+    assert!(lv.node_visits() <= (max_depth + 3) * nodes, "worklist is thrashing: {} visits", lv.node_visits());
 }

@@ -6,17 +6,15 @@ mod common;
 use common::{graph, graph_with_entry, n};
 use graph::reference;
 use graph::{
-    postorder, reachable_from, reverse_postorder, AdjacencyGraph, BitSet, DepthFirst,
-    DominatorTree, EntityRef, Graph, Liveness, LoopForest, NodeId, PostDom, PostDominatorTree,
+    postorder, reachable_from, reverse_postorder, AdjacencyGraph, BitSet, DepthFirst, DominatorTree, EntityRef, Graph,
+    Liveness, LoopForest, NodeId, PostDom, PostDominatorTree,
 };
 
 type Pd = PostDom<NodeId>;
 
 fn idoms(g: &AdjacencyGraph) -> Vec<Option<usize>> {
     let dom = DominatorTree::compute(g);
-    (0..g.node_count())
-        .map(|i| dom.idom(n(i)).map(|d| d.index()))
-        .collect()
+    (0..g.node_count()).map(|i| dom.idom(n(i)).map(|d| d.index())).collect()
 }
 
 fn ipdoms(pd: &PostDominatorTree<NodeId>) -> Vec<Pd> {
@@ -80,15 +78,9 @@ fn nested_loops() {
     // 3 -> 4 -> 1 (outer latch); 1 -> 5 (exit)
     let g = graph(6, &[(0, 1), (1, 2), (2, 3), (3, 2), (3, 4), (4, 1), (1, 5)]);
     check(&g);
-    assert_eq!(
-        idoms(&g),
-        [None, Some(0), Some(1), Some(2), Some(3), Some(1)]
-    );
+    assert_eq!(idoms(&g), [None, Some(0), Some(1), Some(2), Some(3), Some(1)]);
     let pd = PostDominatorTree::compute(&g);
-    assert_eq!(
-        ipdoms(&pd),
-        [node(1), node(5), node(3), node(4), node(1), VX]
-    );
+    assert_eq!(ipdoms(&pd), [node(1), node(5), node(3), node(4), node(1), VX]);
 
     let dom = DominatorTree::compute(&g);
     let lf = LoopForest::compute(&g, &dom);
@@ -108,10 +100,7 @@ fn nested_loops() {
     assert_eq!(lf.innermost_loop(n(3)), Some(inner));
     assert_eq!(lf.innermost_loop(n(4)), Some(outer));
     assert_eq!(lf.innermost_loop(n(5)), None);
-    assert_eq!(
-        (0..6).map(|i| lf.loop_depth(n(i))).collect::<Vec<_>>(),
-        [0, 1, 2, 2, 1, 0]
-    );
+    assert_eq!((0..6).map(|i| lf.loop_depth(n(i))).collect::<Vec<_>>(), [0, 1, 2, 2, 1, 0]);
     assert!(lf.contains(outer, n(3)) && !lf.contains(inner, n(4)));
     assert_eq!(lf.back_edges().count(), 2);
 }
@@ -120,25 +109,10 @@ fn nested_loops() {
 fn loop_with_two_exits() {
     // 0 -> 1 (header); 1 -> 2 -> 3 -> 1 (latch)
     // exits: 1 -> 4, 2 -> 5; both continue to 6.
-    let g = graph(
-        7,
-        &[
-            (0, 1),
-            (1, 2),
-            (2, 3),
-            (3, 1),
-            (1, 4),
-            (2, 5),
-            (4, 6),
-            (5, 6),
-        ],
-    );
+    let g = graph(7, &[(0, 1), (1, 2), (2, 3), (3, 1), (1, 4), (2, 5), (4, 6), (5, 6)]);
     check(&g);
     let pd = PostDominatorTree::compute(&g);
-    assert_eq!(
-        ipdoms(&pd),
-        [node(1), node(6), node(6), node(1), node(6), node(6), VX]
-    );
+    assert_eq!(ipdoms(&pd), [node(1), node(6), node(6), node(1), node(6), node(6), VX]);
     let dom = DominatorTree::compute(&g);
     let lf = LoopForest::compute(&g, &dom);
     assert_eq!(lf.len(), 1);
@@ -230,10 +204,7 @@ fn two_separate_infinite_loops() {
     let pd = PostDominatorTree::compute(&g);
     assert_eq!(indices(pd.pseudo_exits()), [2, 3]);
     assert_eq!(ipdoms(&pd), [VX, node(2), VX, VX]);
-    assert_eq!(
-        postorder(&g).iter().map(|b| b.index()).collect::<Vec<_>>(),
-        [2, 1, 3, 0]
-    );
+    assert_eq!(postorder(&g).iter().map(|b| b.index()).collect::<Vec<_>>(), [2, 1, 3, 0]);
 }
 
 #[test]
@@ -244,42 +215,20 @@ fn unreachable_nodes() {
     let dom = DominatorTree::compute(&g);
     assert!(dom.is_reachable(n(1)) && !dom.is_reachable(n(2)) && !dom.is_reachable(n(3)));
     assert_eq!(idoms(&g), [None, Some(0), None, None]);
-    assert!(
-        !dom.dominates(n(2), n(2)),
-        "unreachable nodes dominate nothing"
-    );
+    assert!(!dom.dominates(n(2), n(2)), "unreachable nodes dominate nothing");
     assert!(!dom.dominates(n(0), n(2)));
     assert_eq!(dom.nearest_common_dominator(n(1), n(2)), None);
     assert_eq!(dom.rpo_number(n(3)), None);
     let pd = PostDominatorTree::compute(&g);
-    assert_eq!(
-        ipdoms(&pd),
-        [node(1), VX, PostDom::Unreachable, PostDom::Unreachable]
-    );
-    assert!(
-        pd.pseudo_exits().is_empty(),
-        "dead infinite loops are ignored"
-    );
+    assert_eq!(ipdoms(&pd), [node(1), VX, PostDom::Unreachable, PostDom::Unreachable]);
+    assert!(pd.pseudo_exits().is_empty(), "dead infinite loops are ignored");
     let lf = LoopForest::compute(&g, &dom);
     assert!(lf.is_empty(), "a dead self loop is no loop");
-    assert_eq!(
-        reachable_from(&g, [n(2)]).iter().collect::<Vec<_>>(),
-        [1, 2]
-    );
+    assert_eq!(reachable_from(&g, [n(2)]).iter().collect::<Vec<_>>(), [1, 2]);
 
     // Liveness still covers dead code: var 0 is used in 2 and 1.
-    let uses = [
-        BitSet::new(2),
-        BitSet::from_values(2, [0]),
-        BitSet::from_values(2, [1]),
-        BitSet::new(2),
-    ];
-    let defs = [
-        BitSet::from_values(2, [0]),
-        BitSet::new(2),
-        BitSet::new(2),
-        BitSet::new(2),
-    ];
+    let uses = [BitSet::new(2), BitSet::from_values(2, [0]), BitSet::from_values(2, [1]), BitSet::new(2)];
+    let defs = [BitSet::from_values(2, [0]), BitSet::new(2), BitSet::new(2), BitSet::new(2)];
     let lv = Liveness::compute(&g, 2, |b| (&uses[b.index()], &defs[b.index()]));
     assert_eq!(lv.live_in(n(2)).iter().collect::<Vec<_>>(), [0, 1]);
     assert!(lv.live_in(n(0)).is_empty());
@@ -322,19 +271,7 @@ fn irreducible() {
 #[test]
 fn irreducible_inside_a_loop() {
     // Natural loop at 1 (latch 4) containing the irreducible pair 2 <-> 3.
-    let g = graph(
-        6,
-        &[
-            (0, 1),
-            (1, 2),
-            (1, 3),
-            (2, 3),
-            (3, 2),
-            (3, 4),
-            (4, 1),
-            (4, 5),
-        ],
-    );
+    let g = graph(6, &[(0, 1), (1, 2), (1, 3), (2, 3), (3, 2), (3, 4), (4, 1), (4, 5)]);
     check(&g);
     let dom = DominatorTree::compute(&g);
     let lf = LoopForest::compute(&g, &dom);
@@ -403,14 +340,8 @@ fn liveness_diamond() {
     let defs = [s(&[0]), s(&[1]), s(&[1]), s(&[])];
     let lv = Liveness::compute(&g, vars, |b| (&uses[b.index()], &defs[b.index()]));
     let get = |f: &dyn Fn(NodeId) -> Vec<usize>| (0..4).map(|i| f(n(i))).collect::<Vec<_>>();
-    assert_eq!(
-        get(&|b| lv.live_in(b).iter().collect()),
-        [vec![2], vec![0, 2], vec![0], vec![0, 1]]
-    );
-    assert_eq!(
-        get(&|b| lv.live_out(b).iter().collect()),
-        [vec![0, 2], vec![0, 1], vec![0, 1], vec![]]
-    );
+    assert_eq!(get(&|b| lv.live_in(b).iter().collect()), [vec![2], vec![0, 2], vec![0], vec![0, 1]]);
+    assert_eq!(get(&|b| lv.live_out(b).iter().collect()), [vec![0, 2], vec![0, 1], vec![0, 1], vec![]]);
     reference::check_liveness(&g, vars, |b| (&uses[b.index()], &defs[b.index()])).unwrap();
 }
 

@@ -11,19 +11,13 @@ use graph::{reference, EntityRef, Graph};
 const BASE_SEED: u64 = 0x1f2e_3d4c_5b6a_7988;
 
 /// Runs `case` on `count` seeds; `GRAPH_SEED` replaces them by one seed.
-fn for_seeds(
-    count: u64,
-    salt: u64,
-    mut case: impl FnMut(u64, &mut fastrand::Rng) -> Result<(), String>,
-) {
-    let scale: u64 = std::env::var("GRAPH_RANDOM_SCALE")
-        .map_or(1, |s| s.parse().expect("GRAPH_RANDOM_SCALE must be a u64"));
+fn for_seeds(count: u64, salt: u64, mut case: impl FnMut(u64, &mut fastrand::Rng) -> Result<(), String>) {
+    let scale: u64 =
+        std::env::var("GRAPH_RANDOM_SCALE").map_or(1, |s| s.parse().expect("GRAPH_RANDOM_SCALE must be a u64"));
     let count = count * scale;
     let seeds: Vec<u64> = match std::env::var("GRAPH_SEED") {
         Ok(s) => vec![s.parse().expect("GRAPH_SEED must be a u64")],
-        Err(_) => (0..count)
-            .map(|i| BASE_SEED ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ i)
-            .collect(),
+        Err(_) => (0..count).map(|i| BASE_SEED ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ i).collect(),
     };
     for seed in seeds {
         let mut rng = fastrand::Rng::with_seed(seed);
@@ -34,12 +28,7 @@ fn for_seeds(
 }
 
 fn describe(g: &graph::AdjacencyGraph) -> String {
-    format!(
-        "{} nodes, entry {}, edges {:?}",
-        g.node_count(),
-        g.entry().index(),
-        edge_list(g)
-    )
+    format!("{} nodes, entry {}, edges {:?}", g.node_count(), g.entry().index(), edge_list(g))
 }
 
 #[test]
@@ -63,9 +52,7 @@ fn post_dominators_with_explicit_exits_match_reference() {
     for_seeds(1000, 3, |_, rng| {
         let g = random_graph(rng);
         let count = g.node_count();
-        let exits: Vec<_> = (0..rng.usize(0..=4))
-            .map(|_| n(rng.usize(..count)))
-            .collect();
+        let exits: Vec<_> = (0..rng.usize(0..=4)).map(|_| n(rng.usize(..count))).collect();
         reference::check_post_dominators_with_exits(&g, &exits)
             .map_err(|e| format!("{e}\nexits {exits:?}\n{}", describe(&g)))
     });
@@ -104,13 +91,10 @@ fn pseudo_exit_properties() {
         let pd = graph::PostDominatorTree::compute(&g);
         let dom = graph::DominatorTree::compute(&g);
         let exits = pd.exits().to_vec();
-        let all_reach_exit = (0..g.node_count())
-            .map(n)
-            .filter(|&b| dom.is_reachable(b))
-            .all(|b| {
-                let r = graph::reachable_from(&g, [b]);
-                exits.iter().any(|e| r.contains(e.index()))
-            });
+        let all_reach_exit = (0..g.node_count()).map(n).filter(|&b| dom.is_reachable(b)).all(|b| {
+            let r = graph::reachable_from(&g, [b]);
+            exits.iter().any(|e| r.contains(e.index()))
+        });
         if all_reach_exit != pd.pseudo_exits().is_empty() {
             return Err(format!(
                 "pseudo-exits {:?} but all_reach_exit={all_reach_exit}\n{}",

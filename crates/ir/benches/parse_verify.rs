@@ -43,6 +43,23 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
+    let asts: Vec<_> =
+        texts.iter().map(|t| ptx::parse_with(t, ptx::ParseOptions { section_entries: false }).unwrap()).collect();
+    group.bench_function("lower", |b| {
+        b.iter(|| {
+            for (ast, t) in asts.iter().zip(&texts) {
+                std::hint::black_box(ir::lower(ast, t).is_ok());
+            }
+        })
+    });
+    let modules: Vec<_> = asts.iter().zip(&texts).map(|(a, t)| ir::lower(a, t).unwrap()).collect();
+    group.bench_function("verify", |b| {
+        b.iter(|| {
+            for m in &modules {
+                std::hint::black_box(ir::verify(m).is_ok());
+            }
+        })
+    });
     group.finish();
 }
 

@@ -47,7 +47,9 @@ impl BlockUseDefs {
 
     /// Solves liveness over `cfg`.
     pub fn liveness(&self, cfg: &Cfg, reg_count: usize) -> Liveness<BlockId> {
-        Liveness::compute(cfg, reg_count, |b: BlockId| (&self.uses[b.as_u32() as usize], &self.defs[b.as_u32() as usize]))
+        Liveness::compute(cfg, reg_count, |b: BlockId| {
+            (&self.uses[b.as_u32() as usize], &self.defs[b.as_u32() as usize])
+        })
     }
 }
 

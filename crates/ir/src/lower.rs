@@ -17,7 +17,6 @@ use crate::Diagnostic;
 /// Lowers a parsed module. `source` is the text the AST was parsed from (for line numbers).
 pub fn lower(module: &ast::Module<'_>, source: &str) -> Result<Module, Vec<Diagnostic>> {
     let mut cx = ModuleLowering { out: Module::default(), names: FxHashMap::default(), diags: Vec::new() };
-    cx.out.line_starts = line_starts(source);
     cx.out.source = std::sync::Arc::from(source);
     cx.out.version = module.version;
     cx.out.target = module.target.iter().map(|s| s.to_string()).collect();
@@ -29,13 +28,6 @@ pub fn lower(module: &ast::Module<'_>, source: &str) -> Result<Module, Vec<Diagn
     } else {
         Err(cx.diags)
     }
-}
-
-fn line_starts(source: &str) -> Vec<u32> {
-    let mut starts = Vec::with_capacity(source.len() / 32 + 1);
-    starts.push(0);
-    starts.extend(memchr::memchr_iter(b'\n', source.as_bytes()).map(|i| i as u32 + 1));
-    starts
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -75,7 +67,10 @@ impl<'a> ModuleLowering<'a> {
                             span: d.span,
                         };
                         if d.range.is_some() {
-                            self.error(d.span, format!("`{}<N>` ranges are only allowed in `.reg` declarations", d.name));
+                            self.error(
+                                d.span,
+                                format!("`{}<N>` ranges are only allowed in `.reg` declarations", d.name),
+                            );
                         }
                         let id = self.out.globals.push(var);
                         if let Some(prev) = self.names.insert(d.name, ModuleSym::Global(id)) {
@@ -91,7 +86,10 @@ impl<'a> ModuleLowering<'a> {
                         if existing.body.is_some() && f.body.is_some() {
                             self.error(f.name_span, format!("function `{}` is defined twice", f.name));
                         } else if existing.params.len() != f.params.len() || existing.kind != f.kind {
-                            self.error(f.name_span, format!("function `{}` is redeclared with a different signature", f.name));
+                            self.error(
+                                f.name_span,
+                                format!("function `{}` is redeclared with a different signature", f.name),
+                            );
                         }
                     }
                     Some(ModuleSym::Global(_)) => {
@@ -308,6 +306,8 @@ struct BodyLowering<'m, 'a> {
     /// Label name → ordinal among the body's labels; ordinals become block ids once all blocks exist.
     labels: FxHashMap<&'a str, u32>,
     label_blocks: Vec<Option<BlockId>>,
+    /// Where each label was first named, for the error when it is never defined.
+    label_refs: Vec<(&'a str, Span)>,
     /// Names visible now; scopes are undone through `undo`.
     scope: FxHashMap<&'a str, Local>,
     ranges: FxHashMap<&'a str, Local>,
@@ -320,7 +320,7 @@ struct BodyLowering<'m, 'a> {
     pending_pragmas: Vec<String>,
     loc: Option<u32>,
     /// The latest `.loc`, recorded in `body.locs` only once an instruction follows it.
-    pending_loc: Option<Loc>,
+    pending_loc: Option<ast::Loc<'a>>,
     /// Lowering the operands of a `bra` (unknown names are then missing labels).
     in_branch: bool,
 }
@@ -347,6 +347,7 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
             params,
             labels: FxHashMap::default(),
             label_blocks: Vec::new(),
+            label_refs: Vec::new(),
             scope: FxHashMap::default(),
             ranges: FxHashMap::default(),
             undo: Vec::new(),
@@ -365,8 +366,7 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
     }
 
     fn lower(mut self, stmts: &[ast::Statement<'a>]) -> Body {
-        self.collect_labels(stmts);
-        self.label_blocks = vec![None; self.labels.len()];
+        self.body.insts.reserve(stmts.len());
         self.statements(stmts);
         if self.body.blocks.is_empty() {
             self.body.blocks.push(Block::default());
@@ -375,25 +375,26 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
             let pragmas = std::mem::take(&mut self.pending_pragmas);
             self.body.blocks[b].pragmas.extend(pragmas);
         }
+        for (ordinal, block) in self.label_blocks.clone().into_iter().enumerate() {
+            if block.is_none() {
+                let (name, span) = self.label_refs[ordinal];
+                self.error(span, format!("undeclared label `{name}`"));
+            }
+        }
         self.resolve_labels();
         self.body
     }
 
-    fn collect_labels(&mut self, stmts: &[ast::Statement<'a>]) {
-        for s in stmts {
-            match s {
-                ast::Statement::Label(name, span) => {
-                    let next = self.labels.len() as u32;
-                    if self.labels.contains_key(name) {
-                        self.error(*span, format!("label `{name}` is defined twice"));
-                    } else {
-                        self.labels.insert(name, next);
-                    }
-                }
-                ast::Statement::Block(inner, _) => self.collect_labels(inner),
-                _ => {}
-            }
+    /// The ordinal of a label, defined or only referenced so far (labels may be used before they appear).
+    fn label_ordinal(&mut self, name: &'a str, span: Span) -> u32 {
+        if let Some(&o) = self.labels.get(name) {
+            return o;
         }
+        let o = self.label_blocks.len() as u32;
+        self.labels.insert(name, o);
+        self.label_blocks.push(None);
+        self.label_refs.push((name, span));
+        o
     }
 
     /// Replaces label ordinals (used while the blocks were being built) by block ids.
@@ -419,15 +420,18 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
     fn statements(&mut self, stmts: &[ast::Statement<'a>]) {
         for s in stmts {
             match s {
-                ast::Statement::Label(name, _) => {
+                ast::Statement::Label(name, span) => {
                     let block = match self.current {
                         Some(b) if self.body.blocks[b].insts.is_empty() && self.body.blocks[b].label.is_none() => b,
                         _ => self.new_block(),
                     };
-                    self.body.blocks[block].label = Some(name.to_string());
                     self.current = Some(block);
-                    if let Some(&ordinal) = self.labels.get(name) {
-                        self.label_blocks[ordinal as usize].get_or_insert(block);
+                    let ordinal = self.label_ordinal(name, *span) as usize;
+                    if self.label_blocks[ordinal].is_some() {
+                        self.error(*span, format!("label `{name}` is defined twice"));
+                    } else {
+                        self.label_blocks[ordinal] = Some(block);
+                        self.body.blocks[block].label = Some(name.to_string());
                     }
                 }
                 ast::Statement::Instruction(inst) => self.instruction(inst),
@@ -437,16 +441,7 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
                     self.statements(inner);
                     self.pop_scope(mark);
                 }
-                ast::Statement::Loc(l) => {
-                    let loc = Loc {
-                        file: l.file,
-                        line: l.line,
-                        column: l.column,
-                        function_name: l.function_name.map(str::to_string),
-                        inlined_at: l.inlined_at,
-                    };
-                    self.pending_loc = Some(loc);
-                }
+                ast::Statement::Loc(l) => self.pending_loc = Some(l.clone()),
                 ast::Statement::Pragma(p, _) => match self.current {
                     Some(b) => self.body.blocks[b].pragmas.push(p.to_string()),
                     None => self.pending_pragmas.push(p.to_string()),
@@ -454,10 +449,7 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
                 ast::Statement::BranchTargets { label, targets, span } => {
                     let mut blocks = Vec::with_capacity(targets.len());
                     for t in targets {
-                        match self.labels.get(t) {
-                            Some(&o) => blocks.push(BlockId::from_u32(o)),
-                            None => self.error(*span, format!("`.branchtargets` names unknown label `{t}`")),
-                        }
+                        blocks.push(BlockId::from_u32(self.label_ordinal(t, *span)));
                     }
                     let name = self.unique_name(label, None);
                     let id = self.body.tables.push(Table { name, targets: TableTargets::Branch(blocks) });
@@ -541,7 +533,9 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
         let in_range = |prefix: &str, count: u32, single: &str| {
             single
                 .strip_prefix(prefix)
-                .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && (d.len() == 1 || !d.starts_with('0')))
+                .filter(|d| {
+                    !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && (d.len() == 1 || !d.starts_with('0'))
+                })
                 .and_then(|d| d.parse::<u64>().ok())
                 .is_some_and(|i| i < u64::from(count))
         };
@@ -593,9 +587,19 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
     }
 
     fn instruction(&mut self, inst: &ast::Instruction<'a>) {
-        if let Some(loc) = self.pending_loc.take() {
-            if self.body.locs.last() != Some(&loc) {
-                self.body.locs.push(loc);
+        if let Some(l) = self.pending_loc.take() {
+            let same = self.body.locs.last().is_some_and(|last| {
+                (last.file, last.line, last.column, last.inlined_at) == (l.file, l.line, l.column, l.inlined_at)
+                    && last.function_name.as_deref() == l.function_name
+            });
+            if !same {
+                self.body.locs.push(Loc {
+                    file: l.file,
+                    line: l.line,
+                    column: l.column,
+                    function_name: l.function_name.map(str::to_string),
+                    inlined_at: l.inlined_at,
+                });
             }
             self.loc = Some(self.body.locs.len() as u32 - 1);
         }
@@ -617,8 +621,14 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
                 b
             }
         };
-        let lowered =
-            Inst { guard, opcode: inst.opcode, modifiers: inst.modifiers.clone(), operands, span: inst.span, loc: self.loc };
+        let lowered = Inst {
+            guard,
+            opcode: inst.opcode,
+            modifiers: inst.modifiers.clone(),
+            operands,
+            span: inst.span,
+            loc: self.loc,
+        };
         let terminator = lowered.is_terminator();
         let id = self.body.insts.push(lowered);
         self.body.blocks[block].insts.push(id);
@@ -690,14 +700,20 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
             ast::Operand::Address(a) => {
                 let base = match a.base {
                     ast::AddressBase::Absolute(x) => {
-                        return Operand::Address(Address { base: AddressBase::Absolute(x.wrapping_add(a.offset)), offset: 0 })
+                        return Operand::Address(Address {
+                            base: AddressBase::Absolute(x.wrapping_add(a.offset)),
+                            offset: 0,
+                        })
                     }
                     ast::AddressBase::Reg(name) | ast::AddressBase::Symbol(name) => match self.lookup(name) {
                         Some(Local::Reg(r)) => AddressBase::Reg(r),
                         _ => match self.symbol(name) {
                             Some(s) => AddressBase::Symbol(s),
                             None => {
-                                self.error(a.span, format!("`{name}` in an address is neither a register nor a variable"));
+                                self.error(
+                                    a.span,
+                                    format!("`{name}` in an address is neither a register nor a variable"),
+                                );
                                 AddressBase::Absolute(0)
                             }
                         },
@@ -747,8 +763,8 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
             if let Some(s) = self.symbol(name) {
                 return Operand::Symbol(s);
             }
-            if let Some(&ordinal) = self.labels.get(name) {
-                return Operand::Label(BlockId::from_u32(ordinal));
+            if self.in_branch || self.labels.contains_key(name) {
+                return Operand::Label(BlockId::from_u32(self.label_ordinal(name, span)));
             }
         }
         if let Some(special) = name.strip_prefix('%').and_then(SpecialReg::from_name) {

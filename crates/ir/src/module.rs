@@ -62,8 +62,8 @@ pub struct Module {
     pub functions: PrimaryMap<FuncId, Function>,
     /// Module-scope items in source order; the printer follows it.
     pub items: Vec<Item>,
-    /// Byte offset of the start of each source line, so spans can be turned into line numbers.
-    pub line_starts: Vec<u32>,
+    /// Byte offset of the start of each source line, computed from `source` when first needed.
+    pub line_starts: std::sync::OnceLock<Vec<u32>>,
     /// The PTX text the module was lowered from, so messages can quote what the user wrote.
     pub source: std::sync::Arc<str>,
 }
@@ -71,16 +71,27 @@ pub struct Module {
 /// A module-scope item in source order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
-    File { index: u32, path: String, timestamp: Option<u64>, size: Option<u64> },
+    File {
+        index: u32,
+        path: String,
+        timestamp: Option<u64>,
+        size: Option<u64>,
+    },
     /// A `.section` kept verbatim (DWARF data is not interpreted).
-    Section { name: String, body: String },
+    Section {
+        name: String,
+        body: String,
+    },
     Pragma(String),
     Global(GlobalId),
     /// A function declaration without body (a prototype), or a definition that comes later.
     FunctionDecl(FuncId),
     /// The place of a function's definition (its body).
     FunctionDef(FuncId),
-    Alias { alias: FuncId, aliasee: FuncId },
+    Alias {
+        alias: FuncId,
+        aliasee: FuncId,
+    },
 }
 
 /// A variable: module scope ([`GlobalId`]) or function scope ([`VarId`]).
@@ -123,7 +134,10 @@ pub enum Init {
     Expr(ConstExpr),
     List(Vec<Init>),
     /// `name = value` inside a `.samplerref`/`.texref` initializer.
-    Named { name: String, value: NamedValue },
+    Named {
+        name: String,
+        value: NamedValue,
+    },
 }
 
 /// The value of a named initializer entry: a bare word (`clamp_to_edge`) or a constant.
@@ -286,7 +300,7 @@ pub struct Inst {
     pub guard: Option<Guard>,
     pub opcode: Opcode,
     pub modifiers: SmallVec<[Modifier; 4]>,
-    pub operands: SmallVec<[Operand; 3]>,
+    pub operands: SmallVec<[Operand; 4]>,
     /// Where the instruction was in the PTX text.
     pub span: Span,
     /// Index into [`Body::locs`]: the source position from the latest `.loc`.
@@ -456,8 +470,14 @@ impl Module {
 
     /// The 1-based line and column of a byte offset in the text this module was lowered from.
     pub fn line_col(&self, offset: u32) -> (u32, u32) {
-        let line = self.line_starts.partition_point(|&s| s <= offset).max(1);
-        let start = self.line_starts.get(line - 1).copied().unwrap_or(0);
+        let starts = self.line_starts.get_or_init(|| {
+            let mut starts = Vec::with_capacity(self.source.len() / 32 + 1);
+            starts.push(0);
+            starts.extend(memchr::memchr_iter(b'\n', self.source.as_bytes()).map(|i| i as u32 + 1));
+            starts
+        });
+        let line = starts.partition_point(|&s| s <= offset).max(1);
+        let start = starts.get(line - 1).copied().unwrap_or(0);
         (line as u32, offset - start + 1)
     }
 
@@ -482,7 +502,7 @@ impl Module {
     /// same IR exactly when these copies are equal (the round-trip property of the printer).
     pub fn without_source_positions(&self) -> Module {
         let mut m = self.clone();
-        m.line_starts.clear();
+        m.line_starts = std::sync::OnceLock::new();
         m.source = std::sync::Arc::from("");
         for g in m.globals.values_mut() {
             g.span = Span::default();

@@ -16,9 +16,9 @@ impl Inst {
     pub fn writes_first_operand(&self) -> bool {
         use Opcode::*;
         match self.opcode {
-            St | Red | Bra | Brx | Call | Ret | Exit | Trap | Brkpt | Membar | Fence | Prefetch | Prefetchu
-            | Sust | Sured | Stmatrix | Nanosleep | Pmevent | Cp | Applypriority | Discard | Stackrestore
-            | Griddepcontrol | Setmaxnreg | Multimem | Tensormap | Tcgen05 | Clusterlaunchcontrol => false,
+            St | Red | Bra | Brx | Call | Ret | Exit | Trap | Brkpt | Membar | Fence | Prefetch | Prefetchu | Sust
+            | Sured | Stmatrix | Nanosleep | Pmevent | Cp | Applypriority | Discard | Stackrestore | Griddepcontrol
+            | Setmaxnreg | Multimem | Tensormap | Tcgen05 | Clusterlaunchcontrol => false,
             Bar | Barrier => self.has(Word::Red),
             Wmma => !self.has(Word::Store),
             Mbarrier => matches!(self.operands.first(), Some(Operand::Reg(_) | Operand::Sink | Operand::Pair(..))),
@@ -35,7 +35,9 @@ impl Inst {
             // call (returns), target, (args) [, prototype]
             let mut lists = 0;
             for op in &self.operands {
-                let is_returns = matches!(op, Operand::List(_)) && lists == 0 && matches!(self.operands.first(), Some(Operand::List(_)));
+                let is_returns = matches!(op, Operand::List(_))
+                    && lists == 0
+                    && matches!(self.operands.first(), Some(Operand::List(_)));
                 if matches!(op, Operand::List(_)) {
                     lists += 1;
                 }

@@ -79,11 +79,7 @@ impl Printer<'_, '_> {
         });
     }
 
-    fn variable(
-        &mut self,
-        var: &Variable,
-        init: impl FnOnce(&mut Self, &Init) -> fmt::Result,
-    ) -> fmt::Result {
+    fn variable(&mut self, var: &Variable, init: impl FnOnce(&mut Self, &Init) -> fmt::Result) -> fmt::Result {
         self.linkage(var.linkage);
         write!(self.out, ".{}", var.space)?;
         for a in &var.attributes {
@@ -373,8 +369,12 @@ fn symbol_name<'a>(module: &'a Module, body: &'a Body, function: Option<&'a Func
         Symbol::Global(g) => &module.globals[g].name,
         Symbol::Local(v) => &body.vars[v].name,
         Symbol::Func(f) => &module.functions[f].name,
-        Symbol::Param(i) => function.and_then(|f| f.params.get(i as usize)).and_then(|p| p.name.as_deref()).unwrap_or("?"),
-        Symbol::Return(i) => function.and_then(|f| f.returns.get(i as usize)).and_then(|p| p.name.as_deref()).unwrap_or("?"),
+        Symbol::Param(i) => {
+            function.and_then(|f| f.params.get(i as usize)).and_then(|p| p.name.as_deref()).unwrap_or("?")
+        }
+        Symbol::Return(i) => {
+            function.and_then(|f| f.returns.get(i as usize)).and_then(|p| p.name.as_deref()).unwrap_or("?")
+        }
     }
 }
 

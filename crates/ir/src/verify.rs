@@ -75,7 +75,8 @@ impl<'m> Verifier<'m> {
                 Item::Global(g) if g.index() < m.globals.len() => global_seen[g.index()] += 1,
                 Item::FunctionDef(f) if f.index() < m.functions.len() => def_seen[f.index()] += 1,
                 Item::FunctionDecl(f) if f.index() < m.functions.len() => {}
-                Item::Alias { alias, aliasee } if alias.index() < m.functions.len() && aliasee.index() < m.functions.len() => {}
+                Item::Alias { alias, aliasee }
+                    if alias.index() < m.functions.len() && aliasee.index() < m.functions.len() => {}
                 Item::Global(_) | Item::FunctionDef(_) | Item::FunctionDecl(_) | Item::Alias { .. } => {
                     self.error(Span::default(), "module item refers to an entity out of range".into())
                 }
@@ -84,7 +85,10 @@ impl<'m> Verifier<'m> {
         }
         for (g, var) in m.globals.iter() {
             if global_seen[g.index()] != 1 {
-                self.error(var.span, format!("variable `{}` is listed {} times in the module", var.name, global_seen[g.index()]));
+                self.error(
+                    var.span,
+                    format!("variable `{}` is listed {} times in the module", var.name, global_seen[g.index()]),
+                );
             }
             self.global(var);
         }
@@ -95,7 +99,10 @@ impl<'m> Verifier<'m> {
             }
             let expected = u32::from(func.body.is_some());
             if def_seen[f.index()] != expected {
-                self.error(func.span, format!("function `{}` has {} definitions in the module", func.name, def_seen[f.index()]));
+                self.error(
+                    func.span,
+                    format!("function `{}` has {} definitions in the module", func.name, def_seen[f.index()]),
+                );
             }
             self.function(func);
         }
@@ -114,8 +121,14 @@ impl<'m> Verifier<'m> {
                 self.error(var.span, format!("`.{}` variable `{}` cannot have an initializer", var.space, var.name));
             }
         }
-        if var.dims.iter().any(Option::is_none) && var.linkage != Linkage::Extern && !matches!(var.space, Shared | SharedCta) {
-            self.error(var.span, format!("only `.extern` or `.shared` variables may have an unsized dimension (`{}`)", var.name));
+        if var.dims.iter().any(Option::is_none)
+            && var.linkage != Linkage::Extern
+            && !matches!(var.space, Shared | SharedCta)
+        {
+            self.error(
+                var.span,
+                format!("only `.extern` or `.shared` variables may have an unsized dimension (`{}`)", var.name),
+            );
         }
         if let Some(init) = &var.init {
             self.init(init, var.span);
@@ -153,7 +166,14 @@ impl<'m> Verifier<'m> {
                 self.error(func.span, format!("kernel `{}` cannot have return parameters", func.name));
             }
             if let Some(p) = func.params.iter().find(|p| p.space != StateSpace::Param) {
-                self.error(func.span, format!("kernel `{}` parameter `{}` must be in `.param` space", func.name, p.name.as_deref().unwrap_or("_")));
+                self.error(
+                    func.span,
+                    format!(
+                        "kernel `{}` parameter `{}` must be in `.param` space",
+                        func.name,
+                        p.name.as_deref().unwrap_or("_")
+                    ),
+                );
             }
         }
         if func.linkage == Linkage::Extern && func.body.is_some() {
@@ -194,7 +214,10 @@ impl BodyVerifier<'_, '_> {
                 next += 1;
                 let inst = &body.insts[i];
                 if inst.is_terminator() && pos + 1 != data.insts.len() {
-                    self.error(inst.span, format!("`{}` ends a basic block but is followed by more instructions", inst.opcode));
+                    self.error(
+                        inst.span,
+                        format!("`{}` ends a basic block but is followed by more instructions", inst.opcode),
+                    );
                 }
             }
         }
@@ -212,7 +235,10 @@ impl BodyVerifier<'_, '_> {
             }
         }
         let mut names = FxHashSet::default();
-        let decl_names = body.reg_decls.iter().map(|d| d.name.as_str())
+        let decl_names = body
+            .reg_decls
+            .iter()
+            .map(|d| d.name.as_str())
             .chain(body.vars.values().map(|v| v.name.as_str()))
             .chain(body.tables.values().map(|t| t.name.as_str()))
             .chain(body.prototypes.values().map(|p| p.name.as_str()));
@@ -232,7 +258,10 @@ impl BodyVerifier<'_, '_> {
                 TableTargets::Branch(t) => {
                     for &b in t {
                         if b.index() >= body.blocks.len() || body.blocks[b].label.is_none() {
-                            self.error(self.func.span, format!("`.branchtargets` table `{}` names a block without label", table.name));
+                            self.error(
+                                self.func.span,
+                                format!("`.branchtargets` table `{}` names a block without label", table.name),
+                            );
                         }
                     }
                 }
@@ -359,11 +388,69 @@ impl BodyVerifier<'_, '_> {
         use Opcode::*;
         let writes = matches!(
             inst.opcode,
-            Abs | Neg | Not | Cnot | Popc | Clz | Brev | Bfind | Rcp | Sqrt | Rsqrt | Sin | Cos | Lg2 | Ex2 | Tanh
-                | Mov | Cvta | Testp | Isspacep | Cvt | Add | Sub | Mul | Div | Rem | And | Or | Xor | Shl | Shr
-                | Addc | Subc | Mul24 | Copysign | Min | Max | Mad | Madc | Mad24 | Fma | Sad | Slct | Selp | Shf
-                | Prmt | Dp4a | Dp2a | Fns | Bfe | Bfi | Lop3 | Setp | Set | Ld | Ldu | Atom | Shfl | Vote | Match
-                | Redux | Activemask | Szext | Bmsk
+            Abs | Neg
+                | Not
+                | Cnot
+                | Popc
+                | Clz
+                | Brev
+                | Bfind
+                | Rcp
+                | Sqrt
+                | Rsqrt
+                | Sin
+                | Cos
+                | Lg2
+                | Ex2
+                | Tanh
+                | Mov
+                | Cvta
+                | Testp
+                | Isspacep
+                | Cvt
+                | Add
+                | Sub
+                | Mul
+                | Div
+                | Rem
+                | And
+                | Or
+                | Xor
+                | Shl
+                | Shr
+                | Addc
+                | Subc
+                | Mul24
+                | Copysign
+                | Min
+                | Max
+                | Mad
+                | Madc
+                | Mad24
+                | Fma
+                | Sad
+                | Slct
+                | Selp
+                | Shf
+                | Prmt
+                | Dp4a
+                | Dp2a
+                | Fns
+                | Bfe
+                | Bfi
+                | Lop3
+                | Setp
+                | Set
+                | Ld
+                | Ldu
+                | Atom
+                | Shfl
+                | Vote
+                | Match
+                | Redux
+                | Activemask
+                | Szext
+                | Bmsk
         );
         if !writes {
             return;
@@ -371,7 +458,9 @@ impl BodyVerifier<'_, '_> {
         let ok = match inst.operands.first() {
             Some(Operand::Reg(_) | Operand::RegElement(..) | Operand::Pair(..) | Operand::Sink) => true,
             Some(Operand::VectorPair(..)) => true,
-            Some(Operand::Vector(items)) => items.iter().all(|o| matches!(o, Operand::Reg(_) | Operand::RegElement(..) | Operand::Sink)),
+            Some(Operand::Vector(items)) => {
+                items.iter().all(|o| matches!(o, Operand::Reg(_) | Operand::RegElement(..) | Operand::Sink))
+            }
             _ => false,
         };
         if !ok {
@@ -418,7 +507,10 @@ impl BodyVerifier<'_, '_> {
             Operand::Reg(_) => {
                 let typed = rest.iter().skip(1).any(|o| matches!(o, Operand::Prototype(_) | Operand::Table(_)));
                 if !typed {
-                    self.error(inst.span, "an indirect `call` needs a `.callprototype` or `.calltargets` operand".into());
+                    self.error(
+                        inst.span,
+                        "an indirect `call` needs a `.callprototype` or `.calltargets` operand".into(),
+                    );
                 }
                 None
             }
@@ -453,7 +545,10 @@ impl BodyVerifier<'_, '_> {
             _ => return,
         };
         if !matches!(inst.operands.get(addr_index), Some(Operand::Address(_))) {
-            self.error(inst.span, format!("operand {} of `{}` must be an address `[...]`", addr_index + 1, inst.mnemonic()));
+            self.error(
+                inst.span,
+                format!("operand {} of `{}` must be an address `[...]`", addr_index + 1, inst.mnemonic()),
+            );
         }
         if let Some(width) = inst.vector() {
             let data = match inst.opcode {
@@ -492,10 +587,20 @@ impl BodyVerifier<'_, '_> {
             Popc | Clz | Bfind => expect.extend([(0, Some(4), false), (1, Some(size), false)]),
             Mad | Fma | Madc | Mad24 => {
                 let d = if wide { size * 2 } else { size };
-                expect.extend([(0, Some(d), false), (1, Some(size), false), (2, Some(size), false), (3, Some(d), false)]);
+                expect.extend([
+                    (0, Some(d), false),
+                    (1, Some(size), false),
+                    (2, Some(size), false),
+                    (3, Some(d), false),
+                ]);
             }
             Shl | Shr => expect.extend([(0, Some(size), false), (1, Some(size), false), (2, Some(4), false)]),
-            Bfe => expect.extend([(0, Some(size), false), (1, Some(size), false), (2, Some(4), false), (3, Some(4), false)]),
+            Bfe => expect.extend([
+                (0, Some(size), false),
+                (1, Some(size), false),
+                (2, Some(4), false),
+                (3, Some(4), false),
+            ]),
             Bfi => expect.extend([
                 (0, Some(size), false),
                 (1, Some(size), false),
@@ -503,7 +608,12 @@ impl BodyVerifier<'_, '_> {
                 (3, Some(4), false),
                 (4, Some(4), false),
             ]),
-            Selp => expect.extend([(0, Some(size), false), (1, Some(size), false), (2, Some(size), false), (3, None, false)]),
+            Selp => expect.extend([
+                (0, Some(size), false),
+                (1, Some(size), false),
+                (2, Some(size), false),
+                (3, None, false),
+            ]),
             Setp => {
                 expect.extend([(0, None, false), (1, Some(size), false), (2, Some(size), false)]);
                 if ops.len() == 4 {

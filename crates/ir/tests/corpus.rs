@@ -132,7 +132,12 @@ fn corpus_compiles_round_trips_and_analyses_agree() {
     if let Ok(filter) = std::env::var("CORPUS_FILTER") {
         files.retain(|p| p.to_string_lossy().contains(&filter));
     }
-    assert!(files.len() >= 20 || std::env::var_os("CORPUS_FILTER").is_some(), "the corpus looks incomplete: {} files under {}", files.len(), root.display());
+    assert!(
+        files.len() >= 20 || std::env::var_os("CORPUS_FILTER").is_some(),
+        "the corpus looks incomplete: {} files under {}",
+        files.len(),
+        root.display()
+    );
     let bless = std::env::var_os("BLESS").is_some();
     let expected_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expected");
     let mut mismatches = Vec::new();
@@ -158,9 +163,15 @@ fn corpus_compiles_round_trips_and_analyses_agree() {
             match std::fs::read_to_string(&expected_path) {
                 Ok(expected) if expected == actual => {}
                 Ok(_) => mismatches.push(format!("{} differs from {}", rel.display(), expected_path.display())),
-                Err(_) => mismatches.push(format!("{} has no expected file {}", rel.display(), expected_path.display())),
+                Err(_) => {
+                    mismatches.push(format!("{} has no expected file {}", rel.display(), expected_path.display()))
+                }
             }
         }
     }
-    assert!(mismatches.is_empty(), "CFG summaries changed (rerun with BLESS=1 if intended):\n{}", mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "CFG summaries changed (rerun with BLESS=1 if intended):\n{}",
+        mismatches.join("\n")
+    );
 }

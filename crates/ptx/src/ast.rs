@@ -73,6 +73,7 @@ pub struct FileDecl<'a> {
 pub struct Section<'a> {
     /// Section name including the leading dot, e.g. `.debug_info`.
     pub name: &'a str,
+    /// The parsed entries; left empty by [`crate::parse_with`] with `section_entries: false`.
     pub entries: Vec<SectionEntry<'a>>,
     /// The raw text between the braces, for verbatim printing.
     pub body: &'a str,

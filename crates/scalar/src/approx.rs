@@ -186,11 +186,7 @@ pub fn tanh_f32(a: f32) -> f32 {
 #[inline]
 fn half_via_f64<H: Half>(a: u16, ftz: bool, f: impl Fn(f64) -> f64) -> u16 {
     let fmt = H::FMT;
-    let a = if ftz {
-        fmt.flush(u64::from(a)) as u16
-    } else {
-        a
-    };
+    let a = if ftz { fmt.flush(u64::from(a)) as u16 } else { a };
     let r = half::from_f64::<H>(f(half::to_f64::<H>(a)), Rounding::Rn);
     if ftz {
         fmt.flush(u64::from(r)) as u16

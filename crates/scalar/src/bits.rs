@@ -145,23 +145,11 @@ pub fn bfe(a: u64, pos: u64, len: u64, w: Width, signed: bool) -> u64 {
     let msb = u64::from(w.bits() - 1);
     let (pos, len) = (pos & 0xff, len & 0xff);
     let a = w.trunc(a);
-    let sbit = if !signed || len == 0 {
-        0
-    } else {
-        (a >> (pos + len - 1).min(msb)) & 1
-    };
+    let sbit = if !signed || len == 0 { 0 } else { (a >> (pos + len - 1).min(msb)) & 1 };
     // Field bits that exist: i < len and pos + i <= msb.
     let avail = if pos > msb { 0 } else { len.min(msb + 1 - pos) };
-    let field = if avail == 0 {
-        0
-    } else {
-        (a >> pos) & (u64::MAX >> (64 - avail))
-    };
-    let fill = if sbit == 1 {
-        w.trunc(u64::MAX << avail.min(63))
-    } else {
-        0
-    };
+    let field = if avail == 0 { 0 } else { (a >> pos) & (u64::MAX >> (64 - avail)) };
+    let fill = if sbit == 1 { w.trunc(u64::MAX << avail.min(63)) } else { 0 };
     let fill = if avail >= 64 { 0 } else { fill };
     w.trunc(field | fill)
 }
@@ -195,17 +183,9 @@ pub fn fns(mask: u64, base: u64, offset: i32) -> u64 {
         return if mask >> base & 1 == 1 { base } else { NONE };
     }
     let mut count = offset.unsigned_abs() - 1;
-    let mut m = if offset > 0 {
-        mask >> base << base
-    } else {
-        mask & (u64::MAX >> (63 - base))
-    };
+    let mut m = if offset > 0 { mask >> base << base } else { mask & (u64::MAX >> (63 - base)) };
     while m != 0 {
-        let pos = if offset > 0 {
-            m.trailing_zeros()
-        } else {
-            63 - m.leading_zeros()
-        };
+        let pos = if offset > 0 { m.trailing_zeros() } else { 63 - m.leading_zeros() };
         if count == 0 {
             return u64::from(pos);
         }

@@ -83,17 +83,7 @@ impl Type {
     /// Whether this is an integer type.
     #[inline]
     pub const fn is_int(self) -> bool {
-        matches!(
-            self,
-            Type::U8
-                | Type::U16
-                | Type::U32
-                | Type::U64
-                | Type::S8
-                | Type::S16
-                | Type::S32
-                | Type::S64
-        )
+        matches!(self, Type::U8 | Type::U16 | Type::U32 | Type::U64 | Type::S8 | Type::S16 | Type::S32 | Type::S64)
     }
     /// Whether this is a signed integer type.
     #[inline]
@@ -182,13 +172,7 @@ impl CvtModes {
     /// Modes with only a rounding modifier.
     #[inline]
     pub const fn rounding(rounding: CvtRounding) -> CvtModes {
-        CvtModes {
-            rounding,
-            sat: false,
-            ftz: false,
-            relu: false,
-            satfinite: false,
-        }
+        CvtModes { rounding, sat: false, ftz: false, relu: false, satfinite: false }
     }
 }
 
@@ -217,23 +201,11 @@ pub fn convert(bits: u64, from: Type, to: Type, m: CvtModes) -> u64 {
         }
         (Some(ffmt), None) => float_to_int(bits, from, ffmt, to, m),
         (Some(ffmt), Some(_)) => {
-            let src = if m.ftz && from == Type::F32 {
-                ffmt.flush(bits)
-            } else {
-                bits
-            };
+            let src = if m.ftz && from == Type::F32 { ffmt.flush(bits) } else { bits };
             let (int_round, rnd) = m.rounding.split();
-            let src = if int_round {
-                round::round_integral_bits(ffmt, src, rnd)
-            } else {
-                src
-            };
+            let src = if int_round { round::round_integral_bits(ffmt, src, rnd) } else { src };
             let tfmt_eff = dest_format(to);
-            let r = if from == to && !ffmt.is_nan(src) {
-                src
-            } else {
-                round::convert_format(ffmt, tfmt_eff, src, rnd)
-            };
+            let r = if from == to && !ffmt.is_nan(src) { src } else { round::convert_format(ffmt, tfmt_eff, src, rnd) };
             finish(r, tfmt_eff, to, m)
         }
     }
@@ -301,11 +273,7 @@ fn int_to_int(bits: u64, from: Type, to: Type, sat: bool) -> u64 {
 }
 
 fn float_to_int(bits: u64, from: Type, ffmt: Format, to: Type, m: CvtModes) -> u64 {
-    let bits = if m.ftz && from == Type::F32 {
-        ffmt.flush(bits)
-    } else {
-        bits
-    };
+    let bits = if m.ftz && from == Type::F32 { ffmt.flush(bits) } else { bits };
     let rnd = match m.rounding {
         CvtRounding::None => Rounding::Rz,
         r => r.split().1,
@@ -313,11 +281,7 @@ fn float_to_int(bits: u64, from: Type, ffmt: Format, to: Type, m: CvtModes) -> u
     let (lo, hi) = int_range(to);
     let v: i128 = match round::unpack(ffmt, bits) {
         Class::Nan => {
-            return if from == Type::F64 || to.bits() == 64 {
-                1 << (to.bits() - 1)
-            } else {
-                0
-            };
+            return if from == Type::F64 || to.bits() == 64 { 1 << (to.bits() - 1) } else { 0 };
         }
         Class::Zero { .. } => 0,
         Class::Inf { neg } => {

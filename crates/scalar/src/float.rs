@@ -27,9 +27,7 @@ mod sealed {
 }
 
 /// `f32` or `f64`: the two PTX floating-point register types with IEEE arithmetic.
-pub trait Float:
-    Copy + Debug + PartialEq + PartialOrd + Send + Sync + 'static + sealed::Sealed
-{
+pub trait Float: Copy + Debug + PartialEq + PartialOrd + Send + Sync + 'static + sealed::Sealed {
     /// The encoding.
     const FMT: Format;
     /// Bit width.
@@ -147,25 +145,13 @@ pub struct Mods {
 
 impl Mods {
     /// No modifiers.
-    pub const NONE: Mods = Mods {
-        ftz: false,
-        sat: false,
-    };
+    pub const NONE: Mods = Mods { ftz: false, sat: false };
     /// `.ftz`.
-    pub const FTZ: Mods = Mods {
-        ftz: true,
-        sat: false,
-    };
+    pub const FTZ: Mods = Mods { ftz: true, sat: false };
     /// `.sat`.
-    pub const SAT: Mods = Mods {
-        ftz: false,
-        sat: true,
-    };
+    pub const SAT: Mods = Mods { ftz: false, sat: true };
     /// `.ftz.sat`.
-    pub const FTZ_SAT: Mods = Mods {
-        ftz: true,
-        sat: true,
-    };
+    pub const FTZ_SAT: Mods = Mods { ftz: true, sat: true };
 
     /// Apply `.ftz` to an operand.
     #[inline]
@@ -271,11 +257,7 @@ pub fn fma<F: Float>(a: F, b: F, c: F, rnd: Rounding, m: Mods) -> F {
     } else {
         F::from_bits64(round::fma_bits(F::FMT, a.bits(), b.bits(), c.bits(), rnd))
     };
-    m.output(if r.nan() {
-        F::nan_result(&[a, b, c])
-    } else {
-        r
-    })
+    m.output(if r.nan() { F::nan_result(&[a, b, c]) } else { r })
 }
 
 /// `div.rnd{.ftz}` — correctly rounded `a / b`.
@@ -306,11 +288,7 @@ pub fn rcp<F: Float>(a: F, rnd: Rounding, m: Mods) -> F {
 #[inline]
 pub fn sqrt<F: Float>(a: F, rnd: Rounding, m: Mods) -> F {
     let a = m.input(a);
-    let r = if rnd == Rounding::Rn {
-        a.rn_sqrt()
-    } else {
-        F::from_bits64(round::sqrt_bits(F::FMT, a.bits(), rnd))
-    };
+    let r = if rnd == Rounding::Rn { a.rn_sqrt() } else { F::from_bits64(round::sqrt_bits(F::FMT, a.bits(), rnd)) };
     m.output(fix1(r, a))
 }
 

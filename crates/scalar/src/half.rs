@@ -53,11 +53,7 @@ pub struct HalfMods {
 
 impl HalfMods {
     /// No modifiers.
-    pub const NONE: HalfMods = HalfMods {
-        ftz: false,
-        sat: false,
-        relu: false,
-    };
+    pub const NONE: HalfMods = HalfMods { ftz: false, sat: false, relu: false };
 
     #[inline]
     fn input<H: Half>(self, x: u16) -> u64 {
@@ -113,12 +109,7 @@ pub fn to_f32<H: Half>(h: u16) -> f32 {
 /// Exact widening to `f64` (NaN → `0x7FFF_FFFF_FFFF_FFFF`).
 #[inline]
 pub fn to_f64<H: Half>(h: u16) -> f64 {
-    f64::from_bits(round::convert_format(
-        H::FMT,
-        Format::F64,
-        u64::from(h),
-        Rounding::Rn,
-    ))
+    f64::from_bits(round::convert_format(H::FMT, Format::F64, u64::from(h), Rounding::Rn))
 }
 
 /// `cvt.rnd.f16.f32` / `cvt.rnd.bf16.f32` — one rounding, any mode.
@@ -136,34 +127,19 @@ pub fn from_f64<H: Half>(x: f64, rnd: Rounding) -> u16 {
 /// `add{.rnd}{.ftz}{.sat}.f16` / `.bf16` — exact sum rounded once.
 #[inline]
 pub fn add<H: Half>(a: u16, b: u16, rnd: Rounding, m: HalfMods) -> u16 {
-    m.output::<H>(round::add_bits(
-        H::FMT,
-        m.input::<H>(a),
-        m.input::<H>(b),
-        rnd,
-    ))
+    m.output::<H>(round::add_bits(H::FMT, m.input::<H>(a), m.input::<H>(b), rnd))
 }
 
 /// `sub{.rnd}{.ftz}{.sat}.f16` / `.bf16`.
 #[inline]
 pub fn sub<H: Half>(a: u16, b: u16, rnd: Rounding, m: HalfMods) -> u16 {
-    m.output::<H>(round::sub_bits(
-        H::FMT,
-        m.input::<H>(a),
-        m.input::<H>(b),
-        rnd,
-    ))
+    m.output::<H>(round::sub_bits(H::FMT, m.input::<H>(a), m.input::<H>(b), rnd))
 }
 
 /// `mul{.rnd}{.ftz}{.sat}.f16` / `.bf16`.
 #[inline]
 pub fn mul<H: Half>(a: u16, b: u16, rnd: Rounding, m: HalfMods) -> u16 {
-    m.output::<H>(round::mul_bits(
-        H::FMT,
-        m.input::<H>(a),
-        m.input::<H>(b),
-        rnd,
-    ))
+    m.output::<H>(round::mul_bits(H::FMT, m.input::<H>(a), m.input::<H>(b), rnd))
 }
 
 /// `fma.rnd{.ftz}{.sat|.relu}.f16` / `.bf16` — `a * b + c` with a single rounding.
@@ -176,36 +152,21 @@ pub fn fma<H: Half>(a: u16, b: u16, c: u16, rnd: Rounding, m: HalfMods) -> u16 {
 /// `neg{.ftz}.f16` / `.bf16` — flip the sign bit.
 #[inline]
 pub fn neg<H: Half>(a: u16, ftz: bool) -> u16 {
-    let a = if ftz {
-        H::FMT.flush(u64::from(a)) as u16
-    } else {
-        a
-    };
+    let a = if ftz { H::FMT.flush(u64::from(a)) as u16 } else { a };
     a ^ 0x8000
 }
 
 /// `abs{.ftz}.f16` / `.bf16` — clear the sign bit.
 #[inline]
 pub fn abs<H: Half>(a: u16, ftz: bool) -> u16 {
-    let a = if ftz {
-        H::FMT.flush(u64::from(a)) as u16
-    } else {
-        a
-    };
+    let a = if ftz { H::FMT.flush(u64::from(a)) as u16 } else { a };
     a & 0x7FFF
 }
 
 #[inline]
 fn min_max<H: Half>(a: u16, b: u16, mm: MinMaxMods, want_min: bool) -> u16 {
     let fmt = H::FMT;
-    let (mut a, mut b) = if mm.ftz {
-        (
-            fmt.flush(u64::from(a)) as u16,
-            fmt.flush(u64::from(b)) as u16,
-        )
-    } else {
-        (a, b)
-    };
+    let (mut a, mut b) = if mm.ftz { (fmt.flush(u64::from(a)) as u16, fmt.flush(u64::from(b)) as u16) } else { (a, b) };
     let xsign = (a ^ b) & 0x8000;
     if mm.xorsign_abs {
         a &= 0x7FFF;
@@ -250,11 +211,7 @@ pub fn max<H: Half>(a: u16, b: u16, mm: MinMaxMods) -> u16 {
 #[inline]
 pub fn cmp<H: Half>(op: CmpOp, a: u16, b: u16, ftz: bool) -> bool {
     let f = |x: u16| {
-        let x = if ftz {
-            H::FMT.flush(u64::from(x)) as u16
-        } else {
-            x
-        };
+        let x = if ftz { H::FMT.flush(u64::from(x)) as u16 } else { x };
         to_f32::<H>(x)
     };
     compare::cmp_float(op, f(a), f(b), false)

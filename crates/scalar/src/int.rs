@@ -97,11 +97,7 @@ impl Width {
     /// Clamp an exact value to the width's signed or unsigned range and return its bits.
     #[inline]
     pub const fn saturate(self, v: i128, signed: bool) -> u64 {
-        let (lo, hi) = if signed {
-            (self.smin() as i128, self.smax() as i128)
-        } else {
-            (0, self.mask() as i128)
-        };
+        let (lo, hi) = if signed { (self.smin() as i128, self.smax() as i128) } else { (0, self.mask() as i128) };
         let c = if v < lo {
             lo
         } else if v > hi {
@@ -207,11 +203,7 @@ pub fn mad_hi_sat_s32(a: u64, b: u64, c: u64) -> u64 {
 /// carry-out of the addition (`hi` selects the high half of the product).
 #[inline]
 pub fn mad_cc(a: u64, b: u64, c: u64, cin: bool, w: Width, signed: bool, hi: bool) -> (u64, bool) {
-    let t = if hi {
-        mul_hi(a, b, w, signed)
-    } else {
-        mul_lo(a, b, w)
-    };
+    let t = if hi { mul_hi(a, b, w, signed) } else { mul_lo(a, b, w) };
     add_cc(t, c, cin, w)
 }
 

@@ -47,48 +47,20 @@ pub struct Format {
 
 impl Format {
     /// IEEE binary16.
-    pub const F16: Format = Format {
-        mant_bits: 10,
-        exp_bits: 5,
-        has_inf: true,
-    };
+    pub const F16: Format = Format { mant_bits: 10, exp_bits: 5, has_inf: true };
     /// bfloat16 (the upper half of an f32).
-    pub const BF16: Format = Format {
-        mant_bits: 7,
-        exp_bits: 8,
-        has_inf: true,
-    };
+    pub const BF16: Format = Format { mant_bits: 7, exp_bits: 8, has_inf: true };
     /// TensorFloat-32 in its own 19-bit packing (the emulator stores it in f32 layout, see
     /// [`crate::convert`](mod@crate::convert)).
-    pub const TF32: Format = Format {
-        mant_bits: 10,
-        exp_bits: 8,
-        has_inf: true,
-    };
+    pub const TF32: Format = Format { mant_bits: 10, exp_bits: 8, has_inf: true };
     /// IEEE binary32.
-    pub const F32: Format = Format {
-        mant_bits: 23,
-        exp_bits: 8,
-        has_inf: true,
-    };
+    pub const F32: Format = Format { mant_bits: 23, exp_bits: 8, has_inf: true };
     /// IEEE binary64.
-    pub const F64: Format = Format {
-        mant_bits: 52,
-        exp_bits: 11,
-        has_inf: true,
-    };
+    pub const F64: Format = Format { mant_bits: 52, exp_bits: 11, has_inf: true };
     /// OCP FP8 E4M3 (bias 7, max 448, no infinity, NaN = `0x7F`/`0xFF`).
-    pub const E4M3: Format = Format {
-        mant_bits: 3,
-        exp_bits: 4,
-        has_inf: false,
-    };
+    pub const E4M3: Format = Format { mant_bits: 3, exp_bits: 4, has_inf: false };
     /// OCP FP8 E5M2 (IEEE-like, bias 15, max 57344).
-    pub const E5M2: Format = Format {
-        mant_bits: 2,
-        exp_bits: 5,
-        has_inf: true,
-    };
+    pub const E5M2: Format = Format { mant_bits: 2, exp_bits: 5, has_inf: true };
 
     /// Total encoded width in bits.
     #[inline]
@@ -210,11 +182,7 @@ pub fn unpack(fmt: Format, bits: u64) -> Class {
     let frac = bits & fmt.mant_mask();
     if field == fmt.exp_all_ones() {
         if fmt.has_inf {
-            return if frac == 0 {
-                Class::Inf { neg }
-            } else {
-                Class::Nan
-            };
+            return if frac == 0 { Class::Inf { neg } } else { Class::Nan };
         }
         if frac == fmt.mant_mask() {
             return Class::Nan;
@@ -224,18 +192,10 @@ pub fn unpack(fmt: Format, bits: u64) -> Class {
         if frac == 0 {
             Class::Zero { neg }
         } else {
-            Class::Finite {
-                neg,
-                exp: fmt.emin() - fmt.mant_bits as i32,
-                sig: frac,
-            }
+            Class::Finite { neg, exp: fmt.emin() - fmt.mant_bits as i32, sig: frac }
         }
     } else {
-        Class::Finite {
-            neg,
-            exp: field as i32 - fmt.bias() - fmt.mant_bits as i32,
-            sig: frac | (1 << fmt.mant_bits),
-        }
+        Class::Finite { neg, exp: field as i32 - fmt.bias() - fmt.mant_bits as i32, sig: frac | (1 << fmt.mant_bits) }
     }
 }
 
@@ -455,21 +415,12 @@ pub fn add_bits(fmt: Format, a: u64, b: u64, rnd: Rounding) -> u64 {
         }
         (Class::Zero { .. }, _) => b,
         (_, Class::Zero { .. }) => a,
-        (
-            Class::Finite {
-                neg: xn,
-                exp: xe,
-                sig: xs,
-            },
-            Class::Finite {
-                neg: yn,
-                exp: ye,
-                sig: ys,
-            },
-        ) => match add_exact((xn, xe, u128::from(xs)), (yn, ye, u128::from(ys))) {
-            Some((n, e, s, st)) => round_pack(fmt, n, e, s, st, rnd),
-            None => exact_zero_sum(fmt, rnd),
-        },
+        (Class::Finite { neg: xn, exp: xe, sig: xs }, Class::Finite { neg: yn, exp: ye, sig: ys }) => {
+            match add_exact((xn, xe, u128::from(xs)), (yn, ye, u128::from(ys))) {
+                Some((n, e, s, st)) => round_pack(fmt, n, e, s, st, rnd),
+                None => exact_zero_sum(fmt, rnd),
+            }
+        }
     }
 }
 
@@ -485,26 +436,12 @@ pub fn mul_bits(fmt: Format, a: u64, b: u64, rnd: Rounding) -> u64 {
     let neg = (a ^ b) & fmt.sign_bit() != 0;
     match (unpack(fmt, a), unpack(fmt, b)) {
         (Class::Nan, _) | (_, Class::Nan) => fmt.canonical_nan(),
-        (Class::Inf { .. }, Class::Zero { .. }) | (Class::Zero { .. }, Class::Inf { .. }) => {
-            fmt.canonical_nan()
-        }
+        (Class::Inf { .. }, Class::Zero { .. }) | (Class::Zero { .. }, Class::Inf { .. }) => fmt.canonical_nan(),
         (Class::Inf { .. }, _) | (_, Class::Inf { .. }) => sign_of(fmt, neg) | fmt.inf(),
         (Class::Zero { .. }, _) | (_, Class::Zero { .. }) => sign_of(fmt, neg),
-        (
-            Class::Finite {
-                exp: xe, sig: xs, ..
-            },
-            Class::Finite {
-                exp: ye, sig: ys, ..
-            },
-        ) => round_pack(
-            fmt,
-            neg,
-            xe + ye,
-            u128::from(xs) * u128::from(ys),
-            false,
-            rnd,
-        ),
+        (Class::Finite { exp: xe, sig: xs, .. }, Class::Finite { exp: ye, sig: ys, .. }) => {
+            round_pack(fmt, neg, xe + ye, u128::from(xs) * u128::from(ys), false, rnd)
+        }
     }
 }
 
@@ -543,15 +480,7 @@ pub fn fma_bits(fmt: Format, a: u64, b: u64, c: u64, rnd: Rounding) -> u64 {
             _ => c,
         };
     }
-    let (
-        Class::Finite {
-            exp: xe, sig: xs, ..
-        },
-        Class::Finite {
-            exp: ye, sig: ys, ..
-        },
-    ) = (ca, cb)
-    else {
+    let (Class::Finite { exp: xe, sig: xs, .. }, Class::Finite { exp: ye, sig: ys, .. }) = (ca, cb) else {
         unreachable!("finite operands")
     };
     let prod = (pneg, xe + ye, u128::from(xs) * u128::from(ys));
@@ -569,19 +498,10 @@ pub fn div_bits(fmt: Format, a: u64, b: u64, rnd: Rounding) -> u64 {
     let neg = (a ^ b) & fmt.sign_bit() != 0;
     match (unpack(fmt, a), unpack(fmt, b)) {
         (Class::Nan, _) | (_, Class::Nan) => fmt.canonical_nan(),
-        (Class::Inf { .. }, Class::Inf { .. }) | (Class::Zero { .. }, Class::Zero { .. }) => {
-            fmt.canonical_nan()
-        }
+        (Class::Inf { .. }, Class::Inf { .. }) | (Class::Zero { .. }, Class::Zero { .. }) => fmt.canonical_nan(),
         (Class::Inf { .. }, _) | (_, Class::Zero { .. }) => sign_of(fmt, neg) | fmt.inf(),
         (_, Class::Inf { .. }) | (Class::Zero { .. }, _) => sign_of(fmt, neg),
-        (
-            Class::Finite {
-                exp: xe, sig: xs, ..
-            },
-            Class::Finite {
-                exp: ye, sig: ys, ..
-            },
-        ) => {
+        (Class::Finite { exp: xe, sig: xs, .. }, Class::Finite { exp: ye, sig: ys, .. }) => {
             // Dividend's leading one at bit 126, divisor's at bit 63: quotient has 63 or 64 bits.
             let sa = xs.leading_zeros() + 63;
             let sb = ys.leading_zeros();
@@ -598,9 +518,7 @@ pub fn div_bits(fmt: Format, a: u64, b: u64, rnd: Rounding) -> u64 {
 /// Correctly rounded `sqrt(a)` in `fmt` (`sqrt(-0) = -0`).
 pub fn sqrt_bits(fmt: Format, a: u64, rnd: Rounding) -> u64 {
     match unpack(fmt, a) {
-        Class::Nan | Class::Inf { neg: true } | Class::Finite { neg: true, .. } => {
-            fmt.canonical_nan()
-        }
+        Class::Nan | Class::Inf { neg: true } | Class::Finite { neg: true, .. } => fmt.canonical_nan(),
         Class::Inf { neg: false } | Class::Zero { .. } => a,
         Class::Finite { exp, sig, .. } => {
             // Leading one at bit 126 or 125 so that the exponent is even; the root has 63 bits.
@@ -639,19 +557,12 @@ pub fn to_integer(neg: bool, exp: i32, sig: u64, rnd: Rounding) -> u128 {
     let sig = u128::from(sig);
     if exp >= 0 {
         let len = 128 - sig.leading_zeros() as i32;
-        return if len + exp > 100 {
-            1 << 100
-        } else {
-            sig << exp
-        };
+        return if len + exp > 100 { 1 << 100 } else { sig << exp };
     }
     let shift = (-exp) as u32;
     let (q, rest) = if shift < 128 {
         let q = sig >> shift;
-        (
-            q,
-            classify_rest(sig & ((1u128 << shift) - 1), 1u128 << (shift - 1), false),
-        )
+        (q, classify_rest(sig & ((1u128 << shift) - 1), 1u128 << (shift - 1), false))
     } else {
         (0, Rest::BelowHalf)
     };

@@ -14,11 +14,7 @@ const CN32: u32 = 0x7FFF_FFFF;
 
 /// `|y - t|` in units of the f32 ulp at `t` (subnormal ulp below 2^-126).
 fn ulp_err_f32(y: f32, t: f64) -> f64 {
-    let e = if t == 0.0 {
-        -126
-    } else {
-        (t.abs().log2().floor() as i32).max(-126)
-    };
+    let e = if t == 0.0 { -126 } else { (t.abs().log2().floor() as i32).max(-126) };
     (f64::from(y) - t).abs() / 2f64.powi(e - 23)
 }
 
@@ -54,10 +50,7 @@ fn special_cases() {
     assert_eq!(bits(approx::rsqrt_f32(-4.0, false)), CN32);
     assert_eq!(approx::rsqrt_f64(-0.0), f64::NEG_INFINITY);
     assert_eq!(approx::rsqrt_f64(4.0), 0.5);
-    assert_eq!(
-        approx::rsqrt_f64(f64::from_bits(0x7FF0_0000_0000_0001)).to_bits(),
-        0x7FF8_0000_0000_0001
-    );
+    assert_eq!(approx::rsqrt_f64(f64::from_bits(0x7FF0_0000_0000_0001)).to_bits(), 0x7FF8_0000_0000_0001);
     // sin/cos: ±Inf → NaN, sin(±0) = ±0, cos(±0) = 1.
     assert_eq!(bits(approx::sin_f32(inf, false)), CN32);
     assert_eq!(bits(approx::cos_f32(ninf, false)), CN32);
@@ -83,10 +76,7 @@ fn special_cases() {
     assert_eq!(approx::tanh_f32(ninf), -1.0);
     assert_eq!(approx::tanh_f32(inf), 1.0);
     assert_eq!(bits(approx::tanh_f32(-0.0)), 0x8000_0000);
-    assert_eq!(
-        bits(approx::tanh_f32(f32::from_bits(0x8000_0123))),
-        0x8000_0123
-    );
+    assert_eq!(bits(approx::tanh_f32(f32::from_bits(0x8000_0123))), 0x8000_0123);
     assert_eq!(bits(approx::tanh_f32(nan)), CN32);
     // half ex2/tanh tables.
     assert_eq!(approx::ex2_half::<F16>(0xFC00, false), 0); // -Inf → +0
@@ -104,38 +94,16 @@ fn div_approx_and_full() {
     // For 2^126 < |b| < 2^128: a infinite → NaN, otherwise a sign-preserving zero.
     let big = f32::from_bits(0x7F00_0000); // 2^127
     assert_eq!(approx::div_approx_f32(1.0, big, false).to_bits(), 0);
-    assert_eq!(
-        approx::div_approx_f32(-1.0, big, false).to_bits(),
-        0x8000_0000
-    );
-    assert_eq!(
-        approx::div_approx_f32(1e38, -big, false).to_bits(),
-        0x8000_0000
-    );
-    assert_eq!(
-        approx::div_approx_f32(f32::INFINITY, big, false).to_bits(),
-        CN32
-    );
+    assert_eq!(approx::div_approx_f32(-1.0, big, false).to_bits(), 0x8000_0000);
+    assert_eq!(approx::div_approx_f32(1e38, -big, false).to_bits(), 0x8000_0000);
+    assert_eq!(approx::div_approx_f32(f32::INFINITY, big, false).to_bits(), CN32);
     assert_eq!(approx::div_approx_f32(f32::NAN, big, false).to_bits(), CN32);
-    assert_eq!(
-        approx::div_approx_f32(
-            f32::from_bits(0x7E80_0000),
-            f32::from_bits(0x7E80_0000),
-            false
-        ),
-        1.0
-    ); // |b| = 2^126 is in range
-    assert_eq!(
-        approx::div_approx_f32(1.0, f32::INFINITY, false).to_bits(),
-        0
-    );
+    assert_eq!(approx::div_approx_f32(f32::from_bits(0x7E80_0000), f32::from_bits(0x7E80_0000), false), 1.0); // |b| = 2^126 is in range
+    assert_eq!(approx::div_approx_f32(1.0, f32::INFINITY, false).to_bits(), 0);
     // div.full is correct over the full range (so 2^127 / 2^127 = 1).
     assert_eq!(approx::div_full_f32(big, big, false), 1.0);
     assert_eq!(approx::div_full_f32(1.0, 0.0, false), f32::INFINITY);
-    assert_eq!(
-        approx::div_full_f32(f32::from_bits(1), 2.0, true).to_bits(),
-        0
-    );
+    assert_eq!(approx::div_full_f32(f32::from_bits(1), 2.0, true).to_bits(), 0);
     // In range, both equal the correctly rounded quotient (0 ulp, ISA bound 2 ulp).
     let mut r = fastrand::Rng::with_seed(7);
     for _ in 0..20000 {
@@ -143,21 +111,11 @@ fn div_approx_and_full() {
         let b = f32::from_bits(r.u32(..));
         let exact = float::div(a, b, Rounding::Rn, Mods::NONE);
         if b.abs() >= f32::MIN_POSITIVE && b.abs() <= f32::from_bits(0x7E80_0000) {
-            assert_eq!(
-                approx::div_approx_f32(a, b, false).to_bits(),
-                exact.to_bits(),
-                "{a:e} / {b:e}"
-            );
+            assert_eq!(approx::div_approx_f32(a, b, false).to_bits(), exact.to_bits(), "{a:e} / {b:e}");
         }
         assert_eq!(approx::div_full_f32(a, b, false).to_bits(), exact.to_bits());
-        assert_eq!(
-            approx::rcp_f32(a, false).to_bits(),
-            float::rcp(a, Rounding::Rn, Mods::NONE).to_bits()
-        );
-        assert_eq!(
-            approx::sqrt_f32(a, false).to_bits(),
-            float::sqrt(a, Rounding::Rn, Mods::NONE).to_bits()
-        );
+        assert_eq!(approx::rcp_f32(a, false).to_bits(), float::rcp(a, Rounding::Rn, Mods::NONE).to_bits());
+        assert_eq!(approx::sqrt_f32(a, false).to_bits(), float::sqrt(a, Rounding::Rn, Mods::NONE).to_bits());
     }
 }
 
@@ -171,10 +129,9 @@ fn sin_cos_bounds() {
         .chain(sweep(2, 30000, -2.0 * pi, 2.0 * pi))
         .chain(sweep(3, 10000, -1e6, 1e6));
     for x in xs {
-        for (ours, reference) in [
-            (approx::sin_f32(x, false), libm::sin(f64::from(x))),
-            (approx::cos_f32(x, false), libm::cos(f64::from(x))),
-        ] {
+        for (ours, reference) in
+            [(approx::sin_f32(x, false), libm::sin(f64::from(x))), (approx::cos_f32(x, false), libm::cos(f64::from(x)))]
+        {
             let err = (f64::from(ours) - reference).abs();
             let ax = f64::from(x).abs();
             if ax <= 2.0 * pi {
@@ -188,14 +145,8 @@ fn sin_cos_bounds() {
     }
     // ISA: 2^-20.5 on [-2pi, 2pi], 2^-14.7 on [-100pi, 100pi]; ours: < 2^-24.9 everywhere.
     let ours = 2f64.powf(-24.9);
-    assert!(
-        worst_2pi <= 2f64.powf(-20.5) && worst_2pi < ours,
-        "{worst_2pi:e}"
-    );
-    assert!(
-        worst_100pi <= 2f64.powf(-14.7) && worst_100pi < ours,
-        "{worst_100pi:e}"
-    );
+    assert!(worst_2pi <= 2f64.powf(-20.5) && worst_2pi < ours, "{worst_2pi:e}");
+    assert!(worst_100pi <= 2f64.powf(-14.7) && worst_100pi < ours, "{worst_100pi:e}");
     assert!(worst_far < ours, "{worst_far:e}");
 }
 
@@ -207,15 +158,9 @@ fn lg2_ex2_tanh_rsqrt_bounds() {
             let ours = approx::lg2_f32(x, false);
             let t = libm::log2(f64::from(x));
             if x > 0.5 && x < 2.0 {
-                assert!(
-                    (f64::from(ours) - t).abs() <= 2f64.powi(-22),
-                    "lg2 abs {x:e}"
-                );
+                assert!((f64::from(ours) - t).abs() <= 2f64.powi(-22), "lg2 abs {x:e}");
             } else {
-                assert!(
-                    ((f64::from(ours) - t) / t).abs() <= 2f64.powi(-22),
-                    "lg2 rel {x:e}"
-                );
+                assert!(((f64::from(ours) - t) / t).abs() <= 2f64.powi(-22), "lg2 rel {x:e}");
             }
             worst[0] = worst[0].max(ulp_err_f32(ours, t));
             let ours = approx::rsqrt_f32(x, false);
@@ -238,10 +183,7 @@ fn lg2_ex2_tanh_rsqrt_bounds() {
             let ours = approx::tanh_f32(x);
             let t = libm::tanh(f64::from(x));
             if t != 0.0 {
-                assert!(
-                    ((f64::from(ours) - t) / t).abs() <= 2f64.powi(-11),
-                    "tanh {x:e}"
-                );
+                assert!(((f64::from(ours) - t) / t).abs() <= 2f64.powi(-11), "tanh {x:e}");
             }
             worst[2] = worst[2].max(ulp_err_f32(ours, t));
         }
@@ -277,8 +219,7 @@ fn rsqrt_within(x: f64, r: f64) -> bool {
             v.cmp(&(BigUint::from(1u32) << (-e) as usize))
         }
     };
-    side(2 * mr - 3) != core::cmp::Ordering::Greater
-        && side(2 * mr + 3) != core::cmp::Ordering::Less
+    side(2 * mr - 3) != core::cmp::Ordering::Greater && side(2 * mr + 3) != core::cmp::Ordering::Less
 }
 
 #[test]
@@ -306,24 +247,15 @@ fn f64_rsqrt_and_gross_approximations() {
     }
     // Tables (rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64).
     let sub = f64::from_bits(0x0000_0001_0000_0000);
-    assert_eq!(
-        approx::rcp_ftz_f64(f64::NEG_INFINITY).to_bits(),
-        0x8000_0000_0000_0000
-    );
+    assert_eq!(approx::rcp_ftz_f64(f64::NEG_INFINITY).to_bits(), 0x8000_0000_0000_0000);
     assert_eq!(approx::rcp_ftz_f64(-sub), f64::NEG_INFINITY);
     assert_eq!(approx::rcp_ftz_f64(f64::from_bits(1)), f64::INFINITY); // upper word 0 → +0
     assert_eq!(approx::rcp_ftz_f64(0.0), f64::INFINITY);
     assert_eq!(approx::rcp_ftz_f64(f64::INFINITY).to_bits(), 0);
-    assert_eq!(
-        approx::rcp_ftz_f64(f64::NAN).to_bits(),
-        approx::GROSS_F64_NAN
-    );
+    assert_eq!(approx::rcp_ftz_f64(f64::NAN).to_bits(), approx::GROSS_F64_NAN);
     assert_eq!(approx::rcp_ftz_f64(f64::MAX).to_bits(), 0); // 1/MAX is subnormal → flushed
     assert_eq!(approx::rcp_ftz_f64(2.0), 0.5);
-    assert_eq!(
-        approx::rsqrt_ftz_f64(f64::NEG_INFINITY).to_bits(),
-        approx::GROSS_F64_NAN
-    );
+    assert_eq!(approx::rsqrt_ftz_f64(f64::NEG_INFINITY).to_bits(), approx::GROSS_F64_NAN);
     assert_eq!(approx::rsqrt_ftz_f64(-sub), f64::NEG_INFINITY);
     assert_eq!(approx::rsqrt_ftz_f64(-0.0), f64::NEG_INFINITY);
     assert_eq!(approx::rsqrt_ftz_f64(sub), f64::INFINITY);
@@ -337,17 +269,9 @@ fn half_exhaustive() {
     for h in 0..=u16::MAX {
         for is_bf in [false, true] {
             let (x, ex2, th) = if is_bf {
-                (
-                    half::to_f64::<Bf16>(h),
-                    approx::ex2_half::<Bf16>(h, true),
-                    approx::tanh_half::<Bf16>(h),
-                )
+                (half::to_f64::<Bf16>(h), approx::ex2_half::<Bf16>(h, true), approx::tanh_half::<Bf16>(h))
             } else {
-                (
-                    half::to_f64::<F16>(h),
-                    approx::ex2_half::<F16>(h, false),
-                    approx::tanh_half::<F16>(h),
-                )
+                (half::to_f64::<F16>(h), approx::ex2_half::<F16>(h, false), approx::tanh_half::<F16>(h))
             };
             if !x.is_finite() {
                 continue;
@@ -359,23 +283,12 @@ fn half_exhaustive() {
                     half::to_f64::<F16>(v)
                 }
             };
-            let (rel_bound, abs_bound) = if is_bf {
-                (2f64.powi(-7), 2f64.powi(-8))
-            } else {
-                (2f64.powf(-9.9), 2f64.powf(-10.987))
-            };
+            let (rel_bound, abs_bound) =
+                if is_bf { (2f64.powi(-7), 2f64.powi(-8)) } else { (2f64.powf(-9.9), 2f64.powf(-10.987)) };
             let xf = if is_bf && (h & 0x7F80) == 0 { 0.0 } else { x }; // ex2.ftz.bf16 flushes
             let t = libm::exp2(xf);
-            let max = if is_bf {
-                3.3895313892515355e38
-            } else {
-                65504.0
-            };
-            let min_normal = if is_bf {
-                f64::from(f32::MIN_POSITIVE)
-            } else {
-                2f64.powi(-14)
-            };
+            let max = if is_bf { 3.3895313892515355e38 } else { 65504.0 };
+            let min_normal = if is_bf { f64::from(f32::MIN_POSITIVE) } else { 2f64.powi(-14) };
             if t <= max && t >= min_normal {
                 let e = ((to(ex2) - t) / t).abs();
                 assert!(e <= rel_bound, "ex2 {h:#x} bf={is_bf}: {e:e}");

@@ -19,10 +19,7 @@ fn logic_and_lop3() {
     assert_eq!(bits::lop3(a, b, c, 0x80, W32), a & b & c);
     assert_eq!(bits::lop3(a, b, c, 0xFE, W32), a | b | c);
     assert_eq!(bits::lop3(a, b, c, 0x40, W32), a & b & !c & 0xFFFF_FFFF);
-    assert_eq!(
-        bits::lop3(a, b, c, 0x1A, W32),
-        ((a & b | c) ^ a) & 0xFFFF_FFFF
-    );
+    assert_eq!(bits::lop3(a, b, c, 0x1A, W32), ((a & b | c) ^ a) & 0xFFFF_FFFF);
     assert_eq!(bits::lop3(a, b, c, 0xF0, W32), a);
     assert_eq!(bits::lop3(a, b, c, 0xCC, W32), b);
     assert_eq!(bits::lop3(a, b, c, 0xAA, W32), c);
@@ -61,10 +58,7 @@ fn funnel_shift() {
     assert_eq!(bits::shf(a, b, 40, true, ShfMode::Wrap), 0x2345_6789); // 40 & 31 = 8
     assert_eq!(bits::shf(a, b, 32, false, ShfMode::Wrap), a);
     // rotate: a == b
-    assert_eq!(
-        bits::shf(0x8000_0001, 0x8000_0001, 1, true, ShfMode::Wrap),
-        0x0000_0003
-    );
+    assert_eq!(bits::shf(0x8000_0001, 0x8000_0001, 1, true, ShfMode::Wrap), 0x0000_0003);
 }
 
 #[test]
@@ -77,10 +71,7 @@ fn counting() {
     assert_eq!(bits::clz(1, W32), 31);
     assert_eq!(bits::clz(0x1_0000_0000, W32), 32);
     assert_eq!(bits::brev(1, W32), 0x8000_0000);
-    assert_eq!(
-        bits::brev(0x0000_0000_0000_0003, W64),
-        0xC000_0000_0000_0000
-    );
+    assert_eq!(bits::brev(0x0000_0000_0000_0003, W64), 0xC000_0000_0000_0000);
     assert_eq!(bits::brev(0x1234_5678, W32), 0x1E6A_2C48);
 }
 
@@ -181,25 +172,13 @@ fn prmt() {
 fn szext_bmsk() {
     // szext: N = b; 0 → 0; N >= 32: clamp → a, wrap → N & 31.
     assert_eq!(bits::szext(0xFFFF_FFFF, 0, ShfMode::Wrap, false), 0); // ISA example
-    assert_eq!(
-        bits::szext(0x0000_00F0, 8, ShfMode::Clamp, true),
-        0xFFFF_FFF0
-    );
+    assert_eq!(bits::szext(0x0000_00F0, 8, ShfMode::Clamp, true), 0xFFFF_FFF0);
     assert_eq!(bits::szext(0x0000_00F0, 8, ShfMode::Clamp, false), 0xF0);
     assert_eq!(bits::szext(0x0000_0070, 8, ShfMode::Clamp, true), 0x70);
-    assert_eq!(
-        bits::szext(0xDEAD_BEEF, 32, ShfMode::Clamp, true),
-        0xDEAD_BEEF
-    );
+    assert_eq!(bits::szext(0xDEAD_BEEF, 32, ShfMode::Clamp, true), 0xDEAD_BEEF);
     assert_eq!(bits::szext(0xDEAD_BEEF, 32, ShfMode::Wrap, true), 0);
-    assert_eq!(
-        bits::szext(0xDEAD_BEEF, 36, ShfMode::Wrap, true),
-        0xFFFF_FFFF
-    ); // N = 4, 0xF
-    assert_eq!(
-        bits::szext(0xDEAD_BEEF, 1, ShfMode::Clamp, true),
-        0xFFFF_FFFF
-    );
+    assert_eq!(bits::szext(0xDEAD_BEEF, 36, ShfMode::Wrap, true), 0xFFFF_FFFF); // N = 4, 0xF
+    assert_eq!(bits::szext(0xDEAD_BEEF, 1, ShfMode::Clamp, true), 0xFFFF_FFFF);
     // bmsk: ISA example bmsk.wrap.b32 rd, 1, 2 → 0x6.
     assert_eq!(bits::bmsk(1, 2, ShfMode::Wrap), 0x6);
     assert_eq!(bits::bmsk(0, 32, ShfMode::Clamp), 0xFFFF_FFFF);

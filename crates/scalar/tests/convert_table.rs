@@ -22,28 +22,16 @@ fn f64b(x: f64) -> u64 {
 fn int_to_int() {
     // Sign/zero-extend from the source, truncate to the destination; .sat clamps instead.
     assert_eq!(cvt(0xFFFF_FFFF, S32, U8, R::None), 0xFF);
-    assert_eq!(
-        convert(0xFFFF_FFFF, S32, U8, with(R::None, |m| m.sat = true)),
-        0
-    );
+    assert_eq!(convert(0xFFFF_FFFF, S32, U8, with(R::None, |m| m.sat = true)), 0);
     assert_eq!(cvt(300, U32, S8, R::None), 44);
     assert_eq!(convert(300, U32, S8, with(R::None, |m| m.sat = true)), 127);
-    assert_eq!(
-        convert(0xFFFF_FF00, S32, S8, with(R::None, |m| m.sat = true)),
-        0x80
-    ); // -256 → -128
+    assert_eq!(convert(0xFFFF_FF00, S32, S8, with(R::None, |m| m.sat = true)), 0x80); // -256 → -128
     assert_eq!(cvt(0xFFFF_FFFF, S32, S64, R::None), u64::MAX);
     assert_eq!(cvt(0xFFFF_FFFF, S32, U64, R::None), u64::MAX);
-    assert_eq!(
-        convert(0xFFFF_FFFF, S32, U64, with(R::None, |m| m.sat = true)),
-        0
-    );
+    assert_eq!(convert(0xFFFF_FFFF, S32, U64, with(R::None, |m| m.sat = true)), 0);
     assert_eq!(cvt(0xFFFF_FFFF, U32, S64, R::None), 0xFFFF_FFFF);
     assert_eq!(cvt(0x1_0000_0001, U64, U32, R::None), 1);
-    assert_eq!(
-        convert(0x1_0000_0001, U64, U32, with(R::None, |m| m.sat = true)),
-        0xFFFF_FFFF
-    );
+    assert_eq!(convert(0x1_0000_0001, U64, U32, with(R::None, |m| m.sat = true)), 0xFFFF_FFFF);
     assert_eq!(cvt(0x80, S8, S16, R::None), 0xFF80);
     assert_eq!(cvt(0x80, S8, U16, R::None), 0xFF80);
     assert_eq!(cvt(0xABCD_0080, S8, S32, R::None), 0xFFFF_FF80); // only the low 8 source bits
@@ -96,24 +84,15 @@ fn int_to_float() {
     assert_eq!(cvt(u64::MAX, S64, Bf16, R::Rn), 0xBF80);
     assert_eq!(cvt(u64::MAX, U64, F64, R::Rm), 0x43EF_FFFF_FFFF_FFFF);
     assert_eq!(cvt(0, S32, F32, R::Rm), 0); // +0, not -0
-    assert_eq!(
-        convert(5, S32, F32, with(R::Rn, |m| m.sat = true)),
-        0x3F80_0000
-    );
-    assert_eq!(
-        convert(0xFFFF_FFFB, S32, F16, with(R::Rn, |m| m.relu = true)),
-        0
-    );
+    assert_eq!(convert(5, S32, F32, with(R::Rn, |m| m.sat = true)), 0x3F80_0000);
+    assert_eq!(convert(0xFFFF_FFFB, S32, F16, with(R::Rn, |m| m.relu = true)), 0);
     assert_eq!(cvt(0xFFFF_FFFF, U32, Tf32, R::Rn), 0x4F80_0000);
     assert_eq!(cvt(0xFFFF_FFFF, U32, E4m3, R::Rn), 0x7E); // saturates (satfinite is mandatory)
 }
 
 #[test]
 fn float_to_float() {
-    assert_eq!(
-        cvt(f32b(0.1), F32, F64, R::None),
-        f64::from(0.1f32).to_bits()
-    );
+    assert_eq!(cvt(f32b(0.1), F32, F64, R::None), f64::from(0.1f32).to_bits());
     assert_eq!(cvt(f64b(1e300), F64, F32, R::Rn), 0x7F80_0000);
     assert_eq!(cvt(f64b(1e300), F64, F32, R::Rz), 0x7F7F_FFFF);
     assert_eq!(cvt(f64b(-1e-300), F64, F32, R::Rm), 0x8000_0001);
@@ -128,10 +107,7 @@ fn float_to_float() {
     // .satfinite: ±inf → ±MAX, NaN stays NaN.
     let sf = |r| with(r, |m| m.satfinite = true);
     assert_eq!(convert(f32b(1e6), F32, F16, sf(R::Rn)), 0x7BFF);
-    assert_eq!(
-        convert(f32b(f32::NEG_INFINITY), F32, F16, sf(R::Rn)),
-        0xFBFF
-    );
+    assert_eq!(convert(f32b(f32::NEG_INFINITY), F32, F16, sf(R::Rn)), 0xFBFF);
     assert_eq!(convert(f32b(f32::NAN), F32, F16, sf(R::Rn)), 0x7FFF);
     assert_eq!(convert(f32b(f32::INFINITY), F32, Bf16, sf(R::Rz)), 0x7F7F);
     // .relu: negative → +0, NaN → canonical NaN.
@@ -151,10 +127,7 @@ fn float_to_float() {
     assert_eq!(convert(0x8000_0001, F32, F32, ftz(R::None)), 0x8000_0000);
     assert_eq!(convert(0x0000_0001, F32, F64, ftz(R::None)), 0);
     assert_eq!(convert(f64b(1e-40), F64, F32, ftz(R::Rn)), 0);
-    assert_eq!(
-        convert(f64b(1e-40), F64, F32, CvtModes::rounding(R::Rn)),
-        f32b(1e-40)
-    );
+    assert_eq!(convert(f64b(1e-40), F64, F32, CvtModes::rounding(R::Rn)), f32b(1e-40));
     // integral rounding in the same type.
     assert_eq!(cvt(f32b(2.5), F32, F32, R::Rni), f32b(2.0));
     assert_eq!(cvt(f64b(-2.7), F64, F64, R::Rzi), f64b(-2.0));
@@ -173,15 +146,9 @@ fn tf32() {
     assert_eq!(cvt(0x3F80_1FFF, F32, Tf32, R::Rz), 0x3F80_0000);
     assert_eq!(cvt(0xBF80_1000, F32, Tf32, R::Rna), 0xBF80_2000);
     assert_eq!(cvt(0x7F7F_FFFF, F32, Tf32, R::Rna), 0x7F80_0000);
-    assert_eq!(
-        convert(0x7F7F_FFFF, F32, Tf32, with(R::Rna, |m| m.satfinite = true)),
-        0x7F7F_E000
-    );
+    assert_eq!(convert(0x7F7F_FFFF, F32, Tf32, with(R::Rna, |m| m.satfinite = true)), 0x7F7F_E000);
     assert_eq!(cvt(0x7FC0_0000, F32, Tf32, R::Rna), 0x7FFF_FFFF);
-    assert_eq!(
-        convert(0xBF80_0000, F32, Tf32, with(R::Rn, |m| m.relu = true)),
-        0
-    );
+    assert_eq!(convert(0xBF80_0000, F32, Tf32, with(R::Rn, |m| m.relu = true)), 0);
     assert_eq!(cvt(0x0000_1000, F32, Tf32, R::Rna), 0x0000_2000); // subnormal tie away
     assert_eq!(cvt(0x3F80_2000, Tf32, F32, R::None), 0x3F80_2000);
 }
@@ -200,10 +167,7 @@ fn fp8() {
     assert_eq!(cvt(f32b(2f32.powi(-10)), F32, E4m3, R::Rn), 0x00);
     assert_eq!(cvt(f32b(1.5 * 2f32.powi(-10)), F32, E4m3, R::Rn), 0x01);
     assert_eq!(cvt(f32b(-0.0), F32, E4m3, R::Rn), 0x80);
-    assert_eq!(
-        convert(f32b(-1.0), F32, E4m3, with(R::Rn, |m| m.relu = true)),
-        0
-    );
+    assert_eq!(convert(f32b(-1.0), F32, E4m3, with(R::Rn, |m| m.relu = true)), 0);
     assert_eq!(cvt(0x3C00, F16, E4m3, R::Rn), 0x38);
     assert_eq!(cvt(0x7E, E4m3, F16, R::Rn), 0x5F00);
     assert_eq!(cvt(0xFE, E4m3, F16, R::Rn), 0xDF00);

@@ -29,10 +29,7 @@ fn api_nan(fmt: Format, ins: &[u64]) -> u64 {
 
 fn check(fmt: Format, got: u64, want: u64, nan_want: u64, what: &str) {
     if is_nan_bits(fmt, want) {
-        assert_eq!(
-            got, nan_want,
-            "{what}: expected NaN {nan_want:#x}, got {got:#x}"
-        );
+        assert_eq!(got, nan_want, "{what}: expected NaN {nan_want:#x}, got {got:#x}");
     } else {
         assert_eq!(got, want, "{what}: got {got:#x}, want {want:#x}");
     }
@@ -49,25 +46,12 @@ fn reference_round_to_nearest_matches_host() {
         if xf.is_nan() {
             continue;
         }
-        assert_eq!(
-            ref_convert(Format::F64, Format::F32, x, Rounding::Rn),
-            u64::from((xf as f32).to_bits()),
-            "{xf:e}"
-        );
+        assert_eq!(ref_convert(Format::F64, Format::F32, x, Rounding::Rn), u64::from((xf as f32).to_bits()), "{xf:e}");
         let v = r.i64(..) >> r.u32(0..63);
-        assert_eq!(
-            ref_from_int(Format::F64, i128::from(v), Rounding::Rn),
-            (v as f64).to_bits()
-        );
-        assert_eq!(
-            ref_from_int(Format::F32, i128::from(v), Rounding::Rn),
-            u64::from((v as f32).to_bits())
-        );
+        assert_eq!(ref_from_int(Format::F64, i128::from(v), Rounding::Rn), (v as f64).to_bits());
+        assert_eq!(ref_from_int(Format::F32, i128::from(v), Rounding::Rn), u64::from((v as f32).to_bits()));
         let u = r.u64(..) >> r.u32(0..64);
-        assert_eq!(
-            ref_from_int(Format::F32, i128::from(u), Rounding::Rn),
-            u64::from((u as f32).to_bits())
-        );
+        assert_eq!(ref_from_int(Format::F32, i128::from(u), Rounding::Rn), u64::from((u as f32).to_bits()));
     }
     for fmt in [Format::F32, Format::F64] {
         for _ in 0..3000 {
@@ -82,21 +66,13 @@ fn reference_round_to_nearest_matches_host() {
                 ref_sqrt(fmt, a, &[Rounding::Rn])[0],
             );
             let host_bits: [u64; 5] = if fmt == Format::F32 {
-                let (x, y, z) = (
-                    f32::from_bits(a as u32),
-                    f32::from_bits(b as u32),
-                    f32::from_bits(c as u32),
-                );
-                [(x + y), (x * y), (x / y), x.mul_add(y, z), x.sqrt()]
-                    .map(|v| u64::from(v.to_bits()))
+                let (x, y, z) = (f32::from_bits(a as u32), f32::from_bits(b as u32), f32::from_bits(c as u32));
+                [(x + y), (x * y), (x / y), x.mul_add(y, z), x.sqrt()].map(|v| u64::from(v.to_bits()))
             } else {
                 let (x, y, z) = (f64::from_bits(a), f64::from_bits(b), f64::from_bits(c));
                 [(x + y), (x * y), (x / y), x.mul_add(y, z), x.sqrt()].map(f64::to_bits)
             };
-            for (w, h) in [want_add, want_mul, want_div, want_fma, want_sqrt]
-                .into_iter()
-                .zip(host_bits)
-            {
+            for (w, h) in [want_add, want_mul, want_div, want_fma, want_sqrt].into_iter().zip(host_bits) {
                 if is_nan_bits(fmt, w) {
                     assert!(is_nan_bits(fmt, h));
                 } else {
@@ -125,16 +101,7 @@ fn run_binary<F: Float>(seed: u64, n: usize, name: &str) {
                 Box::new(move |m| round::add_bits(fmt, a, b, m)),
             ),
             "sub" => (
-                ref_add(
-                    fmt,
-                    a,
-                    if is_nan_bits(fmt, b) {
-                        b
-                    } else {
-                        b ^ fmt.sign_bit()
-                    },
-                    &MODES,
-                ),
+                ref_add(fmt, a, if is_nan_bits(fmt, b) { b } else { b ^ fmt.sign_bit() }, &MODES),
                 Box::new(move |m| float::sub(fa, fb, m, Mods::NONE).bits()),
                 Box::new(move |m| round::sub_bits(fmt, a, b, m)),
             ),
@@ -166,55 +133,22 @@ fn run_unary_fma<F: Float>(seed: u64, n: usize) {
         let b = gen_related(&mut r, fmt, a);
         // c near the product's magnitude to exercise cancellation
         let p = F::from_bits64(a).rn_mul(F::from_bits64(b)).bits();
-        let c = if r.bool() && !is_nan_bits(fmt, p) {
-            gen_related(&mut r, fmt, p)
-        } else {
-            gen_related(&mut r, fmt, a)
-        };
+        let c =
+            if r.bool() && !is_nan_bits(fmt, p) { gen_related(&mut r, fmt, p) } else { gen_related(&mut r, fmt, a) };
         let want = ref_fma(fmt, a, b, c, &MODES);
         let sq = ref_sqrt(fmt, a, &MODES);
         let (fa, fb, fc) = (F::from_bits64(a), F::from_bits64(b), F::from_bits64(c));
         for (i, &m) in MODES.iter().enumerate() {
             let ctx = format!("fma {m:?} {a:#x} {b:#x} {c:#x}");
-            check(
-                fmt,
-                float::fma(fa, fb, fc, m, Mods::NONE).bits(),
-                want[i],
-                api_nan(fmt, &[a, b, c]),
-                &ctx,
-            );
-            check(
-                fmt,
-                round::fma_bits(fmt, a, b, c, m),
-                want[i],
-                fmt.canonical_nan(),
-                &ctx,
-            );
+            check(fmt, float::fma(fa, fb, fc, m, Mods::NONE).bits(), want[i], api_nan(fmt, &[a, b, c]), &ctx);
+            check(fmt, round::fma_bits(fmt, a, b, c, m), want[i], fmt.canonical_nan(), &ctx);
             let ctx = format!("sqrt {m:?} {a:#x}");
-            check(
-                fmt,
-                float::sqrt(fa, m, Mods::NONE).bits(),
-                sq[i],
-                api_nan(fmt, &[a]),
-                &ctx,
-            );
-            check(
-                fmt,
-                round::sqrt_bits(fmt, a, m),
-                sq[i],
-                fmt.canonical_nan(),
-                &ctx,
-            );
+            check(fmt, float::sqrt(fa, m, Mods::NONE).bits(), sq[i], api_nan(fmt, &[a]), &ctx);
+            check(fmt, round::sqrt_bits(fmt, a, m), sq[i], fmt.canonical_nan(), &ctx);
             // rcp = 1 / a
             let one = F::ONE.bits();
             let w = ref_div(fmt, one, a, &[m])[0];
-            check(
-                fmt,
-                float::rcp(fa, m, Mods::NONE).bits(),
-                w,
-                api_nan(fmt, &[a]),
-                &format!("rcp {m:?} {a:#x}"),
-            );
+            check(fmt, float::rcp(fa, m, Mods::NONE).bits(), w, api_nan(fmt, &[a]), &format!("rcp {m:?} {a:#x}"));
         }
     }
 }
@@ -261,20 +195,11 @@ fn directed_rounding_landmarks() {
     let max = f32::MAX;
     let m = Mods::NONE;
     // 1 + 2^-149: inexact, just above 1.
-    assert_eq!(
-        float::add(one, tiny, Rounding::Rp, m),
-        f32::from_bits(0x3F80_0001)
-    );
+    assert_eq!(float::add(one, tiny, Rounding::Rp, m), f32::from_bits(0x3F80_0001));
     assert_eq!(float::add(one, tiny, Rounding::Rz, m), one);
     assert_eq!(float::add(one, tiny, Rounding::Rm, m), one);
-    assert_eq!(
-        float::add(one, -tiny, Rounding::Rm, m),
-        f32::from_bits(0x3F7F_FFFF)
-    );
-    assert_eq!(
-        float::add(one, -tiny, Rounding::Rz, m),
-        f32::from_bits(0x3F7F_FFFF)
-    );
+    assert_eq!(float::add(one, -tiny, Rounding::Rm, m), f32::from_bits(0x3F7F_FFFF));
+    assert_eq!(float::add(one, -tiny, Rounding::Rz, m), f32::from_bits(0x3F7F_FFFF));
     assert_eq!(float::add(one, -tiny, Rounding::Rn, m), one);
     // overflow: directed modes toward zero give MAX, away give inf
     assert_eq!(float::mul(max, 2.0, Rounding::Rz, m), max);
@@ -286,35 +211,17 @@ fn directed_rounding_landmarks() {
     assert_eq!(float::mul(tiny, 0.5, Rounding::Rp, m).to_bits(), 1);
     assert_eq!(float::mul(tiny, 0.5, Rounding::Rn, m).to_bits(), 0); // tie to even (0)
     assert_eq!(float::mul(tiny, 0.75, Rounding::Rn, m).to_bits(), 1);
-    assert_eq!(
-        float::mul(-tiny, 0.5, Rounding::Rm, m).to_bits(),
-        0x8000_0001
-    );
-    assert_eq!(
-        float::mul(-tiny, 0.5, Rounding::Rz, m).to_bits(),
-        0x8000_0000
-    );
+    assert_eq!(float::mul(-tiny, 0.5, Rounding::Rm, m).to_bits(), 0x8000_0001);
+    assert_eq!(float::mul(-tiny, 0.5, Rounding::Rz, m).to_bits(), 0x8000_0000);
     // exact zero sums: +0 except toward -inf
-    assert_eq!(
-        float::add(1.0f32, -1.0, Rounding::Rm, m).to_bits(),
-        0x8000_0000
-    );
+    assert_eq!(float::add(1.0f32, -1.0, Rounding::Rm, m).to_bits(), 0x8000_0000);
     assert_eq!(float::add(1.0f32, -1.0, Rounding::Rp, m).to_bits(), 0);
-    assert_eq!(
-        float::add(-0.0f32, -0.0, Rounding::Rp, m).to_bits(),
-        0x8000_0000
-    );
-    assert_eq!(
-        float::add(0.0f32, -0.0, Rounding::Rm, m).to_bits(),
-        0x8000_0000
-    );
+    assert_eq!(float::add(-0.0f32, -0.0, Rounding::Rp, m).to_bits(), 0x8000_0000);
+    assert_eq!(float::add(0.0f32, -0.0, Rounding::Rm, m).to_bits(), 0x8000_0000);
     assert_eq!(float::add(0.0f32, -0.0, Rounding::Rn, m).to_bits(), 0);
     // fma: 0 * x + (-0) keeps the sum's zero rules; product exactness matters
     assert_eq!(float::fma(0.0f32, -3.0, 0.0, Rounding::Rn, m).to_bits(), 0);
-    assert_eq!(
-        float::fma(0.0f32, -3.0, -0.0, Rounding::Rn, m).to_bits(),
-        0x8000_0000
-    );
+    assert_eq!(float::fma(0.0f32, -3.0, -0.0, Rounding::Rn, m).to_bits(), 0x8000_0000);
     // fma(1+2^-23, 1-2^-23, -1) = -2^-46 exactly (a separate mul would give 0)
     let a = f32::from_bits(0x3F80_0001);
     let b = f32::from_bits(0x3F7F_FFFE);
@@ -325,22 +232,10 @@ fn directed_rounding_landmarks() {
     assert_eq!(s_rp.to_bits(), s_rz.to_bits() + 1);
     assert!(s_rz * s_rz < 2.0 || float::mul(s_rz, s_rz, Rounding::Rz, m) < 2.0);
     // division 1/3 in f32
-    assert_eq!(
-        float::div(1.0f32, 3.0, Rounding::Rz, m).to_bits(),
-        0x3EAA_AAAA
-    );
-    assert_eq!(
-        float::div(1.0f32, 3.0, Rounding::Rp, m).to_bits(),
-        0x3EAA_AAAB
-    );
-    assert_eq!(
-        float::div(1.0f32, 3.0, Rounding::Rn, m).to_bits(),
-        0x3EAA_AAAB
-    );
-    assert_eq!(
-        float::div(-1.0f32, 3.0, Rounding::Rp, m).to_bits(),
-        0xBEAA_AAAA
-    );
+    assert_eq!(float::div(1.0f32, 3.0, Rounding::Rz, m).to_bits(), 0x3EAA_AAAA);
+    assert_eq!(float::div(1.0f32, 3.0, Rounding::Rp, m).to_bits(), 0x3EAA_AAAB);
+    assert_eq!(float::div(1.0f32, 3.0, Rounding::Rn, m).to_bits(), 0x3EAA_AAAB);
+    assert_eq!(float::div(-1.0f32, 3.0, Rounding::Rp, m).to_bits(), 0xBEAA_AAAA);
 }
 
 // ------------------------------------------------------------ f16 / bf16 arithmetic
@@ -356,40 +251,13 @@ fn run_half<H: half::Half>(seed: u64) {
         let add = ref_add(fmt, a, b, &MODES);
         let mul = ref_mul(fmt, a, b, &MODES);
         let fma = ref_fma(fmt, a, b, c, &MODES);
-        let subw = ref_add(
-            fmt,
-            a,
-            if is_nan_bits(fmt, b) {
-                b
-            } else {
-                b ^ fmt.sign_bit()
-            },
-            &MODES,
-        );
+        let subw = ref_add(fmt, a, if is_nan_bits(fmt, b) { b } else { b ^ fmt.sign_bit() }, &MODES);
         let (x, y, z) = (a as u16, b as u16, c as u16);
         for (i, &m) in MODES.iter().enumerate() {
             let nan = fmt.canonical_nan();
-            check(
-                fmt,
-                u64::from(half::add::<H>(x, y, m, hm)),
-                add[i],
-                nan,
-                &format!("hadd {m:?} {a:#x} {b:#x}"),
-            );
-            check(
-                fmt,
-                u64::from(half::sub::<H>(x, y, m, hm)),
-                subw[i],
-                nan,
-                &format!("hsub {m:?} {a:#x} {b:#x}"),
-            );
-            check(
-                fmt,
-                u64::from(half::mul::<H>(x, y, m, hm)),
-                mul[i],
-                nan,
-                &format!("hmul {m:?} {a:#x} {b:#x}"),
-            );
+            check(fmt, u64::from(half::add::<H>(x, y, m, hm)), add[i], nan, &format!("hadd {m:?} {a:#x} {b:#x}"));
+            check(fmt, u64::from(half::sub::<H>(x, y, m, hm)), subw[i], nan, &format!("hsub {m:?} {a:#x} {b:#x}"));
+            check(fmt, u64::from(half::mul::<H>(x, y, m, hm)), mul[i], nan, &format!("hmul {m:?} {a:#x} {b:#x}"));
             check(
                 fmt,
                 u64::from(half::fma::<H>(x, y, z, m, hm)),
@@ -432,48 +300,20 @@ fn float_narrowing_all_modes() {
         }
         let y = gen(&mut r, Format::F32);
         for m in MODES {
-            for (to, tt) in [
-                (Format::F32, Type::F32),
-                (Format::F16, Type::F16),
-                (Format::BF16, Type::Bf16),
-            ] {
+            for (to, tt) in [(Format::F32, Type::F32), (Format::F16, Type::F16), (Format::BF16, Type::Bf16)] {
                 let want = ref_convert(Format::F64, to, x, m);
                 let got = convert(x, Type::F64, tt, CvtModes::rounding(cvt_r(m)));
-                check(
-                    to,
-                    got,
-                    want,
-                    to.canonical_nan(),
-                    &format!("cvt f64->{tt:?} {m:?} {x:#x}"),
-                );
+                check(to, got, want, to.canonical_nan(), &format!("cvt f64->{tt:?} {m:?} {x:#x}"));
             }
             for (to, tt) in [(Format::F16, Type::F16), (Format::BF16, Type::Bf16)] {
                 let want = ref_convert(Format::F32, to, y, m);
                 let got = convert(y, Type::F32, tt, CvtModes::rounding(cvt_r(m)));
-                check(
-                    to,
-                    got,
-                    want,
-                    to.canonical_nan(),
-                    &format!("cvt f32->{tt:?} {m:?} {y:#x}"),
-                );
+                check(to, got, want, to.canonical_nan(), &format!("cvt f32->{tt:?} {m:?} {y:#x}"));
             }
             let h = half::from_f64::<F16>(f64::from_bits(x), m);
-            check(
-                Format::F16,
-                u64::from(h),
-                ref_convert(Format::F64, Format::F16, x, m),
-                0x7FFF,
-                "from_f64",
-            );
+            check(Format::F16, u64::from(h), ref_convert(Format::F64, Format::F16, x, m), 0x7FFF, "from_f64");
             let h = half::from_f32::<Bf16>(f32::from_bits(y as u32), m);
-            check(
-                Format::BF16,
-                u64::from(h),
-                ref_convert(Format::F32, Format::BF16, y, m),
-                0x7FFF,
-                "from_f32",
-            );
+            check(Format::BF16, u64::from(h), ref_convert(Format::F32, Format::BF16, y, m), 0x7FFF, "from_f32");
         }
         // widening is exact
         let h = gen(&mut r, Format::F16) as u16;
@@ -497,51 +337,21 @@ fn float_narrowing_all_modes() {
 #[test]
 fn int_to_float_all_modes() {
     let mut r = rng(41);
-    let types = [
-        Type::U8,
-        Type::U16,
-        Type::U32,
-        Type::U64,
-        Type::S8,
-        Type::S16,
-        Type::S32,
-        Type::S64,
-    ];
-    let dests = [
-        (Type::F16, Format::F16),
-        (Type::Bf16, Format::BF16),
-        (Type::F32, Format::F32),
-        (Type::F64, Format::F64),
-    ];
-    let cvt_r = [
-        CvtRounding::Rn,
-        CvtRounding::Rna,
-        CvtRounding::Rz,
-        CvtRounding::Rm,
-        CvtRounding::Rp,
-    ];
+    let types = [Type::U8, Type::U16, Type::U32, Type::U64, Type::S8, Type::S16, Type::S32, Type::S64];
+    let dests =
+        [(Type::F16, Format::F16), (Type::Bf16, Format::BF16), (Type::F32, Format::F32), (Type::F64, Format::F64)];
+    let cvt_r = [CvtRounding::Rn, CvtRounding::Rna, CvtRounding::Rz, CvtRounding::Rm, CvtRounding::Rp];
     for _ in 0..3000 {
         let raw = r.u64(..) >> r.u32(0..64);
         let raw = if r.u32(0..8) == 0 {
-            [
-                0,
-                1,
-                u64::MAX,
-                1 << 63,
-                (1 << 63) - 1,
-                0xFFFF_FFFF,
-                0x8000_0000,
-            ][r.usize(0..7)]
+            [0, 1, u64::MAX, 1 << 63, (1 << 63) - 1, 0xFFFF_FFFF, 0x8000_0000][r.usize(0..7)]
         } else {
             raw
         };
         for &t in &types {
             let bits = raw & (u64::MAX >> (64 - t.bits()));
-            let v: i128 = if t.is_signed() {
-                i128::from(scalar::convert::sign_extend(bits, t) as i64)
-            } else {
-                i128::from(bits)
-            };
+            let v: i128 =
+                if t.is_signed() { i128::from(scalar::convert::sign_extend(bits, t) as i64) } else { i128::from(bits) };
             for &(dt, df) in &dests {
                 for (i, &m) in MODES.iter().enumerate() {
                     let want = ref_from_int(df, v, m);
@@ -556,22 +366,9 @@ fn int_to_float_all_modes() {
 #[test]
 fn float_to_int_all_modes() {
     let mut r = rng(42);
-    let ints = [
-        Type::U8,
-        Type::U16,
-        Type::U32,
-        Type::U64,
-        Type::S8,
-        Type::S16,
-        Type::S32,
-        Type::S64,
-    ];
-    let srcs = [
-        (Type::F16, Format::F16),
-        (Type::Bf16, Format::BF16),
-        (Type::F32, Format::F32),
-        (Type::F64, Format::F64),
-    ];
+    let ints = [Type::U8, Type::U16, Type::U32, Type::U64, Type::S8, Type::S16, Type::S32, Type::S64];
+    let srcs =
+        [(Type::F16, Format::F16), (Type::Bf16, Format::BF16), (Type::F32, Format::F32), (Type::F64, Format::F64)];
     let irnd = [
         (CvtRounding::Rni, Rounding::Rn),
         (CvtRounding::Rzi, Rounding::Rz),
@@ -603,9 +400,7 @@ fn float_to_int_all_modes() {
                                 0
                             }
                         }
-                        Val::Inf(neg) => {
-                            (if neg { lo } else { hi }) as u64 & (u64::MAX >> (64 - n))
-                        }
+                        Val::Inf(neg) => (if neg { lo } else { hi }) as u64 & (u64::MAX >> (64 - n)),
                         Val::Fin { .. } => {
                             let v = ref_to_integer(sf, x, m).unwrap();
                             let v: i128 = v.clamp(lo.into(), hi.into()).try_into().unwrap();
@@ -629,12 +424,9 @@ fn integral_rounding_all_modes() {
         (CvtRounding::Rpi, Rounding::Rp),
     ];
     for _ in 0..4000 {
-        for (t, f) in [
-            (Type::F32, Format::F32),
-            (Type::F64, Format::F64),
-            (Type::F16, Format::F16),
-            (Type::Bf16, Format::BF16),
-        ] {
+        for (t, f) in
+            [(Type::F32, Format::F32), (Type::F64, Format::F64), (Type::F16, Format::F16), (Type::Bf16, Format::BF16)]
+        {
             let x = gen(&mut r, f);
             for &(c, m) in &cr {
                 let got = convert(x, t, t, CvtModes::rounding(c));
@@ -657,8 +449,7 @@ fn integral_rounding_all_modes() {
                 };
                 assert_eq!(got, want, "cvt.{c:?} {t:?} {x:#x}");
                 if t == Type::F32 {
-                    let api =
-                        float::round_integral(f32::from_bits(x as u32), m, Mods::NONE).to_bits();
+                    let api = float::round_integral(f32::from_bits(x as u32), m, Mods::NONE).to_bits();
                     assert_eq!(u64::from(api), want);
                 }
             }

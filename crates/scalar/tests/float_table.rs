@@ -16,70 +16,30 @@ fn f(b: u32) -> f32 {
 fn d(b: u64) -> f64 {
     f64::from_bits(b)
 }
-const MM: MinMaxMods = MinMaxMods {
-    ftz: false,
-    nan: false,
-    xorsign_abs: false,
-};
+const MM: MinMaxMods = MinMaxMods { ftz: false, nan: false, xorsign_abs: false };
 
 #[test]
 fn nan_results() {
     // f32: hardware returns the canonical NaN 0x7FFFFFFF whatever the operands' payloads.
     for r in [Rn, Rz, Rm, Rp] {
-        assert_eq!(
-            float::add(f(0x7FC0_0001), 1.0, r, Mods::NONE).to_bits(),
-            CN32
-        );
-        assert_eq!(
-            float::mul(f32::INFINITY, 0.0, r, Mods::NONE).to_bits(),
-            CN32
-        );
+        assert_eq!(float::add(f(0x7FC0_0001), 1.0, r, Mods::NONE).to_bits(), CN32);
+        assert_eq!(float::mul(f32::INFINITY, 0.0, r, Mods::NONE).to_bits(), CN32);
         assert_eq!(float::sqrt(-1.0f32, r, Mods::NONE).to_bits(), CN32);
-        assert_eq!(
-            float::fma(1.0, f(0xFF80_0001), 2.0, r, Mods::NONE).to_bits(),
-            CN32
-        );
+        assert_eq!(float::fma(1.0, f(0xFF80_0001), 2.0, r, Mods::NONE).to_bits(), CN32);
         // f64: payloads propagate (first NaN operand, quieted); invalid ops give 0x7FFF…F.
+        assert_eq!(float::add(d(0x7FF0_0000_0000_0001), 1.0, r, Mods::NONE).to_bits(), 0x7FF8_0000_0000_0001);
+        assert_eq!(float::add(1.0, d(0xFFF8_0000_0000_0042), r, Mods::NONE).to_bits(), 0xFFF8_0000_0000_0042);
         assert_eq!(
-            float::add(d(0x7FF0_0000_0000_0001), 1.0, r, Mods::NONE).to_bits(),
-            0x7FF8_0000_0000_0001
-        );
-        assert_eq!(
-            float::add(1.0, d(0xFFF8_0000_0000_0042), r, Mods::NONE).to_bits(),
-            0xFFF8_0000_0000_0042
-        );
-        assert_eq!(
-            float::sub(
-                d(0x7FF0_0000_0000_0005),
-                d(0x7FF8_0000_0000_0007),
-                r,
-                Mods::NONE
-            )
-            .to_bits(),
+            float::sub(d(0x7FF0_0000_0000_0005), d(0x7FF8_0000_0000_0007), r, Mods::NONE).to_bits(),
             0x7FF8_0000_0000_0005
         );
-        assert_eq!(
-            float::add(f64::INFINITY, f64::NEG_INFINITY, r, Mods::NONE).to_bits(),
-            CN64
-        );
+        assert_eq!(float::add(f64::INFINITY, f64::NEG_INFINITY, r, Mods::NONE).to_bits(), CN64);
         assert_eq!(float::div(0.0f64, 0.0, r, Mods::NONE).to_bits(), CN64);
-        assert_eq!(
-            float::fma(1.0, 2.0, d(0x7FF0_0000_0000_0009), r, Mods::NONE).to_bits(),
-            0x7FF8_0000_0000_0009
-        );
-        assert_eq!(
-            float::sqrt(d(0xFFF0_0000_0000_0003), r, Mods::NONE).to_bits(),
-            0xFFF8_0000_0000_0003
-        );
+        assert_eq!(float::fma(1.0, 2.0, d(0x7FF0_0000_0000_0009), r, Mods::NONE).to_bits(), 0x7FF8_0000_0000_0009);
+        assert_eq!(float::sqrt(d(0xFFF0_0000_0000_0003), r, Mods::NONE).to_bits(), 0xFFF8_0000_0000_0003);
     }
-    assert_eq!(
-        float::rcp(d(0x7FF0_0000_0000_0001), Rz, Mods::NONE).to_bits(),
-        0x7FF8_0000_0000_0001
-    );
-    assert_eq!(
-        float::round_integral(f(0xFFC0_1234), Rn, Mods::NONE).to_bits(),
-        CN32
-    );
+    assert_eq!(float::rcp(d(0x7FF0_0000_0000_0001), Rz, Mods::NONE).to_bits(), 0x7FF8_0000_0000_0001);
+    assert_eq!(float::round_integral(f(0xFFC0_1234), Rn, Mods::NONE).to_bits(), CN32);
 }
 
 #[test]
@@ -90,46 +50,28 @@ fn sat_and_ftz() {
     assert_eq!(float::add(-1.0f32, 0.5, Rn, Mods::SAT).to_bits(), 0);
     assert_eq!(float::add(-0.0f32, -0.0, Rn, Mods::SAT).to_bits(), 0);
     assert_eq!(float::mul(f32::INFINITY, 0.0, Rn, Mods::SAT).to_bits(), 0);
-    assert_eq!(
-        float::fma(2.0f32, 2.0, f32::NEG_INFINITY, Rz, Mods::SAT).to_bits(),
-        0
-    );
+    assert_eq!(float::fma(2.0f32, 2.0, f32::NEG_INFINITY, Rz, Mods::SAT).to_bits(), 0);
     assert_eq!(float::mul(f32::INFINITY, 1.0, Rn, Mods::SAT), 1.0);
     // .ftz flushes subnormal inputs...
     assert_eq!(float::add(MIN_SUB, MIN_SUB, Rn, Mods::NONE).to_bits(), 2);
     assert_eq!(float::add(MIN_SUB, MIN_SUB, Rn, Mods::FTZ).to_bits(), 0);
     assert_eq!(float::add(-MIN_SUB, 0.0, Rn, Mods::FTZ).to_bits(), 0); // -0 + +0 = +0
-    assert_eq!(
-        float::add(-MIN_SUB, -0.0, Rn, Mods::FTZ).to_bits(),
-        0x8000_0000
-    );
+    assert_eq!(float::add(-MIN_SUB, -0.0, Rn, Mods::FTZ).to_bits(), 0x8000_0000);
     // ...and subnormal results, sign preserved...
     let min_norm = f32::MIN_POSITIVE;
     assert_eq!(float::mul(min_norm, 0.5, Rn, Mods::FTZ).to_bits(), 0);
-    assert_eq!(
-        float::mul(-min_norm, 0.5, Rn, Mods::FTZ).to_bits(),
-        0x8000_0000
-    );
+    assert_eq!(float::mul(-min_norm, 0.5, Rn, Mods::FTZ).to_bits(), 0x8000_0000);
     // ...after rounding: (1 - 2^-24) * 2^-126 rounds (ties-to-even) up to 2^-126, which is normal.
     let a = f(0x3F7F_FFFF);
     assert_eq!(float::mul(a, min_norm, Rn, Mods::FTZ), min_norm);
     assert_eq!(float::mul(a, min_norm, Rz, Mods::FTZ).to_bits(), 0);
-    assert_eq!(
-        float::mul(a, min_norm, Rz, Mods::NONE).to_bits(),
-        0x007F_FFFF
-    );
+    assert_eq!(float::mul(a, min_norm, Rz, Mods::NONE).to_bits(), 0x007F_FFFF);
     assert_eq!(float::sqrt(MIN_SUB, Rn, Mods::FTZ).to_bits(), 0);
     assert_eq!(float::div(1.0f32, MIN_SUB, Rn, Mods::FTZ), f32::INFINITY);
     assert_eq!(float::rcp(-MIN_SUB, Rp, Mods::FTZ), f32::NEG_INFINITY);
     assert_eq!(float::round_integral(f(0x0000_0005), Rp, Mods::NONE), 1.0);
-    assert_eq!(
-        float::round_integral(f(0x0000_0005), Rp, Mods::FTZ).to_bits(),
-        0
-    );
-    assert_eq!(
-        float::round_integral(-0.4f32, Rn, Mods::NONE).to_bits(),
-        0x8000_0000
-    );
+    assert_eq!(float::round_integral(f(0x0000_0005), Rp, Mods::FTZ).to_bits(), 0);
+    assert_eq!(float::round_integral(-0.4f32, Rn, Mods::NONE).to_bits(), 0x8000_0000);
     assert_eq!(float::round_integral(2.5f32, Rn, Mods::NONE), 2.0);
     assert_eq!(float::round_integral(-2.5f32, Rm, Mods::NONE), -3.0);
 }
@@ -141,25 +83,16 @@ fn abs_neg_copysign() {
     assert_eq!(float::abs(-MIN_SUB, true).to_bits(), 0);
     // abs.f32 NaN: unspecified → canonical; abs.f64 NaN: "passed through unchanged".
     assert_eq!(float::abs(f(0xFFC0_0001), false).to_bits(), CN32);
-    assert_eq!(
-        float::abs(d(0xFFF8_0000_0000_0001), false).to_bits(),
-        0xFFF8_0000_0000_0001
-    );
+    assert_eq!(float::abs(d(0xFFF8_0000_0000_0001), false).to_bits(), 0xFFF8_0000_0000_0001);
     assert_eq!(float::neg(0.0f32, false).to_bits(), 0x8000_0000);
     assert_eq!(float::neg(MIN_SUB, true).to_bits(), 0x8000_0000);
     assert_eq!(float::neg(f(0x7FC0_0000), false).to_bits(), CN32);
-    assert_eq!(
-        float::neg(d(0x7FF8_0000_0000_0001), false).to_bits(),
-        0xFFF8_0000_0000_0001
-    );
+    assert_eq!(float::neg(d(0x7FF8_0000_0000_0001), false).to_bits(), 0xFFF8_0000_0000_0001);
     assert_eq!(float::neg(f64::INFINITY, false), f64::NEG_INFINITY);
     // copysign d, a, b: b's magnitude, a's sign.
     assert_eq!(float::copysign(-1.0f32, 2.0), -2.0);
     assert_eq!(float::copysign(1.0f32, -2.0), 2.0);
-    assert_eq!(
-        float::copysign(1.0f32, f(0xFFC0_0001)).to_bits(),
-        0x7FC0_0001
-    );
+    assert_eq!(float::copysign(1.0f32, f(0xFFC0_0001)).to_bits(), 0x7FC0_0001);
     assert_eq!(float::copysign(-0.0f64, 3.0), -3.0);
 }
 
@@ -173,14 +106,8 @@ fn min_max() {
     // One NaN: the other operand; both NaN: canonical NaN.
     assert_eq!(float::min(f32::NAN, 1.0, MM), 1.0);
     assert_eq!(float::max(1.0f32, f(0xFFFF_0000), MM), 1.0);
-    assert_eq!(
-        float::min(f(0x7FC0_0001), f(0x7FC0_0002), MM).to_bits(),
-        CN32
-    );
-    assert_eq!(
-        float::max(d(0x7FF8_0000_0000_0001), f64::NAN, MM).to_bits(),
-        CN64
-    );
+    assert_eq!(float::min(f(0x7FC0_0001), f(0x7FC0_0002), MM).to_bits(), CN32);
+    assert_eq!(float::max(d(0x7FF8_0000_0000_0001), f64::NAN, MM).to_bits(), CN64);
     assert_eq!(float::min(f64::NAN, -5.0, MM), -5.0);
     // .NaN: any NaN → canonical NaN.
     let nan = MinMaxMods { nan: true, ..MM };
@@ -188,10 +115,7 @@ fn min_max() {
     assert_eq!(float::max(1.0f32, f32::NAN, nan).to_bits(), CN32);
     assert_eq!(float::max(1.0f32, 2.0, nan), 2.0);
     // .xorsign.abs: magnitude min/max of |a|,|b|; sign = sign(a) ^ sign(b).
-    let xa = MinMaxMods {
-        xorsign_abs: true,
-        ..MM
-    };
+    let xa = MinMaxMods { xorsign_abs: true, ..MM };
     assert_eq!(float::min(-3.0f32, 2.0, xa), -2.0);
     assert_eq!(float::max(-3.0f32, 2.0, xa), -3.0);
     assert_eq!(float::max(-3.0f32, -2.0, xa), 3.0);
@@ -219,10 +143,7 @@ fn testp() {
         (f(0x807F_FFFF), [true, false, true, false, false, true]),
     ];
     for (x, want) in cases {
-        for (op, w) in [Finite, Infinite, Number, NotANumber, Normal, Subnormal]
-            .into_iter()
-            .zip(want)
-        {
+        for (op, w) in [Finite, Infinite, Number, NotANumber, Normal, Subnormal].into_iter().zip(want) {
             assert_eq!(float::testp(op, x), w, "{op:?} {x:e}");
             if !x.is_subnormal() {
                 assert_eq!(float::testp(op, f64::from(x)), w, "{op:?} f64 {x:e}");
@@ -263,11 +184,7 @@ fn comparisons() {
     ];
     for (op, a, b, want) in table {
         assert_eq!(compare::cmp_float(op, a, b, false), want, "{op:?} {a} {b}");
-        assert_eq!(
-            compare::cmp_float(op, f64::from(a), f64::from(b), false),
-            want,
-            "{op:?} f64"
-        );
+        assert_eq!(compare::cmp_float(op, f64::from(a), f64::from(b), false), want, "{op:?} f64");
         let (ha, hb) = (half::from_f32::<F16>(a, Rn), half::from_f32::<F16>(b, Rn));
         if b.is_nan() || half::to_f32::<F16>(hb) == b {
             assert_eq!(half::cmp::<F16>(op, ha, hb, false), want, "{op:?} f16");
@@ -355,27 +272,11 @@ fn half_ops_modifiers() {
     assert_eq!(half::max::<F16>(0x8000, 0x0000, MM), 0x0000);
     assert_eq!(half::max::<F16>(0x7E00, 0x3C00, MM), 0x3C00);
     assert_eq!(half::max::<F16>(0x7E00, 0x7E01, MM), 0x7FFF);
-    assert_eq!(
-        half::max::<Bf16>(0x7FC0, 0x3F80, MinMaxMods { nan: true, ..MM }),
-        0x7FFF
-    );
-    assert_eq!(
-        half::min::<F16>(
-            0xC200,
-            0x4000,
-            MinMaxMods {
-                xorsign_abs: true,
-                ..MM
-            }
-        ),
-        0xC000
-    );
+    assert_eq!(half::max::<Bf16>(0x7FC0, 0x3F80, MinMaxMods { nan: true, ..MM }), 0x7FFF);
+    assert_eq!(half::min::<F16>(0xC200, 0x4000, MinMaxMods { xorsign_abs: true, ..MM }), 0xC000);
     // packed: lane 0 = bits 15..0
     let add = |a, b| half::add::<F16>(a, b, r, hm);
     assert_eq!(half::x2(0x3C00_4000, 0x3C00_3C00, add), 0x4000_4200);
     let fma = |a, b, c| half::fma::<F16>(a, b, c, r, hm);
-    assert_eq!(
-        half::x2_3(0x4000_3C00, 0x4000_4000, 0x3C00_0000, fma),
-        0x4500_4000
-    );
+    assert_eq!(half::x2_3(0x4000_3C00, 0x4000_4000, 0x3C00_0000, fma), 0x4500_4000);
 }

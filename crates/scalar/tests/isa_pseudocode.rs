@@ -16,16 +16,7 @@ fn bit(x: u64, i: u64) -> u64 {
 
 fn operand(r: &mut fastrand::Rng) -> u64 {
     match r.u32(0..6) {
-        0 => [
-            0,
-            1,
-            u64::MAX,
-            1 << 63,
-            (1 << 63) - 1,
-            0x8000_0000,
-            0x7FFF_FFFF,
-            0xFFFF_FFFF,
-        ][r.usize(0..8)],
+        0 => [0, 1, u64::MAX, 1 << 63, (1 << 63) - 1, 0x8000_0000, 0x7FFF_FFFF, 0xFFFF_FFFF][r.usize(0..8)],
         1 => r.u64(..) >> r.u32(0..64),
         2 => !(r.u64(..) >> r.u32(0..64)),
         _ => r.u64(..),
@@ -53,25 +44,13 @@ fn bit_field_instructions_match_pseudocode() {
             // bfe
             let (pos, len) = (p & 0xff, l & 0xff);
             for signed in [false, true] {
-                let sbit = if !signed || len == 0 {
-                    0
-                } else {
-                    bit(aw, (pos + len - 1).min(msb))
-                };
+                let sbit = if !signed || len == 0 { 0 } else { bit(aw, (pos + len - 1).min(msb)) };
                 let mut d = 0;
                 for i in 0..=msb {
-                    let v = if i < len && pos + i <= msb {
-                        bit(aw, pos + i)
-                    } else {
-                        sbit
-                    };
+                    let v = if i < len && pos + i <= msb { bit(aw, pos + i) } else { sbit };
                     d |= v << i;
                 }
-                assert_eq!(
-                    bits::bfe(a, p, l, w, signed),
-                    d,
-                    "bfe {a:#x} {p} {l} {w:?} {signed}"
-                );
+                assert_eq!(bits::bfe(a, p, l, w, signed), d, "bfe {a:#x} {p} {l} {w:?} {signed}");
             }
             // bfi
             let mut f = w.trunc(b);
@@ -115,10 +94,7 @@ fn bit_field_instructions_match_pseudocode() {
         }
         // shf: u32 n = clamp ? min(c, 32) : c & 0x1f, on the 64-bit [b, a].
         let c = small(&mut r);
-        for (mode, n) in [
-            (ShfMode::Clamp, (c & 0xFFFF_FFFF).min(32)),
-            (ShfMode::Wrap, c & 31),
-        ] {
+        for (mode, n) in [(ShfMode::Clamp, (c & 0xFFFF_FFFF).min(32)), (ShfMode::Wrap, c & 31)] {
             let v = ((b & 0xFFFF_FFFF) << 32) | (a & 0xFFFF_FFFF);
             let l = ((u128::from(v) << n) >> 32) as u64 & 0xFFFF_FFFF;
             let rr = (v >> n) & 0xFFFF_FFFF;
@@ -126,20 +102,13 @@ fn bit_field_instructions_match_pseudocode() {
             assert_eq!(bits::shf(a, b, c, false, mode), rr);
         }
         // szext per the ISA pseudo-code.
-        for (mode, signed) in [
-            (ShfMode::Clamp, true),
-            (ShfMode::Wrap, true),
-            (ShfMode::Clamp, false),
-            (ShfMode::Wrap, false),
-        ] {
+        for (mode, signed) in
+            [(ShfMode::Clamp, true), (ShfMode::Wrap, true), (ShfMode::Clamp, false), (ShfMode::Wrap, false)]
+        {
             let (a32, b32) = (a & 0xFFFF_FFFF, c & 0xFFFF_FFFF);
             let b1 = b32 & 0x1f;
             let too_large = b32 >= 32 && mode == ShfMode::Clamp;
-            let mask = if too_large {
-                0
-            } else {
-                (0xFFFF_FFFFu64 << b1) & 0xFFFF_FFFF
-            };
+            let mask = if too_large { 0 } else { (0xFFFF_FFFFu64 << b1) & 0xFFFF_FFFF };
             let sign_pos = (b1.wrapping_sub(1)) & 0x1f;
             let sb = !(b1 == 0 || too_large || !signed) && bit(a32, sign_pos) == 1;
             let d = (a32 & !mask & 0xFFFF_FFFF) | if sb { mask } else { 0 };
@@ -195,16 +164,9 @@ fn arithmetic_matches_exact_integers() {
                 let p = x.wrapping_mul(y); // exact except u64 * u64 (only its bits are used)
                 let pbits = (x as u128).wrapping_mul(y as u128);
                 assert_eq!(int::mul_lo(a, b, w), (pbits as u64) & m);
-                assert_eq!(
-                    int::mul_hi(a, b, w, signed),
-                    ((pbits >> n) as u64) & m,
-                    "mul.hi {w:?}"
-                );
+                assert_eq!(int::mul_hi(a, b, w, signed), ((pbits >> n) as u64) & m, "mul.hi {w:?}");
                 if n <= 32 {
-                    assert_eq!(
-                        int::mul_wide(a, b, w, signed),
-                        (p as u64) & w.double().mask()
-                    );
+                    assert_eq!(int::mul_wide(a, b, w, signed), (p as u64) & w.double().mask());
                 }
                 // div / rem: truncation toward zero, remainder has the dividend's sign.
                 if y != 0 {
@@ -220,29 +182,13 @@ fn arithmetic_matches_exact_integers() {
                     }
                 }
                 // saturating add/sub against clamped exact values.
-                let (lo, hi) = if signed {
-                    (i128::from(w.smin()), i128::from(w.smax()))
-                } else {
-                    (0, i128::from(m))
-                };
-                assert_eq!(
-                    w.value(int::add_sat(a, b, w, signed), signed),
-                    (x + y).clamp(lo, hi)
-                );
-                assert_eq!(
-                    w.value(int::sub_sat(a, b, w, signed), signed),
-                    (x - y).clamp(lo, hi)
-                );
+                let (lo, hi) = if signed { (i128::from(w.smin()), i128::from(w.smax())) } else { (0, i128::from(m)) };
+                assert_eq!(w.value(int::add_sat(a, b, w, signed), signed), (x + y).clamp(lo, hi));
+                assert_eq!(w.value(int::sub_sat(a, b, w, signed), signed), (x - y).clamp(lo, hi));
                 assert_eq!(int::add(a, b, w), ((x + y) as u64) & m);
-                assert_eq!(
-                    int::sad(a, b, c, w, signed),
-                    (((x - y).abs() + cv) as u64) & m
-                );
+                assert_eq!(int::sad(a, b, c, w, signed), (((x - y).abs() + cv) as u64) & m);
                 assert_eq!(w.value(int::min(a, b, w, signed, false), signed), x.min(y));
-                assert_eq!(
-                    w.value(int::max(a, b, w, signed, true), signed),
-                    x.max(y).max(0)
-                );
+                assert_eq!(w.value(int::max(a, b, w, signed, true), signed), x.max(y).max(0));
             }
             // carries
             let (s, co) = int::add_cc(a, b, c & 1 == 1, w);
@@ -253,11 +199,7 @@ fn arithmetic_matches_exact_integers() {
             assert_eq!((d, bo), ((exact as u64) & m, exact < 0));
             // shifts
             let sh = small(&mut r) as u32;
-            let want_shl = if u64::from(sh) >= u64::from(n) {
-                0
-            } else {
-                ((a & m) << sh) & m
-            };
+            let want_shl = if u64::from(sh) >= u64::from(n) { 0 } else { ((a & m) << sh) & m };
             assert_eq!(bits::shl(a, sh, w), want_shl);
             let want_shr_s = (w.sext(a) >> sh.min(n - 1)) as u64 & m;
             assert_eq!(bits::shr(a, sh, w, true), want_shr_s);

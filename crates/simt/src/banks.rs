@@ -64,10 +64,7 @@ pub struct BankConfig {
 
 impl BankConfig {
     /// 32 banks of 4 bytes (NVIDIA since Fermi).
-    pub const DEFAULT: BankConfig = BankConfig {
-        banks: 32,
-        bank_bytes: 4,
-    };
+    pub const DEFAULT: BankConfig = BankConfig { banks: 32, bank_bytes: 4 };
 
     /// `banks` banks (`1..=MAX_BANKS`) of `bank_bytes` bytes (non-zero);
     /// `None` otherwise.
@@ -126,11 +123,7 @@ impl BankConfig {
                 per_bank[((start + k) % banks) as usize] += 1;
             }
         }
-        let busiest = per_bank[..self.banks as usize]
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0);
+        let busiest = per_bank[..self.banks as usize].iter().copied().max().unwrap_or(0);
         report.wavefronts = everywhere.saturating_add(busiest);
         report.ideal_wavefronts = report.distinct_words.div_ceil(banks);
         report

@@ -124,12 +124,7 @@ impl<Pc: Copy + Eq> CallStack<Pc> {
     pub fn with_max_depth(entry_pc: Pc, mask: LaneMask, max_depth: usize) -> Self {
         CallStack {
             core: Core::new(entry_pc, mask, max_depth),
-            frames: vec![Frame {
-                function: entry_pc,
-                return_pc: None,
-                lanes: mask,
-                base: 0,
-            }],
+            frames: vec![Frame { function: entry_pc, return_pc: None, lanes: mask, base: 0 }],
         }
     }
 
@@ -210,10 +205,7 @@ impl<Pc: Copy + Eq> CallStack<Pc> {
     /// If `index >= call_depth()`.
     pub fn frame_entries(&self, index: usize) -> &[StackEntry<Pc>] {
         let start = self.frames[index].base;
-        let end = self
-            .frames
-            .get(index + 1)
-            .map_or(self.core.entries.len(), |f| f.base);
+        let end = self.frames.get(index + 1).map_or(self.core.entries.len(), |f| f.base);
         &self.core.entries[start..end]
     }
 
@@ -250,13 +242,7 @@ impl<Pc: Copy + Eq> CallStack<Pc> {
         reconverge: impl Into<Option<Pc>>,
     ) -> Result<(), StackError> {
         let base = self.base();
-        self.core.branch(
-            base,
-            taken_pc,
-            taken_mask,
-            fallthrough_pc,
-            reconverge.into(),
-        )
+        self.core.branch(base, taken_pc, taken_mask, fallthrough_pc, reconverge.into())
     }
 
     /// An n-way divergence inside the current function; see
@@ -268,14 +254,9 @@ impl<Pc: Copy + Eq> CallStack<Pc> {
     ///
     /// # Panics
     /// If the stack is finished.
-    pub fn diverge(
-        &mut self,
-        paths: &[(Pc, LaneMask)],
-        reconverge: impl Into<Option<Pc>>,
-    ) -> Result<(), StackError> {
+    pub fn diverge(&mut self, paths: &[(Pc, LaneMask)], reconverge: impl Into<Option<Pc>>) -> Result<(), StackError> {
         let base = self.base();
-        self.core
-            .diverge(base, paths.iter().copied(), reconverge.into())
+        self.core.diverge(base, paths.iter().copied(), reconverge.into())
     }
 
     /// Serializes groups of active lanes from the current pc to
@@ -288,18 +269,10 @@ impl<Pc: Copy + Eq> CallStack<Pc> {
     ///
     /// # Panics
     /// If the stack is finished.
-    pub fn serialize(
-        &mut self,
-        groups: &[LaneMask],
-        reconverge: impl Into<Option<Pc>>,
-    ) -> Result<(), StackError> {
+    pub fn serialize(&mut self, groups: &[LaneMask], reconverge: impl Into<Option<Pc>>) -> Result<(), StackError> {
         let base = self.base();
         let pc = self.core.top_entry().pc;
-        self.core.diverge(
-            base,
-            groups.iter().map(move |&g| (pc, g)),
-            reconverge.into(),
-        )
+        self.core.diverge(base, groups.iter().map(move |&g| (pc, g)), reconverge.into())
     }
 
     /// The active lanes in `mask` call the function whose entry is
@@ -331,37 +304,21 @@ impl<Pc: Copy + Eq> CallStack<Pc> {
             if top.pc == return_pc {
                 return Err(StackError::InvalidPaths);
             }
-            let len = self
-                .core
-                .len_after(paths.iter().copied(), Some(return_pc))?;
+            let len = self.core.len_after(paths.iter().copied(), Some(return_pc))?;
             if len + 1 > self.core.max_depth {
-                return Err(StackError::Overflow {
-                    max_depth: self.core.max_depth,
-                });
+                return Err(StackError::Overflow { max_depth: self.core.max_depth });
             }
-            self.core
-                .diverge(base, paths.iter().copied(), Some(return_pc))?;
+            self.core.diverge(base, paths.iter().copied(), Some(return_pc))?;
         } else if self.core.entries.len() + 1 > self.core.max_depth {
-            return Err(StackError::Overflow {
-                max_depth: self.core.max_depth,
-            });
+            return Err(StackError::Overflow { max_depth: self.core.max_depth });
         }
         // The top entry now holds exactly `callers`; park it at the return
         // pc. It is settled (popped if `return_pc` is its reconvergence
         // point) only when the callee's frame is gone.
         let len = self.core.entries.len();
         self.core.entries[len - 1].pc = return_pc;
-        self.frames.push(Frame {
-            function: callee,
-            return_pc: Some(return_pc),
-            lanes: callers,
-            base: len,
-        });
-        self.core.entries.push(StackEntry {
-            pc: callee,
-            reconverge: None,
-            mask: callers,
-        });
+        self.frames.push(Frame { function: callee, return_pc: Some(return_pc), lanes: callers, base: len });
+        self.core.entries.push(StackEntry { pc: callee, reconverge: None, mask: callers });
         Ok(())
     }
 
@@ -438,9 +395,7 @@ impl<Pc: Copy + Eq> CallStack<Pc> {
             self.core.settle(base);
         }
         debug_assert!(
-            self.frames
-                .windows(2)
-                .all(|w| w[0].base < w[1].base && w[1].base < self.core.entries.len()),
+            self.frames.windows(2).all(|w| w[0].base < w[1].base && w[1].base < self.core.entries.len()),
             "an inner frame outlived its caller's lanes"
         );
     }

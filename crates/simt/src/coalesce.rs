@@ -101,10 +101,7 @@ where
 }
 
 fn shift_of(granularity: u32) -> u32 {
-    assert!(
-        granularity.is_power_of_two(),
-        "transaction size must be a power of two, got {granularity}"
-    );
+    assert!(granularity.is_power_of_two(), "transaction size must be a power of two, got {granularity}");
     granularity.trailing_zeros()
 }
 
@@ -127,9 +124,7 @@ where
 }
 
 fn count(merged: &[(u64, u64)]) -> u64 {
-    merged.iter().fold(0u64, |acc, &(first, last)| {
-        acc.saturating_add((last - first).saturating_add(1))
-    })
+    merged.iter().fold(0u64, |acc, &(first, last)| acc.saturating_add((last - first).saturating_add(1)))
 }
 
 const INLINE: usize = 64;
@@ -144,11 +139,7 @@ pub(crate) struct Intervals {
 
 impl Intervals {
     pub(crate) fn new() -> Self {
-        Intervals {
-            inline: [(0, 0); INLINE],
-            len: 0,
-            heap: Vec::new(),
-        }
+        Intervals { inline: [(0, 0); INLINE], len: 0, heap: Vec::new() }
     }
 
     pub(crate) fn push(&mut self, interval: (u64, u64)) {
@@ -167,11 +158,7 @@ impl Intervals {
     /// Sorts and merges overlapping or adjacent intervals in place; returns
     /// disjoint, non-adjacent intervals in increasing order.
     pub(crate) fn merged(&mut self) -> &[(u64, u64)] {
-        let all: &mut [(u64, u64)] = if self.heap.is_empty() {
-            &mut self.inline[..self.len]
-        } else {
-            &mut self.heap
-        };
+        let all: &mut [(u64, u64)] = if self.heap.is_empty() { &mut self.inline[..self.len] } else { &mut self.heap };
         all.sort_unstable();
         let mut write = 0;
         for read in 0..all.len() {

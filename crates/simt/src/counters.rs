@@ -33,10 +33,7 @@ pub struct Efficiency {
 impl Efficiency {
     /// Zero counts.
     pub const fn new() -> Self {
-        Efficiency {
-            thread_instructions: 0,
-            warp_instructions: 0,
-        }
+        Efficiency { thread_instructions: 0, warp_instructions: 0 }
     }
 
     /// One warp instruction executed by `active_lanes` lanes.
@@ -71,8 +68,7 @@ impl Efficiency {
     /// Average active lanes per warp instruction; `None` when nothing was
     /// recorded.
     pub fn average_active_lanes(&self) -> Option<f64> {
-        (self.warp_instructions > 0)
-            .then(|| self.thread_instructions as f64 / self.warp_instructions as f64)
+        (self.warp_instructions > 0).then(|| self.thread_instructions as f64 / self.warp_instructions as f64)
     }
 }
 
@@ -117,11 +113,7 @@ pub struct Divergence {
 
 impl Default for Divergence {
     fn default() -> Self {
-        Divergence {
-            executed: 0,
-            diverged: 0,
-            active_lanes: [0; 65],
-        }
+        Divergence { executed: 0, diverged: 0, active_lanes: [0; 65] }
     }
 }
 
@@ -157,12 +149,7 @@ impl Divergence {
 
     /// Mean number of active lanes per execution; `None` if never executed.
     pub fn mean_active_lanes(&self) -> Option<f64> {
-        let lanes: u64 = self
-            .active_lanes
-            .iter()
-            .enumerate()
-            .map(|(n, &times)| n as u64 * times)
-            .sum();
+        let lanes: u64 = self.active_lanes.iter().enumerate().map(|(n, &times)| n as u64 * times).sum();
         (self.executed > 0).then(|| lanes as f64 / self.executed as f64)
     }
 }
@@ -320,9 +307,7 @@ pub type DivergenceBy<K> = ByKey<K, Divergence>;
 
 impl<K, V> Default for ByKey<K, V> {
     fn default() -> Self {
-        ByKey {
-            map: HashMap::new(),
-        }
+        ByKey { map: HashMap::new() }
     }
 }
 
@@ -402,11 +387,7 @@ impl<K: Hash + Eq> ByKey<K, Efficiency> {
     /// `(key, efficiency ratio)` sorted by decreasing warp instructions, the
     /// order of a "where does the time go" report.
     pub fn report(&self, warp_size: u32) -> Vec<(&K, Efficiency, Option<f64>)> {
-        let mut rows: Vec<_> = self
-            .map
-            .iter()
-            .map(|(k, e)| (k, *e, e.ratio(warp_size)))
-            .collect();
+        let mut rows: Vec<_> = self.map.iter().map(|(k, e)| (k, *e, e.ratio(warp_size))).collect();
         rows.sort_by_key(|row| std::cmp::Reverse(row.1.warp_instructions));
         rows
     }
@@ -557,14 +538,8 @@ mod tests {
     #[test]
     fn memory() {
         let mut m = MemoryStats::default();
-        m.record(
-            AccessKind::Load,
-            &crate::coalesce::coalesce((0..32).map(|i| (4 * i, 4)), 32),
-        );
-        m.record(
-            AccessKind::Store,
-            &crate::coalesce::coalesce((0..32).map(|i| (32 * i, 4)), 32),
-        );
+        m.record(AccessKind::Load, &crate::coalesce::coalesce((0..32).map(|i| (4 * i, 4)), 32));
+        m.record(AccessKind::Store, &crate::coalesce::coalesce((0..32).map(|i| (32 * i, 4)), 32));
         assert_eq!(m.loads.transactions, 4);
         assert_eq!(m.stores.transactions, 32);
         assert_eq!(m.loads.bytes, 128);

@@ -109,8 +109,7 @@ pub use banks::{bank_conflicts, BankConfig, BankReport};
 pub use call_stack::{CallStack, Frame};
 pub use coalesce::{cache_lines, coalesce_into, sectors, transactions, Coalesced};
 pub use counters::{
-    AccessKind, AccessStats, ByKey, Dense, Divergence, DivergenceBy, Efficiency, EfficiencyBy,
-    MemoryStats,
+    AccessKind, AccessStats, ByKey, Dense, Divergence, DivergenceBy, Efficiency, EfficiencyBy, MemoryStats,
 };
 pub use locks::lock_groups;
 pub use mask::{InvalidWarpSize, LaneMask, Lanes, WarpSize, MAX_LANES};

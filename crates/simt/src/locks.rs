@@ -46,11 +46,7 @@ where
     let mut rank = 0;
     let mut previous_lock = None;
     for &(lock, lane) in pairs.iter() {
-        rank = if previous_lock == Some(lock) {
-            rank + 1
-        } else {
-            0
-        };
+        rank = if previous_lock == Some(lock) { rank + 1 } else { 0 };
         previous_lock = Some(lock);
         if rank == groups.len() {
             groups.push(LaneMask::EMPTY);
@@ -73,18 +69,8 @@ mod tests {
         let active = LaneMask::full(6);
         // Lanes 0,1,4 take lock A; lanes 2,3 take lock B; lane 5 takes none.
         let g = lock_groups(active, [(0, 0xA), (1, 0xA), (2, 0xB), (3, 0xB), (4, 0xA)]);
-        assert_eq!(
-            g,
-            vec![
-                LaneMask(0b10_0101),
-                LaneMask(0b00_1010),
-                LaneMask(0b01_0000)
-            ]
-        );
-        assert_eq!(
-            lock_groups(LaneMask(0b11), [(0, 1), (1, 2)]),
-            vec![LaneMask(0b11)]
-        );
+        assert_eq!(g, vec![LaneMask(0b10_0101), LaneMask(0b00_1010), LaneMask(0b01_0000)]);
+        assert_eq!(lock_groups(LaneMask(0b11), [(0, 1), (1, 2)]), vec![LaneMask(0b11)]);
         assert!(lock_groups(LaneMask::EMPTY, [(0, 1)]).is_empty());
     }
 }

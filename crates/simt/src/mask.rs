@@ -394,11 +394,7 @@ pub struct InvalidWarpSize(pub u32);
 
 impl fmt::Display for InvalidWarpSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid warp size {}: must be a power of two between 1 and 64",
-            self.0
-        )
+        write!(f, "invalid warp size {}: must be a power of two between 1 and 64", self.0)
     }
 }
 

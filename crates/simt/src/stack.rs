@@ -160,9 +160,7 @@ impl fmt::Display for StackError {
             StackError::Overflow { max_depth } => {
                 write!(f, "reconvergence stack deeper than {max_depth} entries")
             }
-            StackError::InvalidPaths => {
-                f.write_str("divergent paths do not partition the active lanes")
-            }
+            StackError::InvalidPaths => f.write_str("divergent paths do not partition the active lanes"),
             StackError::NoActiveLanes => f.write_str("call names no active lane"),
         }
     }
@@ -191,11 +189,7 @@ impl<Pc: Copy + Eq> Core<Pc> {
     pub(crate) fn new(entry_pc: Pc, mask: LaneMask, max_depth: usize) -> Self {
         let mut entries = Vec::with_capacity(8.min(max_depth.max(1)));
         if !mask.is_empty() {
-            entries.push(StackEntry {
-                pc: entry_pc,
-                reconverge: None,
-                mask,
-            });
+            entries.push(StackEntry { pc: entry_pc, reconverge: None, mask });
         }
         Core { entries, max_depth }
     }
@@ -207,10 +201,7 @@ impl<Pc: Copy + Eq> Core<Pc> {
 
     #[inline]
     pub(crate) fn top_entry(&self) -> StackEntry<Pc> {
-        *self
-            .entries
-            .last()
-            .expect("operation on a finished SIMT stack (no live lanes)")
+        *self.entries.last().expect("operation on a finished SIMT stack (no live lanes)")
     }
 
     /// Pops the top entry while it has reached its reconvergence pc.
@@ -229,10 +220,7 @@ impl<Pc: Copy + Eq> Core<Pc> {
     #[inline]
     pub(crate) fn set_pc(&mut self, base: usize, pc: Pc) {
         let len = self.entries.len();
-        assert!(
-            len > base,
-            "set_pc on a finished SIMT stack (no live lanes)"
-        );
+        assert!(len > base, "set_pc on a finished SIMT stack (no live lanes)");
         self.entries[len - 1].pc = pc;
         self.settle(base);
     }
@@ -268,14 +256,8 @@ impl<Pc: Copy + Eq> Core<Pc> {
     {
         let inherit = reconverge.is_none() || reconverge == top.reconverge;
         let r = if inherit { top.reconverge } else { reconverge };
-        let pushes = paths
-            .filter(|&(pc, mask)| !mask.is_empty() && Some(pc) != r)
-            .count();
-        Plan {
-            inherit,
-            reconverge: r,
-            pushes,
-        }
+        let pushes = paths.filter(|&(pc, mask)| !mask.is_empty() && Some(pc) != r).count();
+        Plan { inherit, reconverge: r, pushes }
     }
 
     /// The depth the stack would have after `diverge(paths, reconverge)`.
@@ -295,19 +277,11 @@ impl<Pc: Copy + Eq> Core<Pc> {
 
     /// Splits the top entry into `paths` reconverging at `reconverge`; the
     /// first path ends up on top. See the module documentation.
-    pub(crate) fn diverge<I>(
-        &mut self,
-        base: usize,
-        paths: I,
-        reconverge: Option<Pc>,
-    ) -> Result<(), StackError>
+    pub(crate) fn diverge<I>(&mut self, base: usize, paths: I, reconverge: Option<Pc>) -> Result<(), StackError>
     where
         I: Iterator<Item = (Pc, LaneMask)> + Clone + DoubleEndedIterator,
     {
-        assert!(
-            self.entries.len() > base,
-            "divergence on a finished SIMT stack (no live lanes)"
-        );
+        assert!(self.entries.len() > base, "divergence on a finished SIMT stack (no live lanes)");
         let top = self.top_entry();
         let (nonempty, first) = Self::validate(top.mask, paths.clone())?;
         if nonempty <= 1 {
@@ -321,9 +295,7 @@ impl<Pc: Copy + Eq> Core<Pc> {
         let plan = Self::plan(&top, paths.clone(), reconverge);
         // `entries.len() >= 1 >= inherit`, so this does not underflow.
         if self.entries.len() - usize::from(plan.inherit) + plan.pushes > self.max_depth {
-            return Err(StackError::Overflow {
-                max_depth: self.max_depth,
-            });
+            return Err(StackError::Overflow { max_depth: self.max_depth });
         }
         if plan.inherit {
             self.entries.pop();
@@ -332,11 +304,7 @@ impl<Pc: Copy + Eq> Core<Pc> {
         }
         for (pc, mask) in paths.rev() {
             if !mask.is_empty() && Some(pc) != plan.reconverge {
-                self.entries.push(StackEntry {
-                    pc,
-                    reconverge: plan.reconverge,
-                    mask,
-                });
+                self.entries.push(StackEntry { pc, reconverge: plan.reconverge, mask });
             }
         }
         self.settle(base);
@@ -378,9 +346,7 @@ impl<Pc: Copy + Eq> Core<Pc> {
     }
 
     pub(crate) fn live_lanes(&self) -> LaneMask {
-        self.entries
-            .iter()
-            .fold(LaneMask::EMPTY, |acc, e| acc | e.mask)
+        self.entries.iter().fold(LaneMask::EMPTY, |acc, e| acc | e.mask)
     }
 }
 
@@ -420,9 +386,7 @@ impl<Pc: Copy + Eq> ReconvergenceStack<Pc> {
 
     /// Like [`new`](Self::new) with a maximum depth (at least 1 is useful).
     pub fn with_max_depth(entry_pc: Pc, mask: LaneMask, max_depth: usize) -> Self {
-        ReconvergenceStack {
-            core: Core::new(entry_pc, mask, max_depth),
-        }
+        ReconvergenceStack { core: Core::new(entry_pc, mask, max_depth) }
     }
 
     /// The active entry: the pc to execute and the lanes that execute it.
@@ -512,8 +476,7 @@ impl<Pc: Copy + Eq> ReconvergenceStack<Pc> {
         fallthrough_pc: Pc,
         reconverge: impl Into<Option<Pc>>,
     ) -> Result<(), StackError> {
-        self.core
-            .branch(0, taken_pc, taken_mask, fallthrough_pc, reconverge.into())
+        self.core.branch(0, taken_pc, taken_mask, fallthrough_pc, reconverge.into())
     }
 
     /// An n-way divergence: each `(pc, mask)` path sends its lanes to `pc`;
@@ -528,13 +491,8 @@ impl<Pc: Copy + Eq> ReconvergenceStack<Pc> {
     ///
     /// # Panics
     /// If the stack is finished.
-    pub fn diverge(
-        &mut self,
-        paths: &[(Pc, LaneMask)],
-        reconverge: impl Into<Option<Pc>>,
-    ) -> Result<(), StackError> {
-        self.core
-            .diverge(0, paths.iter().copied(), reconverge.into())
+    pub fn diverge(&mut self, paths: &[(Pc, LaneMask)], reconverge: impl Into<Option<Pc>>) -> Result<(), StackError> {
+        self.core.diverge(0, paths.iter().copied(), reconverge.into())
     }
 
     /// Serializes the active lanes: each group runs, one after the other
@@ -551,14 +509,9 @@ impl<Pc: Copy + Eq> ReconvergenceStack<Pc> {
     ///
     /// # Panics
     /// If the stack is finished.
-    pub fn serialize(
-        &mut self,
-        groups: &[LaneMask],
-        reconverge: impl Into<Option<Pc>>,
-    ) -> Result<(), StackError> {
+    pub fn serialize(&mut self, groups: &[LaneMask], reconverge: impl Into<Option<Pc>>) -> Result<(), StackError> {
         let pc = self.core.top_entry().pc;
-        self.core
-            .diverge(0, groups.iter().map(move |&g| (pc, g)), reconverge.into())
+        self.core.diverge(0, groups.iter().map(move |&g| (pc, g)), reconverge.into())
     }
 
     /// Lanes of `mask` leave the warp (`exit`, or `ret` from the kernel):

@@ -8,18 +8,8 @@ fn words(n: u64, stride_words: u64) -> impl Iterator<Item = (u64, u32)> {
 
 #[test]
 fn strides() {
-    for (stride, wavefronts) in [
-        (1, 1),
-        (2, 2),
-        (4, 4),
-        (8, 8),
-        (16, 16),
-        (32, 32),
-        (33, 1),
-        (3, 1),
-        (6, 2),
-        (64, 32),
-    ] {
+    for (stride, wavefronts) in [(1, 1), (2, 2), (4, 4), (8, 8), (16, 16), (32, 32), (33, 1), (3, 1), (6, 2), (64, 32)]
+    {
         let r = bank_conflicts(words(32, stride));
         assert_eq!(r.wavefronts, wavefronts, "stride {stride}");
         assert_eq!(r.conflicts(), wavefronts - 1, "stride {stride}");
@@ -67,10 +57,7 @@ fn wide_accesses() {
     assert_eq!(r.excess_wavefronts(), 2);
     // 128-bit consecutive: 128 words, 4 per bank.
     let r = bank_conflicts((0..32u64).map(|i| (16 * i, 16)));
-    assert_eq!(
-        (r.wavefronts, r.ideal_wavefronts, r.excess_wavefronts()),
-        (4, 4, 0)
-    );
+    assert_eq!((r.wavefronts, r.ideal_wavefronts, r.excess_wavefronts()), (4, 4, 0));
     // 16 lanes of 64-bit: one wavefront.
     let r = bank_conflicts((0..16u64).map(|i| (8 * i, 8)));
     assert_eq!(r.wavefronts, 1);
@@ -102,10 +89,7 @@ fn empty_and_warp_sizes() {
     let r = bank_conflicts(std::iter::empty());
     assert_eq!((r.wavefronts, r.conflicts()), (0, 0));
     for width in [4u64, 8, 16, 64] {
-        assert_eq!(
-            bank_conflicts(words(width, 1)).wavefronts,
-            width.div_ceil(32)
-        );
+        assert_eq!(bank_conflicts(words(width, 1)).wavefronts, width.div_ceil(32));
         assert_eq!(bank_conflicts(words(width, 32)).wavefronts, width);
     }
 }
@@ -115,9 +99,7 @@ fn randomized_against_brute_force() {
     let mut rng = fastrand::Rng::with_seed(11);
     for _ in 0..500 {
         let n = rng.usize(0..70);
-        let accesses: Vec<(u64, u32)> = (0..n)
-            .map(|_| (rng.u64(0..1024), [1, 2, 4, 8, 16][rng.usize(0..5)]))
-            .collect();
+        let accesses: Vec<(u64, u32)> = (0..n).map(|_| (rng.u64(0..1024), [1, 2, 4, 8, 16][rng.usize(0..5)])).collect();
         let mut per_bank = vec![std::collections::BTreeSet::new(); 32];
         for &(a, s) in &accesses {
             for byte in a..a + u64::from(s) {
@@ -125,9 +107,6 @@ fn randomized_against_brute_force() {
             }
         }
         let expected = per_bank.iter().map(|s| s.len() as u64).max().unwrap();
-        assert_eq!(
-            bank_conflicts(accesses.iter().copied()).wavefronts,
-            expected
-        );
+        assert_eq!(bank_conflicts(accesses.iter().copied()).wavefronts, expected);
     }
 }

@@ -32,32 +32,17 @@ struct Run {
 }
 
 fn run(program: &[(u32, Ins)], width: u32) -> Run {
-    let at = |pc: u32| {
-        program
-            .iter()
-            .find(|(p, _)| *p == pc)
-            .unwrap_or_else(|| panic!("no instruction at {pc}"))
-            .1
-    };
+    let at = |pc: u32| program.iter().find(|(p, _)| *p == pc).unwrap_or_else(|| panic!("no instruction at {pc}")).1;
     let mut stack = CallStack::new(0u32, LaneMask::full(width));
-    let mut out = Run {
-        trace: Vec::new(),
-        per_function: EfficiencyBy::new(),
-        total: Efficiency::new(),
-    };
+    let mut out = Run { trace: Vec::new(), per_function: EfficiencyBy::new(), total: Efficiency::new() };
     while let Some((pc, active)) = stack.top() {
         assert!(out.trace.len() < 10_000, "runaway");
         out.trace.push((pc, active));
         out.total.record(active.count());
-        out.per_function
-            .record(stack.current_function().unwrap(), active.count());
+        out.per_function.record(stack.current_function().unwrap(), active.count());
         match at(pc) {
             Ins::Op => stack.set_pc(pc + 1),
-            Ins::Br {
-                target,
-                cond,
-                reconverge,
-            } => {
+            Ins::Br { target, cond, reconverge } => {
                 let taken = active.iter().filter(|&l| cond(l)).collect();
                 stack.branch(target, taken, pc + 1, reconverge).unwrap();
             }
@@ -93,14 +78,7 @@ fn same_function_reconverges_at_its_return() {
         (1, Ins::Op),
         (2, Ins::Exit),
         // f: odd lanes return early, even lanes do one more instruction.
-        (
-            10,
-            Ins::Br {
-                target: 13,
-                cond: |l| l % 2 == 1,
-                reconverge: None,
-            },
-        ),
+        (10, Ins::Br { target: 13, cond: |l| l % 2 == 1, reconverge: None }),
         (11, Ins::Op),
         (12, Ins::Ret),
         (13, Ins::Ret),
@@ -121,18 +99,9 @@ fn same_function_reconverges_at_its_return() {
     );
     assert_eq!(
         *r.per_function.get(&10).unwrap(),
-        Efficiency {
-            thread_instructions: 4 + 2 + 2 + 2,
-            warp_instructions: 4
-        }
+        Efficiency { thread_instructions: 4 + 2 + 2 + 2, warp_instructions: 4 }
     );
-    assert_eq!(
-        *r.per_function.get(&0).unwrap(),
-        Efficiency {
-            thread_instructions: 12,
-            warp_instructions: 3
-        }
-    );
+    assert_eq!(*r.per_function.get(&0).unwrap(), Efficiency { thread_instructions: 12, warp_instructions: 3 });
 }
 
 #[test]
@@ -185,41 +154,15 @@ fn three_callees_and_nested_calls() {
     let (a, b, c, all) = (m(0b001001), m(0b010010), m(0b100100), m(0x3f));
     assert_eq!(
         r.trace,
-        [
-            (0, all),
-            (10, a),
-            (0, b | c),
-            (20, b),
-            (0, c),
-            (30, c),
-            (40, c),
-            (41, c),
-            (31, c),
-            (1, all),
-        ]
+        [(0, all), (10, a), (0, b | c), (20, b), (0, c), (30, c), (40, c), (41, c), (31, c), (1, all),]
     );
 }
 
 #[test]
 fn exit_inside_callee() {
-    let program = [
-        (0, Ins::Call(|_| 10)),
-        (1, Ins::Op),
-        (2, Ins::Exit),
-        (10, Ins::ExitIf(|l| l < 2)),
-        (11, Ins::Ret),
-    ];
+    let program = [(0, Ins::Call(|_| 10)), (1, Ins::Op), (2, Ins::Exit), (10, Ins::ExitIf(|l| l < 2)), (11, Ins::Ret)];
     let r = run(&program, 4);
-    assert_eq!(
-        r.trace,
-        [
-            (0, m(0xf)),
-            (10, m(0xf)),
-            (11, m(0xc)),
-            (1, m(0xc)),
-            (2, m(0xc))
-        ]
-    );
+    assert_eq!(r.trace, [(0, m(0xf)), (10, m(0xf)), (11, m(0xc)), (1, m(0xc)), (2, m(0xc))]);
 }
 
 #[test]
@@ -253,16 +196,10 @@ fn return_in_outermost_frame_is_exit() {
 #[test]
 fn call_errors_leave_the_stack_unchanged() {
     let mut s = CallStack::with_max_depth(0u32, LaneMask::full(4), 3);
-    assert_eq!(
-        s.call(10, LaneMask::EMPTY, 1),
-        Err(StackError::NoActiveLanes)
-    );
+    assert_eq!(s.call(10, LaneMask::EMPTY, 1), Err(StackError::NoActiveLanes));
     assert_eq!(s.call(10, m(0b0001), 0), Err(StackError::InvalidPaths));
     // A split call needs 3 entries for the caller plus one for the callee.
-    assert_eq!(
-        s.call(10, m(0b0001), 1),
-        Err(StackError::Overflow { max_depth: 3 })
-    );
+    assert_eq!(s.call(10, m(0b0001), 1), Err(StackError::Overflow { max_depth: 3 }));
     assert_eq!(s.depth(), 1);
     assert_eq!(s.call_depth(), 1);
     s.call(10, LaneMask::full(4), 1).unwrap();

@@ -104,14 +104,8 @@ fn randomized_against_a_set() {
     for _ in 0..500 {
         let n = rng.usize(0..80);
         let g = 1u32 << rng.u32(0..8);
-        let accesses: Vec<(u64, u32)> = (0..n)
-            .map(|_| {
-                (
-                    rng.u64(0..4096),
-                    [0, 1, 2, 4, 8, 16, 64, 300][rng.usize(0..8)],
-                )
-            })
-            .collect();
+        let accesses: Vec<(u64, u32)> =
+            (0..n).map(|_| (rng.u64(0..4096), [0, 1, 2, 4, 8, 16, 64, 300][rng.usize(0..8)])).collect();
         let mut expected = std::collections::BTreeSet::new();
         for &(a, s) in &accesses {
             for byte in a..a + u64::from(s) {

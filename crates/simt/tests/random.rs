@@ -73,9 +73,7 @@ struct Gen {
 impl Gen {
     fn block(&mut self, depth: u32, in_loop: bool, function: usize) -> Vec<Stmt> {
         let n = self.rng.usize(1..=4);
-        (0..n)
-            .map(|_| self.stmt(depth, in_loop, function))
-            .collect()
+        (0..n).map(|_| self.stmt(depth, in_loop, function)).collect()
     }
 
     fn maybe_block(&mut self, depth: u32, in_loop: bool, function: usize) -> Vec<Stmt> {
@@ -99,11 +97,7 @@ impl Gen {
                 55..=66 if depth < 3 => return Stmt::Loop(self.block(depth + 1, true, function)),
                 67..=72 if depth < 3 => {
                     let n = self.rng.usize(2..=4);
-                    return Stmt::Switch(
-                        (0..n)
-                            .map(|_| self.maybe_block(depth + 1, in_loop, function))
-                            .collect(),
-                    );
+                    return Stmt::Switch((0..n).map(|_| self.maybe_block(depth + 1, in_loop, function)).collect());
                 }
                 _ if self.structured => continue,
                 73..=77 if in_loop => return Stmt::Break,
@@ -112,11 +106,7 @@ impl Gen {
                 84..=87 => return Stmt::Ret,
                 88..=99 if self.calls && function + 1 < self.functions => {
                     let n = self.rng.usize(1..=3);
-                    return Stmt::Call(
-                        (0..n)
-                            .map(|_| self.rng.usize(function + 1..self.functions))
-                            .collect(),
-                    );
+                    return Stmt::Call((0..n).map(|_| self.rng.usize(function + 1..self.functions)).collect());
                 }
                 _ => continue,
             }
@@ -240,9 +230,8 @@ fn ipdoms(code: &[Ins], start: usize, end: usize) -> Vec<Option<usize>> {
         .map(|v| {
             // Strict post-dominators form a chain; the immediate one has
             // the most post-dominators of its own.
-            let best = (0..=n)
-                .filter(|&d| d != v && pdom[v][d / 64] & (1 << (d % 64)) != 0)
-                .max_by_key(|&d| count(&pdom[d]));
+            let best =
+                (0..=n).filter(|&d| d != v && pdom[v][d / 64] & (1 << (d % 64)) != 0).max_by_key(|&d| count(&pdom[d]));
             match best {
                 Some(d) if d != exit => Some(start + d),
                 _ => None,
@@ -263,11 +252,7 @@ fn compile(functions: &[Vec<Stmt>]) -> Program {
         code.push(Ins::Ret);
         reconverge.extend(ipdoms(&code, start, code.len()));
     }
-    Program {
-        code,
-        entry,
-        reconverge,
-    }
+    Program { code, entry, reconverge }
 }
 
 // --------------------------------------------------------------- execution
@@ -283,9 +268,7 @@ struct Lane {
 impl Lane {
     fn new(seed: u64, lane: u32) -> Self {
         Lane {
-            rng: fastrand::Rng::with_seed(
-                seed ^ (u64::from(lane) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-            ),
+            rng: fastrand::Rng::with_seed(seed ^ (u64::from(lane) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             steps: 0,
             pending_call: None,
         }
@@ -302,9 +285,7 @@ impl Lane {
     }
     fn callee(&mut self, callees: &[usize]) -> usize {
         let rng = &mut self.rng;
-        *self
-            .pending_call
-            .get_or_insert_with(|| callees[rng.usize(0..callees.len())])
+        *self.pending_call.get_or_insert_with(|| callees[rng.usize(0..callees.len())])
     }
 }
 
@@ -354,13 +335,7 @@ fn reference(p: &Program, mut lane: Lane) -> Vec<usize> {
 trait Warp {
     fn top(&self) -> Option<(usize, LaneMask)>;
     fn set_pc(&mut self, pc: usize);
-    fn branch(
-        &mut self,
-        t: usize,
-        m: LaneMask,
-        f: usize,
-        r: Option<usize>,
-    ) -> Result<(), StackError>;
+    fn branch(&mut self, t: usize, m: LaneMask, f: usize, r: Option<usize>) -> Result<(), StackError>;
     fn diverge(&mut self, paths: &[(usize, LaneMask)], r: Option<usize>) -> Result<(), StackError>;
     fn exit_lanes(&mut self, m: LaneMask) -> LaneMask;
     /// Returns whether the lanes left the program (return from the
@@ -381,13 +356,7 @@ impl Warp for ReconvergenceStack<usize> {
     fn set_pc(&mut self, pc: usize) {
         ReconvergenceStack::set_pc(self, pc)
     }
-    fn branch(
-        &mut self,
-        t: usize,
-        m: LaneMask,
-        f: usize,
-        r: Option<usize>,
-    ) -> Result<(), StackError> {
+    fn branch(&mut self, t: usize, m: LaneMask, f: usize, r: Option<usize>) -> Result<(), StackError> {
         ReconvergenceStack::branch(self, t, m, f, r)
     }
     fn diverge(&mut self, paths: &[(usize, LaneMask)], r: Option<usize>) -> Result<(), StackError> {
@@ -415,13 +384,7 @@ impl Warp for CallStack<usize> {
     fn set_pc(&mut self, pc: usize) {
         CallStack::set_pc(self, pc)
     }
-    fn branch(
-        &mut self,
-        t: usize,
-        m: LaneMask,
-        f: usize,
-        r: Option<usize>,
-    ) -> Result<(), StackError> {
+    fn branch(&mut self, t: usize, m: LaneMask, f: usize, r: Option<usize>) -> Result<(), StackError> {
         CallStack::branch(self, t, m, f, r)
     }
     fn diverge(&mut self, paths: &[(usize, LaneMask)], r: Option<usize>) -> Result<(), StackError> {
@@ -445,10 +408,7 @@ impl Warp for CallStack<usize> {
         let frames = self.frames();
         assert_eq!(frames[0].base(), 0);
         for (i, frame) in frames.iter().enumerate().skip(1) {
-            let inside = self
-                .frame_entries(i)
-                .iter()
-                .fold(LaneMask::EMPTY, |a, e| a | e.mask);
+            let inside = self.frame_entries(i).iter().fold(LaneMask::EMPTY, |a, e| a | e.mask);
             assert!(!inside.is_empty(), "empty inner frame");
             assert!(inside.is_subset_of(frame.lanes));
             let caller_top = self.frame_entries(i - 1).last().expect("empty caller");
@@ -502,10 +462,7 @@ fn simulate<W: Warp>(p: &Program, mut w: W, width: u32, seed: u64) -> Outcome {
             }
         };
         let decide = |lanes: &mut [Lane], f: &mut dyn FnMut(&mut Lane) -> bool| -> LaneMask {
-            active
-                .iter()
-                .filter(|&l| f(&mut lanes[l as usize]))
-                .collect()
+            active.iter().filter(|&l| f(&mut lanes[l as usize])).collect()
         };
         match &p.code[pc] {
             Ins::Call(callees) => {
@@ -535,8 +492,7 @@ fn simulate<W: Warp>(p: &Program, mut w: W, width: u32, seed: u64) -> Outcome {
                         w.branch(*head, taken, pc + 1, r).unwrap();
                     }
                     Ins::Switch(ts) => {
-                        let mut paths: Vec<(usize, LaneMask)> =
-                            ts.iter().map(|&t| (t, LaneMask::EMPTY)).collect();
+                        let mut paths: Vec<(usize, LaneMask)> = ts.iter().map(|&t| (t, LaneMask::EMPTY)).collect();
                         for l in active {
                             let case = lanes[l as usize].case(ts.len());
                             paths[case].1.insert(l);
@@ -560,12 +516,7 @@ fn simulate<W: Warp>(p: &Program, mut w: W, width: u32, seed: u64) -> Outcome {
         check_invariants(&w, all - exited);
     }
     assert_eq!(exited, all, "finished with live lanes");
-    Outcome {
-        traces,
-        schedule,
-        warp_instructions,
-        max_depth,
-    }
+    Outcome { traces, schedule, warp_instructions, max_depth }
 }
 
 fn random_bodies(seed: u64, calls: bool, structured: bool) -> Vec<Vec<Stmt>> {
@@ -593,10 +544,7 @@ fn differential<W: Warp>(seed: u64, calls: bool, make: impl Fn(usize, LaneMask) 
     let out = simulate(&p, make(p.entry[0], LaneMask::full(width)), width, seed);
     for lane in 0..width {
         let expected = reference(&p, Lane::new(seed, lane));
-        assert_eq!(
-            out.traces[lane as usize], expected,
-            "seed {seed}: lane {lane} executed a different path"
-        );
+        assert_eq!(out.traces[lane as usize], expected, "seed {seed}: lane {lane} executed a different path");
     }
     out
 }
@@ -631,10 +579,7 @@ fn call_stack_matches_mimd_execution() {
 #[test]
 fn ipdom_helper_sanity() {
     // if/else: the branch reconverges at the join; the latch at the exit.
-    let p = compile(&[vec![
-        Stmt::If(vec![Stmt::Op], vec![Stmt::Op]),
-        Stmt::Loop(vec![Stmt::Op]),
-    ]]);
+    let p = compile(&[vec![Stmt::If(vec![Stmt::Op], vec![Stmt::Op]), Stmt::Loop(vec![Stmt::Op])]]);
     // 0: If{else 3}; 1: Op; 2: Jmp 4; 3: Op; 4: Op (loop head); 5: Latch; 6: Ret
     assert_eq!(p.reconverge[0], Some(4));
     assert_eq!(p.reconverge[5], Some(6));
@@ -686,10 +631,7 @@ impl Masked<'_> {
                 Stmt::Op => self.emit(pc, mask),
                 Stmt::If(then, other) => {
                     self.emit(pc, mask);
-                    let otherwise: LaneMask = mask
-                        .iter()
-                        .filter(|&l| self.lanes[l as usize].takes_else())
-                        .collect();
+                    let otherwise: LaneMask = mask.iter().filter(|&l| self.lanes[l as usize].takes_else()).collect();
                     let then_pc = pc + 1;
                     let jump = then_pc + code_len(then);
                     self.block(other, jump + 1, otherwise);
@@ -705,10 +647,7 @@ impl Masked<'_> {
                     while !iterating.is_empty() {
                         self.block(body, pc, iterating);
                         self.emit(latch, iterating);
-                        iterating = iterating
-                            .iter()
-                            .filter(|&l| self.lanes[l as usize].continues_loop())
-                            .collect();
+                        iterating = iterating.iter().filter(|&l| self.lanes[l as usize].continues_loop()).collect();
                     }
                 }
                 Stmt::Switch(cases) => {
@@ -745,10 +684,7 @@ fn reconvergence_matches_masked_execution_of_structured_code() {
         let all = LaneMask::full(width);
         let out = simulate(&p, ReconvergenceStack::new(0, all), width, seed);
         let mut lanes: Vec<Lane> = (0..width).map(|l| Lane::new(seed, l)).collect();
-        let mut masked = Masked {
-            lanes: &mut lanes,
-            schedule: Vec::new(),
-        };
+        let mut masked = Masked { lanes: &mut lanes, schedule: Vec::new() };
         masked.block(&bodies[0], 0, all);
         let ret = code_len(&bodies[0]);
         masked.emit(ret, all);

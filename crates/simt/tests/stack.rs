@@ -30,12 +30,7 @@ struct Run {
 fn run(program: &[Ins], width: u32) -> Run {
     let mut stack = ReconvergenceStack::new(0u32, LaneMask::full(width));
     let mut visits = vec![vec![0u32; 64]; program.len()];
-    let mut out = Run {
-        trace: Vec::new(),
-        per_pc: Dense::new(),
-        total: Efficiency::new(),
-        max_depth: stack.depth(),
-    };
+    let mut out = Run { trace: Vec::new(), per_pc: Dense::new(), total: Efficiency::new(), max_depth: stack.depth() };
     while let Some((pc, active)) = stack.top() {
         assert!(out.trace.len() < 100_000, "runaway");
         out.trace.push((pc, active));
@@ -43,19 +38,12 @@ fn run(program: &[Ins], width: u32) -> Run {
         out.total.record(active.count());
         let counts = &mut visits[pc as usize];
         let holds = |cond: fn(u32, u32) -> bool, counts: &[u32]| -> LaneMask {
-            active
-                .iter()
-                .filter(|&l| cond(l, counts[l as usize]))
-                .collect()
+            active.iter().filter(|&l| cond(l, counts[l as usize])).collect()
         };
         match program[pc as usize] {
             Ins::Op => stack.set_pc(pc + 1),
             Ins::Jmp(t) => stack.set_pc(t),
-            Ins::Br {
-                target,
-                cond,
-                reconverge,
-            } => {
+            Ins::Br { target, cond, reconverge } => {
                 let taken = holds(cond, counts);
                 stack.branch(target, taken, pc + 1, reconverge).unwrap();
             }
@@ -82,10 +70,7 @@ fn check_invariants(entries: &[StackEntry<u32>]) {
     for (i, lower) in entries.iter().enumerate() {
         assert!(!lower.mask.is_empty());
         for upper in &entries[i + 1..] {
-            assert!(
-                upper.mask.is_subset_of(lower.mask) || !upper.mask.intersects(lower.mask),
-                "{entries:?}"
-            );
+            assert!(upper.mask.is_subset_of(lower.mask) || !upper.mask.intersects(lower.mask), "{entries:?}");
         }
     }
 }
@@ -98,11 +83,7 @@ fn m(bits: u64) -> LaneMask {
 fn if_else_on_parity() {
     let program = [
         Ins::Op,
-        Ins::Br {
-            target: 4,
-            cond: |lane, _| lane % 2 == 1,
-            reconverge: Some(6),
-        },
+        Ins::Br { target: 4, cond: |lane, _| lane % 2 == 1, reconverge: Some(6) },
         Ins::Op, // even lanes
         Ins::Jmp(6),
         Ins::Op, // odd lanes
@@ -114,19 +95,7 @@ fn if_else_on_parity() {
     let all = LaneMask::full(32);
     let odd = m(0xaaaa_aaaa);
     let even = m(0x5555_5555);
-    assert_eq!(
-        r.trace,
-        [
-            (0, all),
-            (1, all),
-            (4, odd),
-            (5, odd),
-            (2, even),
-            (3, even),
-            (6, all),
-            (7, all)
-        ]
-    );
+    assert_eq!(r.trace, [(0, all), (1, all), (4, odd), (5, odd), (2, even), (3, even), (6, all), (7, all)]);
     for pc in [2, 3, 4, 5] {
         assert_eq!(r.per_pc.get(pc).unwrap().ratio(32), Some(0.5), "pc {pc}");
     }
@@ -142,17 +111,9 @@ fn if_else_on_parity() {
 fn nested_divergence() {
     let program = [
         // 0: outer if (lane < 4) { 1..=5 } else { 6..=9 }, join at 10
-        Ins::Br {
-            target: 6,
-            cond: |lane, _| lane >= 4,
-            reconverge: Some(10),
-        },
+        Ins::Br { target: 6, cond: |lane, _| lane >= 4, reconverge: Some(10) },
         // 1: inner if/else on parity inside the low half, join at 5
-        Ins::Br {
-            target: 4,
-            cond: |lane, _| lane % 2 == 1,
-            reconverge: Some(5),
-        },
+        Ins::Br { target: 4, cond: |lane, _| lane % 2 == 1, reconverge: Some(5) },
         Ins::Op,
         Ins::Jmp(5),
         Ins::Op,
@@ -160,11 +121,7 @@ fn nested_divergence() {
         // 6: high half
         Ins::Op,
         // 7: if (lane != 7) { 8 }, join at 9
-        Ins::Br {
-            target: 9,
-            cond: |lane, _| lane == 7,
-            reconverge: Some(9),
-        },
+        Ins::Br { target: 9, cond: |lane, _| lane == 7, reconverge: Some(9) },
         Ins::Op,
         Ins::Jmp(10),
         Ins::Op,
@@ -193,10 +150,7 @@ fn nested_divergence() {
     // evens, odds].
     assert_eq!(r.max_depth, 4);
     assert_eq!(r.total.warp_instructions, 12);
-    assert_eq!(
-        r.total.thread_instructions,
-        8 + 4 + 4 + 3 + 4 + 4 + 2 + 2 + 2 + 4 + 8 + 8
-    );
+    assert_eq!(r.total.thread_instructions, 8 + 4 + 4 + 3 + 4 + 4 + 2 + 2 + 2 + 4 + 8 + 8);
 }
 
 #[test]
@@ -205,11 +159,7 @@ fn loop_with_lane_dependent_trip_count() {
     // 2: exit. The branch reconverges at the loop exit.
     let program = [
         Ins::Op,
-        Ins::Br {
-            target: 0,
-            cond: |lane, done_before| done_before + 1 < lane % 32 + 1,
-            reconverge: Some(2),
-        },
+        Ins::Br { target: 0, cond: |lane, done_before| done_before + 1 < lane % 32 + 1, reconverge: Some(2) },
         Ins::Exit,
     ];
     let r = run(&program, 32);
@@ -220,13 +170,7 @@ fn loop_with_lane_dependent_trip_count() {
     assert_eq!(body.thread_instructions, 528);
     assert_eq!(body.ratio(32), Some(528.0 / 1024.0));
     assert_eq!(*r.per_pc.get(1).unwrap(), body);
-    assert_eq!(
-        *r.per_pc.get(2).unwrap(),
-        Efficiency {
-            thread_instructions: 32,
-            warp_instructions: 1
-        }
-    );
+    assert_eq!(*r.per_pc.get(2).unwrap(), Efficiency { thread_instructions: 32, warp_instructions: 1 });
     for (k, &(pc, mask)) in r.trace.iter().step_by(2).take(32).enumerate() {
         assert_eq!(pc, 0);
         assert_eq!(mask, LaneMask::full(32) - LaneMask::full(k as u32));
@@ -238,15 +182,8 @@ fn loop_with_lane_dependent_trip_count() {
 
 #[test]
 fn loop_with_uniform_trip_count_stays_flat() {
-    let program = [
-        Ins::Op,
-        Ins::Br {
-            target: 0,
-            cond: |_, done_before| done_before < 9,
-            reconverge: Some(2),
-        },
-        Ins::Exit,
-    ];
+    let program =
+        [Ins::Op, Ins::Br { target: 0, cond: |_, done_before| done_before < 9, reconverge: Some(2) }, Ins::Exit];
     let r = run(&program, 16);
     assert_eq!(r.max_depth, 1);
     assert_eq!(r.total.warp_instructions, 21);
@@ -257,11 +194,7 @@ fn loop_with_uniform_trip_count_stays_flat() {
 fn early_exit_of_some_lanes() {
     let program = [
         // 0: if (lane < 3) exit; join at 2 (lanes >= 3 jump there)
-        Ins::Br {
-            target: 2,
-            cond: |lane, _| lane >= 3,
-            reconverge: Some(2),
-        },
+        Ins::Br { target: 2, cond: |lane, _| lane >= 3, reconverge: Some(2) },
         Ins::Exit,
         Ins::Op,
         // 3: predicated exit of lane 7, the others go on
@@ -270,17 +203,7 @@ fn early_exit_of_some_lanes() {
         Ins::Exit,
     ];
     let r = run(&program, 8);
-    assert_eq!(
-        r.trace,
-        [
-            (0, m(0xff)),
-            (1, m(0x07)),
-            (2, m(0xf8)),
-            (3, m(0xf8)),
-            (4, m(0x78)),
-            (5, m(0x78))
-        ]
-    );
+    assert_eq!(r.trace, [(0, m(0xff)), (1, m(0x07)), (2, m(0xf8)), (3, m(0xf8)), (4, m(0x78)), (5, m(0x78))]);
 }
 
 #[test]
@@ -332,10 +255,7 @@ fn uniform_branches_push_nothing() {
 fn depth_guard() {
     let mut s = ReconvergenceStack::with_max_depth(0u32, LaneMask::full(4), 2);
     let before = s.entries().to_vec();
-    assert_eq!(
-        s.branch(1, m(0b0001), 2, 3),
-        Err(StackError::Overflow { max_depth: 2 })
-    );
+    assert_eq!(s.branch(1, m(0b0001), 2, 3), Err(StackError::Overflow { max_depth: 2 }));
     assert_eq!(s.entries(), &before[..]);
     // Only one path is pushed when the other is already at the join.
     s.branch(3, m(0b0001), 2, 3).unwrap();
@@ -351,13 +271,9 @@ fn invalid_paths() {
     assert_eq!(s.diverge(&[(1, m(0b0011))], 9), e);
     assert_eq!(s.diverge(&[(1, m(0b0011)), (2, m(0b11100))], 9), e);
     assert_eq!(s.depth(), 1);
-    s.diverge(&[(1, m(0b0001)), (2, m(0b0010)), (3, m(0b1100))], 9)
-        .unwrap();
+    s.diverge(&[(1, m(0b0001)), (2, m(0b0010)), (3, m(0b1100))], 9).unwrap();
     let pcs: Vec<_> = s.iter().map(|e| (e.pc, e.mask)).collect();
-    assert_eq!(
-        pcs,
-        [(9, m(0xf)), (3, m(0b1100)), (2, m(0b0010)), (1, m(0b0001))]
-    );
+    assert_eq!(pcs, [(9, m(0xf)), (3, m(0b1100)), (2, m(0b0010)), (1, m(0b0001))]);
 }
 
 #[test]

@@ -45,11 +45,7 @@ pub fn random_graph(rng: &mut fastrand::Rng) -> AdjacencyGraph {
                     edges.push((i, i + 1));
                 }
                 if rng.bool() {
-                    let t = if rng.u8(0..5) == 0 {
-                        rng.usize(..=i)
-                    } else {
-                        rng.usize(i..count)
-                    };
+                    let t = if rng.u8(0..5) == 0 { rng.usize(..=i) } else { rng.usize(i..count) };
                     edges.push((i, t));
                 }
             }
@@ -74,20 +70,12 @@ pub fn random_graph(rng: &mut fastrand::Rng) -> AdjacencyGraph {
             }
         }
     }
-    let entry = if rng.u8(0..4) == 0 {
-        rng.usize(..count)
-    } else {
-        0
-    };
+    let entry = if rng.u8(0..4) == 0 { rng.usize(..count) } else { 0 };
     graph_with_entry(count, entry, &edges)
 }
 
 /// Random `(uses, defs)` for every node of `g`.
-pub fn random_transfer(
-    rng: &mut fastrand::Rng,
-    nodes: usize,
-    vars: usize,
-) -> Vec<(BitSet, BitSet)> {
+pub fn random_transfer(rng: &mut fastrand::Rng, nodes: usize, vars: usize) -> Vec<(BitSet, BitSet)> {
     (0..nodes)
         .map(|_| {
             let density = rng.u32(0..25);

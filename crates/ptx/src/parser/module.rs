@@ -8,6 +8,9 @@ use crate::ast::*;
 use crate::lexer::TokenKind;
 use crate::lookup;
 
+/// What may stand at module scope, for messages.
+const MODULE_ITEM: &str = "a directive such as `.version`, `.entry`, `.func` or `.global` at module scope";
+
 /// Directives that start a module-scope item: module-level recovery resumes at one of them.
 fn starts_module_item(text: &str) -> bool {
     matches!(
@@ -60,36 +63,37 @@ impl<'a> Parser<'a> {
         let mut m = Module::default();
         while !self.diags.is_full() {
             let start = self.tok.start;
-            let result =
-                match self.tok.kind {
-                    TokenKind::Eof => break,
-                    TokenKind::Directive => self.module_item(&mut m),
-                    TokenKind::Semi => {
-                        self.bump();
-                        Ok(())
-                    }
-                    TokenKind::RBrace => {
-                        self.error(self.tok.span(), "unexpected `}` at module scope: no block is open");
-                        self.bump();
-                        Ok(())
-                    }
-                    TokenKind::Ident if crate::lookup::opcode(self.tok_text()).is_some() => {
-                        let msg = format!(
-                        "instruction `{}` outside any function: expected a directive such as `.entry` or `.global` \
-                         at module scope (is there an extra `}}` above?)",
-                        self.tok_text()
-                    );
-                        self.error(self.tok.span(), msg);
-                        Err(Stop)
-                    }
-                    _ => Err(self
-                        .unexpected("a directive such as `.version`, `.entry`, `.func` or `.global` at module scope")),
-                };
+            let result = match self.tok.kind {
+                TokenKind::Eof => break,
+                TokenKind::Directive => self.module_item(&mut m),
+                TokenKind::Semi => {
+                    self.bump();
+                    Ok(())
+                }
+                TokenKind::RBrace => {
+                    self.error(self.tok.span(), "unexpected `}` at module scope: no block is open");
+                    self.bump();
+                    Ok(())
+                }
+                TokenKind::Ident if lookup::opcode(self.tok_text()).is_some() => Err(self.stray_instruction()),
+                _ => Err(self.unexpected(MODULE_ITEM)),
+            };
             if result.is_err() {
                 self.recover_module(start);
             }
         }
         m
+    }
+
+    /// An instruction at module scope, most likely after a `}` that closed its function too early.
+    fn stray_instruction(&mut self) -> Stop {
+        let msg = format!(
+            "instruction `{}` outside any function: expected a directive such as `.entry` or `.global` at module \
+             scope (is there an extra `}}` above?)",
+            self.tok_text()
+        );
+        self.error(self.tok.span(), msg);
+        Stop
     }
 
     /// Skips to the next module-level directive outside braces. Always consumes at least one token when the

@@ -13,13 +13,7 @@ use num_bigint::{BigInt, BigUint, Sign};
 use num_traits::{One, Zero};
 use scalar::{Format, Rounding};
 
-pub const MODES: [Rounding; 5] = [
-    Rounding::Rn,
-    Rounding::Rna,
-    Rounding::Rz,
-    Rounding::Rm,
-    Rounding::Rp,
-];
+pub const MODES: [Rounding; 5] = [Rounding::Rn, Rounding::Rna, Rounding::Rz, Rounding::Rm, Rounding::Rp];
 
 /// An exactly known value.
 #[derive(Clone, Debug)]
@@ -53,16 +47,9 @@ pub fn decode(f: Format, bits: u64) -> Val {
     let (mag, exp) = if field == 0 {
         (frac, 1 - bias(f) - i64::from(f.mant_bits))
     } else {
-        (
-            frac + (1 << f.mant_bits),
-            field as i64 - bias(f) - i64::from(f.mant_bits),
-        )
+        (frac + (1 << f.mant_bits), field as i64 - bias(f) - i64::from(f.mant_bits))
     };
-    Val::Fin {
-        neg,
-        mag: BigUint::from(mag),
-        exp,
-    }
+    Val::Fin { neg, mag: BigUint::from(mag), exp }
 }
 
 pub fn is_nan_bits(f: Format, bits: u64) -> bool {
@@ -78,14 +65,7 @@ fn sign_bits(f: Format, neg: bool) -> u64 {
 }
 
 /// Round `(-1)^neg * (mag + s) * 2^exp` to `f`, `s` in `(0,1)` iff `sticky`.
-pub fn round_ref(
-    f: Format,
-    neg: bool,
-    mag: &BigUint,
-    exp: i64,
-    sticky: bool,
-    mode: Rounding,
-) -> u64 {
+pub fn round_ref(f: Format, neg: bool, mag: &BigUint, exp: i64, sticky: bool, mode: Rounding) -> u64 {
     let sign = sign_bits(f, neg);
     if mag.is_zero() {
         assert!(!sticky);
@@ -98,17 +78,10 @@ pub fn round_ref(
     let qe = top.max(emin) - p;
     let (mut q, cmp_half, inexact) = if qe <= exp {
         assert!(!sticky, "reference: sticky needs a coarse quantum");
-        (
-            mag << ((exp - qe) as usize),
-            core::cmp::Ordering::Less,
-            false,
-        )
+        (mag << ((exp - qe) as usize), core::cmp::Ordering::Less, false)
     } else {
         let shift = (qe - exp) as usize;
-        assert!(
-            !sticky || shift >= 2,
-            "reference: sticky too close to the rounding bit"
-        );
+        assert!(!sticky || shift >= 2, "reference: sticky too close to the rounding bit");
         let q = mag >> shift;
         let r = mag - (&q << shift);
         let half = BigUint::one() << (shift - 1);
@@ -153,11 +126,7 @@ pub fn round_ref(
     }
     // normalise to p+1 bits
     let extra = qbits - (p + 1);
-    let sig = if extra >= 0 {
-        q64 >> extra
-    } else {
-        q64 << (-extra)
-    };
+    let sig = if extra >= 0 { q64 >> extra } else { q64 << (-extra) };
     let field = (rtop + bias(f)) as u64;
     sign | (field << f.mant_bits) | (sig - (1 << f.mant_bits))
 }
@@ -165,14 +134,8 @@ pub fn round_ref(
 /// Exact signed sum of two finite values.
 fn exact_sum(an: bool, am: &BigUint, ae: i64, bn: bool, bm: &BigUint, be: i64) -> (BigInt, i64) {
     let e = ae.min(be);
-    let a = BigInt::from_biguint(
-        if an { Sign::Minus } else { Sign::Plus },
-        am << ((ae - e) as usize),
-    );
-    let b = BigInt::from_biguint(
-        if bn { Sign::Minus } else { Sign::Plus },
-        bm << ((be - e) as usize),
-    );
+    let a = BigInt::from_biguint(if an { Sign::Minus } else { Sign::Plus }, am << ((ae - e) as usize));
+    let b = BigInt::from_biguint(if bn { Sign::Minus } else { Sign::Plus }, bm << ((be - e) as usize));
     (a + b, e)
 }
 
@@ -188,18 +151,7 @@ pub fn ref_add(f: Format, a: u64, b: u64, modes: &[Rounding]) -> Vec<u64> {
         (Val::Inf(x), Val::Inf(y)) => out(if x == y { a } else { nan(f) }),
         (Val::Inf(_), _) => out(a),
         (_, Val::Inf(_)) => out(b),
-        (
-            Val::Fin {
-                neg: an,
-                mag: am,
-                exp: ae,
-            },
-            Val::Fin {
-                neg: bn,
-                mag: bm,
-                exp: be,
-            },
-        ) => {
+        (Val::Fin { neg: an, mag: am, exp: ae }, Val::Fin { neg: bn, mag: bm, exp: be }) => {
             let (s, e) = exact_sum(an, &am, ae, bn, &bm, be);
             if s.is_zero() {
                 return modes
@@ -215,10 +167,7 @@ pub fn ref_add(f: Format, a: u64, b: u64, modes: &[Rounding]) -> Vec<u64> {
             }
             let neg = s.sign() == Sign::Minus;
             let mag = s.magnitude();
-            modes
-                .iter()
-                .map(|&m| round_ref(f, neg, mag, e, false, m))
-                .collect()
+            modes.iter().map(|&m| round_ref(f, neg, mag, e, false, m)).collect()
         }
     }
 }
@@ -229,25 +178,11 @@ pub fn ref_mul(f: Format, a: u64, b: u64, modes: &[Rounding]) -> Vec<u64> {
     let inf = ((1u64 << f.exp_bits) - 1) << f.mant_bits;
     match (decode(f, a), decode(f, b)) {
         (Val::Nan, _) | (_, Val::Nan) => out(nan(f)),
-        (Val::Inf(_), Val::Fin { mag, .. }) | (Val::Fin { mag, .. }, Val::Inf(_))
-            if mag.is_zero() =>
-        {
-            out(nan(f))
-        }
+        (Val::Inf(_), Val::Fin { mag, .. }) | (Val::Fin { mag, .. }, Val::Inf(_)) if mag.is_zero() => out(nan(f)),
         (Val::Inf(_), _) | (_, Val::Inf(_)) => out(sign_bits(f, neg) | inf),
-        (
-            Val::Fin {
-                mag: am, exp: ae, ..
-            },
-            Val::Fin {
-                mag: bm, exp: be, ..
-            },
-        ) => {
+        (Val::Fin { mag: am, exp: ae, .. }, Val::Fin { mag: bm, exp: be, .. }) => {
             let m = am * bm;
-            modes
-                .iter()
-                .map(|&r| round_ref(f, neg, &m, ae + be, false, r))
-                .collect()
+            modes.iter().map(|&r| round_ref(f, neg, &m, ae + be, false, r)).collect()
         }
     }
 }
@@ -274,19 +209,8 @@ pub fn ref_fma(f: Format, a: u64, b: u64, c: u64, modes: &[Rounding]) -> Vec<u64
     if let Val::Inf(_) = vc {
         return out(c);
     }
-    let (
-        Val::Fin {
-            mag: am, exp: ae, ..
-        },
-        Val::Fin {
-            mag: bm, exp: be, ..
-        },
-        Val::Fin {
-            neg: cn,
-            mag: cm,
-            exp: ce,
-        },
-    ) = (va, vb, vc)
+    let (Val::Fin { mag: am, exp: ae, .. }, Val::Fin { mag: bm, exp: be, .. }, Val::Fin { neg: cn, mag: cm, exp: ce }) =
+        (va, vb, vc)
     else {
         unreachable!()
     };
@@ -305,10 +229,7 @@ pub fn ref_fma(f: Format, a: u64, b: u64, c: u64, modes: &[Rounding]) -> Vec<u64
             .collect();
     }
     let neg = s.sign() == Sign::Minus;
-    modes
-        .iter()
-        .map(|&m| round_ref(f, neg, s.magnitude(), e, false, m))
-        .collect()
+    modes.iter().map(|&m| round_ref(f, neg, s.magnitude(), e, false, m)).collect()
 }
 
 pub fn ref_div(f: Format, a: u64, b: u64, modes: &[Rounding]) -> Vec<u64> {
@@ -319,20 +240,9 @@ pub fn ref_div(f: Format, a: u64, b: u64, modes: &[Rounding]) -> Vec<u64> {
         (Val::Nan, _) | (_, Val::Nan) | (Val::Inf(_), Val::Inf(_)) => out(nan(f)),
         (Val::Inf(_), _) => out(sign_bits(f, neg) | inf),
         (_, Val::Inf(_)) => out(sign_bits(f, neg)),
-        (
-            Val::Fin {
-                mag: am, exp: ae, ..
-            },
-            Val::Fin {
-                mag: bm, exp: be, ..
-            },
-        ) => {
+        (Val::Fin { mag: am, exp: ae, .. }, Val::Fin { mag: bm, exp: be, .. }) => {
             if bm.is_zero() {
-                return out(if am.is_zero() {
-                    nan(f)
-                } else {
-                    sign_bits(f, neg) | inf
-                });
+                return out(if am.is_zero() { nan(f) } else { sign_bits(f, neg) | inf });
             }
             if am.is_zero() {
                 return out(sign_bits(f, neg));
@@ -342,10 +252,7 @@ pub fn ref_div(f: Format, a: u64, b: u64, modes: &[Rounding]) -> Vec<u64> {
             let n = &am << k;
             let q = &n / &bm;
             let sticky = !(&n % &bm).is_zero();
-            modes
-                .iter()
-                .map(|&m| round_ref(f, neg, &q, ae - be - k as i64, sticky, m))
-                .collect()
+            modes.iter().map(|&m| round_ref(f, neg, &q, ae - be - k as i64, sticky, m)).collect()
         }
     }
 }
@@ -371,10 +278,7 @@ pub fn ref_sqrt(f: Format, a: u64, modes: &[Rounding]) -> Vec<u64> {
             let n = m << ((2 * k) as usize);
             let r = n.sqrt();
             let sticky = &r * &r != n;
-            modes
-                .iter()
-                .map(|&md| round_ref(f, false, &r, (e - 2 * k) / 2, sticky, md))
-                .collect()
+            modes.iter().map(|&md| round_ref(f, false, &r, (e - 2 * k) / 2, sticky, md)).collect()
         }
     }
 }
@@ -426,10 +330,7 @@ pub fn ref_to_integer(f: Format, bits: u64, mode: Rounding) -> Option<BigInt> {
             q
         }
     };
-    Some(BigInt::from_biguint(
-        if neg { Sign::Minus } else { Sign::Plus },
-        m,
-    ))
+    Some(BigInt::from_biguint(if neg { Sign::Minus } else { Sign::Plus }, m))
 }
 
 // ---------------------------------------------------------------- generators
@@ -467,9 +368,7 @@ pub fn gen(r: &mut fastrand::Rng, f: Format) -> u64 {
         }
         10..=39 => r.u64(..) & ((1u64 << (w - 1)) - 1) | sign,
         40..=59 => {
-            let e = (bias(f) as u64)
-                .saturating_add_signed(r.i64(-8..=8))
-                .clamp(1, all - 1);
+            let e = (bias(f) as u64).saturating_add_signed(r.i64(-8..=8)).clamp(1, all - 1);
             sign | field(e) | (r.u64(..) & mmask)
         }
         60..=71 => sign | (r.u64(..) & mmask),
@@ -501,18 +400,12 @@ pub fn gen_related(r: &mut fastrand::Rng, f: Format, a: u64) -> u64 {
             // power of two near half an ulp of a (odd multiples give midpoints), either sign
             let d = i64::from(f.mant_bits) + r.i64(-1..=3);
             let e = (efield as i64 - d).clamp(0, all as i64 - 1) as u64;
-            let m = if r.bool() {
-                0
-            } else {
-                r.u64(..) & ((1u64 << f.mant_bits) - 1) & !1
-            };
+            let m = if r.bool() { 0 } else { r.u64(..) & ((1u64 << f.mant_bits) - 1) & !1 };
             (if r.bool() { smask } else { 0 }) | (e << f.mant_bits) | m
         }
         _ => {
             let e = (efield as i64 + r.i64(-3..=3)).clamp(0, all as i64 - 1) as u64;
-            (if r.bool() { smask } else { 0 })
-                | (e << f.mant_bits)
-                | (r.u64(..) & ((1u64 << f.mant_bits) - 1))
+            (if r.bool() { smask } else { 0 }) | (e << f.mant_bits) | (r.u64(..) & ((1u64 << f.mant_bits) - 1))
         }
     }
 }

@@ -1,0 +1,140 @@
+//! Crash-safe buffers and the trace file.
+//!
+//! Every buffer (one per OS thread, one for the meta stream) lives in a shared mapping of a spill file, so
+//! what was recorded but not yet written as a chunk survives a killed process; `trace::spill::recover` (run by
+//! `lockstep trace` after QEMU died) appends it. Writing a chunk happens under the file lock, meta first.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use memmap2::MmapMut;
+use trace::spill::{SpillHeader, SPILL_HEADER_LEN};
+use trace::{ChunkKind, Sink};
+
+/// Extra room past the flush threshold: a block's events are always appended whole before the owner checks
+/// whether to flush.
+pub const HEADROOM: usize = 128 << 10;
+
+/// A buffer in a shared file mapping: a 64-byte [`SpillHeader`], then the bytes.
+#[derive(Debug)]
+pub struct SpillBuf {
+    map: MmapMut,
+    pub path: PathBuf,
+    len: usize,
+    cap: usize,
+    pub seq: u32,
+    pub kind: ChunkKind,
+    pub stream: u32,
+    /// Bytes that did not fit (never expected; counted rather than crashing the traced program).
+    pub dropped: u64,
+}
+
+impl SpillBuf {
+    pub fn create(dir: &Path, name: &str, kind: ChunkKind, stream: u32, cap: usize) -> io::Result<SpillBuf> {
+        let path = dir.join(name);
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path)?;
+        file.set_len((SPILL_HEADER_LEN + cap) as u64)?;
+        // SAFETY: mmap is FFI. The file was just created by this process and is only ever resized here;
+        // nothing else truncates it while the mapping lives (the supervisor reads it after we are gone).
+        let map = unsafe { MmapMut::map_mut(&file)? };
+        let mut b = SpillBuf { map, path, len: 0, cap, seq: 0, kind, stream, dropped: 0 };
+        b.write_header(0, false);
+        Ok(b)
+    }
+
+    fn write_header(&mut self, insns: u64, finished: bool) {
+        let h = SpillHeader { kind: self.kind, stream: self.stream, seq: self.seq, len: self.len as u32, insns, finished };
+        h.write(&mut self.map[..SPILL_HEADER_LEN]);
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn data(&self) -> &[u8] {
+        &self.map[SPILL_HEADER_LEN..SPILL_HEADER_LEN + self.len]
+    }
+
+    /// Publishes the progress counter (instructions executed by the owning thread).
+    #[inline]
+    pub fn set_insns(&mut self, insns: u64) {
+        self.map[24..32].copy_from_slice(&insns.to_le_bytes());
+    }
+
+    /// The buffered bytes became chunk `seq`: start the next one.
+    pub fn consumed(&mut self) {
+        self.len = 0;
+        self.seq += 1;
+        self.map[16..20].copy_from_slice(&self.seq.to_le_bytes());
+        self.map[20..24].copy_from_slice(&0u32.to_le_bytes());
+    }
+
+    /// Nothing is left to recover from this buffer.
+    pub fn finish(&mut self, insns: u64) {
+        self.write_header(insns, true);
+    }
+}
+
+impl Sink for SpillBuf {
+    #[inline]
+    fn put_bytes(&mut self, b: &[u8]) {
+        let at = SPILL_HEADER_LEN + self.len;
+        if self.len + b.len() > self.cap {
+            self.dropped += b.len() as u64;
+            return;
+        }
+        self.map[at..at + b.len()].copy_from_slice(b);
+        self.len += b.len();
+        // Publish the length after the bytes, for a supervisor reading the file after a crash.
+        self.map[20..24].copy_from_slice(&(self.len as u32).to_le_bytes());
+    }
+}
+
+/// The trace file, appended to under a lock.
+#[derive(Debug)]
+pub struct TraceFile {
+    file: File,
+    level: i32,
+    /// Bytes written so far.
+    pub written: u64,
+}
+
+impl TraceFile {
+    pub fn create(path: &Path, header: &trace::Header, level: i32) -> io::Result<TraceFile> {
+        let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
+        let h = header.encode();
+        file.write_all(&h)?;
+        Ok(TraceFile { file, level, written: h.len() as u64 })
+    }
+
+    /// Writes `buf`'s bytes as its next chunk and empties it.
+    pub fn write_buf(&mut self, buf: &mut SpillBuf) -> io::Result<()> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = trace::encode_chunk(buf.kind, buf.stream, buf.seq, buf.data(), self.level);
+        self.file.write_all(&chunk)?;
+        self.written += chunk.len() as u64;
+        buf.consumed();
+        Ok(())
+    }
+
+    /// Writes an already-encoded chunk payload read back from a spill file.
+    pub fn write_raw(&mut self, kind: ChunkKind, stream: u32, seq: u32, data: &[u8]) -> io::Result<()> {
+        let chunk = trace::encode_chunk(kind, stream, seq, data, self.level);
+        self.file.write_all(&chunk)?;
+        self.written += chunk.len() as u64;
+        Ok(())
+    }
+
+    pub fn write_end(&mut self, end: &trace::EndRecord) -> io::Result<()> {
+        self.write_raw(ChunkKind::End, 0, 0, &end.encode())?;
+        self.file.sync_all()
+    }
+}

@@ -1,0 +1,507 @@
+//! Per-OS-thread tracing state: the execution hot path.
+//!
+//! Each guest thread runs on its own host thread in QEMU user mode, so the state is a host thread-local: no
+//! lock is taken per block or per memory access. The shadow call stack, the SIMT-thread segmentation
+//! (`--function`, `--per-iteration`), `--exclude` skipping and lock detection all live here.
+
+use std::cell::RefCell;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use trace::{ChunkKind, EventEncoder, Flow, LockKind, MetaRecord, SimtEnd, SimtStart, SkipKind, ThreadEnd, ThreadInfo, NONE};
+
+use crate::out::{SpillBuf, HEADROOM};
+use crate::statics::{
+    TbDesc, LOOP_EXIT, LOOP_HEADER_EXITS, ROLE_EXCLUDED, ROLE_LOCK, ROLE_REGION, ROLE_RELEASE,
+};
+use crate::{Slot, Tracer};
+
+thread_local! {
+    pub static STATE: RefCell<Option<Box<ThreadState>>> = const { RefCell::new(None) };
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    /// Return address pushed by the call (`u64::MAX` for a frame entered by a jump with no call seen).
+    ret: u64,
+    func: u32,
+}
+
+#[derive(Debug)]
+struct Skip {
+    depth: usize,
+    count: u64,
+    sym: u32,
+}
+
+#[derive(Debug)]
+struct LockFrame {
+    depth: usize,
+    kind: LockKind,
+    release: bool,
+    sym: u32,
+    atomic_addr: Option<u64>,
+    store_addr: Option<u64>,
+    seen: [u32; 8],
+    nseen: usize,
+    spinning: bool,
+    spin: u64,
+}
+
+#[derive(Debug)]
+struct Region {
+    depth: usize,
+    func: u32,
+    per_iter: bool,
+    iteration: u64,
+}
+
+/// A top-tested loop's header block ran: it is an iteration only if control stays in the loop.
+#[derive(Debug)]
+struct Pending {
+    tb: &'static TbDesc,
+    from: u16,
+    mems: Vec<(u16, bool, u8, u64)>,
+    func: u32,
+    iteration: u64,
+}
+
+#[derive(Debug)]
+struct Seg {
+    simt: u32,
+    insns: u64,
+}
+
+/// The tracing state of one OS thread.
+#[derive(Debug)]
+pub struct ThreadState {
+    t: &'static Tracer,
+    slot: Arc<Slot>,
+    os: u32,
+    buf: SpillBuf,
+    enc: EventEncoder,
+    last: Option<&'static TbDesc>,
+    stack: Vec<Frame>,
+    seg: Option<Seg>,
+    region: Option<Region>,
+    pending: Option<Pending>,
+    skip: Option<Skip>,
+    lock: Option<LockFrame>,
+    /// Memory accesses of instructions before this index in the current block are not recorded (the SIMT
+    /// thread started inside the block).
+    mem_from: u16,
+    /// Whether events are being recorded (in a segment, not skipping, not spinning, not pending).
+    rec: bool,
+    simt_in_os: u32,
+    insns: u64,
+    outside: u64,
+    ticks: u32,
+    last_flush: Instant,
+    finished: bool,
+}
+
+const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
+
+impl ThreadState {
+    /// The state of a thread seen for the first time (on vCPU `vcpu`).
+    pub fn new(t: &'static Tracer, vcpu: u32) -> Result<ThreadState, String> {
+        let os = t.next_os.fetch_add(1, Relaxed);
+        let rank = t.take_rank(vcpu);
+        // SAFETY: gettid(2) through libc: no arguments, no memory, cannot fail.
+        let tid = unsafe { libc::gettid() } as u32;
+        let buf = SpillBuf::create(&t.cfg.spill_dir, &format!("thread-{os}.spill"), ChunkKind::Events, os, t.cfg.chunk_bytes + HEADROOM)
+            .map_err(|e| format!("cannot create a spill buffer in {}: {e}", t.cfg.spill_dir.display()))?;
+        let slot = Arc::new(Slot::new(os, buf.path.clone()));
+        t.slots.lock().unwrap_or_else(|e| e.into_inner()).push(slot.clone());
+        t.meta(&MetaRecord::Thread(ThreadInfo { os, tid, rank }));
+        let mut st = ThreadState {
+            t,
+            slot,
+            os,
+            buf,
+            enc: EventEncoder::new(),
+            last: None,
+            stack: Vec::with_capacity(64),
+            seg: None,
+            region: None,
+            pending: None,
+            skip: None,
+            lock: None,
+            mem_from: 0,
+            rec: false,
+            simt_in_os: 0,
+            insns: 0,
+            outside: 0,
+            ticks: 0,
+            last_flush: Instant::now(),
+            finished: false,
+        };
+        if t.cfg.function.is_none() {
+            st.start_segment(NONE, u64::MAX);
+        }
+        Ok(st)
+    }
+
+    #[inline]
+    fn update_rec(&mut self) {
+        self.rec = self.seg.is_some()
+            && self.skip.is_none()
+            && self.pending.is_none()
+            && !self.lock.as_ref().is_some_and(|l| l.spinning);
+    }
+
+    fn start_segment(&mut self, function: u32, iteration: u64) {
+        let simt = self.t.next_simt.fetch_add(1, Relaxed);
+        self.t.meta(&MetaRecord::SimtStart(SimtStart {
+            simt,
+            os: self.os,
+            index_in_os: self.simt_in_os,
+            function,
+            iteration,
+            chunk_seq: self.buf.seq,
+            offset: self.buf.len() as u32,
+        }));
+        self.simt_in_os += 1;
+        self.enc.segment_start(&mut self.buf, simt);
+        self.seg = Some(Seg { simt, insns: 0 });
+        self.update_rec();
+    }
+
+    fn end_segment(&mut self) {
+        if let Some(s) = self.skip.take() {
+            if self.seg.is_some() {
+                self.enc.skip(&mut self.buf, SkipKind::Excluded, s.count, s.sym.into());
+            }
+        }
+        if let Some(l) = self.lock.take() {
+            if l.spinning && self.seg.is_some() {
+                self.enc.skip(&mut self.buf, SkipKind::LockSpin, l.spin, l.sym.into());
+            }
+        }
+        if let Some(s) = self.seg.take() {
+            self.enc.segment_end(&mut self.buf);
+            self.t.meta(&MetaRecord::SimtEnd(SimtEnd { simt: s.simt, insns: s.insns }));
+        }
+        self.update_rec();
+    }
+
+    /// A translated block starts executing.
+    #[inline]
+    pub fn on_tb(&mut self, tb: &'static TbDesc) {
+        let n = u64::from(tb.n);
+        self.insns += n;
+        if let Some(prev) = self.last {
+            if self.pending.is_some() {
+                self.resolve_pending(prev, tb);
+            }
+            if prev.term.is_transfer() {
+                self.transition(prev, tb);
+            }
+        }
+        self.last = Some(tb);
+        self.mem_from = 0;
+        let mut from = 0u16;
+        if let Some(r) = &self.region {
+            if r.per_iter && self.stack.len() == r.depth {
+                from = self.iteration_point(tb);
+            }
+        }
+        if let Some(s) = self.skip.as_mut() {
+            s.count += n;
+        } else if self.seg.is_some() {
+            if let Some(l) = self.lock.as_mut() {
+                if (l.atomic_addr.is_some() || l.store_addr.is_some()) && !l.spinning {
+                    if l.seen[..l.nseen].contains(&tb.id) {
+                        l.spinning = true;
+                        self.rec = false;
+                    } else if l.nseen < l.seen.len() {
+                        l.seen[l.nseen] = tb.id;
+                        l.nseen += 1;
+                    }
+                }
+                if l.spinning {
+                    l.spin += n;
+                }
+            }
+            if self.rec {
+                if from == 0 {
+                    self.enc.block(&mut self.buf, tb.id);
+                } else {
+                    self.enc.partial_block(&mut self.buf, tb.id, from);
+                }
+                if let Some(s) = self.seg.as_mut() {
+                    s.insns += n - u64::from(from);
+                }
+            }
+        } else if self.pending.is_none() {
+            self.outside += n;
+        }
+        self.buf.set_insns(self.insns);
+        self.ticks = self.ticks.wrapping_add(1);
+        if self.buf.len() >= self.t.cfg.chunk_bytes
+            || (self.ticks & 0xfff == 0 && !self.buf.is_empty() && self.last_flush.elapsed() >= FLUSH_INTERVAL)
+        {
+            self.flush();
+        }
+    }
+
+    /// Control moved from `prev`'s last instruction (a transfer) to `tb`.
+    #[inline]
+    fn transition(&mut self, prev: &'static TbDesc, tb: &'static TbDesc) {
+        match prev.term {
+            Flow::Call | Flow::IndirectCall => self.on_call(prev.end, tb),
+            Flow::Return => self.on_return(tb.addr),
+            Flow::Jump | Flow::IndirectJump | Flow::CondBranch => {
+                let sym = tb.entry_sym.load(Relaxed);
+                if sym != NONE
+                    && !(prev.term == Flow::CondBranch && tb.addr == prev.end)
+                    && self.stack.last().is_none_or(|f| f.func != sym)
+                {
+                    self.on_tail_call(tb, sym);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_call(&mut self, ret: u64, tb: &'static TbDesc) {
+        let mut sym = tb.entry_sym.load(Relaxed);
+        if sym == NONE {
+            sym = self.t.name_call_target(tb);
+        }
+        self.stack.push(Frame { ret, func: sym });
+        if self.rec {
+            self.enc.call(&mut self.buf, sym);
+        }
+        self.enter_function(tb, sym);
+    }
+
+    fn on_tail_call(&mut self, tb: &'static TbDesc, sym: u32) {
+        match self.stack.last_mut() {
+            Some(f) => f.func = sym,
+            None => self.stack.push(Frame { ret: u64::MAX, func: sym }),
+        }
+        if self.rec {
+            self.enc.tail_call(&mut self.buf, sym);
+        }
+        self.enter_function(tb, sym);
+    }
+
+    fn enter_function(&mut self, tb: &'static TbDesc, sym: u32) {
+        let role = tb.role.load(Relaxed);
+        if role == 0 {
+            return;
+        }
+        let depth = self.stack.len();
+        if self.rec {
+            if role & ROLE_EXCLUDED != 0 {
+                self.skip = Some(Skip { depth, count: 0, sym });
+                self.rec = false;
+            } else if role & ROLE_LOCK != 0 && self.lock.is_none() {
+                self.lock = Some(LockFrame {
+                    depth,
+                    kind: TbDesc::lock_kind(role),
+                    release: role & ROLE_RELEASE != 0,
+                    sym,
+                    atomic_addr: None,
+                    store_addr: None,
+                    seen: [0; 8],
+                    nseen: 0,
+                    spinning: false,
+                    spin: 0,
+                });
+            }
+        } else if role & ROLE_REGION != 0 && self.seg.is_none() && self.region.is_none() && self.skip.is_none() {
+            let per_iter = self.t.cfg.per_iteration && self.t.has_loop(tb.addr);
+            self.region = Some(Region { depth, func: sym, per_iter, iteration: 0 });
+            if !per_iter {
+                self.start_segment(sym, u64::MAX);
+            }
+        }
+    }
+
+    fn on_return(&mut self, target: u64) {
+        let frames = match self.stack.iter().rposition(|f| f.ret == target) {
+            Some(i) => {
+                let k = self.stack.len() - i;
+                self.stack.truncate(i);
+                k as u32
+            }
+            None => 0,
+        };
+        let depth = self.stack.len();
+        if self.skip.as_ref().is_some_and(|s| s.depth > depth) {
+            let s = self.skip.take().expect("checked");
+            self.update_rec();
+            if self.rec {
+                self.enc.skip(&mut self.buf, SkipKind::Excluded, s.count, s.sym.into());
+            }
+        }
+        let mut lock_event = None;
+        if self.lock.as_ref().is_some_and(|l| l.depth > depth) {
+            let l = self.lock.take().expect("checked");
+            self.update_rec();
+            if self.rec {
+                if l.spinning {
+                    self.enc.skip(&mut self.buf, SkipKind::LockSpin, l.spin, l.sym.into());
+                }
+                lock_event = l.atomic_addr.or(l.store_addr).map(|a| (l.kind, l.release, a));
+            }
+        }
+        if self.region.as_ref().is_some_and(|r| r.depth > depth) {
+            if let Some(p) = self.pending.take() {
+                self.outside += u64::from(p.tb.n - u32::from(p.from));
+            }
+            self.end_segment();
+            self.region = None;
+            self.update_rec();
+            return;
+        }
+        if self.rec {
+            self.enc.ret(&mut self.buf, frames);
+            if let Some((kind, release, addr)) = lock_event {
+                self.enc.lock(&mut self.buf, kind, release, addr);
+            }
+        }
+    }
+
+    /// `--per-iteration`, at the region function's own depth: start or end iterations. Returns the index of
+    /// the first instruction of `tb` that belongs to the current SIMT thread.
+    fn iteration_point(&mut self, tb: &'static TbDesc) -> u16 {
+        let flags = tb.loop_flags.load(Relaxed);
+        let header = (flags & 0xffff) as u16;
+        if header > 0 {
+            let k = header - 1;
+            self.end_segment();
+            self.outside += u64::from(k);
+            let (func, iteration) = match self.region.as_mut() {
+                Some(r) => {
+                    r.iteration += 1;
+                    (r.func, r.iteration - 1)
+                }
+                None => return 0,
+            };
+            if flags & LOOP_HEADER_EXITS != 0 {
+                self.pending = Some(Pending { tb, from: k, mems: Vec::new(), func, iteration });
+                self.update_rec();
+            } else {
+                self.start_segment(func, iteration);
+            }
+            self.mem_from = k;
+            return k;
+        }
+        if flags & LOOP_EXIT != 0 && self.seg.is_some() {
+            self.end_segment();
+        }
+        0
+    }
+
+    /// Decides what the pending header execution was, now that `tb` follows `prev`.
+    fn resolve_pending(&mut self, prev: &'static TbDesc, tb: &'static TbDesc) {
+        let Some(depth) = self.region.as_ref().map(|r| r.depth) else {
+            self.pending = None;
+            return;
+        };
+        let leaves = !prev.term.is_call()
+            && self.stack.len() == depth
+            && (tb.loop_flags.load(Relaxed) & LOOP_EXIT != 0 || prev.term == Flow::Return);
+        let p = self.pending.take().expect("pending");
+        if leaves {
+            self.outside += u64::from(p.tb.n - u32::from(p.from));
+            // The iteration number was taken; give it back.
+            if let Some(r) = self.region.as_mut() {
+                r.iteration -= 1;
+            }
+            self.update_rec();
+            return;
+        }
+        self.start_segment(p.func, p.iteration);
+        if p.from == 0 {
+            self.enc.block(&mut self.buf, p.tb.id);
+        } else {
+            self.enc.partial_block(&mut self.buf, p.tb.id, p.from);
+        }
+        for &(insn, store, size, addr) in &p.mems {
+            self.enc.mem(&mut self.buf, p.tb.first_insn, insn, store, size, addr);
+        }
+        if let Some(s) = self.seg.as_mut() {
+            s.insns += u64::from(p.tb.n - u32::from(p.from));
+        }
+    }
+
+    /// A memory access of instruction `idx` of the current block.
+    #[inline]
+    pub fn on_mem(&mut self, first_insn: u32, idx: u16, atomic: bool, info: u32, vaddr: u64) {
+        if let Some(l) = self.lock.as_mut() {
+            if l.atomic_addr.is_none() && self.skip.is_none() {
+                if atomic {
+                    l.atomic_addr = Some(vaddr);
+                } else if l.store_addr.is_none() && crate::mem_is_store(info) {
+                    l.store_addr = Some(vaddr);
+                }
+            }
+        }
+        if idx < self.mem_from {
+            return;
+        }
+        if self.rec {
+            let (store, size) = (crate::mem_is_store(info), crate::mem_size_shift(info));
+            self.enc.mem(&mut self.buf, first_insn, idx, store, size, vaddr);
+        } else if let Some(p) = self.pending.as_mut() {
+            if p.mems.len() < 1 << 16 {
+                p.mems.push((idx, crate::mem_is_store(info), crate::mem_size_shift(info), vaddr));
+            }
+        }
+    }
+
+    /// A system call is made.
+    pub fn on_syscall(&mut self, num: i64) {
+        if self.rec {
+            self.enc.skip(&mut self.buf, SkipKind::Syscall, 0, num as u64);
+        }
+    }
+
+    /// Writes the buffer as a chunk (meta first).
+    pub fn flush(&mut self) {
+        self.last_flush = Instant::now();
+        let _g = self.slot.lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.t.closed.load(Relaxed) || self.slot.done.load(Relaxed) {
+            return;
+        }
+        self.t.write_events(&mut self.buf);
+        self.slot.insns.store(self.insns, Relaxed);
+    }
+
+    /// The thread ends (or the process exits on this thread): close the SIMT thread, write what is left.
+    pub fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        if let Some(p) = self.pending.take() {
+            self.outside += u64::from(p.tb.n - u32::from(p.from));
+        }
+        self.end_segment();
+        self.t.meta(&MetaRecord::ThreadEnd(ThreadEnd { os: self.os, insns: self.insns, outside: self.outside }));
+        let _g = self.slot.lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.t.closed.load(Relaxed) || self.slot.done.load(Relaxed) {
+            return;
+        }
+        self.t.write_events(&mut self.buf);
+        self.slot.insns.store(self.insns, Relaxed);
+        self.slot.done.store(true, Relaxed);
+        if self.buf.dropped > 0 {
+            self.t.meta(&MetaRecord::Note(format!("thread {}: {} event bytes dropped (buffer full)", self.os, self.buf.dropped)));
+        }
+        self.buf.finish(self.insns);
+    }
+}
+
+impl Drop for ThreadState {
+    fn drop(&mut self) {
+        if !crate::disabled() {
+            self.finish();
+        }
+    }
+}
