@@ -93,6 +93,8 @@ pub enum Tol {
     /// Any of these values is right (a read that races with another thread's write, where either order is
     /// allowed); integers compare as `i64` (unsigned values by their bits), floats by value.
     AnyOf(Vec<i64>),
+    /// Floats: any of these values is right (as [`Tol::AnyOf`]).
+    AnyOfFloat(Vec<f64>),
     /// Not compared; the string says why (e.g. a clock value).
     Ignore(&'static str),
 }
@@ -185,6 +187,7 @@ fn within(actual: f64, expected: f64, tol: &Tol, ulps: impl Fn() -> u64) -> bool
         Tol::Rel(eps) => (actual - expected).abs() <= eps * expected.abs(),
         Tol::Abs(eps) => (actual - expected).abs() <= eps,
         Tol::RelAbs { rel, abs } => (actual - expected).abs() <= abs + rel * expected.abs(),
+        Tol::AnyOfFloat(ref vals) => actual.to_bits() == expected.to_bits() || vals.contains(&actual),
         Tol::AnyOf(ref vals) => actual.to_bits() == expected.to_bits() || vals.iter().any(|&v| v as f64 == actual),
         Tol::Ignore(_) => true,
     }

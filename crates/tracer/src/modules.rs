@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use object::elf;
-use object::read::elf::{ElfFile64, FileHeader, SectionHeader};
+use object::read::elf::{ElfFile64, SectionHeader};
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
 /// One line of `/proc/self/maps`.
@@ -235,7 +235,6 @@ fn plt_symbols(data: &[u8], bias: u64) -> Vec<RawSymbol> {
             aliases: vec![format!("{name}@plt")],
         });
     }
-    let _ = FileHeader::is_type_64;
     out
 }
 

@@ -113,6 +113,12 @@ impl TraceFile {
         Ok(TraceFile { file, level, written: h.len() as u64 })
     }
 
+    /// Appends to a file that already holds a header.
+    pub fn append(file: File, level: i32) -> TraceFile {
+        let written = file.metadata().map_or(0, |m| m.len());
+        TraceFile { file, level, written }
+    }
+
     /// Writes `buf`'s bytes as its next chunk and empties it.
     pub fn write_buf(&mut self, buf: &mut SpillBuf) -> io::Result<()> {
         if buf.is_empty() {
