@@ -6,6 +6,7 @@ mod output;
 mod ptx_cmd;
 mod run_cmd;
 mod stats_text;
+mod trace_cmd;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -36,6 +37,8 @@ enum Command {
     Demo,
     #[command(about = run_cmd::ABOUT, long_about = run_cmd::LONG_ABOUT, after_help = run_cmd::SHORT_EXAMPLE, after_long_help = run_cmd::EXAMPLES)]
     Run(run_cmd::RunArgs),
+    #[command(about = trace_cmd::ABOUT, long_about = trace_cmd::LONG_ABOUT, after_long_help = trace_cmd::EXAMPLES)]
+    Trace(trace_cmd::TraceArgs),
 }
 
 /// A command line that asks for something impossible (a bad argument, a missing kernel): reported like
@@ -104,6 +107,7 @@ fn main() -> ExitCode {
         }
         Command::Demo => demo::run(),
         Command::Run(args) => run_cmd::run(&args),
+        Command::Trace(args) => trace_cmd::run(&args),
     };
     match result {
         Ok(code) => code,

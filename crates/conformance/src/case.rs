@@ -9,13 +9,16 @@ use crate::compare::{self, Check};
 use crate::corpus::{self, Variant};
 use crate::runner::{self, Arg, Output, Request, RunError, Shape};
 
+/// Checks a launch error and the printf output produced before it.
+pub type ErrorCheck = Box<dyn Fn(&ExecError, &[u8]) -> Result<(), String>>;
+
 /// What the reference says a run must produce.
 pub enum Expect {
     /// The launch succeeds and every check holds.
     Outputs(Vec<Check>),
     /// The launch fails; the callback checks the error (kind, location) and the printf output produced
     /// before it.
-    Fails(Box<dyn Fn(&ExecError, &[u8]) -> Result<(), String>>),
+    Fails(ErrorCheck),
     /// The backend refuses the kernel up front with `ErrorKind::Unsupported`, and every listed string occurs
     /// in one of the reported items (an opcode such as `tex`, a function name).
     Unsupported(Vec<String>),
@@ -35,7 +38,13 @@ impl Expect {
     /// The kernel stops with `ErrorKind::Trap` (a `trap` or `brkpt`) in `thread` of `block`, and the error's
     /// location names a PTX line of `variant`'s file whose text contains `needle` (the instruction), as does
     /// the instruction text it quotes. `stdout`, when given, is the printf output expected before the trap.
-    pub fn trap_at(variant: &Variant, block: device::Dim3, thread: device::Dim3, needle: &str, stdout: Option<String>) -> Expect {
+    pub fn trap_at(
+        variant: &Variant,
+        block: device::Dim3,
+        thread: device::Dim3,
+        needle: &str,
+        stdout: Option<String>,
+    ) -> Expect {
         let text = std::fs::read_to_string(&variant.path).unwrap_or_default();
         let needle = needle.to_string();
         Expect::Fails(Box::new(move |e, out| {
@@ -44,7 +53,10 @@ impl Expect {
             }
             let loc = &e.location;
             if loc.block != Some(block) || loc.thread != Some(thread) {
-                return Err(format!("expected the trap in block {block} thread {thread}, got {:?} {:?}", loc.block, loc.thread));
+                return Err(format!(
+                    "expected the trap in block {block} thread {thread}, got {:?} {:?}",
+                    loc.block, loc.thread
+                ));
             }
             let line = loc.line.ok_or("the error has no PTX line")?;
             let src = text.lines().nth(line as usize - 1).unwrap_or("");
@@ -56,7 +68,10 @@ impl Expect {
             }
             if let Some(want) = &stdout {
                 if out != want.as_bytes() {
-                    return Err(format!("printf before the trap: got {:?}, expected {want:?}", String::from_utf8_lossy(out)));
+                    return Err(format!(
+                        "printf before the trap: got {:?}, expected {want:?}",
+                        String::from_utf8_lossy(out)
+                    ));
                 }
             }
             Ok(())
@@ -93,6 +108,8 @@ pub struct Case {
     pub args: Vec<Arg>,
     pub symbol_writes: Vec<(String, Vec<u8>)>,
     pub symbol_reads: Vec<String>,
+    /// Buffers reached only through pointers inside by-value parameters.
+    pub extra: Vec<Vec<u8>>,
     pub reference: Reference,
     /// Variants this case does not apply to, with the reason (recorded as skipped).
     pub skip: Option<SkipRule>,
@@ -102,7 +119,11 @@ pub struct Case {
 
 impl std::fmt::Debug for Case {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Case").field("kernel", &self.kernel).field("shape", &self.shape).field("label", &self.label).finish_non_exhaustive()
+        f.debug_struct("Case")
+            .field("kernel", &self.kernel)
+            .field("shape", &self.shape)
+            .field("label", &self.label)
+            .finish_non_exhaustive()
     }
 }
 
@@ -114,6 +135,7 @@ impl Case {
             args,
             symbol_writes: Vec::new(),
             symbol_reads: Vec::new(),
+            extra: Vec::new(),
             reference: Box::new(reference),
             skip: None,
             label: None,
@@ -137,6 +159,13 @@ impl Case {
 
     pub fn write_symbol(mut self, name: &str, bytes: Vec<u8>) -> Case {
         self.symbol_writes.push((name.to_string(), bytes));
+        self
+    }
+
+    /// Adds a buffer that is no parameter (see [`Arg::Deferred`]); its index in `Output::extra` is the
+    /// number of extra buffers added before it.
+    pub fn extra_buffer(mut self, bytes: Vec<u8>) -> Case {
+        self.extra.push(bytes);
         self
     }
 
@@ -242,8 +271,13 @@ fn evaluate(expect: Expect, result: &Result<Output, RunError>) -> Status {
         (Expect::Fails(_), Ok(_)) => Status::Failed("expected the kernel to fail, but it completed".to_string()),
         (Expect::Unsupported(names), Err(RunError::Exec(e, _))) => match &e.kind {
             ErrorKind::Unsupported(items) => {
-                let missing: Vec<&String> = names.iter().filter(|n| !items.iter().any(|i| i.contains(n.as_str()))).collect();
-                if missing.is_empty() {
+                let missing: Vec<&String> =
+                    names.iter().filter(|n| !items.iter().any(|i| i.contains(n.as_str()))).collect();
+                // the Backend contract: every item names its PTX line
+                let unlocated: Vec<&String> = items.iter().filter(|i| !i.contains("PTX line")).collect();
+                if !unlocated.is_empty() {
+                    Status::Failed(format!("unsupported items without a PTX line: {unlocated:?}"))
+                } else if missing.is_empty() {
                     Status::Unsupported(format!("{} item(s)", items.len()))
                 } else {
                     Status::Failed(format!("unsupported, but {missing:?} not named among:\n  {}", items.join("\n  ")))
@@ -252,7 +286,9 @@ fn evaluate(expect: Expect, result: &Result<Output, RunError>) -> Status {
             _ => Status::Failed(format!("expected ErrorKind::Unsupported, got: {e}")),
         },
         (Expect::Unsupported(_), Err(e)) => Status::Failed(format!("expected ErrorKind::Unsupported, got: {e}")),
-        (Expect::Unsupported(names), Ok(_)) => Status::Failed(format!("expected the backend to refuse the kernel ({names:?}), but it ran")),
+        (Expect::Unsupported(names), Ok(_)) => {
+            Status::Failed(format!("expected the backend to refuse the kernel ({names:?}), but it ran"))
+        }
     }
 }
 
@@ -297,10 +333,13 @@ pub fn run_case(source: &str, case: &Case) -> Report {
                 args: &case.args,
                 symbol_writes: &case.symbol_writes,
                 symbol_reads: &case.symbol_reads,
+                extra: &case.extra,
             };
             let row = if backends.len() > 1 { format!("{label} on {name}") } else { label.clone() };
             // A backend must report errors, never panic; a panic is recorded as this variant's failure.
-            let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner::run(backend.as_mut(), &module, &req))) {
+            let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                runner::run(backend.as_mut(), &module, &req)
+            })) {
                 Ok(r) => r,
                 Err(p) => {
                     report.rows.push((row, Status::Failed(format!("the backend panicked: {}", panic_text(&p)))));

@@ -29,8 +29,11 @@ pub enum Values {
 }
 
 /// A check written as code over everything a launch produced; `Err` says what is wrong.
+pub type CustomFn = dyn Fn(&crate::runner::Output) -> Result<(), String> + Send + Sync;
+
+/// A [`CustomFn`], shareable.
 #[derive(Clone)]
-pub struct Custom(pub std::sync::Arc<dyn Fn(&crate::runner::Output) -> Result<(), String> + Send + Sync>);
+pub struct Custom(pub std::sync::Arc<CustomFn>);
 
 impl std::fmt::Debug for Custom {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -155,19 +158,41 @@ impl Check {
     }
 
     /// Buffer argument `arg` must satisfy `f`.
-    pub fn custom(arg: usize, label: impl Into<String>, f: impl Fn(&[u8]) -> Result<(), String> + Send + Sync + 'static) -> Check {
+    pub fn custom(
+        arg: usize,
+        label: impl Into<String>,
+        f: impl Fn(&[u8]) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Check {
         let f = Custom(std::sync::Arc::new(move |out: &crate::runner::Output| f(out.buffer(arg))));
-        Check { target: Target::Arg(arg), label: label.into(), expected: Values::Custom(f), rule: Rule::All(Tol::Exact) }
+        Check {
+            target: Target::Arg(arg),
+            label: label.into(),
+            expected: Values::Custom(f),
+            rule: Rule::All(Tol::Exact),
+        }
     }
 
     /// The launch's whole output (several buffers together) must satisfy `f`.
-    pub fn output(label: impl Into<String>, f: impl Fn(&crate::runner::Output) -> Result<(), String> + Send + Sync + 'static) -> Check {
-        Check { target: Target::Arg(usize::MAX), label: label.into(), expected: Values::Custom(Custom(std::sync::Arc::new(f))), rule: Rule::All(Tol::Exact) }
+    pub fn output(
+        label: impl Into<String>,
+        f: impl Fn(&crate::runner::Output) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Check {
+        Check {
+            target: Target::Arg(usize::MAX),
+            label: label.into(),
+            expected: Values::Custom(Custom(std::sync::Arc::new(f))),
+            rule: Rule::All(Tol::Exact),
+        }
     }
 
     /// The printf output must be exactly `text`.
     pub fn stdout(text: &str) -> Check {
-        Check { target: Target::Stdout, label: "printf".to_string(), expected: Values::U8(text.as_bytes().to_vec()), rule: Rule::All(Tol::Exact) }
+        Check {
+            target: Target::Stdout,
+            label: "printf".to_string(),
+            expected: Values::U8(text.as_bytes().to_vec()),
+            rule: Rule::All(Tol::Exact),
+        }
     }
 }
 
@@ -200,7 +225,9 @@ pub fn evaluate(check: &Check, out: &crate::runner::Output) -> Result<(), String
     }
     let actual: &[u8] = match &check.target {
         Target::Arg(i) => out.buffer(*i),
-        Target::Symbol(name) => out.symbol(name).ok_or_else(|| format!("{}: module variable not read back", check.label))?,
+        Target::Symbol(name) => {
+            out.symbol(name).ok_or_else(|| format!("{}: module variable not read back", check.label))?
+        }
         Target::Stdout => {
             return match &check.expected {
                 Values::U8(text) if out.stdout == *text => Ok(()),
@@ -246,7 +273,9 @@ pub fn compare(check: &Check, actual: &[u8]) -> Result<(), String> {
         }};
     }
     match &check.expected {
-        Values::Custom(_) => return Err(format!("{}: a custom check needs the whole output (see case::evaluate)", check.label)),
+        Values::Custom(_) => {
+            return Err(format!("{}: a custom check needs the whole output (see case::evaluate)", check.label))
+        }
         Values::I8(v) => ints!(v, i8, "{:#04x}"),
         Values::U8(v) => ints!(v, u8, "{:#04x}"),
         Values::I16(v) => ints!(v, i16, "{:#06x}"),
@@ -275,8 +304,8 @@ pub fn compare(check: &Check, actual: &[u8]) -> Result<(), String> {
         }
         Values::F16(v) | Values::BF16(v) => {
             let half = matches!(check.expected, Values::F16(_));
-            let (value, is_nan): (fn(u16) -> f64, fn(u16) -> bool) =
-                if half { (fp::f16_to_f64, fp::f16_is_nan) } else { (fp::bf16_to_f64, fp::bf16_is_nan) };
+            let value: fn(u16) -> f64 = if half { fp::f16_to_f64 } else { fp::bf16_to_f64 };
+            let is_nan: fn(u16) -> bool = if half { fp::f16_is_nan } else { fp::bf16_is_nan };
             let got = from_bytes::<u16>(actual);
             for (i, (&a, &e)) in got.iter().zip(v.iter()).enumerate() {
                 let tol = check.rule.tol(i);

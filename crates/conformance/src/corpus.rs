@@ -133,7 +133,7 @@ pub fn variants(source: &str) -> Vec<Variant> {
             out.push(Variant { source: source.to_string(), arch, flavor: Flavor::Clang, path });
         }
     }
-    out.sort_by(|a, b| (a.flavor, a.arch).cmp(&(b.flavor, b.arch)));
+    out.sort_by_key(|v| (v.flavor, v.arch));
     out
 }
 

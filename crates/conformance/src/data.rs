@@ -105,13 +105,65 @@ impl Rng {
 }
 
 /// Edge values of 32-bit signed integers.
-pub const EDGE_I32: &[i32] = &[0, 1, -1, 2, -2, 7, -7, i32::MAX, i32::MIN, i32::MAX - 1, i32::MIN + 1, 0x7FFF, -0x8000, 0x10000, 255, -256];
+pub const EDGE_I32: &[i32] =
+    &[0, 1, -1, 2, -2, 7, -7, i32::MAX, i32::MIN, i32::MAX - 1, i32::MIN + 1, 0x7FFF, -0x8000, 0x10000, 255, -256];
 /// Edge values of 32-bit unsigned integers.
-pub const EDGE_U32: &[u32] = &[0, 1, 2, 3, u32::MAX, u32::MAX - 1, 0x8000_0000, 0x7FFF_FFFF, 0xFFFF, 0x1_0000, 0xFF, 0x100, 0xDEAD_BEEF, 0x0F0F_0F0F, 5, 7];
+pub const EDGE_U32: &[u32] = &[
+    0,
+    1,
+    2,
+    3,
+    u32::MAX,
+    u32::MAX - 1,
+    0x8000_0000,
+    0x7FFF_FFFF,
+    0xFFFF,
+    0x1_0000,
+    0xFF,
+    0x100,
+    0xDEAD_BEEF,
+    0x0F0F_0F0F,
+    5,
+    7,
+];
 /// Edge values of 64-bit signed integers.
-pub const EDGE_I64: &[i64] = &[0, 1, -1, 2, -2, i64::MAX, i64::MIN, i64::MAX - 1, i64::MIN + 1, 0xFFFF_FFFF, -0x1_0000_0000, i32::MAX as i64, i32::MIN as i64, 1 << 40, -(1 << 40), 3];
+pub const EDGE_I64: &[i64] = &[
+    0,
+    1,
+    -1,
+    2,
+    -2,
+    i64::MAX,
+    i64::MIN,
+    i64::MAX - 1,
+    i64::MIN + 1,
+    0xFFFF_FFFF,
+    -0x1_0000_0000,
+    i32::MAX as i64,
+    i32::MIN as i64,
+    1 << 40,
+    -(1 << 40),
+    3,
+];
 /// Edge values of 64-bit unsigned integers.
-pub const EDGE_U64: &[u64] = &[0, 1, 2, 3, u64::MAX, u64::MAX - 1, 1 << 63, (1 << 63) - 1, 0xFFFF_FFFF, 0x1_0000_0000, 0xFF, 0xDEAD_BEEF_CAFE_F00D, 5, 7, 1 << 32, 1 << 40];
+pub const EDGE_U64: &[u64] = &[
+    0,
+    1,
+    2,
+    3,
+    u64::MAX,
+    u64::MAX - 1,
+    1 << 63,
+    (1 << 63) - 1,
+    0xFFFF_FFFF,
+    0x1_0000_0000,
+    0xFF,
+    0xDEAD_BEEF_CAFE_F00D,
+    5,
+    7,
+    1 << 32,
+    1 << 40,
+];
 
 /// Edge values of `f32`: zeros, ones, halves (ties of integer rounding), integer-range limits, extremes,
 /// subnormals, infinities and NaN.

@@ -281,7 +281,7 @@ fn is_even(fmt: Format, x: f64) -> bool {
     let a = x.abs();
     let e = exponent(a).max(fmt.emin);
     let q = pow2(e - (fmt.precision - 1));
-    ((a / q) as u64) % 2 == 0
+    ((a / q) as u64).is_multiple_of(2)
 }
 
 /// Rounds an exact real to `fmt` with `mode`. The result is an f64 holding a value of `fmt` (or `±inf`).
@@ -372,9 +372,7 @@ fn any_special(xs: &[f64]) -> bool {
 fn exact_zero_sign(native_rn: f64, mode: Round) -> f64 {
     // IEEE: an exact zero sum of operands of opposite sign is +0, except -0 when rounding down; a sum of
     // zeros of the same sign keeps that sign.
-    if native_rn == 0.0 && native_rn.is_sign_negative() {
-        -0.0
-    } else if mode == Round::Rm {
+    if (native_rn == 0.0 && native_rn.is_sign_negative()) || mode == Round::Rm {
         -0.0
     } else {
         0.0
@@ -550,7 +548,8 @@ pub fn float_to_int(x: f64, mode: Round, min: i128, max: i128, nan: i128) -> i12
 /// range, and maps NaN to 0 — or, when the source is `.f64` or the destination 64 bits wide, to
 /// `1 << (bits - 1)` (PTX ISA 9.0, `cvt`). `src_f64` says whether the source is `.f64`.
 pub fn cvt_to_int(x: f64, src_f64: bool, mode: Round, bits: u32, signed: bool) -> i128 {
-    let (min, max) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+    let (min, max) =
+        if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
     let nan_bits = if src_f64 || bits == 64 { 1i128 << (bits - 1) } else { 0 };
     // the NaN result as a value of the destination type
     let nan = if signed && nan_bits != 0 { -nan_bits } else { nan_bits };

@@ -15,8 +15,11 @@ pub fn backends() -> Vec<(&'static str, BackendFactory)> {
     vec![("emu", || Box::new(emu::Emulator::new()))]
 }
 
+/// Builds a by-value parameter from the device addresses of the arguments (then of the extra buffers).
+pub type Deferred = std::sync::Arc<dyn Fn(&[Option<u64>]) -> Vec<u8> + Send + Sync>;
+
 /// One kernel argument.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub enum Arg {
     /// A by-value parameter: its little-endian bytes (length = the parameter's size).
     Scalar(Vec<u8>),
@@ -25,8 +28,20 @@ pub enum Arg {
     /// A zero-filled device buffer of this many bytes; read back after the launch.
     Zeroed(usize),
     /// A by-value parameter built after the buffers are allocated: the callback gets every argument's device
-    /// address (`None` for scalars) and returns the bytes (structs that hold pointers).
-    Deferred(fn(&[Option<u64>]) -> Vec<u8>),
+    /// address (`None` for scalars), followed by those of the request's extra buffers, and returns the bytes
+    /// (structs that hold pointers).
+    Deferred(Deferred),
+}
+
+impl std::fmt::Debug for Arg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Arg::Scalar(b) => f.debug_tuple("Scalar").field(b).finish(),
+            Arg::Buffer(b) => write!(f, "Buffer({} bytes)", b.len()),
+            Arg::Zeroed(n) => write!(f, "Zeroed({n})"),
+            Arg::Deferred(_) => f.write_str("Deferred(..)"),
+        }
+    }
 }
 
 impl Arg {
@@ -41,6 +56,10 @@ impl Arg {
     /// A zero-filled buffer of `n` elements of `T`.
     pub fn output<T: Elem>(n: usize) -> Arg {
         Arg::Zeroed(n * T::SIZE)
+    }
+
+    pub fn deferred(f: impl Fn(&[Option<u64>]) -> Vec<u8> + Send + Sync + 'static) -> Arg {
+        Arg::Deferred(std::sync::Arc::new(f))
     }
 
     fn is_buffer(&self) -> bool {
@@ -63,7 +82,11 @@ impl Shape {
     }
 
     pub fn new(grid: (u32, u32, u32), block: (u32, u32, u32)) -> Shape {
-        Shape { grid: Dim3::new(grid.0, grid.1, grid.2), block: Dim3::new(block.0, block.1, block.2), dynamic_shared: 0 }
+        Shape {
+            grid: Dim3::new(grid.0, grid.1, grid.2),
+            block: Dim3::new(block.0, block.1, block.2),
+            dynamic_shared: 0,
+        }
     }
 
     pub fn shared(mut self, bytes: u32) -> Shape {
@@ -89,6 +112,9 @@ pub struct Output {
     pub addresses: Vec<Option<u64>>,
     /// Module variables read back after the launch, in the order requested.
     pub symbols: Vec<(String, Vec<u8>)>,
+    /// The final bytes of the extra buffers (memory reached only through pointers inside by-value
+    /// parameters).
+    pub extra: Vec<Vec<u8>>,
     /// Device `printf` output.
     pub stdout: Vec<u8>,
 }
@@ -137,6 +163,14 @@ pub struct Request<'a> {
     pub symbol_writes: &'a [(String, Vec<u8>)],
     /// Module variables to read back afterwards.
     pub symbol_reads: &'a [String],
+    /// Buffers that are not parameters themselves (a struct parameter points at them; see [`Arg::Deferred`]).
+    pub extra: &'a [Vec<u8>],
+}
+
+/// [`run`] on a PTX file: compiles it (`ir::compile`, cached per process) first.
+pub fn run_file(backend: &mut dyn Backend, ptx: &std::path::Path, req: &Request<'_>) -> Result<Output, RunError> {
+    let module = crate::corpus::compile(ptx).map_err(RunError::Load)?;
+    run(backend, &module, req)
 }
 
 /// Loads `module` into fresh device memory, runs `req.kernel` on `backend` and reads every buffer back.
@@ -171,16 +205,21 @@ pub fn run(backend: &mut dyn Backend, module: &ir::Module, req: &Request<'_>) ->
         };
         addresses.push(address);
     }
+    let extra_addresses: Vec<u64> =
+        req.extra.iter().enumerate().map(|(k, b)| memory.alloc_bytes(b, format!("extra buffer {k}"))).collect();
+    let mut all_addresses = addresses.clone();
+    all_addresses.extend(extra_addresses.iter().map(|&a| Some(a)));
     for (i, arg) in req.args.iter().enumerate() {
         let bytes = match arg {
             Arg::Scalar(b) => b.clone(),
-            Arg::Deferred(build) => build(&addresses),
+            Arg::Deferred(build) => build(&all_addresses),
             Arg::Buffer(_) | Arg::Zeroed(_) => addresses[i].unwrap_or(0).to_le_bytes().to_vec(),
         };
         params.set(i, &bytes).map_err(|m| RunError::Args(format!("parameter {i}: {m}")))?;
     }
     for (name, bytes) in req.symbol_writes {
-        let (_, address, size) = loaded.symbol(name).ok_or_else(|| RunError::Args(format!("no module variable `{name}`")))?;
+        let (_, address, size) =
+            loaded.symbol(name).ok_or_else(|| RunError::Args(format!("no module variable `{name}`")))?;
         if bytes.len() as u64 > size {
             return Err(RunError::Args(format!("`{name}` has {size} bytes, the case writes {}", bytes.len())));
         }
@@ -202,10 +241,12 @@ pub fn run(backend: &mut dyn Backend, module: &ir::Module, req: &Request<'_>) ->
         .collect();
     let mut symbols = Vec::new();
     for name in req.symbol_reads {
-        let (_, address, size) = loaded.symbol(name).ok_or_else(|| RunError::Args(format!("no module variable `{name}`")))?;
+        let (_, address, size) =
+            loaded.symbol(name).ok_or_else(|| RunError::Args(format!("no module variable `{name}`")))?;
         let mut bytes = vec![0u8; size as usize];
         memory.read(address, &mut bytes).map_err(|e| RunError::Args(format!("reading `{name}`: {e}")))?;
         symbols.push((name.clone(), bytes));
     }
-    Ok(Output { buffers, addresses, symbols, stdout })
+    let extra = extra_addresses.iter().map(|&a| memory.bytes(a).map(<[u8]>::to_vec).unwrap_or_default()).collect();
+    Ok(Output { buffers, addresses, symbols, stdout, extra })
 }

@@ -126,7 +126,11 @@ fn atomics_global() {
             multiset(column(&old, 16, 7), dec_olds.clone(), "atomicDec")?;
             multiset(column(&old, 16, 12), ids.iter().map(|j| 10 + j).collect(), "atomicAdd(u64)")?;
             if dbl {
-                multiset(column(&old, 16, 15), ids.iter().map(|&j| (2.0 + 0.25 * j as f64) as i64).collect(), "atomicAdd(double)")?;
+                multiset(
+                    column(&old, 16, 15),
+                    ids.iter().map(|&j| (2.0 + 0.25 * j as f64) as i64).collect(),
+                    "atomicAdd(double)",
+                )?;
             } else if column(&old, 16, 15).iter().any(|&v| v != 0) {
                 return Err("old[16i + 15] is written only on sm_60+".into());
             }
@@ -135,13 +139,28 @@ fn atomics_global() {
         // ci[4]: the last exchanger's index; ci[5]: the end of the CAS chain (checked with the olds).
         let ci_tols = vec![Tol::Exact, Tol::Exact, Tol::Exact, Tol::Exact, any_of_range(t), any_of_range(t)];
         // cl[1]: the first CAS(0 -> i) winner; cl[2]: the last exchanger.
-        let cl_tols = vec![Tol::Exact, any_of_range(t), any_of_range(t), Tol::Exact, Tol::Exact, Tol::Exact, Tol::Exact];
+        let cl_tols =
+            vec![Tol::Exact, any_of_range(t), any_of_range(t), Tol::Exact, Tol::Exact, Tol::Exact, Tol::Exact];
         let cf_tols = vec![Tol::Exact, any_of_range(t)];
         Expect::Outputs(vec![
             olds,
-            Check::new(0, "ci", Values::I32(vec![5 + t as i32, 1000 - 2 * t as i32, -100, t as i32 - 1, 0, 0]), Rule::Each(ci_tols)),
-            Check::exact(1, "cu", Values::U32(vec![inc_final, dec_final, 0, 0xFFFF_FFFF, 0x1234 ^ xor_all, 0, t as u32 - 1])),
-            Check::new(2, "cl", Values::U64(vec![10 + t as u64, 0, 0, 0, u64::MAX, 0xABCD ^ u64::from(xor_all), 0]), Rule::Each(cl_tols)),
+            Check::new(
+                0,
+                "ci",
+                Values::I32(vec![5 + t as i32, 1000 - 2 * t as i32, -100, t as i32 - 1, 0, 0]),
+                Rule::Each(ci_tols),
+            ),
+            Check::exact(
+                1,
+                "cu",
+                Values::U32(vec![inc_final, dec_final, 0, 0xFFFF_FFFF, 0x1234 ^ xor_all, 0, t as u32 - 1]),
+            ),
+            Check::new(
+                2,
+                "cl",
+                Values::U64(vec![10 + t as u64, 0, 0, 0, u64::MAX, 0xABCD ^ u64::from(xor_all), 0]),
+                Rule::Each(cl_tols),
+            ),
             Check::new(3, "cf", Values::F32(vec![1.0 + 0.5 * t as f32, 0.0]), Rule::Each(cf_tols)),
             Check::exact(4, "cd", Values::F64(vec![if dbl { 2.0 + 0.25 * t as f64 } else { 2.0 }])),
             Check::exact(5, "cs", Values::I64(vec![-5, t as i64 - 1])),
@@ -198,9 +217,21 @@ fn atomics_shared() {
     let mut tols = vec![Tol::Ignore("old values of contended atomicAdd/Exch/CAS summed: order-dependent"); t];
     out[t..].copy_from_slice(&[sum, -sum, min, max, 0, 0, 0, 0]);
     // s[4]: the last exchanger; s[5]: the first CAS(0 -> i) winner (0 keeps it open for the next thread)
-    tols.extend([Tol::Exact, Tol::Exact, Tol::Exact, Tol::Exact, any_of_range(t), any_of_range(t), Tol::Exact, Tol::Exact]);
+    tols.extend([
+        Tol::Exact,
+        Tol::Exact,
+        Tol::Exact,
+        Tol::Exact,
+        any_of_range(t),
+        any_of_range(t),
+        Tol::Exact,
+        Tol::Exact,
+    ]);
     let args = vec![Arg::input(&input), Arg::output::<i32>(t + 8), Arg::output::<f32>(1)];
-    let checks = vec![Check::new(1, "out", Values::I32(out), Rule::Each(tols)), Check::exact(2, "fout", Values::F32(vec![fout]))];
+    let checks = vec![
+        Check::new(1, "out", Values::I32(out), Rule::Each(tols)),
+        Check::exact(2, "fout", Values::F32(vec![fout])),
+    ];
     check(SRC, Case::outputs("atomics_shared", Shape::linear(1, t as u32), args, checks));
 }
 
@@ -211,7 +242,15 @@ fn atomic_cas_loop() {
     let input = rng.vec_f32(grid * block, -1000.0, 1000.0);
     let max = input.iter().copied().fold(-5000.0f32, f32::max);
     let args = vec![Arg::input(&input), Arg::input(&[-5000.0f32])];
-    check(SRC, Case::outputs("atomic_cas_loop", Shape::linear(grid as u32, block as u32), args, vec![Check::exact(1, "maxv", Values::F32(vec![max]))]));
+    check(
+        SRC,
+        Case::outputs(
+            "atomic_cas_loop",
+            Shape::linear(grid as u32, block as u32),
+            args,
+            vec![Check::exact(1, "maxv", Values::F32(vec![max]))],
+        ),
+    );
 }
 
 #[test]
@@ -306,7 +345,11 @@ fn memory_order() {
             Check::exact(1, "flag", Values::I32(vec![1])),
             Check::output("out", move |o: &Output| {
                 let out: Vec<i32> = from_bytes(o.buffer(2));
-                multiset(out[1..=t].iter().map(|&v| i64::from(v)).collect(), ids.iter().map(|j| 5 + j).collect(), "atomicAdd")?;
+                multiset(
+                    out[1..=t].iter().map(|&v| i64::from(v)).collect(),
+                    ids.iter().map(|j| 5 + j).collect(),
+                    "atomicAdd",
+                )?;
                 if out[0] != 0 || out[t + 1..].iter().any(|&v| v != 0) {
                     return Err("unexpected writes outside out[1..=64]".into());
                 }
@@ -326,11 +369,17 @@ fn atomics_half() {
     let case = Case::new("atomics_half", Shape::linear(1, t as u32), args, move |ctx| {
         // The body is compiled only for sm_70+ (the -G builds of older targets keep an empty shell).
         let (h, h2) = if ctx.arch() >= 70 {
-            (fp::f16_bits(0.5 + t as f64, Round::Rn), [fp::f16_bits(1.0 + t as f64, Round::Rn), fp::f16_bits(-2.0 + 2.0 * t as f64, Round::Rn)])
+            (
+                fp::f16_bits(0.5 + t as f64, Round::Rn),
+                [fp::f16_bits(1.0 + t as f64, Round::Rn), fp::f16_bits(-2.0 + 2.0 * t as f64, Round::Rn)],
+            )
         } else {
             (0x3800, [0x3c00, 0xc000])
         };
-        Expect::Outputs(vec![Check::exact(0, "h", Values::F16(vec![h])), Check::exact(1, "h2", Values::F16(h2.to_vec()))])
+        Expect::Outputs(vec![
+            Check::exact(0, "h", Values::F16(vec![h])),
+            Check::exact(1, "h2", Values::F16(h2.to_vec())),
+        ])
     });
     check(SRC, case);
 }

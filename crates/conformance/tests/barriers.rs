@@ -29,7 +29,15 @@ fn sync_variants() {
         }
     }
     let args = vec![Arg::input(&input), Arg::output::<i32>(grid * block)];
-    check(SRC, Case::outputs("sync_variants", Shape::linear(grid as u32, block as u32), args, vec![Check::exact(1, "out", Values::I32(out))]));
+    check(
+        SRC,
+        Case::outputs(
+            "sync_variants",
+            Shape::linear(grid as u32, block as u32),
+            args,
+            vec![Check::exact(1, "out", Values::I32(out))],
+        ),
+    );
 }
 
 /// `b = data[(i + 32) % blockDim]` reads another warp's element with no CTA barrier in between: it may see
@@ -49,7 +57,8 @@ fn warp_sync_and_fences() {
     }
     let data: Vec<i32> = (0..n).map(after).collect();
     let args = vec![Arg::input(&vec![-1i32; n]), Arg::output::<i32>(n)];
-    let checks = vec![Check::exact(0, "data", Values::I32(data)), Check::new(1, "out", Values::I32(out), Rule::Each(tols))];
+    let checks =
+        vec![Check::exact(0, "data", Values::I32(data)), Check::new(1, "out", Values::I32(out), Rule::Each(tols))];
     check(SRC, Case::outputs("warp_sync_and_fences", Shape::linear(1, n as u32), args, checks));
 }
 
@@ -59,7 +68,8 @@ fn warp_sync_and_fences() {
 fn named_barriers() {
     let n = 64usize;
     let mut rng = Rng::new(801);
-    let input: Vec<f32> = (0..n).map(|i| if i % 5 == 0 { -rng.f32_in(0.0, 4.0) } else { rng.f32_in(-4.0, 4.0) }).collect();
+    let input: Vec<f32> =
+        (0..n).map(|i| if i % 5 == 0 { -rng.f32_in(0.0, 4.0) } else { rng.f32_in(-4.0, 4.0) }).collect();
     let positive = input.iter().filter(|&&x| x > 0.0).count() as f32;
     let mut out = vec![0.0f32; 192];
     for i in 32..64 {
@@ -70,7 +80,15 @@ fn named_barriers() {
         out[128 + i] = positive;
     }
     let args = vec![Arg::input(&input), Arg::output::<f32>(192)];
-    check(SRC, Case::outputs("named_barriers", Shape::linear(1, n as u32), args, vec![Check::exact(1, "out", Values::F32(out))]));
+    check(
+        SRC,
+        Case::outputs(
+            "named_barriers",
+            Shape::linear(1, n as u32),
+            args,
+            vec![Check::exact(1, "out", Values::F32(out))],
+        ),
+    );
 }
 
 #[test]
@@ -88,8 +106,16 @@ fn barrier_in_loop() {
         }
         out.extend(v);
     }
-    let args = vec![Arg::input(&input), Arg::output::<f32>(grid * block), Arg::scalar(iters as i32)];
-    check(SRC, Case::outputs("barrier_in_loop", Shape::linear(grid as u32, block as u32), args, vec![Check::exact(1, "out", Values::F32(out))]));
+    let args = vec![Arg::input(&input), Arg::output::<f32>(grid * block), Arg::scalar(iters)];
+    check(
+        SRC,
+        Case::outputs(
+            "barrier_in_loop",
+            Shape::linear(grid as u32, block as u32),
+            args,
+            vec![Check::exact(1, "out", Values::F32(out))],
+        ),
+    );
 }
 
 #[test]
@@ -103,5 +129,13 @@ fn barrier_in_uniform_cond() {
         }
     }
     let args = vec![Arg::input(&input), Arg::output::<f32>(grid * block)];
-    check(SRC, Case::outputs("barrier_in_uniform_cond", Shape::linear(grid as u32, block as u32), args, vec![Check::exact(1, "out", Values::F32(out))]));
+    check(
+        SRC,
+        Case::outputs(
+            "barrier_in_uniform_cond",
+            Shape::linear(grid as u32, block as u32),
+            args,
+            vec![Check::exact(1, "out", Values::F32(out))],
+        ),
+    );
 }

@@ -46,7 +46,9 @@ fn logic_shift() {
     let a: Vec<u32> = rng.fill(N, EDGE_U32, |r| r.next_u32());
     let b: Vec<u32> = rng.fill(N, &[0, u32::MAX, 1, 0x8000_0000, 0x1234_5678], |r| r.next_u32());
     let c: Vec<u64> = rng.fill(N, EDGE_U64, |r| r.next_u64());
-    let s: Vec<i32> = rng.fill(N, &[0, 1, 31, 32, 33, 63, 64, 65, -1, -31, -32, 100, i32::MIN, i32::MAX, 7, 16], |r| r.range_i32(-80, 80));
+    let s: Vec<i32> = rng.fill(N, &[0, 1, 31, 32, 33, 63, 64, 65, -1, -31, -32, 100, i32::MIN, i32::MAX, 7, 16], |r| {
+        r.range_i32(-80, 80)
+    });
     let mut out = Vec::new();
     let mut out64 = Vec::new();
     for i in 0..N {
@@ -54,7 +56,14 @@ fn logic_shift() {
         out.extend_from_slice(&o);
         out64.extend_from_slice(&o64);
     }
-    let args = vec![Arg::input(&a), Arg::input(&b), Arg::input(&c), Arg::input(&s), Arg::output::<u32>(8 * N), Arg::output::<u64>(3 * N)];
+    let args = vec![
+        Arg::input(&a),
+        Arg::input(&b),
+        Arg::input(&c),
+        Arg::input(&s),
+        Arg::output::<u32>(8 * N),
+        Arg::output::<u64>(3 * N),
+    ];
     let checks = vec![Check::exact(4, "out", Values::U32(out)), Check::exact(5, "out64", Values::U64(out64))];
     check(SRC, Case::outputs("logic_shift", Shape::linear(1, N as u32), args, checks));
 }
@@ -82,7 +91,15 @@ fn prmt_generic(a: u32, b: u32, c: u32) -> u32 {
     for k in 0..4 {
         let sel = (c >> (4 * k)) & 0xf;
         let byte = (src >> (8 * (sel & 7))) as u8;
-        let v = if sel & 8 != 0 { if byte & 0x80 != 0 { 0xff } else { 0 } } else { byte };
+        let v = if sel & 8 != 0 {
+            if byte & 0x80 != 0 {
+                0xff
+            } else {
+                0
+            }
+        } else {
+            byte
+        };
         d |= u32::from(v) << (8 * k);
     }
     d
@@ -213,7 +230,8 @@ fn bit_manip() {
         out64[3 * i + 1] = z.reverse_bits().wrapping_mul(2);
         out64[3 * i + 2] = u64::from(bfind_u(z));
     }
-    let args = vec![Arg::input(&a), Arg::input(&b), Arg::input(&c), Arg::output::<u32>(16 * N), Arg::output::<u64>(3 * N)];
+    let args =
+        vec![Arg::input(&a), Arg::input(&b), Arg::input(&c), Arg::output::<u32>(16 * N), Arg::output::<u64>(3 * N)];
     let checks = vec![Check::exact(3, "out", Values::U32(out)), Check::exact(4, "out64", Values::U64(out64))];
     check(SRC, Case::outputs("bit_manip", Shape::linear(1, N as u32), args, checks));
 }

@@ -8,7 +8,20 @@ const SRC: &str = "compare_select";
 
 /// Pairs of f32 values covering every combination of the edge values, then random pairs (some equal).
 fn f32_pairs(rng: &mut Rng) -> (Vec<f32>, Vec<f32>) {
-    let edges = [0.0f32, -0.0, 1.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1.0e-40, -1.0e-40, f32::MAX, f32::MIN_POSITIVE, 2.5];
+    let edges = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        1.0e-40,
+        -1.0e-40,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        2.5,
+    ];
     let mut a = Vec::new();
     let mut b = Vec::new();
     for &x in &edges {
@@ -19,7 +32,7 @@ fn f32_pairs(rng: &mut Rng) -> (Vec<f32>, Vec<f32>) {
     }
     for _ in 0..48 {
         let x = rng.f32_in(-4.0, 4.0);
-        let y = if rng.next_u32() % 4 == 0 { x } else { rng.f32_in(-4.0, 4.0) };
+        let y = if rng.next_u32().is_multiple_of(4) { x } else { rng.f32_in(-4.0, 4.0) };
         a.push(x);
         b.push(y);
     }
@@ -38,7 +51,7 @@ fn f64_pairs(rng: &mut Rng, n: usize) -> (Vec<f64>, Vec<f64>) {
         } else {
             let x = rng.f64_in(-4.0, 4.0);
             c.push(x);
-            d.push(if rng.next_u32() % 4 == 0 { x } else { rng.f64_in(-4.0, 4.0) });
+            d.push(if rng.next_u32().is_multiple_of(4) { x } else { rng.f64_in(-4.0, 4.0) });
         }
         k += 1;
     }
@@ -60,7 +73,7 @@ fn cmp_int() {
     while a.len() < n {
         let x = rng.range_i32(-10, 10);
         a.push(x);
-        b.push(if rng.next_u32() % 3 == 0 { x } else { rng.range_i32(-10, 10) });
+        b.push(if rng.next_u32().is_multiple_of(3) { x } else { rng.range_i32(-10, 10) });
     }
     a.truncate(n);
     b.truncate(n);
@@ -70,13 +83,36 @@ fn cmp_int() {
     let mut out = Vec::new();
     for i in 0..n {
         let (x, y, ux, uy, z) = (a[i], b[i], ua[i], ub[i], c[i]);
-        let bits = [x == y, x != y, x < y, x <= y, x > y, x >= y, ux < uy, ux <= uy, ux > uy, ux >= uy, z < 0, z >= i64::from(x)];
+        let bits = [
+            x == y,
+            x != y,
+            x < y,
+            x <= y,
+            x > y,
+            x >= y,
+            ux < uy,
+            ux <= uy,
+            ux > uy,
+            ux >= uy,
+            z < 0,
+            z >= i64::from(x),
+        ];
         let r = bits.iter().enumerate().fold(0i32, |r, (k, &bit)| r | i32::from(bit) << k);
         out.push(r);
         out.push(if x < y { ux } else { uy } as i32);
     }
-    let args = vec![Arg::input(&a), Arg::input(&b), Arg::input(&ua), Arg::input(&ub), Arg::input(&c), Arg::output::<i32>(2 * n)];
-    check(SRC, Case::outputs("cmp_int", Shape::linear(1, n as u32), args, vec![Check::exact(5, "out", Values::I32(out))]));
+    let args = vec![
+        Arg::input(&a),
+        Arg::input(&b),
+        Arg::input(&ua),
+        Arg::input(&ub),
+        Arg::input(&c),
+        Arg::output::<i32>(2 * n),
+    ];
+    check(
+        SRC,
+        Case::outputs("cmp_int", Shape::linear(1, n as u32), args, vec![Check::exact(5, "out", Values::I32(out))]),
+    );
 }
 
 #[test]
@@ -110,7 +146,10 @@ fn cmp_float() {
         out.push(bits.iter().enumerate().fold(0i32, |r, (k, &bit)| r | i32::from(bit) << k));
     }
     let args = vec![Arg::input(&a), Arg::input(&b), Arg::input(&c), Arg::input(&d), Arg::output::<i32>(n)];
-    check(SRC, Case::outputs("cmp_float", Shape::linear(1, n as u32), args, vec![Check::exact(4, "out", Values::I32(out))]));
+    check(
+        SRC,
+        Case::outputs("cmp_float", Shape::linear(1, n as u32), args, vec![Check::exact(4, "out", Values::I32(out))]),
+    );
 }
 
 /// PTX float comparison operators: the ordered ones are false when either operand is NaN, the `u` forms
@@ -154,7 +193,10 @@ fn setp_all_ops() {
         out.push(r);
     }
     let args = vec![Arg::input(&a), Arg::input(&b), Arg::input(&c), Arg::input(&d), Arg::output::<u32>(n)];
-    check(SRC, Case::outputs("setp_all_ops", Shape::linear(1, n as u32), args, vec![Check::exact(4, "out", Values::U32(out))]));
+    check(
+        SRC,
+        Case::outputs("setp_all_ops", Shape::linear(1, n as u32), args, vec![Check::exact(4, "out", Values::U32(out))]),
+    );
 }
 
 #[test]
@@ -172,7 +214,7 @@ fn set_slct_pred() {
         } else {
             let x = rng.range_i32(-5, 5);
             a.push(x);
-            b.push(if rng.next_u32() % 3 == 0 { x } else { rng.range_i32(-5, 5) });
+            b.push(if rng.next_u32().is_multiple_of(3) { x } else { rng.range_i32(-5, 5) });
         }
     }
     let mut out = Vec::new();
@@ -200,10 +242,22 @@ fn set_slct_pred() {
         let c1 = x < y && p > q;
         let c2 = x == 0 || q.is_nan();
         let c3 = c1 != c2;
-        out.extend_from_slice(&[s1 ^ s2, s4.wrapping_add(comb), sl1 as u32, u32::from(c1) | u32::from(c2) << 1 | u32::from(!c3) << 2]);
+        out.extend_from_slice(&[
+            s1 ^ s2,
+            s4.wrapping_add(comb),
+            sl1 as u32,
+            u32::from(c1) | u32::from(c2) << 1 | u32::from(!c3) << 2,
+        ]);
         fout.extend_from_slice(&[s3, if c3 { sl2 } else { p }]);
     }
-    let args = vec![Arg::input(&a), Arg::input(&b), Arg::input(&f), Arg::input(&g), Arg::output::<u32>(4 * n), Arg::output::<f32>(2 * n)];
+    let args = vec![
+        Arg::input(&a),
+        Arg::input(&b),
+        Arg::input(&f),
+        Arg::input(&g),
+        Arg::output::<u32>(4 * n),
+        Arg::output::<f32>(2 * n),
+    ];
     let checks = vec![Check::exact(4, "out", Values::U32(out)), Check::exact(5, "fout", Values::F32(fout))];
     check(SRC, Case::outputs("set_slct_pred", Shape::linear(1, n as u32), args, checks));
 }

@@ -22,7 +22,15 @@ fn divergent_if_else() {
         })
         .collect();
     let args = vec![Arg::input(&input), Arg::output::<i32>(n)];
-    check(SRC, Case::outputs("divergent_if_else", Shape::linear(1, n as u32), args, vec![Check::exact(1, "out", Values::I32(out))]));
+    check(
+        SRC,
+        Case::outputs(
+            "divergent_if_else",
+            Shape::linear(1, n as u32),
+            args,
+            vec![Check::exact(1, "out", Values::I32(out))],
+        ),
+    );
 }
 
 #[test]
@@ -61,7 +69,10 @@ fn loops() {
         })
         .collect();
     let args = vec![Arg::input(&input), Arg::output::<i32>(n)];
-    check(SRC, Case::outputs("loops", Shape::linear(1, n as u32), args, vec![Check::exact(1, "out", Values::I32(out))]));
+    check(
+        SRC,
+        Case::outputs("loops", Shape::linear(1, n as u32), args, vec![Check::exact(1, "out", Values::I32(out))]),
+    );
 }
 
 #[test]
@@ -70,9 +81,27 @@ fn early_return() {
     let mut rng = Rng::new(902);
     let input: Vec<i32> = (0..grid * block).map(|_| rng.range_i32(-100, 100)).collect();
     // Threads at or past n leave without writing: their slots keep the sentinel.
-    let out: Vec<i32> = (0..grid * block).map(|i| if i >= n { -7 } else if input[i] < 0 { 0 } else { input[i] * 2 }).collect();
+    let out: Vec<i32> = (0..grid * block)
+        .map(|i| {
+            if i >= n {
+                -7
+            } else if input[i] < 0 {
+                0
+            } else {
+                input[i] * 2
+            }
+        })
+        .collect();
     let args = vec![Arg::input(&input), Arg::input(&vec![-7i32; grid * block]), Arg::scalar(n as i32)];
-    check(SRC, Case::outputs("early_return", Shape::linear(grid as u32, block as u32), args, vec![Check::exact(1, "out", Values::I32(out))]));
+    check(
+        SRC,
+        Case::outputs(
+            "early_return",
+            Shape::linear(grid as u32, block as u32),
+            args,
+            vec![Check::exact(1, "out", Values::I32(out))],
+        ),
+    );
 }
 
 #[test]
@@ -108,14 +137,18 @@ fn switch_dense() {
         })
         .collect();
     let args = vec![Arg::input(&input), Arg::output::<i32>(n)];
-    check(SRC, Case::outputs("switch_dense", Shape::linear(1, n as u32), args, vec![Check::exact(1, "out", Values::I32(out))]));
+    check(
+        SRC,
+        Case::outputs("switch_dense", Shape::linear(1, n as u32), args, vec![Check::exact(1, "out", Values::I32(out))]),
+    );
 }
 
 #[test]
 fn switch_sparse() {
     let n = 64usize;
     let mut rng = Rng::new(904);
-    let input: Vec<i32> = rng.fill(n, &[-1000, 7, 4096, 123456, -999, 8, 4095, 123457, 0], |r| r.range_i32(-5000, 5000));
+    let input: Vec<i32> =
+        rng.fill(n, &[-1000, 7, 4096, 123456, -999, 8, 4095, 123457, 0], |r| r.range_i32(-5000, 5000));
     let out: Vec<i32> = input
         .iter()
         .map(|&v| match v {
@@ -127,7 +160,15 @@ fn switch_sparse() {
         })
         .collect();
     let args = vec![Arg::input(&input), Arg::output::<i32>(n)];
-    check(SRC, Case::outputs("switch_sparse", Shape::linear(1, n as u32), args, vec![Check::exact(1, "out", Values::I32(out))]));
+    check(
+        SRC,
+        Case::outputs(
+            "switch_sparse",
+            Shape::linear(1, n as u32),
+            args,
+            vec![Check::exact(1, "out", Values::I32(out))],
+        ),
+    );
 }
 
 fn fib(n: i32) -> i32 {
@@ -169,7 +210,8 @@ fn indirect_calls() {
     let n = 64usize;
     let mut rng = Rng::new(906);
     let input: Vec<i32> = rng.fill(n, &[0, 1, 2, 3, -1, i32::MAX], |r| r.next_u32() as i32);
-    let ops: [fn(i32, i32) -> i32; 4] = [|a, b| a.wrapping_add(b), |a, b| a.wrapping_sub(b), |a, b| a.wrapping_mul(b), |a, b| a ^ b];
+    let ops: [fn(i32, i32) -> i32; 4] =
+        [|a, b| a.wrapping_add(b), |a, b| a.wrapping_sub(b), |a, b| a.wrapping_mul(b), |a, b| a ^ b];
     let out: Vec<i32> = (0..n)
         .map(|i| {
             let v = input[i];
@@ -180,7 +222,15 @@ fn indirect_calls() {
         })
         .collect();
     let args = vec![Arg::input(&input), Arg::output::<i32>(n)];
-    check(SRC, Case::outputs("indirect_calls", Shape::linear(1, n as u32), args, vec![Check::exact(1, "out", Values::I32(out))]));
+    check(
+        SRC,
+        Case::outputs(
+            "indirect_calls",
+            Shape::linear(1, n as u32),
+            args,
+            vec![Check::exact(1, "out", Values::I32(out))],
+        ),
+    );
 }
 
 #[test]
@@ -190,7 +240,15 @@ fn switch_brx_asm() {
     let input: Vec<i32> = (0..n).map(|_| rng.next_u32() as i32).collect();
     let out: Vec<i32> = input.iter().map(|&v| 10 + (v as u32 & 3) as i32).collect();
     let args = vec![Arg::input(&input), Arg::output::<i32>(n)];
-    check(SRC, Case::outputs("switch_brx_asm", Shape::linear(1, n as u32), args, vec![Check::exact(1, "out", Values::I32(out))]));
+    check(
+        SRC,
+        Case::outputs(
+            "switch_brx_asm",
+            Shape::linear(1, n as u32),
+            args,
+            vec![Check::exact(1, "out", Values::I32(out))],
+        ),
+    );
 }
 
 /// `trap_and_exit`: without faulting inputs every thread writes `(v & 3) + 1`, except those that `exit`
@@ -205,8 +263,19 @@ fn trap_and_exit() {
     let clean: Vec<i32> = (0..n).map(|i| if i == 9 || i == 40 { -2 } else { rng.range_i32(0, 1000) }).collect();
     let out: Vec<i32> = clean.iter().map(|&v| if v == -2 { -9 } else { (v & 3) + 1 }).collect();
     let args = |input: &[i32]| vec![Arg::input(input), Arg::input(&vec![-9i32; n])];
-    let mut cases = vec![Case::outputs("trap_and_exit", Shape::linear(1, n as u32), args(&clean), vec![Check::exact(1, "out", Values::I32(out))]).label("exit, no trap")];
-    for (v, thread, needle, stdout) in [(-1, 5u32, "trap", None), (-3, 17, "trap", Some("fatal -3\n")), (-4, 33, "trap", None), (-5, 50, "brkpt", None)] {
+    let mut cases = vec![Case::outputs(
+        "trap_and_exit",
+        Shape::linear(1, n as u32),
+        args(&clean),
+        vec![Check::exact(1, "out", Values::I32(out))],
+    )
+    .label("exit, no trap")];
+    for (v, thread, needle, stdout) in [
+        (-1, 5u32, "trap", None),
+        (-3, 17, "trap", Some("fatal -3\n")),
+        (-4, 33, "trap", None),
+        (-5, 50, "brkpt", None),
+    ] {
         let mut input = clean.clone();
         input[thread as usize] = v;
         let stdout = stdout.map(str::to_string);

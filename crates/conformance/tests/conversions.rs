@@ -55,8 +55,18 @@ fn cvt_float_to_int() {
         for m in [Rn, Rz, Rm, Rp] {
             oi.push(i32_range(y, true, m));
         }
-        ou.extend_from_slice(&[u32_range(x, false, Rn), u32_range(x, false, Rz), u32_range(y, true, Rm), u32_range(y, true, Rp)]);
-        ol.extend_from_slice(&[i64_range(x, false, Rn), i64_range(x, false, Rm), i64_range(y, true, Rz), i64_range(y, true, Rp)]);
+        ou.extend_from_slice(&[
+            u32_range(x, false, Rn),
+            u32_range(x, false, Rz),
+            u32_range(y, true, Rm),
+            u32_range(y, true, Rp),
+        ]);
+        ol.extend_from_slice(&[
+            i64_range(x, false, Rn),
+            i64_range(x, false, Rm),
+            i64_range(y, true, Rz),
+            i64_range(y, true, Rp),
+        ]);
         oul.extend_from_slice(&[u64_range(x, false, Rp), u64_range(y, true, Rn)]);
     }
     let args = vec![
@@ -81,12 +91,34 @@ fn cvt_int_to_float() {
     use Round::*;
     let mut rng = Rng::new(401);
     // 2^24 + 1 and friends are not representable in f32: every rounding mode differs there.
-    let a: Vec<i32> = rng.fill(N, &[16_777_217, -16_777_217, 16_777_219, i32::MAX, i32::MIN, 0, 1, -1, 0x7fff_ffc0, 33_554_435, -33_554_435], |r| r.next_u32() as i32);
-    let b: Vec<u32> = rng.fill(N, &[16_777_217, u32::MAX, 0, 1, 0x8000_0001, 0xFFFF_FF7F, 0xFFFF_FF80, 0xFFFF_FF81, 255, 256], |r| r.next_u32());
-    let c: Vec<i64> = rng.fill(N, &[i64::MAX, i64::MIN, 0, -1, (1 << 53) + 1, -(1 << 53) - 1, (1 << 24) + 1, -(1 << 40) - 3, 9_007_199_254_740_993], |r| {
-        r.next_u64() as i64 >> (r.next_u32() % 60)
-    });
-    let e: Vec<u64> = rng.fill(N, &[u64::MAX, 0, 1, (1 << 53) + 1, (1 << 63) + 1, (1 << 24) + 1, u64::MAX - 1024], |r| r.next_u64() >> (r.next_u32() % 60));
+    let a: Vec<i32> = rng.fill(
+        N,
+        &[16_777_217, -16_777_217, 16_777_219, i32::MAX, i32::MIN, 0, 1, -1, 0x7fff_ffc0, 33_554_435, -33_554_435],
+        |r| r.next_u32() as i32,
+    );
+    let b: Vec<u32> =
+        rng.fill(N, &[16_777_217, u32::MAX, 0, 1, 0x8000_0001, 0xFFFF_FF7F, 0xFFFF_FF80, 0xFFFF_FF81, 255, 256], |r| {
+            r.next_u32()
+        });
+    let c: Vec<i64> = rng.fill(
+        N,
+        &[
+            i64::MAX,
+            i64::MIN,
+            0,
+            -1,
+            (1 << 53) + 1,
+            -(1 << 53) - 1,
+            (1 << 24) + 1,
+            -(1 << 40) - 3,
+            9_007_199_254_740_993,
+        ],
+        |r| r.next_u64() as i64 >> (r.next_u32() % 60),
+    );
+    let e: Vec<u64> =
+        rng.fill(N, &[u64::MAX, 0, 1, (1 << 53) + 1, (1 << 63) + 1, (1 << 24) + 1, u64::MAX - 1024], |r| {
+            r.next_u64() >> (r.next_u32() % 60)
+        });
     let (mut of, mut od) = (Vec::new(), Vec::new());
     for i in 0..N {
         of.extend_from_slice(&[
@@ -99,9 +131,21 @@ fn cvt_int_to_float() {
             f32::from(a[i] as i16),
             f32::from(b[i] as u8),
         ]);
-        od.extend_from_slice(&[fp::int_to_f64(c[i].into(), Rm), fp::int_to_f64(e[i].into(), Rp), f64::from(a[i]), f64::from(b[i])]);
+        od.extend_from_slice(&[
+            fp::int_to_f64(c[i].into(), Rm),
+            fp::int_to_f64(e[i].into(), Rp),
+            f64::from(a[i]),
+            f64::from(b[i]),
+        ]);
     }
-    let args = vec![Arg::input(&a), Arg::input(&b), Arg::input(&c), Arg::input(&e), Arg::output::<f32>(8 * N), Arg::output::<f64>(4 * N)];
+    let args = vec![
+        Arg::input(&a),
+        Arg::input(&b),
+        Arg::input(&c),
+        Arg::input(&e),
+        Arg::output::<f32>(8 * N),
+        Arg::output::<f64>(4 * N),
+    ];
     let checks = vec![Check::exact(4, "of", Values::F32(of)), Check::exact(5, "od", Values::F64(od))];
     check(SRC, Case::outputs("cvt_int_to_float", Shape::linear(1, N as u32), args, checks));
 }
@@ -126,7 +170,12 @@ fn cvt_float_float() {
             fp::sat(x),
             sat_ftz + rni_ftz + h,
         ]);
-        od.extend_from_slice(&[f64::from(x), y.round_ties_even() + y.trunc(), y.floor() * y.ceil(), f64::from(fp::ftz(x))]);
+        od.extend_from_slice(&[
+            f64::from(x),
+            y.round_ties_even() + y.trunc(),
+            y.floor() * y.ceil(),
+            f64::from(fp::ftz(x)),
+        ]);
     }
     let args = vec![Arg::input(&f), Arg::input(&d), Arg::output::<f32>(8 * N), Arg::output::<f64>(4 * N)];
     let checks = vec![Check::exact(2, "of", Values::F32(of)), Check::exact(3, "od", Values::F64(od))];
@@ -136,9 +185,32 @@ fn cvt_float_float() {
 #[test]
 fn cvt_int_int() {
     let mut rng = Rng::new(403);
-    let a: Vec<i32> = rng.fill(N, &[0, 1, -1, 127, 128, -128, -129, 255, 256, 65535, 65536, -32768, -32769, i32::MAX, i32::MIN, 3, -3, 2, 2147, -2148], |r| {
-        r.next_u32() as i32 >> (r.next_u32() % 32)
-    });
+    let a: Vec<i32> = rng.fill(
+        N,
+        &[
+            0,
+            1,
+            -1,
+            127,
+            128,
+            -128,
+            -129,
+            255,
+            256,
+            65535,
+            65536,
+            -32768,
+            -32769,
+            i32::MAX,
+            i32::MIN,
+            3,
+            -3,
+            2,
+            2147,
+            -2148,
+        ],
+        |r| r.next_u32() as i32 >> (r.next_u32() % 32),
+    );
     let c: Vec<i64> = rng.fill(N, EDGE_I64, |r| r.next_u64() as i64 >> (r.next_u32() % 64));
     let mut o8 = Vec::new();
     let mut o16 = Vec::new();
@@ -260,7 +332,27 @@ fn hmin(a: u16, b: u16) -> u16 {
 fn half_inputs(rng: &mut Rng, n: usize) -> Vec<f32> {
     rng.fill(
         n,
-        &[1.0, 2.0, -3.0, 65504.0, 65520.0, 0.5, 1.0e-6, -2.0e-7, 7.0, 100.25, -0.1, 1.0009765, 1.00048828125, 3.0, 300.0, 0.33333334, -65536.0, 9.0e-5, 1.5],
+        &[
+            1.0,
+            2.0,
+            -3.0,
+            65504.0,
+            65520.0,
+            0.5,
+            1.0e-6,
+            -2.0e-7,
+            7.0,
+            100.25,
+            -0.1,
+            1.0009765,
+            1.0 + 1.0 / 2048.0,
+            3.0,
+            300.0,
+            0.33333334,
+            -65536.0,
+            9.0e-5,
+            1.5,
+        ],
         |r| if r.next_u32() % 4 == 0 { r.f32_in(-300.0, 300.0) } else { r.f32_in(-8.0, 8.0) },
     )
 }
@@ -268,73 +360,83 @@ fn half_inputs(rng: &mut Rng, n: usize) -> Vec<f32> {
 #[test]
 fn half_ops() {
     let f = half_inputs(&mut Rng::new(404), 65);
-    let case = Case::new("half_ops", Shape::linear(1, 64), vec![Arg::input(&f), Arg::output::<u16>(128), Arg::output::<f32>(128)], move |ctx| {
-        let mut oh = vec![0u16; 128];
-        let mut of = vec![0f32; 128];
-        for i in 0..64 {
-            let (x, y) = (f[i], f[i + 1]);
-            let a = fp::f16_bits(f64::from(x), Round::Rn);
-            let b = fp::f16_bits(f64::from(y), Round::Rz);
-            let c = fp::f16_bits(f64::from(x - y), Round::Rm);
-            let d = fp::f16_bits(f64::from(x * y), Round::Rp);
-            if ctx.arch() >= 53 {
-                let mut s = hfma(a, b, hadd(c, d));
-                s = hmul(s, hsub(a, c));
-                s = hdiv3(s);
-                let lt = h(a) < h(b);
-                oh[i] = if lt { s } else { hneg(s) };
-                let nan = if is_nan16(c) { 1.0f32 } else { 0.0 };
-                of[i] = h(s) as f32 + nan + h(d & 0x7fff) as f32;
-            } else {
-                let s = ctx.variant.mad(h(a) as f32, h(b) as f32, h(c) as f32) + h(d) as f32;
-                oh[i] = f16(f64::from(s));
-                of[i] = s;
+    let case = Case::new(
+        "half_ops",
+        Shape::linear(1, 64),
+        vec![Arg::input(&f), Arg::output::<u16>(128), Arg::output::<f32>(128)],
+        move |ctx| {
+            let mut oh = vec![0u16; 128];
+            let mut of = vec![0f32; 128];
+            for i in 0..64 {
+                let (x, y) = (f[i], f[i + 1]);
+                let a = fp::f16_bits(f64::from(x), Round::Rn);
+                let b = fp::f16_bits(f64::from(y), Round::Rz);
+                let c = fp::f16_bits(f64::from(x - y), Round::Rm);
+                let d = fp::f16_bits(f64::from(x * y), Round::Rp);
+                if ctx.arch() >= 53 {
+                    let mut s = hfma(a, b, hadd(c, d));
+                    s = hmul(s, hsub(a, c));
+                    s = hdiv3(s);
+                    let lt = h(a) < h(b);
+                    oh[i] = if lt { s } else { hneg(s) };
+                    let nan = if is_nan16(c) { 1.0f32 } else { 0.0 };
+                    of[i] = h(s) as f32 + nan + h(d & 0x7fff) as f32;
+                } else {
+                    let s = ctx.variant.mad(h(a) as f32, h(b) as f32, h(c) as f32) + h(d) as f32;
+                    oh[i] = f16(f64::from(s));
+                    of[i] = s;
+                }
+                oh[i + 64] = f16(f64::from(i as i32 - 32));
+                let ai = fp::cvt_to_int(h(a), false, Round::Rz, 32, true) as i32;
+                let bs = fp::cvt_to_int(h(b), false, Round::Rn, 16, true) as i16;
+                of[i + 64] = ai as f32 + f32::from(bs);
             }
-            oh[i + 64] = f16(f64::from(i as i32 - 32));
-            let ai = fp::cvt_to_int(h(a), false, Round::Rz, 32, true) as i32;
-            let bs = fp::cvt_to_int(h(b), false, Round::Rn, 16, true) as i16;
-            of[i + 64] = ai as f32 + f32::from(bs);
-        }
-        Expect::Outputs(vec![Check::exact(1, "oh", Values::F16(oh)), Check::exact(2, "of", Values::F32(of))])
-    });
+            Expect::Outputs(vec![Check::exact(1, "oh", Values::F16(oh)), Check::exact(2, "of", Values::F32(of))])
+        },
+    );
     check(SRC, case);
 }
 
 #[test]
 fn half2_ops() {
     let f = half_inputs(&mut Rng::new(405), 128);
-    let case = Case::new("half2_ops", Shape::linear(1, 64), vec![Arg::input(&f), Arg::output::<u16>(256), Arg::output::<f32>(128)], move |ctx| {
-        let mut oh = vec![0u16; 256];
-        let mut of = vec![0f32; 128];
-        for i in 0..64 {
-            let (fx, fy) = (f[2 * i], f[2 * i + 1]);
-            let a = [f16(fx.into()), f16(fy.into())];
-            let b = [f16(fy.into()), f16(fx.into())];
-            let c: [u16; 2] = if ctx.arch() >= 53 {
-                std::array::from_fn(|l| {
-                    let mut c = hadd(a[l], b[l]);
-                    c = hfma(a[l], b[l], c);
-                    c = hmul(c, hsub(a[l], b[l]));
-                    if ctx.arch() >= 80 {
-                        c = hmax(c, hmin(a[l], b[l]), h, is_nan16);
-                    }
-                    c
-                })
-            } else {
-                [f16(f64::from(fx + fy)), f16(f64::from(fx * fy))]
-            };
-            oh[2 * i] = c[0];
-            oh[2 * i + 1] = c[1];
-            of[2 * i] = h(c[0]) as f32;
-            of[2 * i + 1] = h(c[1]) as f32;
-            if ctx.arch() >= 80 {
-                // cvt.rn.f16x2.f32 d, a, b puts a in the upper half: {x: f16(f.y), y: f16(f.x)}.
-                oh[128 + 2 * i] = f16(fy.into());
-                oh[128 + 2 * i + 1] = f16(fx.into());
+    let case = Case::new(
+        "half2_ops",
+        Shape::linear(1, 64),
+        vec![Arg::input(&f), Arg::output::<u16>(256), Arg::output::<f32>(128)],
+        move |ctx| {
+            let mut oh = vec![0u16; 256];
+            let mut of = vec![0f32; 128];
+            for i in 0..64 {
+                let (fx, fy) = (f[2 * i], f[2 * i + 1]);
+                let a = [f16(fx.into()), f16(fy.into())];
+                let b = [f16(fy.into()), f16(fx.into())];
+                let c: [u16; 2] = if ctx.arch() >= 53 {
+                    std::array::from_fn(|l| {
+                        let mut c = hadd(a[l], b[l]);
+                        c = hfma(a[l], b[l], c);
+                        c = hmul(c, hsub(a[l], b[l]));
+                        if ctx.arch() >= 80 {
+                            c = hmax(c, hmin(a[l], b[l]), h, is_nan16);
+                        }
+                        c
+                    })
+                } else {
+                    [f16(f64::from(fx + fy)), f16(f64::from(fx * fy))]
+                };
+                oh[2 * i] = c[0];
+                oh[2 * i + 1] = c[1];
+                of[2 * i] = h(c[0]) as f32;
+                of[2 * i + 1] = h(c[1]) as f32;
+                if ctx.arch() >= 80 {
+                    // cvt.rn.f16x2.f32 d, a, b puts a in the upper half: {x: f16(f.y), y: f16(f.x)}.
+                    oh[128 + 2 * i] = f16(fy.into());
+                    oh[128 + 2 * i + 1] = f16(fx.into());
+                }
             }
-        }
-        Expect::Outputs(vec![Check::exact(1, "oh", Values::F16(oh)), Check::exact(2, "of", Values::F32(of))])
-    });
+            Expect::Outputs(vec![Check::exact(1, "oh", Values::F16(oh)), Check::exact(2, "of", Values::F32(of))])
+        },
+    );
     check(SRC, case);
 }
 

@@ -106,7 +106,7 @@ fn f32_arith_inputs() -> (Vec<f32>, Vec<f32>, Vec<f32>) {
         c.push(z);
     }
     while a.len() < 96 {
-        let scale = if rng.next_u32() % 2 == 0 { 100.0 } else { 2.0 };
+        let scale = if rng.next_u32().is_multiple_of(2) { 100.0 } else { 2.0 };
         a.push(rng.f32_in(-scale, scale));
         b.push(rng.f32_in(-scale, scale));
         c.push(rng.f32_in(-scale, scale));
@@ -296,7 +296,8 @@ fn f32_special() {
             let tanh = if ctx.arch() >= 75 { Approx::term(x.tanh(), p2(-11.0), p2(-30.0)) } else { libm32(x.tanh()) };
             rows.push(f32_sum(&[tanh]));
             if fast {
-                let tanh_fast = if ctx.arch() >= 75 { Approx::term(x.tanh(), p2(-11.0), p2(-30.0)) } else { libm32(x.tanh()) };
+                let tanh_fast =
+                    if ctx.arch() >= 75 { Approx::term(x.tanh(), p2(-11.0), p2(-30.0)) } else { libm32(x.tanh()) };
                 rows.push(f32_sum(&[sin_a, cos_a, tanf_fast(xz)]));
                 rows.push(f32_sum(&[expf_fast(xz), logf_fast(xz), powf_fast(xz, 2.5), libm32(math::erf(x))]));
                 rows.push(f32_sum(&[tanh_fast, libm32(x.atan2(1.0)), exp10f_fast(xz), libm32(x.ln_1p())]));
@@ -309,7 +310,10 @@ fn f32_special() {
                 out.push(v);
                 tols.push(t);
             }
-            let f = i32::from(xf.is_nan()) | i32::from(xf.is_infinite()) << 1 | i32::from(xf.is_finite()) << 2 | i32::from(xf.is_sign_negative()) << 3;
+            let f = i32::from(xf.is_nan())
+                | i32::from(xf.is_infinite()) << 1
+                | i32::from(xf.is_finite()) << 2
+                | i32::from(xf.is_sign_negative()) << 3;
             // testp: zero counts as normal; subnormal excludes zero
             let normal = xf == 0.0 || xf.is_normal();
             let tp = i32::from(xf.is_finite())
@@ -321,7 +325,10 @@ fn f32_special() {
             flags.push(f);
             flags.push(tp);
         }
-        Expect::Outputs(vec![Check::new(1, "out", Values::F32(out), Rule::Each(tols)), Check::exact(2, "flags", Values::I32(flags))])
+        Expect::Outputs(vec![
+            Check::new(1, "out", Values::F32(out), Rule::Each(tols)),
+            Check::exact(2, "flags", Values::I32(flags)),
+        ])
     });
     check(SRC, case);
 }
@@ -382,22 +389,40 @@ fn f64_arith() {
             exact(fp::mul_f64(x, y, Rn) * fp::mul_f64(x, z, Rz)),
             exact(fp::fma_f64(x, y, z, Rn) + fp::fma_f64(x, y, z, Rm) + fp::fma_f64(x, y, z, Rp)),
             exact(x / y + fp::div_f64(x, z, Rz)),
-            f64_sum(&[Approx::exact(1.0 / z), Approx::exact(x.sqrt()), Approx::exact(fp::sqrt_f64(y, Rp)), ulps64(1.0 / z.sqrt(), 4.0)]),
+            f64_sum(&[
+                Approx::exact(1.0 / z),
+                Approx::exact(x.sqrt()),
+                Approx::exact(fp::sqrt_f64(y, Rp)),
+                ulps64(1.0 / z.sqrt(), 4.0),
+            ]),
             exact(x.min(y) + y.max(z) + x.abs().copysign(y) + z.abs()),
-            f64_sum(&[gross(1.0 / if z.abs() < f64::MIN_POSITIVE { 0.0f64.copysign(z) } else { z }), gross(1.0 / x.sqrt())]),
+            f64_sum(&[
+                gross(1.0 / if z.abs() < f64::MIN_POSITIVE { 0.0f64.copysign(z) } else { z }),
+                gross(1.0 / x.sqrt()),
+            ]),
             f64_sum(&[ulps64(x.sin(), 4.0), ulps64(y.cos(), 4.0), ulps64(z.tan(), 4.0)]),
             f64_sum(&[ulps64(x.exp(), 4.0), ulps64(y.ln(), 4.0), ulps64(x.powf(y), 4.0), ulps64(math::erf(z), 4.0)]),
             f64_sum(&[ulps64(x.atan2(y), 4.0), ulps64(z.cbrt(), 4.0), ulps64(x.ln_1p(), 4.0), ulps64(y.exp_m1(), 4.0)]),
-            f64_sum(&[Approx::exact(x % y), ulps64(x.hypot(z), 4.0), Approx::term(math::lgamma(y), 4.0 * p2(-52.0), 1e-13)]),
+            f64_sum(&[
+                Approx::exact(x % y),
+                ulps64(x.hypot(z), 4.0),
+                Approx::term(math::lgamma(y), 4.0 * p2(-52.0), 1e-13),
+            ]),
         ];
         for (v, t) in rows {
             out.push(v);
             tols.push(t);
         }
         let normal = x == 0.0 || x.is_normal();
-        flags.push(i32::from(x.is_nan()) | i32::from(y.is_infinite()) << 1 | i32::from(z.is_finite()) << 2 | i32::from(normal) << 3);
+        flags.push(
+            i32::from(x.is_nan())
+                | i32::from(y.is_infinite()) << 1
+                | i32::from(z.is_finite()) << 2
+                | i32::from(normal) << 3,
+        );
     }
     let args = vec![Arg::input(&a), Arg::input(&b), Arg::input(&c), Arg::output::<f64>(12 * n), Arg::output::<i32>(n)];
-    let checks = vec![Check::new(3, "out", Values::F64(out), Rule::Each(tols)), Check::exact(4, "flags", Values::I32(flags))];
+    let checks =
+        vec![Check::new(3, "out", Values::F64(out), Rule::Each(tols)), Check::exact(4, "flags", Values::I32(flags))];
     check(SRC, Case::outputs("f64_arith", Shape::linear(1, n as u32), args, checks));
 }

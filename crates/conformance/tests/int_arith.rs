@@ -108,7 +108,7 @@ fn sad_s32(a: i32, b: i32, c: u32) -> u32 {
 }
 
 fn sad_u32(a: u32, b: u32, c: u32) -> u32 {
-    let d = if a < b { b - a } else { a - b };
+    let d = b.abs_diff(a);
     d.wrapping_add(c)
 }
 
@@ -129,7 +129,7 @@ fn int_arith32() {
     let ua: Vec<u32> = rng.fill(N, EDGE_U32, |r| r.next_u32());
     let mut ub: Vec<u32> = EDGE_U32.iter().rev().copied().collect();
     while ub.len() < N {
-        ub.push(if rng.next_u32() % 3 == 0 { rng.next_u32() % 100 } else { rng.next_u32() });
+        ub.push(if rng.next_u32().is_multiple_of(3) { rng.next_u32() % 100 } else { rng.next_u32() });
     }
     let mut out = Vec::new();
     let mut uout = Vec::new();
@@ -149,7 +149,7 @@ fn int_arith32() {
             ux.wrapping_add(uy),
             ux.wrapping_mul(uy).wrapping_add(0x9E37_79B9),
             ((u64::from(ux) * u64::from(uy)) >> 32) as u32,
-            if uy != 0 { ux / uy } else { 0 },
+            ux.checked_div(uy).unwrap_or(0),
             if uy != 0 { ux % uy } else { 0 },
             ux.min(uy) ^ ux.max(uy),
             sad_u32(ux, uy, 5).wrapping_add(sad_s32(x, y, 1)),
@@ -175,7 +175,11 @@ fn int_arith64() {
     let ua: Vec<u64> = rng.fill(N, EDGE_U64, |r| r.next_u64());
     let mut ub: Vec<u64> = EDGE_U64.iter().rev().copied().collect();
     while ub.len() < N {
-        ub.push(if rng.next_u32() % 3 == 0 { rng.next_u64() % 1000 } else { rng.next_u64() >> (rng.next_u32() % 64) });
+        ub.push(if rng.next_u32().is_multiple_of(3) {
+            rng.next_u64() % 1000
+        } else {
+            rng.next_u64() >> (rng.next_u32() % 64)
+        });
     }
     let mut out = Vec::new();
     let mut uout = Vec::new();
@@ -191,7 +195,7 @@ fn int_arith64() {
         ]);
         uout.extend_from_slice(&[
             ((u128::from(ux) * u128::from(uy)) >> 64) as u64,
-            if uy != 0 { ux / uy } else { 0 },
+            ux.checked_div(uy).unwrap_or(0),
             if uy != 0 { ux % uy } else { 0 },
             ux.wrapping_sub(uy.wrapping_mul(3)),
         ]);
@@ -221,7 +225,13 @@ fn int_div16_wide() {
         }
     });
     let ua: Vec<u16> = rng.fill(N, &[0, 1, u16::MAX, 0x8000, 1000], |r| r.next_u32() as u16);
-    let ub: Vec<u16> = rng.fill(N, &[0, 7, 1, u16::MAX, 0], |r| if r.next_u32() % 2 == 0 { (r.next_u32() % 50) as u16 } else { r.next_u32() as u16 });
+    let ub: Vec<u16> = rng.fill(N, &[0, 7, 1, u16::MAX, 0], |r| {
+        if r.next_u32() % 2 == 0 {
+            (r.next_u32() % 50) as u16
+        } else {
+            r.next_u32() as u16
+        }
+    });
     let c: Vec<i32> = rng.fill(N + 2, EDGE_I32, |r| r.next_u32() as i32);
     let uc: Vec<u32> = rng.fill(N + 2, EDGE_U32, |r| r.next_u32());
     // uo64[3i + 2] is read by the kernel (the addend of mad.wide.u32) and never written.
@@ -277,10 +287,24 @@ fn carry_chain_u128() {
     let mut rng = Rng::new(104);
     let mut a = Vec::new();
     let mut b = Vec::new();
-    let edges: &[u128] = &[0, 1, u128::MAX, u128::from(u64::MAX), 1 << 64, (1 << 127) - 1, 1 << 127, 0xFFFF_FFFF, 0xFFFF_FFFF_FFFF_FFFF_FFFF_FFFF];
+    let edges: &[u128] = &[
+        0,
+        1,
+        u128::MAX,
+        u128::from(u64::MAX),
+        1 << 64,
+        (1 << 127) - 1,
+        1 << 127,
+        0xFFFF_FFFF,
+        0xFFFF_FFFF_FFFF_FFFF_FFFF_FFFF,
+    ];
     for i in 0..N {
         let x = if i < edges.len() { edges[i] } else { u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64()) };
-        let y = if i < edges.len() { edges[(i * 4 + 2) % edges.len()] } else { u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64()) };
+        let y = if i < edges.len() {
+            edges[(i * 4 + 2) % edges.len()]
+        } else {
+            u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64())
+        };
         a.extend_from_slice(&[x as u64, (x >> 64) as u64]);
         b.extend_from_slice(&[y as u64, (y >> 64) as u64]);
     }
@@ -297,5 +321,13 @@ fn carry_chain_u128() {
         }
     }
     let args = vec![Arg::input(&a), Arg::input(&b), Arg::output::<u64>(6 * N)];
-    check(SRC, Case::outputs("carry_chain_u128", Shape::linear(1, N as u32), args, vec![Check::exact(2, "out", Values::U64(out))]));
+    check(
+        SRC,
+        Case::outputs(
+            "carry_chain_u128",
+            Shape::linear(1, N as u32),
+            args,
+            vec![Check::exact(2, "out", Values::U64(out))],
+        ),
+    );
 }

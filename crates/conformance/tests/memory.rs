@@ -98,7 +98,14 @@ fn cache_ops() {
         out[i + 128] = a[i + 4] + a[i + 5];
         out[i + 192] = a[i];
     }
-    let args = vec![Arg::input(&a), Arg::input(&b), Arg::input(&c), Arg::output::<f32>(256), Arg::output::<f32>(4 * n), Arg::output::<i32>(n)];
+    let args = vec![
+        Arg::input(&a),
+        Arg::input(&b),
+        Arg::input(&c),
+        Arg::output::<f32>(256),
+        Arg::output::<f32>(4 * n),
+        Arg::output::<i32>(n),
+    ];
     let checks = vec![
         Check::exact(3, "out", Values::F32(out)),
         Check::exact(4, "out4", Values::F32(b.clone())),
@@ -114,7 +121,11 @@ fn volatile_ops() {
     let v: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let out: Vec<i32> = (0..n as i32).map(|i| 3 + 16 + i).collect();
     let args = vec![Arg::input(&flag), Arg::input(&vec![-1.0f32; n]), Arg::output::<i32>(n)];
-    let checks = vec![Check::exact(1, "v", Values::F32(v)), Check::exact(2, "out", Values::I32(out)), Check::exact(0, "flag", Values::I32(flag.to_vec()))];
+    let checks = vec![
+        Check::exact(1, "v", Values::F32(v)),
+        Check::exact(2, "out", Values::I32(out)),
+        Check::exact(0, "flag", Values::I32(flag.to_vec())),
+    ];
     check(SRC, Case::outputs("volatile_ops", Shape::linear(1, n as u32), args, checks));
 }
 
@@ -132,7 +143,10 @@ fn local_array() {
         out.push(buf[(j * 7) & 31] + buf[j]);
     }
     let args = vec![Arg::input(&idx), Arg::input(&input), Arg::output::<f32>(n)];
-    check(SRC, Case::outputs("local_array", Shape::linear(1, n as u32), args, vec![Check::exact(2, "out", Values::F32(out))]));
+    check(
+        SRC,
+        Case::outputs("local_array", Shape::linear(1, n as u32), args, vec![Check::exact(2, "out", Values::F32(out))]),
+    );
 }
 
 #[test]
@@ -149,7 +163,15 @@ fn shared_static() {
         }
     }
     let args = vec![Arg::input(&input), Arg::output::<f32>(grid * block)];
-    check(SRC, Case::outputs("shared_static", Shape::linear(grid as u32, block as u32), args, vec![Check::exact(1, "out", Values::F32(out))]));
+    check(
+        SRC,
+        Case::outputs(
+            "shared_static",
+            Shape::linear(grid as u32, block as u32),
+            args,
+            vec![Check::exact(1, "out", Values::F32(out))],
+        ),
+    );
 }
 
 #[test]

@@ -26,7 +26,9 @@ fn thread_geometry() {
                         for tx in 0..block.0 {
                             let (gx, gy, gz) = (bx * block.0 + tx, by * block.1 + ty, bz * block.2 + tz);
                             let lin = ((gz * ny + gy) * nx + gx) as usize;
-                            out[12 * lin..12 * lin + 12].copy_from_slice(&[tx, ty, tz, bx, by, bz, block.0, block.1, block.2, grid.0, grid.1, grid.2]);
+                            out[12 * lin..12 * lin + 12].copy_from_slice(&[
+                                tx, ty, tz, bx, by, bz, block.0, block.1, block.2, grid.0, grid.1, grid.2,
+                            ]);
                         }
                     }
                 }
@@ -34,7 +36,10 @@ fn thread_geometry() {
         }
     }
     let args = vec![Arg::output::<u32>(12 * total)];
-    check(SRC, Case::outputs("thread_geometry", Shape::new(grid, block), args, vec![Check::exact(0, "out", Values::U32(out))]));
+    check(
+        SRC,
+        Case::outputs("thread_geometry", Shape::new(grid, block), args, vec![Check::exact(0, "out", Values::U32(out))]),
+    );
 }
 
 #[test]
@@ -92,7 +97,11 @@ fn special_registers() {
                         ));
                     }
                     if out64[4 * i + 3] < out64[4 * i] {
-                        return Err(format!("thread {i}: clock64() went backwards ({} then {})", out64[4 * i], out64[4 * i + 3]));
+                        return Err(format!(
+                            "thread {i}: clock64() went backwards ({} then {})",
+                            out64[4 * i],
+                            out64[4 * i + 3]
+                        ));
                     }
                 }
                 Ok(())
@@ -140,7 +149,10 @@ fn kernel_printf() {
             got.sort();
             want.sort();
             if got != want {
-                return Err(format!("printf output differs:\n--- actual\n{text}--- expected (any block order)\n{}", blocks.concat().concat()));
+                return Err(format!(
+                    "printf output differs:\n--- actual\n{text}--- expected (any block order)\n{}",
+                    blocks.concat().concat()
+                ));
             }
             Ok(())
         })])

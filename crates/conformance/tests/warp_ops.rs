@@ -63,12 +63,17 @@ fn shuffles() {
             let e = shfl(v, l, "idx", ((i + 3) & 31) as i64, 8);
             let f = shfl(&ids, l, "down", 1, 16);
             out.push(a + b + c + d + e + f as f32);
-            tols.push(if l < 16 { Tol::Exact } else { Tol::Ignore("shfl.sync from a lane outside its membermask: undefined") });
+            tols.push(if l < 16 {
+                Tol::Exact
+            } else {
+                Tol::Ignore("shfl.sync from a lane outside its membermask: undefined")
+            });
             dout.push(f64::from(shfl(v, l, "bfly", 1, 32)));
         }
     }
     let args = vec![Arg::input(&input), Arg::output::<f32>(n), Arg::output::<f64>(n)];
-    let checks = vec![Check::new(1, "out", Values::F32(out), Rule::Each(tols)), Check::exact(2, "dout", Values::F64(dout))];
+    let checks =
+        vec![Check::new(1, "out", Values::F32(out), Rule::Each(tols)), Check::exact(2, "dout", Values::F64(dout))];
     check(SRC, Case::outputs("shuffles", Shape::linear(1, n as u32), args, checks));
 }
 
@@ -85,7 +90,15 @@ fn warp_reduce_sum() {
         out.push(v[0]);
     }
     let args = vec![Arg::input(&input), Arg::output::<f32>(grid * block / 32)];
-    check(SRC, Case::outputs("warp_reduce_sum", Shape::linear(grid as u32, block as u32), args, vec![Check::exact(1, "out", Values::F32(out))]));
+    check(
+        SRC,
+        Case::outputs(
+            "warp_reduce_sum",
+            Shape::linear(grid as u32, block as u32),
+            args,
+            vec![Check::exact(1, "out", Values::F32(out))],
+        ),
+    );
 }
 
 fn ballot(pred: impl Fn(usize) -> bool) -> u32 {
@@ -113,12 +126,30 @@ fn votes() {
         let any = u32::from(v.iter().any(|&x| x < 0));
         let uni = u32::from(v.iter().all(|&x| x & 1 == v[0] & 1));
         for l in 0..32 {
-            out.extend_from_slice(&[bal, bal.count_ones(), all | any << 1 | uni << 2, if l & 1 == 1 { ODD } else { 0 }]);
-            tols.extend_from_slice(&[Tol::Exact, Tol::Exact, Tol::Exact, if l & 1 == 1 { Tol::AnyOf(vec![0xFFFF_FFFF]) } else { Tol::Exact }]);
+            out.extend_from_slice(&[
+                bal,
+                bal.count_ones(),
+                all | any << 1 | uni << 2,
+                if l & 1 == 1 { ODD } else { 0 },
+            ]);
+            tols.extend_from_slice(&[
+                Tol::Exact,
+                Tol::Exact,
+                Tol::Exact,
+                if l & 1 == 1 { Tol::AnyOf(vec![0xFFFF_FFFF]) } else { Tol::Exact },
+            ]);
         }
     }
     let args = vec![Arg::input(&input), Arg::output::<u32>(4 * n)];
-    check(SRC, Case::outputs("votes", Shape::linear(1, n as u32), args, vec![Check::new(1, "out", Values::U32(out), Rule::Each(tols))]));
+    check(
+        SRC,
+        Case::outputs(
+            "votes",
+            Shape::linear(1, n as u32),
+            args,
+            vec![Check::new(1, "out", Values::U32(out), Rule::Each(tols))],
+        ),
+    );
 }
 
 #[test]
@@ -134,38 +165,43 @@ fn match_and_redux() {
             _ => rng.next_u32() as i32,
         };
     }
-    let case = Case::new("match_and_redux", Shape::linear(1, n as u32), vec![Arg::input(&input), Arg::output::<u32>(8 * n)], move |ctx| {
-        let mut out = vec![0u32; 8 * n];
-        for w in 0..n / 32 {
-            let v = &input[32 * w..32 * w + 32];
-            let all_eq = v.iter().all(|&x| x & 0xF0 == v[0] & 0xF0);
-            let sum = v.iter().fold(0u32, |s, &x| s.wrapping_add(x as u32));
-            let min = *v.iter().min().unwrap_or(&0);
-            let max = *v.iter().max().unwrap_or(&0);
-            let and = v.iter().fold(u32::MAX, |s, &x| s & x as u32);
-            let or = v.iter().fold(0u32, |s, &x| s | x as u32);
-            let xor = v.iter().fold(0u32, |s, &x| s ^ x as u32);
-            for l in 0..32 {
-                let row = &mut out[8 * (32 * w + l)..8 * (32 * w + l) + 8];
-                if ctx.arch() >= 70 {
-                    row[0] = ballot(|k| v[k] == v[l]);
-                    let mask = if all_eq { u32::MAX } else { 0 };
-                    row[1] = mask ^ u32::from(all_eq);
-                    row[2] = ballot(|k| (i64::from(v[k]) << 33) == (i64::from(v[l]) << 33));
-                }
-                if ctx.arch() >= 80 {
-                    row[3] = sum;
-                    row[4] = (min as u32).wrapping_add(max as u32);
-                    row[5] = and;
-                    row[6] = or;
-                    row[7] = xor;
-                } else {
-                    row[3] = v[l] as u32;
+    let case = Case::new(
+        "match_and_redux",
+        Shape::linear(1, n as u32),
+        vec![Arg::input(&input), Arg::output::<u32>(8 * n)],
+        move |ctx| {
+            let mut out = vec![0u32; 8 * n];
+            for w in 0..n / 32 {
+                let v = &input[32 * w..32 * w + 32];
+                let all_eq = v.iter().all(|&x| x & 0xF0 == v[0] & 0xF0);
+                let sum = v.iter().fold(0u32, |s, &x| s.wrapping_add(x as u32));
+                let min = *v.iter().min().unwrap_or(&0);
+                let max = *v.iter().max().unwrap_or(&0);
+                let and = v.iter().fold(u32::MAX, |s, &x| s & x as u32);
+                let or = v.iter().fold(0u32, |s, &x| s | x as u32);
+                let xor = v.iter().fold(0u32, |s, &x| s ^ x as u32);
+                for l in 0..32 {
+                    let row = &mut out[8 * (32 * w + l)..8 * (32 * w + l) + 8];
+                    if ctx.arch() >= 70 {
+                        row[0] = ballot(|k| v[k] == v[l]);
+                        let mask = if all_eq { u32::MAX } else { 0 };
+                        row[1] = mask ^ u32::from(all_eq);
+                        row[2] = ballot(|k| (i64::from(v[k]) << 33) == (i64::from(v[l]) << 33));
+                    }
+                    if ctx.arch() >= 80 {
+                        row[3] = sum;
+                        row[4] = (min as u32).wrapping_add(max as u32);
+                        row[5] = and;
+                        row[6] = or;
+                        row[7] = xor;
+                    } else {
+                        row[3] = v[l] as u32;
+                    }
                 }
             }
-        }
-        Expect::Outputs(vec![Check::exact(1, "out", Values::U32(out))])
-    });
+            Expect::Outputs(vec![Check::exact(1, "out", Values::U32(out))])
+        },
+    );
     check(SRC, case);
 }
 
@@ -180,7 +216,8 @@ fn coop_groups_tiles() {
         for off in [8, 4, 2, 1] {
             v = (0..32).map(|l| v[l] + shfl(&v, l, "down", off, 16)).collect();
         }
-        let wv: Vec<f32> = (0..32).map(|l| shfl(&v, l, "idx", 0, 4) + shfl(&v, l, "bfly", 1, 4) + shfl(&v, l, "up", 1, 4)).collect();
+        let wv: Vec<f32> =
+            (0..32).map(|l| shfl(&v, l, "idx", 0, 4) + shfl(&v, l, "bfly", 1, 4) + shfl(&v, l, "up", 1, 4)).collect();
         for l in 0..32 {
             let i = 32 * w + l;
             let tile16 = l / 16 * 16;
@@ -201,7 +238,15 @@ fn coop_groups_tiles() {
         }
     }
     let args = vec![Arg::input(&input), Arg::output::<f32>(n)];
-    check(SRC, Case::outputs("coop_groups_tiles", Shape::linear(1, n as u32), args, vec![Check::new(1, "out", Values::F32(out), Rule::Each(tols))]));
+    check(
+        SRC,
+        Case::outputs(
+            "coop_groups_tiles",
+            Shape::linear(1, n as u32),
+            args,
+            vec![Check::new(1, "out", Values::F32(out), Rule::Each(tols))],
+        ),
+    );
 }
 
 #[test]
@@ -209,21 +254,26 @@ fn warp_asm_forms() {
     let n = 64usize;
     let mut rng = Rng::new(1005);
     let input: Vec<i32> = (0..n).map(|i| if i % 5 == 0 { 0 } else { rng.range_i32(-1000, 1000) }).collect();
-    let case = Case::new("warp_asm_forms", Shape::linear(1, n as u32), vec![Arg::input(&input), Arg::output::<i32>(n)], move |ctx| {
-        let mut out = Vec::new();
-        for w in 0..n / 32 {
-            let v = &input[32 * w..32 * w + 32];
-            let m = ballot(|l| v[l] != 0);
-            for l in 0..32 {
-                let mut r0 = v[3];
-                if ctx.arch() < 70 {
-                    r0 += v[0];
+    let case = Case::new(
+        "warp_asm_forms",
+        Shape::linear(1, n as u32),
+        vec![Arg::input(&input), Arg::output::<i32>(n)],
+        move |ctx| {
+            let mut out = Vec::new();
+            for w in 0..n / 32 {
+                let v = &input[32 * w..32 * w + 32];
+                let m = ballot(|l| v[l] != 0);
+                for l in 0..32 {
+                    let mut r0 = v[3];
+                    if ctx.arch() < 70 {
+                        r0 += v[0];
+                    }
+                    let r1 = if l >= 1 { v[l - 1] } else { v[l] };
+                    out.push(r0.wrapping_add(r1).wrapping_add(m as i32));
                 }
-                let r1 = if l >= 1 { v[l - 1] } else { v[l] };
-                out.push(r0.wrapping_add(r1).wrapping_add(m as i32));
             }
-        }
-        Expect::Outputs(vec![Check::exact(1, "out", Values::I32(out))])
-    });
+            Expect::Outputs(vec![Check::exact(1, "out", Values::I32(out))])
+        },
+    );
     check(SRC, case);
 }

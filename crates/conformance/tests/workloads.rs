@@ -20,7 +20,10 @@ fn vector_add() {
     // The 24 elements past n stay zero: threads >= n must not store.
     let mut expected = c;
     expected.resize(n + 24, 0.0);
-    check(SRC, Case::outputs("vector_add", Shape::linear(4, 256), args, vec![Check::exact(2, "c", Values::F32(expected))]));
+    check(
+        SRC,
+        Case::outputs("vector_add", Shape::linear(4, 256), args, vec![Check::exact(2, "c", Values::F32(expected))]),
+    );
 }
 
 #[test]
@@ -111,13 +114,17 @@ fn histogram256() {
     let n = 5000usize;
     let mut rng = Rng::new(5);
     // Skewed data: many hits on a few bins (contended shared atomics), every bin value present.
-    let data: Vec<u8> = (0..n).map(|i| if i % 3 == 0 { (rng.next_u32() % 4) as u8 } else { (rng.next_u32() & 0xff) as u8 }).collect();
+    let data: Vec<u8> =
+        (0..n).map(|i| if i % 3 == 0 { (rng.next_u32() % 4) as u8 } else { (rng.next_u32() & 0xff) as u8 }).collect();
     let mut hist = vec![0u32; 256];
     for &d in &data {
         hist[d as usize] += 1;
     }
     let args = vec![Arg::input(&data), Arg::output::<u32>(256), Arg::scalar(n as i32)];
-    check(SRC, Case::outputs("histogram256", Shape::linear(4, 128), args, vec![Check::exact(1, "hist", Values::U32(hist))]));
+    check(
+        SRC,
+        Case::outputs("histogram256", Shape::linear(4, 128), args, vec![Check::exact(1, "hist", Values::U32(hist))]),
+    );
 }
 
 #[test]
@@ -134,7 +141,10 @@ fn stencil_1d() {
         *o = acc / 7.0;
     }
     let args = vec![Arg::input(&input), Arg::output::<f32>(n), Arg::scalar(n as i32)];
-    check(SRC, Case::outputs("stencil_1d", Shape::linear(4, 256), args, vec![Check::exact(1, "out", Values::F32(out))]));
+    check(
+        SRC,
+        Case::outputs("stencil_1d", Shape::linear(4, 256), args, vec![Check::exact(1, "out", Values::F32(out))]),
+    );
 }
 
 #[test]
@@ -174,7 +184,8 @@ fn stencil_3d() {
                 for y in 1..ny - 1 {
                     for x in 1..nx - 1 {
                         let i = (z * ny + y) * nx + x;
-                        let s = input[i - 1] + input[i + 1] + input[i - sy] + input[i + sy] + input[i - sz] + input[i + sz];
+                        let s =
+                            input[i - 1] + input[i + 1] + input[i - sy] + input[i + sy] + input[i - sz] + input[i + sz];
                         // `s - 6 * in[i]` is one fma(in[i], -6, s) when contracted.
                         out[i] = ctx.variant.mad(input[i], -6.0, s);
                     }
@@ -228,8 +239,13 @@ fn dot_product() {
     let bi: Vec<f32> = (0..n).map(|_| rng.range_i32(-8, 8) as f32).collect();
     let exact: f32 = ai.iter().zip(&bi).map(|(x, y)| x * y).sum();
     let args = vec![Arg::input(&ai), Arg::input(&bi), Arg::output::<f32>(1), Arg::scalar(n as i32)];
-    let integers = Case::outputs("dot_product", Shape::linear(grid, block), args, vec![Check::exact(2, "result", Values::F32(vec![exact]))])
-        .label("small integers, exact");
+    let integers = Case::outputs(
+        "dot_product",
+        Shape::linear(grid, block),
+        args,
+        vec![Check::exact(2, "result", Values::F32(vec![exact]))],
+    )
+    .label("small integers, exact");
 
     let a = rng.vec_f32(n, -1.0, 1.0);
     let b = rng.vec_f32(n, -1.0, 1.0);

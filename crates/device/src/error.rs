@@ -132,7 +132,7 @@ impl fmt::Display for ExecError {
             }
             ErrorKind::ReadOnly { space, address } => write!(f, "store to read-only {space} memory at {address:#x}")?,
             ErrorKind::BarrierDivergence(d) => write!(f, "barrier divergence: {d}")?,
-            ErrorKind::Trap => write!(f, "the kernel executed `trap`")?,
+            ErrorKind::Trap => write!(f, "the kernel stopped at a `trap` or `brkpt` instruction")?,
             ErrorKind::Unsupported(list) => write!(f, "unsupported instructions: {}", list.join("; "))?,
             ErrorKind::InvalidLaunch(m) => write!(f, "invalid launch: {m}")?,
             ErrorKind::StackOverflow(depth) => write!(f, "device-function calls nested deeper than {depth}")?,

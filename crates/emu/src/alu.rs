@@ -257,22 +257,11 @@ fn carry_op(sub: bool, a: u64, b: u64, cin: bool, bits: u32) -> (u64, bool) {
 }
 
 fn mul_hi(ty: Ty, a: u64, b: u64) -> u64 {
-    let bits = ty.bits();
-    let p = if ty.is_signed() {
-        (ty.extend(a) as i64 as i128 * ty.extend(b) as i64 as i128) >> bits
-    } else {
-        ((a & ty.mask()) as i128 * (b & ty.mask()) as i128) >> bits
-    };
-    (p as u64) & ty.mask()
+    si::mul_hi(a, b, width(ty), ty.is_signed())
 }
 
 fn mul_wide(ty: Ty, a: u64, b: u64) -> u64 {
-    let p = if ty.is_signed() {
-        (ty.extend(a) as i64 as i128) * (ty.extend(b) as i64 as i128)
-    } else {
-        ((a & ty.mask()) as i128) * ((b & ty.mask()) as i128)
-    };
-    (p as u64) & crate::types::mask_bits(ty.bits() * 2)
+    si::mul_wide(a, b, width(ty), ty.is_signed())
 }
 
 /// Evaluates a comparison on two values of type `ty`.
@@ -365,7 +354,7 @@ pub fn atomic(op: AtomOp, ty: Ty, old: u64, a: u64, b: u64) -> u64 {
         AtomOp::Add => match ty {
             Ty::F32 => u64::from((f32::from_bits(old as u32) + f32::from_bits(a as u32)).to_bits()),
             Ty::F64 => (f64::from_bits(old) + f64::from_bits(a)).to_bits(),
-            Ty::F16 => crate::convert::f16_add(old as u16, a as u16) as u64,
+            Ty::F16 | Ty::Bf16 | Ty::F16x2 | Ty::Bf16x2 => crate::convert::half_add(ty, old, a),
             _ => old.wrapping_add(a) & mask,
         },
         AtomOp::Min | AtomOp::Max | AtomOp::And | AtomOp::Or | AtomOp::Xor => reduce(op, ty, old, a) & mask,

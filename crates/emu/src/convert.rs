@@ -75,6 +75,15 @@ pub fn f16_to_f64(h: u16) -> f64 {
     sh::to_f64::<F16>(h)
 }
 
-pub fn f16_add(a: u16, b: u16) -> u16 {
-    sh::add::<F16>(a, b, Rounding::Rn, HalfMods::default())
+/// `atom.add` on f16/bf16 values, packed pairs included (`.noftz`: subnormals are kept).
+pub fn half_add(ty: Ty, old: u64, a: u64) -> u64 {
+    let m = HalfMods::default();
+    let f16 = |x: u64, y: u64| u64::from(sh::add::<F16>(x as u16, y as u16, Rounding::Rn, m));
+    let bf16 = |x: u64, y: u64| u64::from(sh::add::<sh::Bf16>(x as u16, y as u16, Rounding::Rn, m));
+    match ty {
+        Ty::F16 => f16(old, a),
+        Ty::Bf16 => bf16(old, a),
+        Ty::F16x2 => f16(old, a) | f16(old >> 16, a >> 16) << 16,
+        _ => bf16(old, a) | bf16(old >> 16, a >> 16) << 16,
+    }
 }

@@ -95,6 +95,8 @@ struct Cta {
     id: Dim3,
     shared: Vec<u8>,
     warps: Vec<Warp>,
+    /// Threads that arrived at a barrier without waiting (`bar.arrive`), and the count they declared.
+    arrivals: std::collections::HashMap<u32, (u32, u32)>,
 }
 
 /// How a step of a warp ended.
@@ -152,7 +154,7 @@ impl<'a> Machine<'a> {
                 }
             })
             .collect();
-        Cta { id, shared: vec![0u8; self.shared_size], warps }
+        Cta { id, shared: vec![0u8; self.shared_size], warps, arrivals: Default::default() }
     }
 
     fn run_cta(&mut self, id: Dim3) -> Result<(), ExecError> {
@@ -211,17 +213,20 @@ impl<'a> Machine<'a> {
             let waiting: Vec<usize> = (0..cta.warps.len())
                 .filter(|&w| matches!(cta.warps[w].state, WarpState::Barrier { id: b, .. } if b == id))
                 .collect();
-            let arrived: u32 = waiting.iter().map(|&w| cta.warps[w].bar_lanes.count()).sum();
+            let (arrived_only, declared) = cta.arrivals.get(&id).copied().unwrap_or((0, 0));
+            let arrived: u32 = waiting.iter().map(|&w| cta.warps[w].bar_lanes.count()).sum::<u32>() + arrived_only;
             let expected = waiting
                 .iter()
                 .find_map(|&w| match cta.warps[w].state {
                     WarpState::Barrier { expected, .. } if expected > 0 => Some(expected),
                     _ => None,
                 })
+                .or((declared > 0).then_some(declared))
                 .unwrap_or(total);
             if arrived < expected {
                 continue;
             }
+            cta.arrivals.remove(&id);
             // bar.red: combine the contributions of every arrived thread.
             let red = waiting.iter().find_map(|&w| cta.warps[w].bar_red);
             let mut acc: u64 = match red {
@@ -287,9 +292,33 @@ impl<'a> Machine<'a> {
             }
             None => (None, None, None),
         };
+        // One clause per barrier that threads wait at.
+        let mut ids: Vec<(u32, u32)> = waiting
+            .iter()
+            .filter_map(|w| match w.state {
+                WarpState::Barrier { id, expected } => Some((id, expected)),
+                _ => None,
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup_by_key(|(id, _)| *id);
+        let waits: Vec<String> = ids
+            .iter()
+            .map(|&(id, expected)| {
+                let n: u32 = waiting
+                    .iter()
+                    .filter(|w| matches!(w.state, WarpState::Barrier { id: b, .. } if b == id))
+                    .map(|w| w.bar_lanes.count())
+                    .sum::<u32>()
+                    + cta.arrivals.get(&id).map_or(0, |a| a.0);
+                let expected = if expected == 0 { total } else { expected };
+                format!("barrier {id} reached by {n} of the {expected} threads it waits for")
+            })
+            .collect();
+        let _ = arrived;
         let detail = format!(
-            "barrier reached by {arrived} of the CTA's {total} threads; {exited} threads exited without reaching it \
-             and the others can never arrive"
+            "{}; {exited} of the CTA's {total} threads exited without reaching it, and no other thread can arrive",
+            waits.join(", ")
         );
         ExecError::new(
             ErrorKind::BarrierDivergence(detail),
@@ -493,20 +522,24 @@ impl<'a> Machine<'a> {
             );
             return Err(self.error(cta, w, lane, f, op, ErrorKind::BarrierDivergence(detail)));
         }
-        if !wait {
-            return Ok(Flow::Continue);
-        }
-        let frame = cta.warps[w].frames.last().expect("a frame");
         let id = self.read_uniform(cta, w, &op.a, exec) as u32;
         let expected = match op.b {
             Src::None => 0,
             ref s => self.read_uniform(cta, w, s, exec) as u32,
         };
+        if !wait {
+            // `bar.arrive`: these threads count toward the barrier without waiting for it.
+            let e = cta.arrivals.entry(id).or_default();
+            e.0 += exec.count();
+            if expected > 0 {
+                e.1 = expected;
+            }
+            return Ok(Flow::Continue);
+        }
         let mut values = [0u64; WARP];
         if red.is_some() {
             values = read_src(self, cta, w, &op.c, exec);
         }
-        let _ = frame;
         let warp = &mut cta.warps[w];
         warp.bar_lanes = exec;
         warp.bar_values = values;
@@ -967,6 +1000,22 @@ impl<'a> Machine<'a> {
                 self.exec_space(cta, w, op, exec);
                 Ok(())
             }
+            Kind::Pack => {
+                // `mov.bN d, {a, b, ...}`: element k goes to bits [k*part, (k+1)*part).
+                let Some(Extra::Srcs(srcs)) = op.extra.as_deref() else { return Ok(()) };
+                let part = op.ty.bits() / srcs.len().max(1) as u32;
+                let mut out = [0u64; WARP];
+                for (k, s) in srcs.iter().enumerate() {
+                    let v = read_src(self, cta, w, s, exec);
+                    for lane in exec.iter() {
+                        let l = lane as usize;
+                        out[l] |= (v[l] & crate::types::mask_bits(part)) << (part * k as u32);
+                    }
+                }
+                let frame = cta.warps[w].frames.last_mut().expect("frame");
+                write_dst(frame, op.dst, &out, exec);
+                Ok(())
+            }
             _ => {
                 let a = read_src(self, cta, w, &op.a, exec);
                 let b = read_src(self, cta, w, &op.b, exec);
@@ -990,7 +1039,6 @@ impl<'a> Machine<'a> {
                 warp.carry = carry;
                 let frame = warp.frames.last_mut().expect("frame");
                 match op.kind {
-                    Kind::Pack => write_dst(frame, op.dst, &out, exec),
                     Kind::Unpack => {
                         if let Some(Extra::Dsts(dsts)) = op.extra.as_deref() {
                             let part = op.ty.bits() / dsts.len().max(1) as u32;
@@ -1155,7 +1203,7 @@ impl<'a> Machine<'a> {
                     let (s, _) = resolve_generic(v);
                     let is = match space {
                         Space::Global => s == Space::Global && self.global.contains(v),
-                        Space::Const => s == Space::Global && self.global.contains(v),
+                        Space::Const => s == Space::Global && self.global.is_const(v),
                         other => s == other,
                     };
                     u64::from(is)
@@ -1224,6 +1272,7 @@ impl<'a> Machine<'a> {
                     out2[l] = u64::from(pval);
                 }
             }
+            // The `.sync` forms combine, for each lane, only the executing lanes named in that lane's member mask.
             (Kind::Vote, Sub::Vote(mode)) => {
                 let mut ballot = 0u64;
                 for lane in exec.iter() {
@@ -1231,42 +1280,51 @@ impl<'a> Machine<'a> {
                         ballot |= 1 << lane;
                     }
                 }
-                let e = exec.0;
-                let v = match mode {
-                    VoteMode::All => u64::from(ballot & e == e),
-                    VoteMode::Any => u64::from(ballot & e != 0),
-                    VoteMode::Uni => u64::from(ballot & e == e || ballot & e == 0),
-                    VoteMode::Ballot => ballot,
-                };
-                out = [v; WARP];
+                for lane in exec.iter() {
+                    let l = lane as usize;
+                    let members = exec.0 & member_mask(&op.b, b[l]);
+                    let votes = ballot & members;
+                    out[l] = match mode {
+                        VoteMode::All => u64::from(votes == members),
+                        VoteMode::Any => u64::from(votes != 0),
+                        VoteMode::Uni => u64::from(votes == members || votes == 0),
+                        VoteMode::Ballot => votes,
+                    };
+                }
             }
             (Kind::Match, Sub::MatchAll(all)) => {
                 for lane in exec.iter() {
+                    let l = lane as usize;
+                    let members = exec.0 & member_mask(&op.b, b[l]);
                     let mut m = 0u64;
-                    for other in exec.iter() {
-                        if a[other as usize] & op.ty.mask() == a[lane as usize] & op.ty.mask() {
+                    for other in LaneMask(members).iter() {
+                        if a[other as usize] & op.ty.mask() == a[l] & op.ty.mask() {
                             m |= 1 << other;
                         }
                     }
                     if all {
-                        let same = m == exec.0;
-                        out[lane as usize] = if same { m } else { 0 };
-                        out2[lane as usize] = u64::from(same);
+                        let same = m == members;
+                        out[l] = if same { m } else { 0 };
+                        out2[l] = u64::from(same);
                     } else {
-                        out[lane as usize] = m;
+                        out[l] = m;
                     }
                 }
             }
             (Kind::Redux, Sub::Atom(aop)) => {
-                let mut acc: Option<u64> = None;
                 for lane in exec.iter() {
-                    let v = op.ty.extend(a[lane as usize]);
-                    acc = Some(match acc {
-                        None => v,
-                        Some(x) => alu::reduce(aop, op.ty, x, v),
-                    });
+                    let l = lane as usize;
+                    let members = LaneMask(exec.0 & member_mask(&op.b, b[l]));
+                    let mut acc: Option<u64> = None;
+                    for other in members.iter() {
+                        let v = op.ty.extend(a[other as usize]);
+                        acc = Some(match acc {
+                            None => v,
+                            Some(x) => alu::reduce(aop, op.ty, x, v),
+                        });
+                    }
+                    out[l] = acc.unwrap_or(0) & op.ty.mask();
                 }
-                out = [acc.unwrap_or(0) & op.ty.mask(); WARP];
             }
             (Kind::Activemask, _) => out = [active.0; WARP],
             _ => {}
@@ -1316,6 +1374,13 @@ impl<'a> Machine<'a> {
                     }
                 }
                 SpecialReg::Globaltimer | SpecialReg::GlobaltimerLo | SpecialReg::GlobaltimerHi => warp.clock * 1000,
+                // Launches have no clusters: every CTA is a cluster of one.
+                SpecialReg::Clusterid => pick(cta.id),
+                SpecialReg::Nclusterid => pick(self.config.grid),
+                SpecialReg::ClusterCtaid => 0,
+                SpecialReg::ClusterNctaid => u64::from(comp < 3),
+                SpecialReg::ClusterCtarank | SpecialReg::IsExplicitCluster => 0,
+                SpecialReg::ClusterNctarank => 1,
                 SpecialReg::DynamicSmemSize => u64::from(self.config.dynamic_shared),
                 SpecialReg::TotalSmemSize | SpecialReg::AggrSmemSize => self.shared_size as u64,
                 _ => 0,
@@ -1348,6 +1413,15 @@ impl From<device::AccessError> for MemFault {
             device::AccessError::Misaligned { address, size } => MemFault::Misaligned { address, size },
             device::AccessError::ReadOnly { address, .. } => MemFault::ReadOnly { address },
         }
+    }
+}
+
+/// The member mask of a `.sync` warp operation: its operand, or the whole warp when it has none.
+fn member_mask(src: &Src, value: u64) -> u64 {
+    if *src == Src::None {
+        u64::from(u32::MAX)
+    } else {
+        value & u64::from(u32::MAX)
     }
 }
 

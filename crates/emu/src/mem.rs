@@ -89,6 +89,11 @@ impl<'a> GlobalMem<'a> {
     pub fn contains(&mut self, address: u64) -> bool {
         self.locate(address, 1).is_some()
     }
+
+    /// Whether `address` is inside a read-only (`.const`) allocation (for `isspacep.const`).
+    pub fn is_const(&mut self, address: u64) -> bool {
+        self.locate(address, 1).is_some_and(|(i, _)| self.regions[i].read_only)
+    }
 }
 
 #[inline]

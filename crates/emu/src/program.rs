@@ -758,13 +758,14 @@ impl Decoder<'_> {
             O::Match => Kind::Match,
             O::Redux => Kind::Redux,
             O::Activemask => Kind::Activemask,
+            // A breakpoint with no debugger attached stops the kernel like `trap`.
+            O::Brkpt => Kind::Trap,
             O::Membar
             | O::Fence
             | O::Prefetch
             | O::Prefetchu
             | O::Nanosleep
             | O::Pmevent
-            | O::Brkpt
             | O::Applypriority
             | O::Discard => Kind::Nop,
             other => {

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::varint::{self, Cursor, DecodeError, MAX_LEN};
+use crate::varint::{self, Cursor, DecodeError};
 
 /// Number of previous-address slots for delta encoding.
 pub const ADDR_SLOTS: usize = 4096;
@@ -125,6 +125,13 @@ pub enum Event {
 /// Where encoded events go.
 pub trait Sink {
     fn put_bytes(&mut self, b: &[u8]);
+
+    /// Appends the low `n` bytes (n <= 16) of `v`, little-endian. A sink with 16 bytes of slack may store all
+    /// 16 and advance by `n`: one register store instead of a variable-length copy.
+    #[inline]
+    fn put_u128(&mut self, v: u128, n: usize) {
+        self.put_bytes(&v.to_le_bytes()[..n]);
+    }
 }
 
 impl Sink for Vec<u8> {
@@ -148,6 +155,24 @@ impl Default for EventEncoder {
     }
 }
 
+/// `v` as LEB128 bytes in a register (little-endian) and their count (1..=10), without branches: the 7-bit
+/// groups are spread into bytes with shifts and masks, and the continuation bits are set below the last byte.
+#[inline(always)]
+fn leb128(v: u64) -> (u128, usize) {
+    let bits = 64 - (v | 1).leading_zeros();
+    let n = bits.div_ceil(7) as usize;
+    let mut x: u64 = 0;
+    let mut k = 0;
+    while k < 8 {
+        x |= ((v >> (7 * k)) & 0x7f) << (8 * k);
+        k += 1;
+    }
+    let hi = v >> 56;
+    let y = (hi & 0x7f) | ((hi & 0x80) << 1);
+    let cont = 0x8080_8080_8080_8080_8080u128 & ((1u128 << (8 * (n - 1))) - 1);
+    (u128::from(x) | (u128::from(y) << 64) | cont, n)
+}
+
 #[inline]
 fn head(tag: u64, payload: u64) -> u64 {
     (payload << 3) | tag
@@ -169,19 +194,20 @@ impl EventEncoder {
 
     #[inline]
     fn one(s: &mut impl Sink, v: u64) {
-        let mut b = [0u8; MAX_LEN];
-        let n = varint::encode(&mut b, v);
-        s.put_bytes(&b[..n]);
+        let (x, n) = leb128(v);
+        s.put_u128(x, n);
     }
 
     #[inline]
     fn two(s: &mut impl Sink, a: u64, b: u64) {
-        let mut buf = [0u8; 2 * MAX_LEN];
-        let (x, y) = buf.split_at_mut(MAX_LEN);
-        let n = varint::encode(x.try_into().expect("split"), a);
-        let m = varint::encode(y.try_into().expect("split"), b);
-        buf.copy_within(MAX_LEN..MAX_LEN + m, n);
-        s.put_bytes(&buf[..n + m]);
+        let (x, n) = leb128(a);
+        let (y, m) = leb128(b);
+        if n + m <= 16 {
+            s.put_u128(x | (y << (8 * n)), n + m);
+        } else {
+            s.put_u128(x, n);
+            s.put_u128(y, m);
+        }
     }
 
     #[inline]
@@ -353,6 +379,25 @@ impl EventDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leb128_matches_varint() {
+        let mut vals = vec![0u64, 1, 127, 128, 255, 16383, 16384, u64::MAX, 1 << 56, (1 << 63) - 1, 1 << 63];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            vals.push(x >> (x % 64));
+        }
+        for v in vals {
+            let (r, n) = leb128(v);
+            let mut want = Vec::new();
+            varint::put(&mut want, v);
+            assert_eq!(&r.to_le_bytes()[..n], &want[..], "{v:#x}");
+            assert!(n == 16 || r >> (8 * n) == 0);
+        }
+    }
 
     #[test]
     fn round_trip() {

@@ -159,6 +159,38 @@ pub fn encode_chunk(kind: ChunkKind, stream: u32, seq: u32, raw: &[u8], level: i
     encode_chunk_stored(kind, stream, seq, raw.len() as u32, codec, stored)
 }
 
+/// Encodes chunks with a reusable zstd context (cheaper than [`encode_chunk`] for many chunks).
+pub struct ChunkEncoder {
+    level: i32,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+}
+
+impl std::fmt::Debug for ChunkEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChunkEncoder").field("level", &self.level).finish()
+    }
+}
+
+impl ChunkEncoder {
+    pub fn new(level: i32) -> ChunkEncoder {
+        ChunkEncoder { level, zstd: zstd::bulk::Compressor::new(level).ok() }
+    }
+
+    /// Like [`encode_chunk`].
+    pub fn encode(&mut self, kind: ChunkKind, stream: u32, seq: u32, raw: &[u8]) -> Vec<u8> {
+        assert!(raw.len() <= MAX_CHUNK_RAW as usize, "chunk payload too large");
+        let compressed = match &mut self.zstd {
+            Some(z) if raw.len() >= 64 => z.compress(raw).ok(),
+            Some(_) => None,
+            None => return encode_chunk(kind, stream, seq, raw, self.level),
+        };
+        match compressed {
+            Some(c) if c.len() < raw.len() => encode_chunk_stored(kind, stream, seq, raw.len() as u32, Codec::Zstd, &c),
+            _ => encode_chunk_stored(kind, stream, seq, raw.len() as u32, Codec::Raw, raw),
+        }
+    }
+}
+
 /// Builds the chunk bytes for an already-compressed payload.
 pub fn encode_chunk_stored(kind: ChunkKind, stream: u32, seq: u32, raw_len: u32, codec: Codec, stored: &[u8]) -> Vec<u8> {
     let mut h = ChunkHeader { kind, codec, stream, seq, raw_len, stored_len: stored.len() as u32, crc: 0 };

@@ -28,7 +28,7 @@ use qemu_plugin::plugin::{HasCallbacks, Register};
 use qemu_plugin::sys::{
     qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_insn_data, qemu_plugin_insn_size, qemu_plugin_mem_is_store,
     qemu_plugin_mem_rw, qemu_plugin_mem_size_shift, qemu_plugin_meminfo_t, qemu_plugin_register_atexit_cb,
-    qemu_plugin_register_vcpu_init_cb, qemu_plugin_register_vcpu_mem_cb, qemu_plugin_register_vcpu_syscall_cb,
+    qemu_plugin_register_vcpu_exit_cb, qemu_plugin_register_vcpu_init_cb, qemu_plugin_register_vcpu_mem_cb, qemu_plugin_register_vcpu_syscall_cb,
     qemu_plugin_register_vcpu_syscall_ret_cb, qemu_plugin_register_vcpu_tb_exec_cb,
     qemu_plugin_register_vcpu_tb_trans_cb, qemu_plugin_tb, qemu_plugin_tb_get_insn, qemu_plugin_tb_n_insns,
     qemu_plugin_tb_vaddr,
@@ -38,7 +38,7 @@ use trace::spill::{SpillHeader, SPILL_HEADER_LEN};
 use trace::{ChunkKind, EndRecord, Header, MetaRecord};
 
 use crate::out::{SpillBuf, TraceFile};
-use crate::state::{ThreadState, STATE};
+use crate::state::{end_thread, with_state, with_state_or_new};
 use crate::statics::{Statics, TbDesc};
 
 /// Name and version written into trace headers.
@@ -59,6 +59,17 @@ pub struct Config {
     pub program_path: Option<String>,
     pub chunk_bytes: usize,
     pub level: i32,
+    /// Benchmarking aid: `full` (default), `null` (callbacks registered but empty: QEMU's own cost of
+    /// instrumentation), `blocks` (no memory callbacks).
+    pub mode: Mode,
+}
+
+/// See [`Config::mode`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Full,
+    Null,
+    Blocks,
 }
 
 impl Config {
@@ -77,6 +88,7 @@ impl Config {
             program_path: None,
             chunk_bytes: 256 << 10,
             level: 1,
+            mode: Mode::Full,
         };
         let on = |v: &str| matches!(v, "on" | "true" | "yes" | "1");
         for a in raw {
@@ -94,6 +106,14 @@ impl Config {
                     cfg.chunk_bytes = n.clamp(4, 16 << 10) << 10;
                 }
                 "level" => cfg.level = v.parse().map_err(|_| format!("level={v} is not a number"))?,
+                "mode" => {
+                    cfg.mode = match v {
+                        "full" => Mode::Full,
+                        "null" => Mode::Null,
+                        "blocks" => Mode::Blocks,
+                        _ => return Err(format!("mode={v}: expected full, null or blocks")),
+                    }
+                }
                 _ => return Err(format!("unknown plugin argument `{k}` (known: out, spill, header, function, per_iteration, exclude, program, chunk_kib, level)")),
             }
         }
@@ -145,6 +165,7 @@ pub struct Tracer {
 
 static TRACER: OnceLock<Tracer> = OnceLock::new();
 static DISABLED: AtomicBool = AtomicBool::new(false);
+static NULL_MODE: AtomicBool = AtomicBool::new(false);
 /// Size of the meta buffer at which it is written out even without an event chunk.
 const META_FLUSH: usize = 1 << 20;
 
@@ -208,14 +229,20 @@ impl Tracer {
         }
     }
 
-    /// Writes the meta buffer, then `buf` as an event chunk.
-    pub fn write_events(&self, buf: &mut SpillBuf) {
+    /// Writes the meta buffer, then `buf` as an event chunk (compressed by the caller's encoder, outside the
+    /// locks).
+    pub fn write_events(&self, buf: &mut SpillBuf, enc: &mut trace::ChunkEncoder) {
+        if buf.is_empty() {
+            return;
+        }
+        buf.publish();
+        let chunk = enc.encode(buf.kind, buf.stream, buf.seq, buf.data());
         let mut st = lock(&self.statics);
         let mut f = lock(&self.file);
         if self.closed.load(Relaxed) {
             return;
         }
-        if let Err(e) = f.write_buf(&mut st.buf).and_then(|_| f.write_buf(buf)) {
+        if let Err(e) = f.write_buf(&mut st.buf).and_then(|_| f.write_encoded(&chunk, buf)) {
             self.fail(&format!("writing {}: {e}", self.cfg.out.display()));
         }
     }
@@ -235,8 +262,8 @@ impl Tracer {
         sym
     }
 
-    pub fn has_loop(&self, entry: u64) -> bool {
-        lock(&self.statics).has_loop(entry)
+    pub fn has_loop(&self, sym: u32) -> bool {
+        lock(&self.statics).has_loop(sym)
     }
 
     /// Creation rank of the thread running on `vcpu` (assigned when QEMU created that vCPU).
@@ -263,13 +290,7 @@ impl Tracer {
         if disabled() || self.closed.load(Relaxed) {
             return;
         }
-        let _ = STATE.try_with(|cell| {
-            if let Ok(mut s) = cell.try_borrow_mut() {
-                if let Some(st) = s.as_mut() {
-                    st.finish();
-                }
-            }
-        });
+        end_thread();
         let slots: Vec<Arc<Slot>> = lock(&self.slots).clone();
         let mut total = 0u64;
         for slot in slots {
@@ -323,9 +344,30 @@ impl Tracer {
     }
 }
 
+/// QEMU 7.2 packs a memory access as `MemOpIdx | rw << 16` (MemOp in bits 4.., size in its low 2 bits).
+/// [`check_meminfo_layout`] verifies that against the API's accessors at start; if it does not hold, the
+/// accessors are called instead.
+static INLINE_MEMINFO: AtomicBool = AtomicBool::new(false);
+
+fn check_meminfo_layout() -> bool {
+    (0u32..4).all(|size| {
+        [1u32, 2].iter().all(|&rw| {
+            let info = (size << 4) | (rw << 16);
+            // SAFETY: FFI accessors of QEMU's plugin API: pure functions of an integer.
+            let (s, w) = unsafe {
+                (qemu_plugin_mem_size_shift(info as qemu_plugin_meminfo_t), qemu_plugin_mem_is_store(info as qemu_plugin_meminfo_t))
+            };
+            s == size && w == (rw == 2)
+        })
+    })
+}
+
 /// Whether a memory access is a store.
 #[inline]
 pub fn mem_is_store(info: u32) -> bool {
+    if INLINE_MEMINFO.load(Relaxed) {
+        return (info >> 16) & 2 != 0;
+    }
     // SAFETY: FFI accessor of QEMU's plugin API; pure function of the value QEMU passed to the callback.
     unsafe { qemu_plugin_mem_is_store(info as qemu_plugin_meminfo_t) }
 }
@@ -333,6 +375,9 @@ pub fn mem_is_store(info: u32) -> bool {
 /// log2 of a memory access's size in bytes.
 #[inline]
 pub fn mem_size_shift(info: u32) -> u8 {
+    if INLINE_MEMINFO.load(Relaxed) {
+        return ((info >> 4) & 3) as u8;
+    }
     // SAFETY: as above.
     (unsafe { qemu_plugin_mem_size_shift(info as qemu_plugin_meminfo_t) }) as u8
 }
@@ -346,36 +391,24 @@ extern "C" fn on_tb_exec(vcpu: c_uint, udata: *mut c_void) {
     if disabled() {
         return;
     }
+    if NULL_MODE.load(Relaxed) {
+        return;
+    }
     // SAFETY: `udata` is the address of a `TbDesc` leaked at translation (never freed, never moved).
     let tb: &'static TbDesc = unsafe { &*(udata as *const TbDesc) };
     let Some(t) = TRACER.get() else { return };
-    let _ = STATE.try_with(|cell| {
-        let Ok(mut s) = cell.try_borrow_mut() else { return };
-        if s.is_none() {
-            match ThreadState::new(t, vcpu) {
-                Ok(st) => *s = Some(Box::new(st)),
-                Err(e) => {
-                    t.fail(&e);
-                    return;
-                }
-            }
-        }
-        if let Some(st) = s.as_mut() {
-            st.on_tb(tb);
-        }
-    });
+    if let Err(e) = with_state_or_new(t, vcpu, |st| st.on_tb(tb)) {
+        t.fail(&e);
+    }
 }
 
 extern "C" fn on_mem(_vcpu: c_uint, info: qemu_plugin_meminfo_t, vaddr: u64, udata: *mut c_void) {
+    if NULL_MODE.load(Relaxed) {
+        return;
+    }
     let p = udata as usize;
     let (first, idx, atomic) = (p as u32, (p >> 32) as u16, (p >> 48) & 1 != 0);
-    let _ = STATE.try_with(|cell| {
-        if let Ok(mut s) = cell.try_borrow_mut() {
-            if let Some(st) = s.as_mut() {
-                st.on_mem(first, idx, atomic, info as u32, vaddr);
-            }
-        }
-    });
+    with_state(|st| st.on_mem(first, idx, atomic, info as u32, vaddr));
 }
 
 extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
@@ -417,6 +450,9 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
             desc as *const TbDesc as *mut c_void,
         );
         for (i, (insn, _)) in insns.iter().enumerate() {
+            if t.cfg.mode == Mode::Blocks {
+                break;
+            }
             let udata = pack_mem(desc.first_insn, i as u16, atomics[i]);
             qemu_plugin_register_vcpu_mem_cb(
                 *insn,
@@ -449,6 +485,13 @@ extern "C" fn on_vcpu_init(_id: qemu_plugin_id_t, vcpu: c_uint) {
     }
 }
 
+/// In user mode QEMU calls this on the thread whose vCPU goes away, i.e. when a guest thread exits.
+extern "C" fn on_vcpu_exit(_id: qemu_plugin_id_t, _vcpu: c_uint) {
+    if !disabled() {
+        end_thread();
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 extern "C" fn on_syscall(
     _id: qemu_plugin_id_t,
@@ -470,13 +513,7 @@ extern "C" fn on_syscall(
     if num == libc::SYS_exit_group || num == libc::SYS_exit {
         t.exit_code.store(i64::from(a1 as i32), Relaxed);
     }
-    let _ = STATE.try_with(|cell| {
-        if let Ok(mut s) = cell.try_borrow_mut() {
-            if let Some(st) = s.as_mut() {
-                st.on_syscall(num);
-            }
-        }
-    });
+    with_state(|st| st.on_syscall(num));
 }
 
 extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, _vcpu: c_uint, num: i64, ret: i64) {
@@ -516,10 +553,13 @@ impl Register for Plugin {
                 std::process::exit(125);
             }
         };
+        NULL_MODE.store(tracer.cfg.mode == Mode::Null, Relaxed);
+        INLINE_MEMINFO.store(check_meminfo_layout(), Relaxed);
         let _ = TRACER.set(tracer);
         // SAFETY: registering plain `extern "C"` callbacks with the id QEMU gave to `qemu_plugin_install`.
         unsafe {
             qemu_plugin_register_vcpu_init_cb(id, Some(on_vcpu_init));
+            qemu_plugin_register_vcpu_exit_cb(id, Some(on_vcpu_exit));
             qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_tb_trans));
             qemu_plugin_register_vcpu_syscall_cb(id, Some(on_syscall));
             qemu_plugin_register_vcpu_syscall_ret_cb(id, Some(on_syscall_ret));

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use memmap2::MmapMut;
 use trace::spill::{SpillHeader, SPILL_HEADER_LEN};
-use trace::{ChunkKind, Sink};
+use trace::{ChunkEncoder, ChunkKind, Sink};
 
 /// Extra room past the flush threshold: a block's events are always appended whole before the owner checks
 /// whether to flush.
@@ -34,7 +34,7 @@ impl SpillBuf {
     pub fn create(dir: &Path, name: &str, kind: ChunkKind, stream: u32, cap: usize) -> io::Result<SpillBuf> {
         let path = dir.join(name);
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path)?;
-        file.set_len((SPILL_HEADER_LEN + cap) as u64)?;
+        file.set_len((SPILL_HEADER_LEN + cap + 20) as u64)?;
         // SAFETY: mmap is FFI. The file was just created by this process and is only ever resized here;
         // nothing else truncates it while the mapping lives (the supervisor reads it after we are gone).
         let map = unsafe { MmapMut::map_mut(&file)? };
@@ -64,7 +64,9 @@ impl SpillBuf {
     /// Publishes the progress counter (instructions executed by the owning thread).
     #[inline]
     pub fn set_insns(&mut self, insns: u64) {
-        self.map[24..32].copy_from_slice(&insns.to_le_bytes());
+        if let Some(h) = self.map.get_mut(24..32) {
+            h.copy_from_slice(&insns.to_le_bytes());
+        }
     }
 
     /// The buffered bytes became chunk `seq`: start the next one.
@@ -81,8 +83,19 @@ impl SpillBuf {
     }
 }
 
-impl Sink for SpillBuf {
+impl SpillBuf {
+    /// Publishes the length of the valid bytes, for a supervisor reading the file after a crash (done once
+    /// per block and at system calls: a crash loses at most the current block's events).
     #[inline]
+    pub fn publish(&mut self) {
+        let len = (self.len as u32).to_le_bytes();
+        if let Some(h) = self.map.get_mut(20..24) {
+            h.copy_from_slice(&len);
+        }
+    }
+}
+
+impl Sink for SpillBuf {
     fn put_bytes(&mut self, b: &[u8]) {
         let at = SPILL_HEADER_LEN + self.len;
         if self.len + b.len() > self.cap {
@@ -91,8 +104,19 @@ impl Sink for SpillBuf {
         }
         self.map[at..at + b.len()].copy_from_slice(b);
         self.len += b.len();
-        // Publish the length after the bytes, for a supervisor reading the file after a crash.
-        self.map[20..24].copy_from_slice(&(self.len as u32).to_le_bytes());
+    }
+
+    #[inline]
+    fn put_u128(&mut self, v: u128, n: usize) {
+        let at = SPILL_HEADER_LEN + self.len;
+        // The mapping has slack past `cap`: store all 16 bytes (one register store), keep `n`.
+        match self.map.get_mut(at..at + 16) {
+            Some(dst) if self.len + n <= self.cap => {
+                dst.copy_from_slice(&v.to_le_bytes());
+                self.len += n;
+            }
+            _ => self.dropped += n as u64,
+        }
     }
 }
 
@@ -100,7 +124,7 @@ impl Sink for SpillBuf {
 #[derive(Debug)]
 pub struct TraceFile {
     file: File,
-    level: i32,
+    enc: ChunkEncoder,
     /// Bytes written so far.
     pub written: u64,
 }
@@ -110,13 +134,13 @@ impl TraceFile {
         let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
         let h = header.encode();
         file.write_all(&h)?;
-        Ok(TraceFile { file, level, written: h.len() as u64 })
+        Ok(TraceFile { file, enc: ChunkEncoder::new(level), written: h.len() as u64 })
     }
 
     /// Appends to a file that already holds a header.
     pub fn append(file: File, level: i32) -> TraceFile {
         let written = file.metadata().map_or(0, |m| m.len());
-        TraceFile { file, level, written }
+        TraceFile { file, enc: ChunkEncoder::new(level), written }
     }
 
     /// Writes `buf`'s bytes as its next chunk and empties it.
@@ -124,8 +148,17 @@ impl TraceFile {
         if buf.is_empty() {
             return Ok(());
         }
-        let chunk = trace::encode_chunk(buf.kind, buf.stream, buf.seq, buf.data(), self.level);
+        buf.publish();
+        let chunk = self.enc.encode(buf.kind, buf.stream, buf.seq, buf.data());
         self.file.write_all(&chunk)?;
+        self.written += chunk.len() as u64;
+        buf.consumed();
+        Ok(())
+    }
+
+    /// Writes a chunk encoded by the caller (outside the lock) from `buf`, and empties `buf`.
+    pub fn write_encoded(&mut self, chunk: &[u8], buf: &mut SpillBuf) -> io::Result<()> {
+        self.file.write_all(chunk)?;
         self.written += chunk.len() as u64;
         buf.consumed();
         Ok(())
@@ -133,7 +166,7 @@ impl TraceFile {
 
     /// Writes an already-encoded chunk payload read back from a spill file.
     pub fn write_raw(&mut self, kind: ChunkKind, stream: u32, seq: u32, data: &[u8]) -> io::Result<()> {
-        let chunk = trace::encode_chunk(kind, stream, seq, data, self.level);
+        let chunk = self.enc.encode(kind, stream, seq, data);
         self.file.write_all(&chunk)?;
         self.written += chunk.len() as u64;
         Ok(())

@@ -4,7 +4,7 @@
 //! lock is taken per block or per memory access. The shadow call stack, the SIMT-thread segmentation
 //! (`--function`, `--per-iteration`), `--exclude` skipping and lock detection all live here.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,12 +13,62 @@ use trace::{ChunkKind, EventEncoder, Flow, LockKind, MetaRecord, SimtEnd, SimtSt
 
 use crate::out::{SpillBuf, HEADROOM};
 use crate::statics::{
-    TbDesc, LOOP_EXIT, LOOP_HEADER_EXITS, ROLE_EXCLUDED, ROLE_LOCK, ROLE_REGION, ROLE_RELEASE,
+    TbDesc, LOOP_EXIT, LOOP_HEADER_EXITS, ROLE_EXCLUDED, ROLE_KIND_MASK, ROLE_LOCK, ROLE_PLT, ROLE_REGION,
+    ROLE_RELEASE,
 };
 use crate::{Slot, Tracer};
 
 thread_local! {
-    pub static STATE: RefCell<Option<Box<ThreadState>>> = const { RefCell::new(None) };
+    /// This host thread's state. Constant-initialised and without a destructor, so access is a plain
+    /// thread-local load; the thread's end is signalled by QEMU's vCPU-exit callback, which runs on the exiting
+    /// thread.
+    static STATE: Cell<Option<&'static mut ThreadState>> = const { Cell::new(None) };
+}
+
+/// States of ended threads, reused by new threads (a state is leaked once, then recycled).
+static POOL: std::sync::Mutex<Vec<&'static mut ThreadState>> = std::sync::Mutex::new(Vec::new());
+
+/// Runs `f` on this thread's state, if it has one.
+#[inline]
+pub fn with_state<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    STATE.with(|c| {
+        let s = c.take()?;
+        let r = f(s);
+        c.set(Some(s));
+        Some(r)
+    })
+}
+
+/// Runs `f` on this thread's state, creating the state on the thread's first block.
+#[inline]
+pub fn with_state_or_new(t: &'static Tracer, vcpu: u32, f: impl FnOnce(&mut ThreadState)) -> Result<(), String> {
+    STATE.with(|c| {
+        let s = match c.take() {
+            Some(s) => s,
+            None => {
+                let fresh = ThreadState::new(t, vcpu)?;
+                let recycled = POOL.lock().unwrap_or_else(|e| e.into_inner()).pop();
+                match recycled {
+                    Some(old) => {
+                        *old = fresh;
+                        old
+                    }
+                    None => Box::leak(Box::new(fresh)),
+                }
+            }
+        };
+        f(s);
+        c.set(Some(s));
+        Ok(())
+    })
+}
+
+/// The thread ends: finish its state and recycle it.
+pub fn end_thread() {
+    if let Some(s) = STATE.with(Cell::take) {
+        s.finish();
+        POOL.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -26,6 +76,8 @@ struct Frame {
     /// Return address pushed by the call (`u64::MAX` for a frame entered by a jump with no call seen).
     ret: u64,
     func: u32,
+    /// The frame was entered through a PLT stub.
+    plt: bool,
 }
 
 #[derive(Debug)]
@@ -47,6 +99,8 @@ struct LockFrame {
     nseen: usize,
     spinning: bool,
     spin: u64,
+    /// Inside the lock function proper (not its PLT stub or the dynamic linker's lazy binding).
+    armed: bool,
 }
 
 #[derive(Debug)]
@@ -81,6 +135,7 @@ pub struct ThreadState {
     os: u32,
     buf: SpillBuf,
     enc: EventEncoder,
+    chunks: trace::ChunkEncoder,
     last: Option<&'static TbDesc>,
     stack: Vec<Frame>,
     seg: Option<Seg>,
@@ -121,6 +176,7 @@ impl ThreadState {
             os,
             buf,
             enc: EventEncoder::new(),
+            chunks: trace::ChunkEncoder::new(t.cfg.level),
             last: None,
             stack: Vec::with_capacity(64),
             seg: None,
@@ -211,7 +267,7 @@ impl ThreadState {
             s.count += n;
         } else if self.seg.is_some() {
             if let Some(l) = self.lock.as_mut() {
-                if (l.atomic_addr.is_some() || l.store_addr.is_some()) && !l.spinning {
+                if l.armed && (l.atomic_addr.is_some() || l.store_addr.is_some()) && !l.spinning {
                     if l.seen[..l.nseen].contains(&tb.id) {
                         l.spinning = true;
                         self.rec = false;
@@ -237,11 +293,15 @@ impl ThreadState {
         } else if self.pending.is_none() {
             self.outside += n;
         }
-        self.buf.set_insns(self.insns);
+        self.buf.publish();
         self.ticks = self.ticks.wrapping_add(1);
-        if self.buf.len() >= self.t.cfg.chunk_bytes
-            || (self.ticks & 0xfff == 0 && !self.buf.is_empty() && self.last_flush.elapsed() >= FLUSH_INTERVAL)
-        {
+        if self.ticks & 0xff == 0 {
+            self.buf.set_insns(self.insns);
+            if self.ticks & 0xfff == 0 && !self.buf.is_empty() && self.last_flush.elapsed() >= FLUSH_INTERVAL {
+                self.flush();
+            }
+        }
+        if self.buf.len() >= self.t.cfg.chunk_bytes {
             self.flush();
         }
     }
@@ -270,27 +330,40 @@ impl ThreadState {
         if sym == NONE {
             sym = self.t.name_call_target(tb);
         }
-        self.stack.push(Frame { ret, func: sym });
+        let role = tb.role.load(Relaxed);
+        self.stack.push(Frame { ret, func: sym, plt: role & ROLE_PLT != 0 });
         if self.rec {
             self.enc.call(&mut self.buf, sym);
         }
-        self.enter_function(tb, sym);
+        self.enter_function(role, sym);
     }
 
     fn on_tail_call(&mut self, tb: &'static TbDesc, sym: u32) {
+        let mut role = tb.role.load(Relaxed);
+        let depth = self.stack.len();
         match self.stack.last_mut() {
-            Some(f) => f.func = sym,
-            None => self.stack.push(Frame { ret: u64::MAX, func: sym }),
+            Some(f) => {
+                if f.plt && role & ROLE_PLT == 0 {
+                    // From a PLT stub into the function: the stub's name decided the lock role.
+                    role &= !(ROLE_LOCK | ROLE_RELEASE | ROLE_KIND_MASK);
+                    if let Some(l) = self.lock.as_mut() {
+                        if l.depth == depth {
+                            l.armed = true;
+                        }
+                    }
+                }
+                f.func = sym;
+            }
+            None => self.stack.push(Frame { ret: u64::MAX, func: sym, plt: role & ROLE_PLT != 0 }),
         }
         if self.rec {
             self.enc.tail_call(&mut self.buf, sym);
         }
-        self.enter_function(tb, sym);
+        self.enter_function(role, sym);
     }
 
-    fn enter_function(&mut self, tb: &'static TbDesc, sym: u32) {
-        let role = tb.role.load(Relaxed);
-        if role == 0 {
+    fn enter_function(&mut self, role: u8, sym: u32) {
+        if role & !ROLE_PLT == 0 {
             return;
         }
         let depth = self.stack.len();
@@ -310,10 +383,11 @@ impl ThreadState {
                     nseen: 0,
                     spinning: false,
                     spin: 0,
+                    armed: role & ROLE_PLT == 0,
                 });
             }
         } else if role & ROLE_REGION != 0 && self.seg.is_none() && self.region.is_none() && self.skip.is_none() {
-            let per_iter = self.t.cfg.per_iteration && self.t.has_loop(tb.addr);
+            let per_iter = self.t.cfg.per_iteration && self.t.has_loop(sym);
             self.region = Some(Region { depth, func: sym, per_iter, iteration: 0 });
             if !per_iter {
                 self.start_segment(sym, u64::MAX);
@@ -434,7 +508,7 @@ impl ThreadState {
     #[inline]
     pub fn on_mem(&mut self, first_insn: u32, idx: u16, atomic: bool, info: u32, vaddr: u64) {
         if let Some(l) = self.lock.as_mut() {
-            if l.atomic_addr.is_none() && self.skip.is_none() {
+            if l.armed && l.atomic_addr.is_none() && self.skip.is_none() {
                 if atomic {
                     l.atomic_addr = Some(vaddr);
                 } else if l.store_addr.is_none() && crate::mem_is_store(info) {
@@ -460,6 +534,8 @@ impl ThreadState {
         if self.rec {
             self.enc.skip(&mut self.buf, SkipKind::Syscall, 0, num as u64);
         }
+        self.buf.publish();
+        self.buf.set_insns(self.insns);
     }
 
     /// Writes the buffer as a chunk (meta first).
@@ -469,7 +545,7 @@ impl ThreadState {
         if self.t.closed.load(Relaxed) || self.slot.done.load(Relaxed) {
             return;
         }
-        self.t.write_events(&mut self.buf);
+        self.t.write_events(&mut self.buf, &mut self.chunks);
         self.slot.insns.store(self.insns, Relaxed);
     }
 
@@ -488,7 +564,7 @@ impl ThreadState {
         if self.t.closed.load(Relaxed) || self.slot.done.load(Relaxed) {
             return;
         }
-        self.t.write_events(&mut self.buf);
+        self.t.write_events(&mut self.buf, &mut self.chunks);
         self.slot.insns.store(self.insns, Relaxed);
         self.slot.done.store(true, Relaxed);
         if self.buf.dropped > 0 {

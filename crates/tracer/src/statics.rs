@@ -17,8 +17,12 @@ pub const ROLE_REGION: u8 = 1;
 pub const ROLE_EXCLUDED: u8 = 2;
 pub const ROLE_LOCK: u8 = 4;
 pub const ROLE_RELEASE: u8 = 8;
-/// Lock kind in the high nibble.
+/// Lock kind in bits 4..7.
 pub const ROLE_KIND_SHIFT: u8 = 4;
+pub const ROLE_KIND_MASK: u8 = 0x70;
+/// The block is a PLT stub: its role comes from the name it was called by, and the function it jumps to
+/// does not get a lock role again (glibc aliases, e.g. `pthread_spin_init` = `pthread_spin_unlock`).
+pub const ROLE_PLT: u8 = 0x80;
 
 /// `loop_flags`: low 16 bits = index of the loop header instruction + 1; this bit = an exit target.
 pub const LOOP_EXIT: u32 = 1 << 31;
@@ -44,7 +48,7 @@ pub struct TbDesc {
 
 impl TbDesc {
     pub fn lock_kind(role: u8) -> LockKind {
-        LockKind::from_u64(u64::from(role >> ROLE_KIND_SHIFT)).unwrap_or(LockKind::Mutex)
+        LockKind::from_u64(u64::from((role & ROLE_KIND_MASK) >> ROLE_KIND_SHIFT)).unwrap_or(LockKind::Mutex)
     }
 }
 
@@ -109,6 +113,7 @@ pub struct Statics {
     loop_headers: HashMap<u64, bool>,
     loop_exits: HashMap<u64, ()>,
     analysed: HashMap<u64, Option<OuterLoop>>,
+    loop_syms: std::collections::HashSet<u32>,
     pub function_found: bool,
     info: InstructionInfoFactory,
     checked_guest_base: bool,
@@ -128,6 +133,7 @@ impl Statics {
             loop_headers: HashMap::new(),
             loop_exits: HashMap::new(),
             analysed: HashMap::new(),
+            loop_syms: std::collections::HashSet::new(),
             function_found: false,
             info: InstructionInfoFactory::new(),
             checked_guest_base: false,
@@ -210,22 +216,22 @@ impl Statics {
                 }
                 let sid = self.next_sym;
                 self.next_sym += 1;
-                let mut role = 0u8;
+                let mut role = if s.plt { ROLE_PLT } else { 0 };
+                let plain: Vec<String> = s.aliases.iter().map(|a| a.trim_end_matches("@plt").to_string()).collect();
+                let plain_name = s.name.trim_end_matches("@plt");
                 if let Some(f) = &cfg.function {
                     if name_matches(f, &s.name, &s.aliases) && !s.plt {
                         role |= ROLE_REGION;
                         self.function_found = true;
                     }
                 }
-                if cfg.exclude.iter().any(|x| name_matches(x, &s.name, &s.aliases)) {
+                if cfg.exclude.iter().any(|x| name_matches(x, plain_name, &plain)) {
                     role |= ROLE_EXCLUDED;
                 }
-                if !s.plt {
-                    for &(n, kind, release) in LOCK_FUNCTIONS {
-                        if s.aliases.iter().any(|a| a == n) {
-                            role |= ROLE_LOCK | if release { ROLE_RELEASE } else { 0 } | ((kind as u8) << ROLE_KIND_SHIFT);
-                            break;
-                        }
+                for &(n, kind, release) in LOCK_FUNCTIONS {
+                    if plain.iter().any(|a| a == n) {
+                        role |= ROLE_LOCK | if release { ROLE_RELEASE } else { 0 } | ((kind as u8) << ROLE_KIND_SHIFT);
+                        break;
                     }
                 }
                 self.entries.insert(s.addr, (sid, role));
@@ -361,6 +367,7 @@ impl Statics {
                     self.loop_exits.insert(e, ());
                 }
                 self.record(&MetaRecord::LoopHeader { function: sym, addr: l.header });
+                self.loop_syms.insert(sym);
             }
             None => self.record(&MetaRecord::Note(format!(
                 "--per-iteration: no loop found in the function at {entry:#x}; each invocation is one SIMT thread"
@@ -371,9 +378,9 @@ impl Statics {
         self.analysed.insert(entry, found);
     }
 
-    /// Whether `--per-iteration` found a loop in the region function at `entry`.
-    pub fn has_loop(&self, entry: u64) -> bool {
-        self.analysed.get(&entry).is_some_and(Option::is_some)
+    /// Whether `--per-iteration` found a loop in the region function `sym`.
+    pub fn has_loop(&self, sym: u32) -> bool {
+        self.loop_syms.contains(&sym)
     }
 
     fn decode(&mut self, addr: u64, bytes: &[u8]) -> Insn {
