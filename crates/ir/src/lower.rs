@@ -527,7 +527,9 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
     }
 
     fn name_taken(&self, name: &str, range: Option<u32>) -> bool {
-        if self.used.contains(name) {
+        // A body name may not shadow a module-scope one either: printing moves every declaration to the top
+        // of the body, above uses that meant the module symbol.
+        if self.used.contains(name) || self.module.names.contains_key(name) {
             return true;
         }
         let in_range = |prefix: &str, count: u32, single: &str| {

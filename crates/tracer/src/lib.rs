@@ -11,6 +11,8 @@
 //! * `out`: spill buffers (shared file mappings) and the trace file.
 //! * `modules`, `loops`: `/proc/self/maps`, ELF symbol tables, demangling; a function's outermost loop.
 
+#[cfg(not(test))]
+mod ffi;
 pub mod loops;
 pub mod modules;
 pub mod out;
@@ -18,27 +20,15 @@ pub mod state;
 pub mod statics;
 
 use std::collections::HashMap;
-use std::ffi::{c_uint, c_void};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use qemu_plugin::install::{Args, Info};
-use qemu_plugin::plugin::{HasCallbacks, Register};
-use qemu_plugin::sys::{
-    qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_insn_data, qemu_plugin_insn_size, qemu_plugin_mem_is_store,
-    qemu_plugin_mem_rw, qemu_plugin_mem_size_shift, qemu_plugin_meminfo_t, qemu_plugin_register_atexit_cb,
-    qemu_plugin_register_vcpu_exit_cb, qemu_plugin_register_vcpu_init_cb, qemu_plugin_register_vcpu_mem_cb, qemu_plugin_register_vcpu_syscall_cb,
-    qemu_plugin_register_vcpu_syscall_ret_cb, qemu_plugin_register_vcpu_tb_exec_cb,
-    qemu_plugin_register_vcpu_tb_trans_cb, qemu_plugin_tb, qemu_plugin_tb_get_insn, qemu_plugin_tb_n_insns,
-    qemu_plugin_tb_vaddr,
-};
-use qemu_plugin::PluginId;
 use trace::spill::{SpillHeader, SPILL_HEADER_LEN};
 use trace::{ChunkKind, EndRecord, Header, MetaRecord};
 
 use crate::out::{SpillBuf, TraceFile};
-use crate::state::{end_thread, with_state, with_state_or_new};
+use crate::state::end_thread;
 use crate::statics::{Statics, TbDesc};
 
 /// Name and version written into trace headers.
@@ -165,6 +155,7 @@ pub struct Tracer {
 
 static TRACER: OnceLock<Tracer> = OnceLock::new();
 static DISABLED: AtomicBool = AtomicBool::new(false);
+#[cfg_attr(test, allow(dead_code))]
 static NULL_MODE: AtomicBool = AtomicBool::new(false);
 /// Size of the meta buffer at which it is written out even without an event chunk.
 const META_FLUSH: usize = 1 << 20;
@@ -344,229 +335,28 @@ impl Tracer {
     }
 }
 
-/// QEMU 7.2 packs a memory access as `MemOpIdx | rw << 16` (MemOp in bits 4.., size in its low 2 bits).
-/// [`check_meminfo_layout`] verifies that against the API's accessors at start; if it does not hold, the
-/// accessors are called instead.
-static INLINE_MEMINFO: AtomicBool = AtomicBool::new(false);
-
-fn check_meminfo_layout() -> bool {
-    (0u32..4).all(|size| {
-        [1u32, 2].iter().all(|&rw| {
-            let info = (size << 4) | (rw << 16);
-            // SAFETY: FFI accessors of QEMU's plugin API: pure functions of an integer.
-            let (s, w) = unsafe {
-                (qemu_plugin_mem_size_shift(info as qemu_plugin_meminfo_t), qemu_plugin_mem_is_store(info as qemu_plugin_meminfo_t))
-            };
-            s == size && w == (rw == 2)
-        })
-    })
-}
-
 /// Whether a memory access is a store.
 #[inline]
 pub fn mem_is_store(info: u32) -> bool {
-    if INLINE_MEMINFO.load(Relaxed) {
-        return (info >> 16) & 2 != 0;
+    #[cfg(not(test))]
+    {
+        ffi::mem_is_store(info)
     }
-    // SAFETY: FFI accessor of QEMU's plugin API; pure function of the value QEMU passed to the callback.
-    unsafe { qemu_plugin_mem_is_store(info as qemu_plugin_meminfo_t) }
+    #[cfg(test)]
+    {
+        (info >> 16) & 2 != 0
+    }
 }
 
 /// log2 of a memory access's size in bytes.
 #[inline]
 pub fn mem_size_shift(info: u32) -> u8 {
-    if INLINE_MEMINFO.load(Relaxed) {
-        return ((info >> 4) & 3) as u8;
+    #[cfg(not(test))]
+    {
+        ffi::mem_size_shift(info)
     }
-    // SAFETY: as above.
-    (unsafe { qemu_plugin_mem_size_shift(info as qemu_plugin_meminfo_t) }) as u8
-}
-
-/// Packs what a memory callback needs into its user-data pointer.
-fn pack_mem(first_insn: u32, idx: u16, atomic: bool) -> usize {
-    (first_insn as usize) | ((idx as usize) << 32) | ((atomic as usize) << 48)
-}
-
-extern "C" fn on_tb_exec(vcpu: c_uint, udata: *mut c_void) {
-    if disabled() {
-        return;
-    }
-    if NULL_MODE.load(Relaxed) {
-        return;
-    }
-    // SAFETY: `udata` is the address of a `TbDesc` leaked at translation (never freed, never moved).
-    let tb: &'static TbDesc = unsafe { &*(udata as *const TbDesc) };
-    let Some(t) = TRACER.get() else { return };
-    if let Err(e) = with_state_or_new(t, vcpu, |st| st.on_tb(tb)) {
-        t.fail(&e);
+    #[cfg(test)]
+    {
+        ((info >> 4) & 3) as u8
     }
 }
-
-extern "C" fn on_mem(_vcpu: c_uint, info: qemu_plugin_meminfo_t, vaddr: u64, udata: *mut c_void) {
-    if NULL_MODE.load(Relaxed) {
-        return;
-    }
-    let p = udata as usize;
-    let (first, idx, atomic) = (p as u32, (p >> 32) as u16, (p >> 48) & 1 != 0);
-    with_state(|st| st.on_mem(first, idx, atomic, info as u32, vaddr));
-}
-
-extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
-    if disabled() {
-        return;
-    }
-    let Some(t) = TRACER.get() else { return };
-    // SAFETY: QEMU passes a valid translation-block handle that lives for the duration of this callback; the
-    // instruction handles and the bytes they point to live as long.
-    let (vaddr, insns) = unsafe {
-        let n = qemu_plugin_tb_n_insns(tb);
-        let mut insns = Vec::with_capacity(n);
-        for i in 0..n {
-            let insn = qemu_plugin_tb_get_insn(tb, i);
-            let size = qemu_plugin_insn_size(insn);
-            let data = qemu_plugin_insn_data(insn) as *const u8;
-            insns.push((insn, std::slice::from_raw_parts(data, size)));
-        }
-        (qemu_plugin_tb_vaddr(tb), insns)
-    };
-    if insns.is_empty() {
-        return;
-    }
-    let bytes: Vec<&[u8]> = insns.iter().map(|i| i.1).collect();
-    let desc = {
-        let mut st = lock(&t.statics);
-        let d = st.block_for(&t.cfg, vaddr, &bytes);
-        t.maybe_flush_meta(&mut st);
-        d
-    };
-    let atomics = atomic_flags(&bytes);
-    // SAFETY: registering callbacks on the handles QEMU gave us, during the translation callback as the API
-    // requires; the user data are a leaked `TbDesc` and plain integers.
-    unsafe {
-        qemu_plugin_register_vcpu_tb_exec_cb(
-            tb,
-            Some(on_tb_exec),
-            qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
-            desc as *const TbDesc as *mut c_void,
-        );
-        for (i, (insn, _)) in insns.iter().enumerate() {
-            if t.cfg.mode == Mode::Blocks {
-                break;
-            }
-            let udata = pack_mem(desc.first_insn, i as u16, atomics[i]);
-            qemu_plugin_register_vcpu_mem_cb(
-                *insn,
-                Some(on_mem),
-                qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
-                qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_RW,
-                udata as *mut c_void,
-            );
-        }
-    }
-}
-
-/// Which instructions are atomic read-modify-writes (`lock` prefix, or `xchg` with memory).
-fn atomic_flags(insns: &[&[u8]]) -> Vec<bool> {
-    insns
-        .iter()
-        .map(|b| {
-            let mut d = iced_x86::Decoder::new(64, b, iced_x86::DecoderOptions::NONE);
-            let i = d.decode();
-            i.has_lock_prefix()
-                || (i.mnemonic() == iced_x86::Mnemonic::Xchg
-                    && (0..i.op_count()).any(|k| i.op_kind(k) == iced_x86::OpKind::Memory))
-        })
-        .collect()
-}
-
-extern "C" fn on_vcpu_init(_id: qemu_plugin_id_t, vcpu: c_uint) {
-    if let Some(t) = TRACER.get() {
-        t.vcpu_created(vcpu);
-    }
-}
-
-/// In user mode QEMU calls this on the thread whose vCPU goes away, i.e. when a guest thread exits.
-extern "C" fn on_vcpu_exit(_id: qemu_plugin_id_t, _vcpu: c_uint) {
-    if !disabled() {
-        end_thread();
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-extern "C" fn on_syscall(
-    _id: qemu_plugin_id_t,
-    _vcpu: c_uint,
-    num: i64,
-    a1: u64,
-    _a2: u64,
-    _a3: u64,
-    _a4: u64,
-    _a5: u64,
-    _a6: u64,
-    _a7: u64,
-    _a8: u64,
-) {
-    if disabled() {
-        return;
-    }
-    let Some(t) = TRACER.get() else { return };
-    if num == libc::SYS_exit_group || num == libc::SYS_exit {
-        t.exit_code.store(i64::from(a1 as i32), Relaxed);
-    }
-    with_state(|st| st.on_syscall(num));
-}
-
-extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, _vcpu: c_uint, num: i64, ret: i64) {
-    // A forked child (not a thread: threads start in the new thread, not by returning from the call) must not
-    // write into the parent's trace or buffers.
-    if ret == 0 && matches!(num, libc::SYS_clone | libc::SYS_fork | libc::SYS_vfork | libc::SYS_clone3) {
-        DISABLED.store(true, Relaxed);
-    }
-}
-
-extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
-    if let Some(t) = TRACER.get() {
-        t.finalize();
-    }
-}
-
-/// The plugin object the `qemu-plugin` crate installs.
-#[derive(Debug, Default)]
-pub struct Plugin;
-
-impl HasCallbacks for Plugin {}
-
-impl Register for Plugin {
-    fn register_default(&mut self, id: PluginId, args: &Args, info: &Info) -> qemu_plugin::Result<()> {
-        if info.system.is_some() {
-            eprintln!("lockstep tracer: only QEMU user mode (qemu-x86_64) is supported");
-            return Ok(());
-        }
-        if info.target_name != "x86_64" {
-            eprintln!("lockstep tracer: the target is {}, but only x86_64 is supported", info.target_name);
-            return Ok(());
-        }
-        let tracer = match Config::parse(&args.raw).and_then(Tracer::new) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("lockstep tracer: {e}");
-                std::process::exit(125);
-            }
-        };
-        NULL_MODE.store(tracer.cfg.mode == Mode::Null, Relaxed);
-        INLINE_MEMINFO.store(check_meminfo_layout(), Relaxed);
-        let _ = TRACER.set(tracer);
-        // SAFETY: registering plain `extern "C"` callbacks with the id QEMU gave to `qemu_plugin_install`.
-        unsafe {
-            qemu_plugin_register_vcpu_init_cb(id, Some(on_vcpu_init));
-            qemu_plugin_register_vcpu_exit_cb(id, Some(on_vcpu_exit));
-            qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_tb_trans));
-            qemu_plugin_register_vcpu_syscall_cb(id, Some(on_syscall));
-            qemu_plugin_register_vcpu_syscall_ret_cb(id, Some(on_syscall_ret));
-            qemu_plugin_register_atexit_cb(id, Some(on_exit), std::ptr::null_mut());
-        }
-        Ok(())
-    }
-}
-
-qemu_plugin::register!(Plugin);
