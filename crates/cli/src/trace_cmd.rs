@@ -127,7 +127,9 @@ fn which(name: &str) -> Option<PathBuf> {
 fn find_qemu() -> anyhow::Result<PathBuf> {
     let qemu = match std::env::var_os("LOCKSTEP_QEMU") {
         Some(p) => PathBuf::from(p),
-        None => which("qemu-x86_64").ok_or_else(|| anyhow::anyhow!("qemu-x86_64 was not found on PATH. {QEMU_INSTALL}"))?,
+        None => {
+            which("qemu-x86_64").ok_or_else(|| anyhow::anyhow!("qemu-x86_64 was not found on PATH. {QEMU_INSTALL}"))?
+        }
     };
     let help = Command::new(&qemu)
         .arg("-h")
@@ -216,9 +218,11 @@ fn trace(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let _ = std::fs::remove_dir_all(&spill);
     std::fs::create_dir_all(&spill).with_context(|| format!("cannot create {}", spill.display()))?;
     let abs_program = std::fs::canonicalize(&program).unwrap_or(program.clone());
-    let version = Command::new(&qemu).arg("--version").output().ok().map(|o| {
-        String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or_default().to_string()
-    });
+    let version = Command::new(&qemu)
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or_default().to_string());
     let header = Header {
         tracer: format!("lockstep {} / tracer plugin", env!("CARGO_PKG_VERSION")),
         program: abs_program.display().to_string(),
@@ -301,7 +305,8 @@ fn trace(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let rec = trace::spill::recover(&partial, &spill, end);
     let _ = std::fs::remove_dir_all(&spill);
     let rec = rec.with_context(|| format!("cannot complete the trace {}", partial.display()))?;
-    std::fs::rename(&partial, &out).with_context(|| format!("cannot rename {} to {}", partial.display(), out.display()))?;
+    std::fs::rename(&partial, &out)
+        .with_context(|| format!("cannot rename {} to {}", partial.display(), out.display()))?;
     if let Some(s) = killed {
         eprintln!(
             "lockstep: the program was killed by {}; the trace holds everything up to that point{}",
@@ -339,16 +344,17 @@ fn trace(a: &RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }
 
+/// `1234567` → `1,234,567`.
 fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+    let digits: Vec<char> = n.to_string().chars().rev().collect();
+    let mut out: Vec<char> = Vec::new();
+    for (i, c) in digits.iter().enumerate() {
+        if i > 0 && i % 3 == 0 {
             out.push(',');
         }
-        out.push(c);
+        out.push(*c);
     }
-    out
+    out.iter().rev().collect()
 }
 
 fn human_bytes(n: u64) -> String {
@@ -377,7 +383,11 @@ fn info(file: &Path, json: bool, top: usize) -> anyhow::Result<ExitCode> {
         trace::Status::Truncated { reason, .. } => format!("PREFIX ONLY: {reason}"),
     };
     let _ = writeln!(o, "trace         {} ({}, {})", file.display(), human_bytes(s.file_bytes), status);
-    let _ = writeln!(o, "program       {} {}", s.program, s.args.join(" "));
+    let _ = writeln!(
+        o,
+        "program       {}",
+        std::iter::once(s.program.as_str()).chain(s.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+    );
     let _ = writeln!(o, "tracer        {}", s.tracer);
     let mode = match (&s.function, s.per_iteration) {
         (None, _) => "one SIMT thread per OS thread".to_string(),
@@ -397,7 +407,11 @@ fn info(file: &Path, json: bool, top: usize) -> anyhow::Result<ExitCode> {
             }
             (r, _) => r.to_string(),
         };
-        let _ = writeln!(o, "program end   {how}{}", if s.recovered { " (tail recovered from the tracer's buffers)" } else { "" });
+        let _ = writeln!(
+            o,
+            "program end   {how}{}",
+            if s.recovered { " (tail recovered from the tracer's buffers)" } else { "" }
+        );
     }
     let _ = writeln!(o, "threads       {} OS, {} SIMT", s.os_threads, s.simt_threads);
     let _ = writeln!(o, "instructions  {} recorded", group(s.insns));
@@ -407,9 +421,20 @@ fn info(file: &Path, json: bool, top: usize) -> anyhow::Result<ExitCode> {
     if s.function.is_some() {
         let _ = writeln!(o, "  outside     {} outside SIMT threads", group(s.outside_insns));
     }
-    let _ = writeln!(o, "blocks        {} translated, {} basic blocks", group(s.translated_blocks as u64), group(s.basic_blocks as u64));
+    let _ = writeln!(
+        o,
+        "blocks        {} translated, {} basic blocks",
+        group(s.translated_blocks as u64),
+        group(s.basic_blocks as u64)
+    );
     let _ = writeln!(o, "memory        {} loads, {} stores", group(s.loads), group(s.stores));
-    let _ = writeln!(o, "calls         {} calls, {} returns, {} tail calls", group(s.calls), group(s.returns), group(s.tail_calls));
+    let _ = writeln!(
+        o,
+        "calls         {} calls, {} returns, {} tail calls",
+        group(s.calls),
+        group(s.returns),
+        group(s.tail_calls)
+    );
     let _ = writeln!(o, "size          {:.3} bytes per recorded instruction", s.bytes_per_insn);
     let _ = writeln!(o, "modules       {} ({} symbols)", s.modules.len(), group(s.symbols as u64));
     let _ = writeln!(o, "\nfunctions ({} executed, top {} by instructions):", s.functions_executed, s.functions.len());
@@ -420,7 +445,8 @@ fn info(file: &Path, json: bool, top: usize) -> anyhow::Result<ExitCode> {
     }
     if !s.locks.is_empty() {
         let _ = writeln!(o, "\nlocks:");
-        let _ = writeln!(o, "  {:<13} {:>18} {:>10} {:>10} {:>8}", "kind", "address", "acquires", "releases", "threads");
+        let _ =
+            writeln!(o, "  {:<13} {:>18} {:>10} {:>10} {:>8}", "kind", "address", "acquires", "releases", "threads");
         for l in &s.locks {
             let _ = writeln!(
                 o,
@@ -436,7 +462,15 @@ fn info(file: &Path, json: bool, top: usize) -> anyhow::Result<ExitCode> {
     let _ = writeln!(o, "\nOS threads (creation order):");
     let _ = writeln!(o, "  {:>4} {:>8} {:>6} {:>8} {:>14}", "rank", "tid", "stream", "simt", "instructions");
     for th in &s.threads {
-        let _ = writeln!(o, "  {:>4} {:>8} {:>6} {:>8} {:>14}", th.rank, th.tid, th.os, group(th.simt_threads), group(th.insns));
+        let _ = writeln!(
+            o,
+            "  {:>4} {:>8} {:>6} {:>8} {:>14}",
+            th.rank,
+            th.tid,
+            th.os,
+            group(th.simt_threads),
+            group(th.insns)
+        );
     }
     for e in &s.stream_errors {
         let _ = writeln!(o, "\nerror: {e}");

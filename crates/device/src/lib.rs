@@ -1,8 +1,9 @@
 //! The device model shared by lockstep's execution engines.
 //!
-//! [`DeviceMemory`] holds global memory as separate, exactly bounded allocations; [`LoadedModule`] places a
-//! module's variables in it; [`LaunchConfig`] and [`ParamBuffer`] describe a launch; [`Backend`] is what the
-//! emulator and the JIT implement; [`ExecError`] and [`KernelStats`] are what they report.
+//! [`DeviceMemory`] holds global memory as separate, exactly bounded allocations, and the texture and surface
+//! objects over them ([`texture`]); [`LoadedModule`] places a module's variables in it; [`LaunchConfig`] and
+//! [`ParamBuffer`] describe a launch; [`Backend`] is what the emulator and the JIT implement; [`ExecError`] and
+//! [`KernelStats`] are what they report.
 
 pub mod backend;
 pub mod error;
@@ -10,6 +11,7 @@ pub mod launch;
 pub mod memory;
 pub mod module;
 pub mod stats;
+pub mod texture;
 
 pub use backend::{Backend, Launch, LaunchReport};
 pub use error::{ErrorKind, ExecError, Location, Space};
@@ -17,3 +19,4 @@ pub use launch::{Dim3, LaunchConfig, ParamBuffer, ParamSlot};
 pub use memory::{AccessError, DeviceMemory, DevicePtr, Region};
 pub use module::{LoadedModule, SharedLayout, SharedVar};
 pub use stats::KernelStats;
+pub use texture::{SurfaceDesc, TextureDesc, Textures};

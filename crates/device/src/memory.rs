@@ -87,6 +87,8 @@ pub struct Region<'a> {
 pub struct DeviceMemory {
     allocations: BTreeMap<DevicePtr, Allocation>,
     total: u64,
+    /// Texture and surface objects over these allocations (see `texture.rs`).
+    pub(crate) textures: crate::texture::Textures,
 }
 
 impl DeviceMemory {

@@ -21,6 +21,8 @@ mod mem;
 mod printf;
 pub mod program;
 mod stats;
+mod tensor;
+mod texture;
 mod types;
 
 use std::io::Write;
@@ -81,6 +83,7 @@ impl Backend for Emulator {
             .map_err(|list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel)))?;
         let programs = Machine::index_programs(module, programs);
         let collector = launch.collect_stats.then(|| stats::Collector::new(&programs));
+        let textures = memory.textures().clone();
         let mut machine = Machine {
             module,
             programs: programs.clone(),
@@ -91,6 +94,7 @@ impl Backend for Emulator {
             shared_size: shared as usize,
             stats: collector,
             out: stdout,
+            textures,
         };
         machine.run()?;
         let threads = launch.config.blocks() * u64::from(launch.config.threads_per_block());

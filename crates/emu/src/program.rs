@@ -300,6 +300,10 @@ pub enum Kind {
     Match,
     Redux,
     Activemask,
+    /// Warp-level matrix instructions (`wmma`, `mma`, `ldmatrix`): see `tensor.rs`.
+    Matrix,
+    /// Texture and surface instructions (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`): see `texture.rs`.
+    Texture,
     /// Fences, prefetches, `nanosleep`, `bar.warp.sync`, `pmevent`, `brkpt`: no effect in the emulator.
     Nop,
 }
@@ -328,6 +332,10 @@ pub enum Extra {
     },
     /// `brx.idx` targets (op indices).
     Targets(Vec<u32>),
+    /// A warp-level matrix instruction.
+    Matrix(crate::tensor::MatrixOp),
+    /// A texture or surface instruction.
+    Texture(crate::texture::TexOp),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -411,6 +419,38 @@ pub fn decode_all(
         Ok(programs)
     } else {
         Err(unsupported)
+    }
+}
+
+/// What the decoders of instruction families kept in their own files (`tensor.rs`, `texture.rs`) may use:
+/// the instruction and its operands resolved to register slots, immediates and addresses.
+pub(crate) struct OperandCx<'d, 'a> {
+    d: &'d mut Decoder<'a>,
+    i: InstId,
+    regs: &'d RegMap,
+    frame: &'d Frame,
+}
+
+impl<'a> OperandCx<'_, 'a> {
+    pub fn inst(&self) -> &'a ir::Inst {
+        &self.d.body.insts[self.i]
+    }
+
+    pub fn src(&mut self, o: &Operand, ty: Ty) -> Src {
+        self.d.src(self.i, o, ty, self.regs, self.frame)
+    }
+
+    pub fn dst(&mut self, o: &Operand) -> Dst {
+        self.d.dst(self.i, o, self.regs)
+    }
+
+    pub fn mem(&mut self, o: Option<&Operand>) -> MemRef {
+        self.d.mem(self.i, o, self.regs, self.frame)
+    }
+
+    /// Records the instruction as unsupported, with the reason.
+    pub fn unsupported(&mut self, why: &str) {
+        self.d.unsupported(self.i, why);
     }
 }
 
@@ -758,6 +798,8 @@ impl Decoder<'_> {
             O::Match => Kind::Match,
             O::Redux => Kind::Redux,
             O::Activemask => Kind::Activemask,
+            O::Wmma | O::Mma | O::Ldmatrix => Kind::Matrix,
+            O::Tex | O::Tld4 | O::Txq | O::Suld | O::Sust | O::Suq => Kind::Texture,
             // A breakpoint with no debugger attached stops the kernel like `trap`.
             O::Brkpt => Kind::Trap,
             O::Membar
@@ -818,6 +860,14 @@ impl Decoder<'_> {
                 op.extra = Some(Box::new(Extra::Targets(targets)));
             }
             Kind::Call => self.call(&mut op, i, regs, frame),
+            Kind::Matrix => {
+                let mut cx = OperandCx { d: self, i, regs, frame };
+                op.extra = crate::tensor::decode(&mut cx, &mut op).map(|m| Box::new(Extra::Matrix(m)));
+            }
+            Kind::Texture => {
+                let mut cx = OperandCx { d: self, i, regs, frame };
+                op.extra = crate::texture::decode(&mut cx).map(|t| Box::new(Extra::Texture(t)));
+            }
             Kind::Ret | Kind::Exit | Kind::Trap | Kind::Nop => {}
             Kind::Bar => {
                 let srcs: SmallVec<[Src; 4]> = ops.iter().map(|o| self.src(i, o, Ty::U32, regs, frame)).collect();

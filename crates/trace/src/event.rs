@@ -180,7 +180,11 @@ fn head(tag: u64, payload: u64) -> u64 {
 
 impl EventEncoder {
     pub fn new() -> Self {
-        EventEncoder { last: vec![0; ADDR_SLOTS].into_boxed_slice(), gen: vec![0; ADDR_SLOTS].into_boxed_slice(), cur_gen: 1 }
+        EventEncoder {
+            last: vec![0; ADDR_SLOTS].into_boxed_slice(),
+            gen: vec![0; ADDR_SLOTS].into_boxed_slice(),
+            cur_gen: 1,
+        }
     }
 
     /// Forgets all previous addresses (done at every segment start), in O(1).

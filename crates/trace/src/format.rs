@@ -77,7 +77,8 @@ impl ChunkHeader {
         if b[0..4] != CHUNK_MAGIC {
             return Err(ChunkError::Corrupt("bad chunk magic".into()));
         }
-        let kind = ChunkKind::from_u8(b[4]).ok_or_else(|| ChunkError::Corrupt(format!("unknown chunk kind {}", b[4])))?;
+        let kind =
+            ChunkKind::from_u8(b[4]).ok_or_else(|| ChunkError::Corrupt(format!("unknown chunk kind {}", b[4])))?;
         let codec = match b[5] {
             0 => Codec::Raw,
             1 => Codec::Zstd,
@@ -87,15 +88,8 @@ impl ChunkHeader {
         if b[6] != 0 || b[7] != 0 {
             return Err(ChunkError::Corrupt("reserved chunk flags are set".into()));
         }
-        let h = ChunkHeader {
-            kind,
-            codec,
-            stream: le(8),
-            seq: le(12),
-            raw_len: le(16),
-            stored_len: le(20),
-            crc: le(24),
-        };
+        let h =
+            ChunkHeader { kind, codec, stream: le(8), seq: le(12), raw_len: le(16), stored_len: le(20), crc: le(24) };
         if h.raw_len > MAX_CHUNK_RAW || h.stored_len > MAX_CHUNK_RAW + (1 << 16) {
             return Err(ChunkError::Corrupt(format!("implausible chunk length {} / {}", h.raw_len, h.stored_len)));
         }
@@ -192,7 +186,14 @@ impl ChunkEncoder {
 }
 
 /// Builds the chunk bytes for an already-compressed payload.
-pub fn encode_chunk_stored(kind: ChunkKind, stream: u32, seq: u32, raw_len: u32, codec: Codec, stored: &[u8]) -> Vec<u8> {
+pub fn encode_chunk_stored(
+    kind: ChunkKind,
+    stream: u32,
+    seq: u32,
+    raw_len: u32,
+    codec: Codec,
+    stored: &[u8],
+) -> Vec<u8> {
     let mut h = ChunkHeader { kind, codec, stream, seq, raw_len, stored_len: stored.len() as u32, crc: 0 };
     h.crc = h.checksum(stored);
     let mut out = Vec::with_capacity(CHUNK_HEADER_LEN + stored.len());

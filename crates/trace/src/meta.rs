@@ -216,7 +216,10 @@ pub enum MetaRecord {
     SimtStart(SimtStart),
     SimtEnd(SimtEnd),
     /// With `--per-iteration`: the loop header chosen for a function.
-    LoopHeader { function: u32, addr: u64 },
+    LoopHeader {
+        function: u32,
+        addr: u64,
+    },
     /// A warning or fact from the tracer.
     Note(String),
 }
@@ -386,7 +389,9 @@ impl MetaRecord {
             T_THREAD => {
                 MetaRecord::Thread(ThreadInfo { os: c.varint_u32()?, tid: c.varint_u32()?, rank: c.varint_u32()? })
             }
-            T_THREAD_END => MetaRecord::ThreadEnd(ThreadEnd { os: c.varint_u32()?, insns: c.varint()?, outside: c.varint()? }),
+            T_THREAD_END => {
+                MetaRecord::ThreadEnd(ThreadEnd { os: c.varint_u32()?, insns: c.varint()?, outside: c.varint()? })
+            }
             T_SIMT_START => MetaRecord::SimtStart(SimtStart {
                 simt: c.varint_u32()?,
                 os: c.varint_u32()?,

@@ -53,7 +53,12 @@ impl BasicBlocks {
                 let last = &tb.insns[i - 1];
                 let key = (first.addr, last.addr + last.bytes.len() as u64);
                 let bb = *ids.entry(key).or_insert_with(|| {
-                    out.blocks.push(BasicBlock { addr: key.0, end: key.1, insns: (i - start) as u32, terminator: last.flow });
+                    out.blocks.push(BasicBlock {
+                        addr: key.0,
+                        end: key.1,
+                        insns: (i - start) as u32,
+                        terminator: last.flow,
+                    });
                     (out.blocks.len() - 1) as u32
                 });
                 spans.push(BbSpan { bb, first: start as u16, len: (i - start) as u16 });
@@ -80,7 +85,14 @@ mod tests {
         let mut insns = Vec::new();
         for (k, &l) in lens.iter().enumerate() {
             let flow = if k + 1 == lens.len() { last } else { Flow::Next };
-            insns.push(Insn { addr: a, bytes: vec![0x90; l as usize], flow, atomic: false, mnemonic: "nop".into(), mem: vec![] });
+            insns.push(Insn {
+                addr: a,
+                bytes: vec![0x90; l as usize],
+                flow,
+                atomic: false,
+                mnemonic: "nop".into(),
+                mem: vec![],
+            });
             a += u64::from(l);
         }
         Block { id, addr, first_insn: 0, insns }

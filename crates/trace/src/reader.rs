@@ -154,7 +154,8 @@ fn walk(
         };
         let stored = header.stored_len as u64;
         if pos + CHUNK_HEADER_LEN as u64 + stored > file_len {
-            scan.problem = Some(format!("chunk {index} is cut off ({} of its {stored} bytes present)", file_len - pos - 28));
+            scan.problem =
+                Some(format!("chunk {index} is cut off ({} of its {stored} bytes present)", file_len - pos - 28));
             break;
         }
         payload.resize(stored as usize, 0);
@@ -269,7 +270,8 @@ impl Trace {
                 let data = payload.unwrap_or_default();
                 let mut cur = Cursor::new(&data);
                 while !cur.is_empty() {
-                    let rec = MetaRecord::decode(&mut cur, next_insn).map_err(|e| format!("malformed record: {}", e.0))?;
+                    let rec =
+                        MetaRecord::decode(&mut cur, next_insn).map_err(|e| format!("malformed record: {}", e.0))?;
                     t.add_meta(rec, &mut next_insn)?;
                 }
                 Ok(())
@@ -400,11 +402,8 @@ pub struct SymbolIndex {
 
 impl SymbolIndex {
     fn new(t: &Trace) -> SymbolIndex {
-        let mut entries: Vec<(u64, u64, u32, u32)> = t
-            .symbols
-            .iter()
-            .map(|s| (s.addr, if s.size > 0 { s.addr + s.size } else { 0 }, s.module, s.id))
-            .collect();
+        let mut entries: Vec<(u64, u64, u32, u32)> =
+            t.symbols.iter().map(|s| (s.addr, if s.size > 0 { s.addr + s.size } else { 0 }, s.module, s.id)).collect();
         entries.sort_by_key(|e| (e.0, e.3));
         entries.dedup_by_key(|e| e.0);
         let modules = t.modules.iter().map(|m| (m.start, m.end, m.id)).collect();
@@ -472,7 +471,10 @@ impl<'t> EventStream<'t> {
         self.data = match c.header.decode_payload(&stored) {
             Ok(d) => d,
             Err(ChunkError::Corrupt(w)) => {
-                return Err(TraceError(format!("event chunk {} of thread {} is corrupted: {w}", c.header.seq, c.header.stream)))
+                return Err(TraceError(format!(
+                    "event chunk {} of thread {} is corrupted: {w}",
+                    c.header.seq, c.header.stream
+                )))
             }
             Err(ChunkError::Truncated) => return Err(TraceError("event chunk cut off".into())),
         };

@@ -175,7 +175,12 @@ pub fn summarize(t: &Trace, top: usize) -> Summary {
         })
         .collect();
     if unknown_insns > 0 {
-        functions.push(FunctionSummary { name: "(no symbol)".into(), module: String::new(), insns: unknown_insns, calls: 0 });
+        functions.push(FunctionSummary {
+            name: "(no symbol)".into(),
+            module: String::new(),
+            insns: unknown_insns,
+            calls: 0,
+        });
     }
     let functions_executed = functions.iter().filter(|f| f.insns > 0).count();
     functions.sort_by(|a, b| b.insns.cmp(&a.insns).then(b.calls.cmp(&a.calls)).then(a.name.cmp(&b.name)));
@@ -186,7 +191,14 @@ pub fn summarize(t: &Trace, top: usize) -> Summary {
         .iter()
         .map(|th| {
             let (s, n) = per_os.get(&th.os).copied().unwrap_or_default();
-            ThreadSummary { os: th.os, tid: th.tid, rank: th.rank, simt_threads: s, insns: n, outside: ends.get(&th.os).copied() }
+            ThreadSummary {
+                os: th.os,
+                tid: th.tid,
+                rank: th.rank,
+                simt_threads: s,
+                insns: n,
+                outside: ends.get(&th.os).copied(),
+            }
         })
         .collect();
     threads.sort_by_key(|t| (t.rank, t.os));
@@ -220,7 +232,13 @@ pub fn summarize(t: &Trace, top: usize) -> Summary {
         functions,
         locks: locks
             .into_iter()
-            .map(|((kind, addr), (a, r, th))| LockSummary { kind, addr, acquires: a, releases: r, threads: th.len() as u64 })
+            .map(|((kind, addr), (a, r, th))| LockSummary {
+                kind,
+                addr,
+                acquires: a,
+                releases: r,
+                threads: th.len() as u64,
+            })
             .collect(),
         threads,
         file_bytes: t.file_len,

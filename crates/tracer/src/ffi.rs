@@ -31,7 +31,10 @@ fn check_meminfo_layout() -> bool {
             let info = (size << 4) | (rw << 16);
             // SAFETY: FFI accessors of QEMU's plugin API: pure functions of an integer.
             let (s, w) = unsafe {
-                (qemu_plugin_mem_size_shift(info as qemu_plugin_meminfo_t), qemu_plugin_mem_is_store(info as qemu_plugin_meminfo_t))
+                (
+                    qemu_plugin_mem_size_shift(info as qemu_plugin_meminfo_t),
+                    qemu_plugin_mem_is_store(info as qemu_plugin_meminfo_t),
+                )
             };
             s == size && w == (rw == 2)
         })
@@ -79,12 +82,12 @@ extern "C" fn on_tb_exec(vcpu: c_uint, udata: *mut c_void) {
 }
 
 extern "C" fn on_mem(_vcpu: c_uint, info: qemu_plugin_meminfo_t, vaddr: u64, udata: *mut c_void) {
-    if NULL_MODE.load(Relaxed) {
+    if NULL_MODE.load(Relaxed) || disabled() {
         return;
     }
     let p = udata as usize;
     let (first, idx, atomic) = (p as u32, (p >> 32) as u16, (p >> 48) & 1 != 0);
-    with_state(|st| st.on_mem(first, idx, atomic, info as u32, vaddr));
+    with_state(|st| st.on_mem(first, idx, atomic, info, vaddr));
 }
 
 extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {

@@ -11,6 +11,10 @@
 //! * `out`: spill buffers (shared file mappings) and the trace file.
 //! * `modules`, `loops`: `/proc/self/maps`, ELF symbol tables, demangling; a function's outermost loop.
 
+// Unit tests do not link QEMU's symbols, so the QEMU side is left out of them (and what only it uses is then
+// unused).
+#![cfg_attr(test, allow(dead_code))]
+
 #[cfg(not(test))]
 mod ffi;
 pub mod loops;
@@ -173,7 +177,10 @@ impl Tracer {
     fn new(cfg: Config) -> Result<Tracer, String> {
         std::fs::create_dir_all(&cfg.spill_dir).map_err(|e| format!("{}: {e}", cfg.spill_dir.display()))?;
         let file = if cfg.keep_header {
-            let f = std::fs::OpenOptions::new().append(true).open(&cfg.out).map_err(|e| format!("{}: {e}", cfg.out.display()))?;
+            let f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&cfg.out)
+                .map_err(|e| format!("{}: {e}", cfg.out.display()))?;
             TraceFile::append(f, cfg.level)
         } else {
             let header = Header {
@@ -311,7 +318,9 @@ impl Tracer {
         if let Some(f) = &self.cfg.function {
             if !st.function_found {
                 st.record(&MetaRecord::Note(format!("--function {f}: no function of that name was found")));
-                eprintln!("lockstep tracer: warning: no function named `{f}` was found in the program or its libraries");
+                eprintln!(
+                    "lockstep tracer: warning: no function named `{f}` was found in the program or its libraries"
+                );
             }
         }
         let mut f = lock(&self.file);

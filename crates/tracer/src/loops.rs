@@ -136,10 +136,9 @@ pub fn outer_loop(code: &[u8], base: u64, entry: u64) -> Option<OuterLoop> {
         let (s, e) = blocks[n.index()];
         insns.range(s..e).count()
     };
-    let best = forest
-        .loops()
-        .filter(|&l| forest.parent(l).is_none())
-        .max_by_key(|&l| (forest.body(l).into_iter().map(size).sum::<usize>(), std::cmp::Reverse(blocks[forest.header(l).index()].0)))?;
+    let best = forest.loops().filter(|&l| forest.parent(l).is_none()).max_by_key(|&l| {
+        (forest.body(l).into_iter().map(size).sum::<usize>(), std::cmp::Reverse(blocks[forest.header(l).index()].0))
+    })?;
     let header = forest.header(best);
     let body = forest.body(best);
     let in_loop = |n: usize| body.iter().any(|b| b.index() == n);

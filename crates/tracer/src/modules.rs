@@ -140,8 +140,9 @@ pub fn load_elf(path: &str, base: u64) -> Result<LoadedElf, String> {
     let file = object::File::parse(&data[..]).map_err(|e| format!("{path}: {e}"))?;
     let first_load = file.segments().map(|s| s.address()).min().unwrap_or(0);
     let bias = base.wrapping_sub(first_load & !0xfff);
-    // address → (best rank, name, size, aliases)
-    let mut by_addr: HashMap<u64, (u64, Vec<(String, (usize, u8, usize))>)> = HashMap::new();
+    // address → (size, [(name, preference rank)])
+    type Names = Vec<(String, (usize, u8, usize))>;
+    let mut by_addr: HashMap<u64, (u64, Names)> = HashMap::new();
     let mut add_table = |syms: &mut dyn Iterator<Item = object::Symbol<'_, '_>>| {
         for s in syms {
             if !matches!(s.kind(), SymbolKind::Text) || s.is_undefined() || s.address() == 0 {
@@ -261,7 +262,10 @@ mod tests {
 
     #[test]
     fn demangles() {
-        assert_eq!(demangle("_ZNSt6vectorIiSaIiEE9push_backERKi"), "std::vector<int, std::allocator<int> >::push_back(int const&)");
+        assert_eq!(
+            demangle("_ZNSt6vectorIiSaIiEE9push_backERKi"),
+            "std::vector<int, std::allocator<int> >::push_back(int const&)"
+        );
         assert_eq!(demangle("main"), "main");
         assert_eq!(unversioned("memcpy@@GLIBC_2.14"), "memcpy");
     }

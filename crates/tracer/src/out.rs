@@ -44,7 +44,8 @@ impl SpillBuf {
     }
 
     fn write_header(&mut self, insns: u64, finished: bool) {
-        let h = SpillHeader { kind: self.kind, stream: self.stream, seq: self.seq, len: self.len as u32, insns, finished };
+        let h =
+            SpillHeader { kind: self.kind, stream: self.stream, seq: self.seq, len: self.len as u32, insns, finished };
         h.write(&mut self.map[..SPILL_HEADER_LEN]);
     }
 

@@ -9,12 +9,13 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use trace::{ChunkKind, EventEncoder, Flow, LockKind, MetaRecord, SimtEnd, SimtStart, SkipKind, ThreadEnd, ThreadInfo, NONE};
+use trace::{
+    ChunkKind, EventEncoder, Flow, LockKind, MetaRecord, SimtEnd, SimtStart, SkipKind, ThreadEnd, ThreadInfo, NONE,
+};
 
 use crate::out::{SpillBuf, HEADROOM};
 use crate::statics::{
-    TbDesc, LOOP_EXIT, LOOP_HEADER_EXITS, ROLE_EXCLUDED, ROLE_KIND_MASK, ROLE_LOCK, ROLE_PLT, ROLE_REGION,
-    ROLE_RELEASE,
+    TbDesc, LOOP_EXIT, LOOP_HEADER_EXITS, ROLE_EXCLUDED, ROLE_KIND_MASK, ROLE_LOCK, ROLE_PLT, ROLE_REGION, ROLE_RELEASE,
 };
 use crate::{Slot, Tracer};
 
@@ -165,8 +166,14 @@ impl ThreadState {
         let rank = t.take_rank(vcpu);
         // SAFETY: gettid(2) through libc: no arguments, no memory, cannot fail.
         let tid = unsafe { libc::gettid() } as u32;
-        let buf = SpillBuf::create(&t.cfg.spill_dir, &format!("thread-{os}.spill"), ChunkKind::Events, os, t.cfg.chunk_bytes + HEADROOM)
-            .map_err(|e| format!("cannot create a spill buffer in {}: {e}", t.cfg.spill_dir.display()))?;
+        let buf = SpillBuf::create(
+            &t.cfg.spill_dir,
+            &format!("thread-{os}.spill"),
+            ChunkKind::Events,
+            os,
+            t.cfg.chunk_bytes + HEADROOM,
+        )
+        .map_err(|e| format!("cannot create a spill buffer in {}: {e}", t.cfg.spill_dir.display()))?;
         let slot = Arc::new(Slot::new(os, buf.path.clone()));
         t.slots.lock().unwrap_or_else(|e| e.into_inner()).push(slot.clone());
         t.meta(&MetaRecord::Thread(ThreadInfo { os, tid, rank }));
@@ -568,7 +575,10 @@ impl ThreadState {
         self.slot.insns.store(self.insns, Relaxed);
         self.slot.done.store(true, Relaxed);
         if self.buf.dropped > 0 {
-            self.t.meta(&MetaRecord::Note(format!("thread {}: {} event bytes dropped (buffer full)", self.os, self.buf.dropped)));
+            self.t.meta(&MetaRecord::Note(format!(
+                "thread {}: {} event bytes dropped (buffer full)",
+                self.os, self.buf.dropped
+            )));
         }
         self.buf.finish(self.insns);
     }

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
 use iced_x86::{Decoder, DecoderOptions, FlowControl, InstructionInfoFactory, Mnemonic, OpAccess, OpKind};
-use trace::{Access, Block, Flow, Insn, LockKind, MemOperand, MetaRecord, Module, ModuleKind, Symbol, SymbolKind, NONE};
+use trace::{
+    Access, Block, Flow, Insn, LockKind, MemOperand, MetaRecord, Module, ModuleKind, Symbol, SymbolKind, NONE,
+};
 
 use crate::loops::{outer_loop, OuterLoop};
 use crate::modules::{load_elf, object_at, parse_maps, LoadedElf};
@@ -144,6 +146,7 @@ impl Statics {
         let mut v = Vec::new();
         rec.encode(&mut v);
         trace::Sink::put_bytes(&mut self.buf, &v);
+        self.buf.publish();
     }
 
     fn module_of(&self, addr: u64) -> Option<usize> {
@@ -387,7 +390,14 @@ impl Statics {
         let mut d = Decoder::with_ip(64, bytes, addr, DecoderOptions::NONE);
         let i = d.decode();
         if i.is_invalid() {
-            return Insn { addr, bytes: bytes.to_vec(), flow: Flow::Other, atomic: false, mnemonic: "(bad)".into(), mem: vec![] };
+            return Insn {
+                addr,
+                bytes: bytes.to_vec(),
+                flow: Flow::Other,
+                atomic: false,
+                mnemonic: "(bad)".into(),
+                mem: vec![],
+            };
         }
         let flow = match i.mnemonic() {
             Mnemonic::Syscall | Mnemonic::Sysenter => Flow::Syscall,

@@ -1,0 +1,606 @@
+//! Warp-level matrix instructions: `wmma.load` / `wmma.store` / `wmma.mma`, `mma.sync` and `ldmatrix`.
+//!
+//! All of them are collective: the 32 lanes of a warp execute them together (`.sync.aligned`), so each is
+//! executed once per warp over every lane's registers, and the emulator requires the whole warp to execute
+//! it (a partial warp or a divergent warp is an error naming the instruction and its PTX line).
+//!
+//! # Fragment layouts
+//!
+//! - **`mma.sync`** (`m16n8k8`, `m16n8k16`; `.f16`/`.bf16` inputs, `.f16`/`.f32` accumulators) and
+//!   **`ldmatrix`** (`m8n8`, `.x1/.x2/.x4`, `.trans`, `.b16`) follow the layouts the PTX ISA specifies, with
+//!   `g = %laneid >> 2` and `t = %laneid % 4`. A (`a0..a7`, two per `.b32` register, low half first): row
+//!   `g + 8·((i >> 1) & 1)`, column `2t + (i & 1) + 8·(i >> 2)`; B (`b0..b3`): row `2t + (i & 1) + 8·(i >> 1)`,
+//!   column `g`; C and D (`c0..c3`, one per `.f32` register or two per `.f16x2` register): row
+//!   `g + 8·(i >> 1)`, column `2t + (i & 1)`. `ldmatrix`: lanes `8j .. 8j+7` give the addresses of rows 0–7 of
+//!   matrix `j`; lane `l` receives, in destination register `j`, row `l / 4`, columns `2(l % 4)` and
+//!   `2(l % 4) + 1` of matrix `j` (with `.trans`: rows `2(l % 4)`, `2(l % 4) + 1` of column `l / 4`).
+//! - **`wmma`** fragments are opaque in PTX (their layout is implementation-defined and differs between GPU
+//!   generations), so the emulator uses its own, the same for `wmma.load`, `wmma.mma` and `wmma.store`:
+//!   slot `e` of lane `l` (16-bit elements two per `.b32` register, low half first; `.f32` one per
+//!   register) holds element `(32·e + l) mod (rows·cols)` of the fragment's matrix in row-major order,
+//!   whatever the memory layout (`.row`/`.col`) it was loaded from. A fragment with more slots than the
+//!   matrix has elements (the `.f16` A and B fragments: eight registers, sixteen slots, for 256 or 128
+//!   elements) holds every element twice or four times; `wmma.load` fills every copy, `wmma.mma` reads the
+//!   first. Loads and stores honour the layout qualifier and the stride (in elements; by default the
+//!   leading dimension), and check the ISA's alignment rule: the address and the stride in bytes must be
+//!   multiples of the fragment's size in bytes. The address and stride must be the same in every lane.
+//!
+//! # Arithmetic
+//!
+//! `D = A·B + C` is computed per element as the sequence `acc = C[m][n]`, then for `k = 0, 1, …, K-1`:
+//! `acc = fma(A[m][k], B[k][n], acc)` in `.f32` with round-to-nearest-even (one rounding per accumulate
+//! step; the products of `.f16`/`.bf16` values are exact in `.f32`), no flushing of subnormals. An `.f16`
+//! C is widened exactly to `.f32` first, and an `.f16` D is the final `.f32` accumulator rounded to nearest
+//! `.f16`. Real tensor cores add the products of a step in a wider, truncating adder, so hardware results
+//! may differ from these in the last bits; the emulator's are reproducible and order-defined. NaN results are
+//! the canonical NaN.
+
+use device::{ErrorKind, ExecError};
+use ir::{Modifier, Operand, ScalarType, Word};
+use scalar::float::{self as sf, Mods};
+use scalar::half::{self as sh, Bf16, F16};
+use scalar::round::Rounding;
+use simt::LaneMask;
+use smallvec::SmallVec;
+
+use crate::machine::{WarpCx, WARP};
+use crate::program::{Dst, Op, OperandCx, Space, Src};
+use crate::types::Ty;
+
+/// Element type of a fragment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    F16,
+    Bf16,
+    F32,
+}
+
+impl Elem {
+    fn from_scalar(t: ScalarType) -> Option<Elem> {
+        match t {
+            ScalarType::F16 | ScalarType::F16x2 => Some(Elem::F16),
+            ScalarType::Bf16 | ScalarType::Bf16x2 => Some(Elem::Bf16),
+            ScalarType::F32 => Some(Elem::F32),
+            _ => None,
+        }
+    }
+
+    fn bytes(self) -> u32 {
+        match self {
+            Elem::F16 | Elem::Bf16 => 2,
+            Elem::F32 => 4,
+        }
+    }
+
+    /// Elements per 32-bit register.
+    fn per_reg(self) -> u32 {
+        4 / self.bytes()
+    }
+
+    fn to_f32(self, bits: u64) -> f32 {
+        match self {
+            Elem::F16 => sh::to_f32::<F16>(bits as u16),
+            Elem::Bf16 => sh::to_f32::<Bf16>(bits as u16),
+            Elem::F32 => f32::from_bits(bits as u32),
+        }
+    }
+
+    fn round_from(self, x: f32) -> u64 {
+        match self {
+            Elem::F16 => u64::from(sh::from_f32::<F16>(x, Rounding::Rn)),
+            Elem::Bf16 => u64::from(sh::from_f32::<Bf16>(x, Rounding::Rn)),
+            Elem::F32 => u64::from(x.to_bits()),
+        }
+    }
+}
+
+/// Which lane holds which element of a fragment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    /// The emulator's `wmma` layout (see the module documentation).
+    Wmma,
+    /// The `mma.sync` layouts of the PTX ISA.
+    MmaA,
+    MmaB,
+    MmaC,
+}
+
+/// The geometry of one fragment: the matrix it holds, its element type, and how many registers it takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frag {
+    rows: u32,
+    cols: u32,
+    elem: Elem,
+    regs: u32,
+    layout: Layout,
+}
+
+impl Frag {
+    /// A `wmma` fragment: `role` is `a` (M×K), `b` (K×N) or `c`/`d` (M×N).
+    fn wmma(role: Word, (m, n, k): (u32, u32, u32), elem: Elem) -> Frag {
+        let (rows, cols) = match role {
+            Word::A => (m, k),
+            Word::B => (k, n),
+            _ => (m, n),
+        };
+        let total = rows * cols;
+        let regs = match (role, elem) {
+            // The `.f16` multiplicand fragments are eight `.f16x2` registers for every shape.
+            (Word::A | Word::B, Elem::F16) => 8,
+            (_, e) => total / WARP as u32 / e.per_reg(),
+        };
+        Frag { rows, cols, elem, regs, layout: Layout::Wmma }
+    }
+
+    /// An `mma.sync` fragment for shape `m16n8k{k}`.
+    fn mma(layout: Layout, k: u32, elem: Elem) -> Frag {
+        let (rows, cols) = match layout {
+            Layout::MmaA => (16, k),
+            Layout::MmaB => (k, 8),
+            _ => (16, 8),
+        };
+        let regs = rows * cols / WARP as u32 / elem.per_reg();
+        Frag { rows, cols, elem, regs, layout }
+    }
+
+    fn slots(&self) -> u32 {
+        self.regs * self.elem.per_reg()
+    }
+
+    fn bytes(&self) -> u64 {
+        u64::from(self.regs) * 4
+    }
+
+    /// The (row, column) of the element in slot `e` of `lane`.
+    fn position(&self, lane: u32, e: u32) -> (u32, u32) {
+        let (g, t) = (lane >> 2, lane & 3);
+        match self.layout {
+            Layout::Wmma => {
+                let idx = (e * WARP as u32 + lane) % (self.rows * self.cols);
+                (idx / self.cols, idx % self.cols)
+            }
+            Layout::MmaA => (g + 8 * ((e >> 1) & 1), 2 * t + (e & 1) + 8 * (e >> 2)),
+            Layout::MmaB => (2 * t + (e & 1) + 8 * (e >> 1), g),
+            Layout::MmaC => (g + 8 * (e >> 1), 2 * t + (e & 1)),
+        }
+    }
+
+    /// The matrix (row-major element bits) held by the registers `regs` (one value per lane each). Where
+    /// several slots hold the same element, the first one counts.
+    fn gather(&self, regs: &[[u64; WARP]]) -> Vec<u64> {
+        let per = self.elem.per_reg();
+        let bits = self.elem.bytes() * 8;
+        let mask = crate::types::mask_bits(bits);
+        let mut tile = vec![None; (self.rows * self.cols) as usize];
+        for e in 0..self.slots() {
+            for lane in 0..WARP as u32 {
+                let (r, c) = self.position(lane, e);
+                let slot = &mut tile[(r * self.cols + c) as usize];
+                if slot.is_none() {
+                    let v = regs[(e / per) as usize][lane as usize];
+                    *slot = Some((v >> (bits * (e % per))) & mask);
+                }
+            }
+        }
+        tile.into_iter().map(Option::unwrap_or_default).collect()
+    }
+
+    /// The registers (one value per lane each) holding the row-major matrix `tile`.
+    fn scatter(&self, tile: &[u64]) -> Vec<[u64; WARP]> {
+        let per = self.elem.per_reg();
+        let bits = self.elem.bytes() * 8;
+        let mut regs = vec![[0u64; WARP]; self.regs as usize];
+        for e in 0..self.slots() {
+            for lane in 0..WARP as u32 {
+                let (r, c) = self.position(lane, e);
+                regs[(e / per) as usize][lane as usize] |= tile[(r * self.cols + c) as usize] << (bits * (e % per));
+            }
+        }
+        regs
+    }
+}
+
+/// A decoded matrix instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MatrixOp {
+    /// `wmma.load.{a,b,c}`
+    Load { frag: Frag, col_major: bool, dsts: SmallVec<[Dst; 8]>, stride: Option<Src> },
+    /// `wmma.store.d`
+    Store { frag: Frag, col_major: bool, srcs: SmallVec<[Src; 8]>, stride: Option<Src> },
+    /// `wmma.mma` and `mma.sync`: `D = A·B + C`.
+    Mma(Box<MmaOp>),
+    /// `ldmatrix.m8n8.{x1,x2,x4}{.trans}.b16`: one destination register per matrix.
+    Ldmatrix { trans: bool, dsts: SmallVec<[Dst; 4]> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MmaOp {
+    k: u32,
+    a: Frag,
+    b: Frag,
+    c: Frag,
+    d: Frag,
+    dsts: SmallVec<[Dst; 8]>,
+    srcs: [SmallVec<[Src; 8]>; 3],
+}
+
+/// Decodes a `wmma`, `mma` or `ldmatrix` instruction; `None` (after recording why) if the emulator does not
+/// implement its form.
+pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp> {
+    let inst = cx.inst();
+    let words: SmallVec<[Word; 8]> = inst
+        .modifiers
+        .iter()
+        .filter_map(|m| match m {
+            Modifier::Word(w) => Some(*w),
+            _ => None,
+        })
+        .collect();
+    let shape = inst.modifiers.iter().find_map(|m| match m {
+        Modifier::Shape(s) => Some((u32::from(s.m), u32::from(s.n), s.k.map(u32::from))),
+        _ => None,
+    });
+    let types: SmallVec<[ScalarType; 4]> = inst.types().collect();
+    let has = |w: Word| words.contains(&w);
+    let ops = &inst.operands;
+    let fail = |cx: &mut OperandCx<'_, '_>, why: &str| {
+        cx.unsupported(why);
+        None
+    };
+    match inst.opcode {
+        ir::Opcode::Ldmatrix => {
+            if shape != Some((8, 8, None)) || types.as_slice() != [ScalarType::B16] {
+                return fail(cx, "only `ldmatrix.m8n8` with `.b16` elements is implemented");
+            }
+            let num = if has(Word::X4) {
+                4
+            } else if has(Word::X2) {
+                2
+            } else if has(Word::X1) {
+                1
+            } else {
+                return fail(cx, "`ldmatrix` needs `.x1`, `.x2` or `.x4`");
+            };
+            if !matches!(op.m.space, Space::Shared | Space::Generic) {
+                return fail(cx, "`ldmatrix` reads shared memory");
+            }
+            op.mem = cx.mem(ops.get(1));
+            let dsts = dst_list(cx, ops.first())?;
+            if dsts.len() != num {
+                return fail(cx, &format!("`ldmatrix .x{num}` needs {num} destination registers"));
+            }
+            Some(MatrixOp::Ldmatrix { trans: has(Word::Trans), dsts: dsts.into_iter().collect() })
+        }
+        ir::Opcode::Wmma => {
+            let Some((m, n, Some(k))) = shape else { return fail(cx, "`wmma` needs a shape such as `.m16n16k16`") };
+            if !matches!((m, n, k), (16, 16, 16) | (32, 8, 16) | (8, 32, 16)) {
+                return fail(cx, "only the `.m16n16k16`, `.m32n8k16` and `.m8n32k16` `wmma` shapes are implemented");
+            }
+            if has(Word::Satfinite) {
+                return fail(cx, "`wmma.mma.satfinite` is not implemented");
+            }
+            let col_major = has(Word::Col);
+            if has(Word::Load) || has(Word::Store) {
+                let role = [Word::A, Word::B, Word::C, Word::D].into_iter().find(|w| has(*w))?;
+                let elem = match types.as_slice() {
+                    [t] => Elem::from_scalar(*t),
+                    _ => None,
+                };
+                let Some(elem) = elem.filter(|e| role == Word::C || role == Word::D || *e != Elem::F32) else {
+                    return fail(
+                        cx,
+                        "only `.f16` and `.bf16` multiplicands and `.f16`/`.f32` accumulators are implemented",
+                    );
+                };
+                if elem == Elem::Bf16 && matches!(role, Word::C | Word::D) {
+                    return fail(cx, "`wmma` accumulators are `.f16` or `.f32`");
+                }
+                let frag = Frag::wmma(role, (m, n, k), elem);
+                let (regs_at, mem_at) = if has(Word::Load) { (0, 1) } else { (1, 0) };
+                let stride = ops.get(2).map(|o| cx.src(o, Ty::U32));
+                op.mem = cx.mem(ops.get(mem_at));
+                if has(Word::Load) {
+                    let dsts = dst_list(cx, ops.get(regs_at))?;
+                    check_count(cx, dsts.len(), frag.regs)?;
+                    Some(MatrixOp::Load { frag, col_major, dsts, stride })
+                } else {
+                    let srcs = src_list(cx, ops.get(regs_at))?;
+                    check_count(cx, srcs.len(), frag.regs)?;
+                    Some(MatrixOp::Store { frag, col_major, srcs, stride })
+                }
+            } else {
+                // wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype (f16 multiplicands), or
+                // .dtype.atype.btype.ctype. The fragments are already in logical (row, column) order, so the
+                // layout qualifiers have no further effect.
+                let (d, ab, c) = match types.as_slice() {
+                    [d, c] => (Elem::from_scalar(*d), Some(Elem::F16), Elem::from_scalar(*c)),
+                    [d, a, b, c] if a == b => (Elem::from_scalar(*d), Elem::from_scalar(*a), Elem::from_scalar(*c)),
+                    _ => (None, None, None),
+                };
+                let (Some(d), Some(ab), Some(c)) = (d, ab, c) else {
+                    return fail(
+                        cx,
+                        "only `.f16`/`.bf16` multiplicands with `.f16`/`.f32` accumulators are implemented",
+                    );
+                };
+                if ab == Elem::F32
+                    || d == Elem::Bf16
+                    || c == Elem::Bf16
+                    || (ab == Elem::Bf16 && (d, c) != (Elem::F32, Elem::F32))
+                {
+                    return fail(cx, "unsupported `wmma.mma` type combination");
+                }
+                let frags = [
+                    Frag::wmma(Word::A, (m, n, k), ab),
+                    Frag::wmma(Word::B, (m, n, k), ab),
+                    Frag::wmma(Word::C, (m, n, k), c),
+                    Frag::wmma(Word::D, (m, n, k), d),
+                ];
+                mma_operands(cx, ops, k, frags)
+            }
+        }
+        ir::Opcode::Mma => {
+            let Some((16, 8, Some(k @ (8 | 16)))) = shape else {
+                return fail(cx, "only the `.m16n8k8` and `.m16n8k16` `mma` shapes are implemented");
+            };
+            if !has(Word::Row) || !has(Word::Col) || has(Word::Satfinite) || has(Word::Sp) {
+                return fail(cx, "only `mma.sync.aligned.{shape}.row.col` is implemented");
+            }
+            let elems: SmallVec<[Option<Elem>; 4]> = types.iter().map(|t| Elem::from_scalar(*t)).collect();
+            let [Some(d), Some(a), Some(b), Some(c)] = elems.as_slice() else {
+                return fail(cx, "`mma` needs `.dtype.atype.btype.ctype` with `.f16`/`.bf16` multiplicands");
+            };
+            if a != b
+                || *a == Elem::F32
+                || *d == Elem::Bf16
+                || *c == Elem::Bf16
+                || (*a == Elem::Bf16 && (*d, *c) != (Elem::F32, Elem::F32))
+            {
+                return fail(cx, "unsupported `mma` type combination");
+            }
+            let frags = [
+                Frag::mma(Layout::MmaA, k, *a),
+                Frag::mma(Layout::MmaB, k, *b),
+                Frag::mma(Layout::MmaC, k, *c),
+                Frag::mma(Layout::MmaC, k, *d),
+            ];
+            mma_operands(cx, ops, k, frags)
+        }
+        _ => None,
+    }
+}
+
+fn check_count(cx: &mut OperandCx<'_, '_>, got: usize, want: u32) -> Option<()> {
+    if got == want as usize {
+        Some(())
+    } else {
+        cx.unsupported(&format!("the fragment has {want} registers, the instruction names {got}"));
+        None
+    }
+}
+
+fn mma_operands(cx: &mut OperandCx<'_, '_>, ops: &[Operand], k: u32, frags: [Frag; 4]) -> Option<MatrixOp> {
+    let [a, b, c, d] = frags;
+    let dsts = dst_list(cx, ops.first())?;
+    check_count(cx, dsts.len(), d.regs)?;
+    let mut srcs: [SmallVec<[Src; 8]>; 3] = Default::default();
+    for (i, f) in [a, b, c].iter().enumerate() {
+        srcs[i] = src_list(cx, ops.get(i + 1))?;
+        check_count(cx, srcs[i].len(), f.regs)?;
+    }
+    Some(MatrixOp::Mma(Box::new(MmaOp { k, a, b, c, d, dsts, srcs })))
+}
+
+/// The registers of a vector operand `{r0, r1, ...}` (or of a single register) as destinations.
+fn dst_list(cx: &mut OperandCx<'_, '_>, o: Option<&Operand>) -> Option<SmallVec<[Dst; 8]>> {
+    match o {
+        Some(Operand::Vector(items)) => Some(items.iter().map(|o| cx.dst(o)).collect()),
+        Some(o @ Operand::Reg(_)) => Some(std::iter::once(cx.dst(o)).collect()),
+        _ => {
+            cx.unsupported("expected a vector of registers");
+            None
+        }
+    }
+}
+
+fn src_list(cx: &mut OperandCx<'_, '_>, o: Option<&Operand>) -> Option<SmallVec<[Src; 8]>> {
+    match o {
+        Some(Operand::Vector(items)) => Some(items.iter().map(|o| cx.src(o, Ty::B32)).collect()),
+        Some(o @ Operand::Reg(_)) => Some(std::iter::once(cx.src(o, Ty::B32)).collect()),
+        _ => {
+            cx.unsupported("expected a vector of registers");
+            None
+        }
+    }
+}
+
+/// Executes a matrix instruction for the whole warp.
+pub(crate) fn exec(x: &mut WarpCx<'_, '_>, exec: LaneMask, op: &Op) -> Result<(), ExecError> {
+    let Some(crate::program::Extra::Matrix(mop)) = op.extra.as_deref() else { return Ok(()) };
+    if exec.count() != WARP as u32 {
+        let lane = exec.first().unwrap_or(0);
+        return Err(x.error(
+            lane,
+            ErrorKind::Invalid(format!(
+                "warp-collective matrix instruction executed by {} of the 32 lanes of the warp (lane mask {exec}); \
+                 `.sync.aligned` needs the whole warp",
+                exec.count()
+            )),
+        ));
+    }
+    let space = op.m.space;
+    match mop {
+        MatrixOp::Load { frag, col_major, dsts, stride } => {
+            let (base, stride) = place(x, exec, space, frag, *col_major, stride)?;
+            let esz = frag.elem.bytes();
+            let mut tile = Vec::with_capacity((frag.rows * frag.cols) as usize);
+            for idx in 0..frag.rows * frag.cols {
+                let addr = element_address(base, stride, esz, *col_major, idx / frag.cols, idx % frag.cols);
+                tile.push(x.load(idx % WARP as u32, space, addr, esz)?);
+            }
+            for (dst, vals) in dsts.iter().zip(frag.scatter(&tile)) {
+                x.write(*dst, &vals, exec);
+            }
+            Ok(())
+        }
+        MatrixOp::Store { frag, col_major, srcs, stride } => {
+            let (base, stride) = place(x, exec, space, frag, *col_major, stride)?;
+            let esz = frag.elem.bytes();
+            let regs: Vec<[u64; WARP]> = srcs.iter().map(|s| x.read(s)).collect();
+            let tile = frag.gather(&regs);
+            for (idx, v) in tile.iter().enumerate() {
+                let idx = idx as u32;
+                let addr = element_address(base, stride, esz, *col_major, idx / frag.cols, idx % frag.cols);
+                x.store(idx % WARP as u32, space, addr, esz, *v)?;
+            }
+            Ok(())
+        }
+        MatrixOp::Mma(m) => {
+            let read = |x: &WarpCx<'_, '_>, f: &Frag, srcs: &[Src]| -> Vec<f32> {
+                let regs: Vec<[u64; WARP]> = srcs.iter().map(|s| x.read(s)).collect();
+                f.gather(&regs).into_iter().map(|b| f.elem.to_f32(b)).collect()
+            };
+            let a = read(x, &m.a, &m.srcs[0]);
+            let b = read(x, &m.b, &m.srcs[1]);
+            let c = read(x, &m.c, &m.srcs[2]);
+            let d = multiply_accumulate(m.d.rows, m.d.cols, m.k, &a, &b, &c);
+            let tile: Vec<u64> = d.into_iter().map(|v| m.d.elem.round_from(v)).collect();
+            for (dst, vals) in m.dsts.iter().zip(m.d.scatter(&tile)) {
+                x.write(*dst, &vals, exec);
+            }
+            Ok(())
+        }
+        MatrixOp::Ldmatrix { trans, dsts } => {
+            let addrs = x.addresses(exec);
+            // rows[j][r][c]: element (r, c) of matrix j, read from the row address lane 8j + r gave.
+            let mut rows = vec![[[0u64; 8]; 8]; dsts.len()];
+            for (j, matrix) in rows.iter_mut().enumerate() {
+                for (r, row) in matrix.iter_mut().enumerate() {
+                    let lane = (8 * j + r) as u32;
+                    let addr = addrs[lane as usize];
+                    if !addr.is_multiple_of(16) {
+                        return Err(x.misaligned(lane, space, addr, 16));
+                    }
+                    for (c, v) in row.iter_mut().enumerate() {
+                        *v = x.load(lane, space, addr + 2 * c as u64, 2)?;
+                    }
+                }
+            }
+            for (j, dst) in dsts.iter().enumerate() {
+                let mut vals = [0u64; WARP];
+                for (lane, v) in vals.iter_mut().enumerate() {
+                    let (g, c) = (lane / 4, 2 * (lane % 4));
+                    let (lo, hi) =
+                        if *trans { (rows[j][c][g], rows[j][c + 1][g]) } else { (rows[j][g][c], rows[j][g][c + 1]) };
+                    *v = lo | (hi << 16);
+                }
+                x.write(*dst, &vals, exec);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `D = A·B + C` for an `rows × cols` result and inner dimension `k` (all row-major), one `.f32` fma per
+/// accumulate step in order of `k`, rounded to nearest even.
+pub fn multiply_accumulate(rows: u32, cols: u32, k: u32, a: &[f32], b: &[f32], c: &[f32]) -> Vec<f32> {
+    let (rows, cols, k) = (rows as usize, cols as usize, k as usize);
+    let mut d = Vec::with_capacity(rows * cols);
+    for m in 0..rows {
+        for n in 0..cols {
+            let mut acc = c[m * cols + n];
+            for kk in 0..k {
+                acc = sf::fma(a[m * k + kk], b[kk * cols + n], acc, Rounding::Rn, Mods::default());
+            }
+            d.push(acc);
+        }
+    }
+    d
+}
+
+fn element_address(base: u64, stride: u64, esz: u32, col_major: bool, r: u32, c: u32) -> u64 {
+    let (major, minor) = if col_major { (c, r) } else { (r, c) };
+    base.wrapping_add((u64::from(major) * stride + u64::from(minor)) * u64::from(esz))
+}
+
+/// The base address and stride (in elements) of a `wmma.load`/`wmma.store`: the same in every lane, and
+/// aligned as the ISA requires (address and stride in bytes multiples of the fragment's size).
+fn place(
+    x: &WarpCx<'_, '_>,
+    exec: LaneMask,
+    space: Space,
+    frag: &Frag,
+    col_major: bool,
+    stride: &Option<Src>,
+) -> Result<(u64, u64), ExecError> {
+    let addrs = x.addresses(exec);
+    let stride = match stride {
+        Some(s) => x.read(s).map(|v| v & 0xFFFF_FFFF),
+        None => [u64::from(if col_major { frag.rows } else { frag.cols }); WARP],
+    };
+    for lane in 1..WARP {
+        if addrs[lane] != addrs[0] || stride[lane] != stride[0] {
+            return Err(x.error(
+                lane as u32,
+                ErrorKind::Invalid(format!(
+                    "`wmma` address and stride must be the same in every lane: lane 0 has {:#x} and {}, lane {lane} \
+                     has {:#x} and {}",
+                    addrs[0], stride[0], addrs[lane], stride[lane]
+                )),
+            ));
+        }
+    }
+    let (base, stride) = (addrs[0], stride[0]);
+    let align = frag.bytes();
+    if !base.is_multiple_of(align) {
+        return Err(x.misaligned(0, space, base, align as u32));
+    }
+    let stride_bytes = stride * u64::from(frag.elem.bytes());
+    if !stride_bytes.is_multiple_of(align) {
+        return Err(x.error(
+            0,
+            ErrorKind::Invalid(format!(
+                "`wmma` stride of {stride} elements ({stride_bytes} bytes) is not a multiple of the fragment size \
+                 ({align} bytes)"
+            )),
+        ));
+    }
+    Ok((base, stride))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wmma_fragments_cover_every_element() {
+        for (role, elem) in [(Word::A, Elem::F16), (Word::B, Elem::Bf16), (Word::C, Elem::F32), (Word::D, Elem::F16)] {
+            for shape in [(16, 16, 16), (32, 8, 16), (8, 32, 16)] {
+                let f = Frag::wmma(role, shape, elem);
+                assert!(f.slots() * WARP as u32 >= f.rows * f.cols, "{role:?} {shape:?}");
+                let tile: Vec<u64> = (0..u64::from(f.rows * f.cols)).collect();
+                assert_eq!(f.gather(&f.scatter(&tile)), tile);
+            }
+        }
+    }
+
+    #[test]
+    fn mma_fragments_match_the_isa() {
+        let a = Frag::mma(Layout::MmaA, 16, Elem::F16);
+        assert_eq!(a.regs, 4);
+        // lane 5: g = 1, t = 1
+        assert_eq!(a.position(5, 0), (1, 2));
+        assert_eq!(a.position(5, 3), (9, 3));
+        assert_eq!(a.position(5, 6), (9, 10));
+        let b = Frag::mma(Layout::MmaB, 16, Elem::F16);
+        assert_eq!(b.regs, 2);
+        assert_eq!(b.position(5, 3), (11, 1));
+        let c = Frag::mma(Layout::MmaC, 16, Elem::F32);
+        assert_eq!(c.regs, 4);
+        assert_eq!(c.position(31, 3), (15, 7));
+        for f in [a, b, c, Frag::mma(Layout::MmaA, 8, Elem::Bf16), Frag::mma(Layout::MmaB, 8, Elem::F16)] {
+            let tile: Vec<u64> = (0..u64::from(f.rows * f.cols)).collect();
+            assert_eq!(f.gather(&f.scatter(&tile)), tile);
+        }
+    }
+}
