@@ -31,6 +31,13 @@ pub enum Arg {
     /// address (`None` for scalars), followed by those of the request's extra buffers, and returns the bytes
     /// (structs that hold pointers).
     Deferred(Deferred),
+    /// A texture object (`cudaTextureObject_t`) over a device buffer holding these texels: the parameter is
+    /// its handle, and the buffer is read back after the launch like a [`Arg::Buffer`]. The resource's `ptr`
+    /// is set by the runner.
+    Texture(Vec<u8>, device::TextureDesc),
+    /// A surface object (`cudaSurfaceObject_t`) over a device buffer holding these bytes, read back after the
+    /// launch.
+    Surface(Vec<u8>, device::SurfaceDesc),
 }
 
 impl std::fmt::Debug for Arg {
@@ -40,6 +47,8 @@ impl std::fmt::Debug for Arg {
             Arg::Buffer(b) => write!(f, "Buffer({} bytes)", b.len()),
             Arg::Zeroed(n) => write!(f, "Zeroed({n})"),
             Arg::Deferred(_) => f.write_str("Deferred(..)"),
+            Arg::Texture(b, d) => write!(f, "Texture({} bytes, {d:?})", b.len()),
+            Arg::Surface(b, d) => write!(f, "Surface({} bytes, {d:?})", b.len()),
         }
     }
 }
@@ -62,8 +71,18 @@ impl Arg {
         Arg::Deferred(std::sync::Arc::new(f))
     }
 
+    /// A texture object over `texels` (see [`Arg::Texture`]).
+    pub fn texture(texels: Vec<u8>, resource: device::texture::Resource, sampler: device::texture::Sampler) -> Arg {
+        Arg::Texture(texels, device::TextureDesc { resource, sampler })
+    }
+
+    /// A surface object over `bytes` (see [`Arg::Surface`]).
+    pub fn surface(bytes: Vec<u8>, resource: device::texture::Resource) -> Arg {
+        Arg::Surface(bytes, device::SurfaceDesc { resource })
+    }
+
     fn is_buffer(&self) -> bool {
-        matches!(self, Arg::Buffer(_) | Arg::Zeroed(_))
+        matches!(self, Arg::Buffer(_) | Arg::Zeroed(_) | Arg::Texture(..) | Arg::Surface(..))
     }
 }
 
@@ -201,6 +220,8 @@ pub fn run(backend: &mut dyn Backend, module: &ir::Module, req: &Request<'_>) ->
         let address = match arg {
             Arg::Buffer(bytes) => Some(memory.alloc_bytes(bytes, format!("argument {i}"))),
             Arg::Zeroed(n) => Some(memory.alloc(*n as u64, format!("argument {i}"))),
+            Arg::Texture(bytes, _) => Some(memory.alloc_bytes(bytes, format!("texels of argument {i}"))),
+            Arg::Surface(bytes, _) => Some(memory.alloc_bytes(bytes, format!("surface of argument {i}"))),
             Arg::Scalar(_) | Arg::Deferred(_) => None,
         };
         addresses.push(address);
@@ -214,6 +235,20 @@ pub fn run(backend: &mut dyn Backend, module: &ir::Module, req: &Request<'_>) ->
             Arg::Scalar(b) => b.clone(),
             Arg::Deferred(build) => build(&all_addresses),
             Arg::Buffer(_) | Arg::Zeroed(_) => addresses[i].unwrap_or(0).to_le_bytes().to_vec(),
+            Arg::Texture(_, desc) => {
+                let resource = device::texture::Resource { ptr: addresses[i].unwrap_or(0), ..desc.resource };
+                let handle = memory
+                    .create_texture(device::TextureDesc { resource, ..*desc })
+                    .map_err(|m| RunError::Args(format!("parameter {i}: texture object: {m}")))?;
+                handle.to_le_bytes().to_vec()
+            }
+            Arg::Surface(_, desc) => {
+                let resource = device::texture::Resource { ptr: addresses[i].unwrap_or(0), ..desc.resource };
+                let handle = memory
+                    .create_surface(device::SurfaceDesc { resource })
+                    .map_err(|m| RunError::Args(format!("parameter {i}: surface object: {m}")))?;
+                handle.to_le_bytes().to_vec()
+            }
         };
         params.set(i, &bytes).map_err(|m| RunError::Args(format!("parameter {i}: {m}")))?;
     }

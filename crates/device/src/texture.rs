@@ -345,18 +345,14 @@ impl Textures {
 
 impl DeviceMemory {
     fn check_resource(&self, r: &Resource) -> Result<(), String> {
-        self.find(r.ptr, 1)
-            .ok()
-            .filter(|(a, off)| *off as u64 + r.size() <= a.size)
-            .map(|_| ())
-            .ok_or_else(|| {
-                format!(
-                    "the texels ({} bytes at {:#x}) are not inside one allocation{}",
-                    r.size(),
-                    r.ptr,
-                    self.describe_near(r.ptr).map(|d| format!(" ({d})")).unwrap_or_default()
-                )
-            })
+        self.find(r.ptr, 1).ok().filter(|(a, off)| *off as u64 + r.size() <= a.size).map(|_| ()).ok_or_else(|| {
+            format!(
+                "the texels ({} bytes at {:#x}) are not inside one allocation{}",
+                r.size(),
+                r.ptr,
+                self.describe_near(r.ptr).map(|d| format!(" ({d})")).unwrap_or_default()
+            )
+        })
     }
 
     /// Creates a texture object over device memory (`cudaCreateTextureObject`); returns its handle.
@@ -403,7 +399,8 @@ mod tests {
         let mut mem = DeviceMemory::new();
         let r = Resource::new(Kind::D2, Format::new(4, ChannelType::F32), 8, 4, 0, 0);
         let ptr = mem.alloc(r.size(), "texels");
-        let t = mem.create_texture(TextureDesc { resource: Resource { ptr, ..r }, sampler: Sampler::default() }).unwrap();
+        let t =
+            mem.create_texture(TextureDesc { resource: Resource { ptr, ..r }, sampler: Sampler::default() }).unwrap();
         let s = mem.create_surface(SurfaceDesc { resource: Resource { ptr, ..r } }).unwrap();
         assert_eq!(t, HANDLE_WINDOW);
         assert!(mem.textures().texture(t).is_some() && mem.textures().surface(t).is_none());

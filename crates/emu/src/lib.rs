@@ -8,6 +8,11 @@
 //! has arrived. Arithmetic follows the PTX ISA exactly through the `scalar` crate; `.approx` functions are
 //! computed to within the ISA's documented error (see `float.rs`).
 //!
+//! Warp-level matrix instructions (`wmma`, `mma.sync`, `ldmatrix`) run once per warp over all 32 lanes
+//! (`tensor.rs`: fragment layouts and rounding); texture and surface instructions read and write the texture
+//! and surface objects of `device::texture` through their 64-bit handles (`texture.rs`: filtering, address and
+//! boundary modes).
+//!
 //! Memory: global accesses are checked against the device allocations (out-of-bounds and misaligned
 //! accesses are errors naming kernel, block, thread, PTX line and address); shared memory is one buffer per
 //! CTA; local memory is a stack per thread; generic addresses of shared, local and parameter memory live in

@@ -34,6 +34,9 @@
 //! `.f16`. Real tensor cores add the products of a step in a wider, truncating adder, so hardware results
 //! may differ from these in the last bits; the emulator's are reproducible and order-defined. NaN results are
 //! the canonical NaN.
+//!
+//! Statistics count these as instructions; their memory accesses are not part of the coalescing and
+//! bank-conflict statistics.
 
 use device::{ErrorKind, ExecError};
 use ir::{Modifier, Operand, ScalarType, Word};
@@ -281,7 +284,9 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
             }
             let col_major = has(Word::Col);
             if has(Word::Load) || has(Word::Store) {
-                let role = [Word::A, Word::B, Word::C, Word::D].into_iter().find(|w| has(*w))?;
+                let Some(role) = [Word::A, Word::B, Word::C, Word::D].into_iter().find(|w| has(*w)) else {
+                    return fail(cx, "`wmma.load`/`wmma.store` need a fragment `.a`, `.b`, `.c` or `.d`");
+                };
                 let elem = match types.as_slice() {
                     [t] => Elem::from_scalar(*t),
                     _ => None,

@@ -1,5 +1,5 @@
-//! Every kernel of the corpus decodes for the emulator, except those using instruction families the
-//! emulator does not implement (texture, surface, tensor-core); those are named precisely up front.
+//! Every kernel of the corpus decodes for the emulator, except those it cannot run (calls to functions a
+//! module only declares); those are named precisely up front, each with its PTX line.
 
 use device::{Backend, DeviceMemory, ErrorKind, LoadedModule};
 

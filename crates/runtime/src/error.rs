@@ -24,6 +24,9 @@ pub enum MemoryError {
     ModuleVariable { ptr: DevicePtr, label: String },
     /// The allocation would take the runtime past its memory limit.
     OutOfMemory { requested: u64, allocated: u64, limit: u64 },
+    /// A texture or surface object could not be created (an invalid description, texels outside the
+    /// allocations) or destroyed (no such handle).
+    Object { detail: String },
 }
 
 impl fmt::Display for MemoryError {
@@ -50,6 +53,7 @@ impl fmt::Display for MemoryError {
                 f,
                 "cannot allocate {requested} bytes: {allocated} of the runtime's {limit}-byte device-memory limit are in use"
             ),
+            MemoryError::Object { detail } => write!(f, "texture or surface object: {detail}"),
         }
     }
 }

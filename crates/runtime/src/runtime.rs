@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use device::module::variable_size;
 use device::{
     Backend, DeviceMemory, DevicePtr, KernelStats, Launch, LaunchConfig, LoadedModule, ParamBuffer, SharedLayout,
+    SurfaceDesc, TextureDesc,
 };
 use ir::{FuncId, Module, StateSpace};
 
@@ -227,6 +228,30 @@ impl Runtime {
         let (base, off) = self.span(ptr, len)?;
         let bytes = self.memory.bytes(base).ok_or(MemoryError::OutOfBounds { ptr, len, detail: None })?;
         Ok(bytes[off..off + len as usize].to_vec())
+    }
+
+    // ---- texture and surface objects ------------------------------------------------------------------
+
+    /// Creates a texture object over device memory (`cudaCreateTextureObject`): `desc.resource.ptr` points at
+    /// the texels, laid out as `device::texture` describes, inside one allocation. Returns the 64-bit handle a
+    /// kernel takes as its `cudaTextureObject_t` parameter (pass it as `Arg::U64(handle)`).
+    pub fn create_texture(&mut self, desc: TextureDesc) -> Result<u64, MemoryError> {
+        self.memory.create_texture(desc).map_err(|detail| MemoryError::Object { detail })
+    }
+
+    /// Creates a surface object over device memory (`cudaCreateSurfaceObject`); returns its handle.
+    pub fn create_surface(&mut self, desc: SurfaceDesc) -> Result<u64, MemoryError> {
+        self.memory.create_surface(desc).map_err(|detail| MemoryError::Object { detail })
+    }
+
+    /// Destroys a texture or surface object (`cudaDestroyTextureObject` / `cudaDestroySurfaceObject`). Its
+    /// buffer stays allocated; kernels that still use the handle fail with an error naming it.
+    pub fn destroy_object(&mut self, handle: u64) -> Result<(), MemoryError> {
+        if self.memory.destroy_object(handle) {
+            Ok(())
+        } else {
+            Err(MemoryError::Object { detail: self.memory.textures().describe(handle) })
+        }
     }
 
     // ---- modules -----------------------------------------------------------------------------------------
