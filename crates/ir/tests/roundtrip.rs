@@ -11,7 +11,8 @@ fn round_trip_regressions() {
         let text = std::fs::read_to_string(&path).unwrap();
         let module = ir::compile(&text).unwrap_or_else(|d| panic!("{}: {}", path.display(), d[0].message));
         let printed = ir::print(&module);
-        let again = ir::compile(&printed).unwrap_or_else(|d| panic!("{}: printed text: {}", path.display(), d[0].message));
+        let again =
+            ir::compile(&printed).unwrap_or_else(|d| panic!("{}: printed text: {}", path.display(), d[0].message));
         assert!(
             again.without_source_positions() == module.without_source_positions(),
             "{}: the round trip changed the IR:\n{printed}",
