@@ -186,7 +186,7 @@ pub fn exec(
         Kind::Setp | Kind::Set => {
             let src = if op.kind == Kind::Set { op.ty2 } else { op.ty };
             for l in lanes() {
-                let r = compare(src, m.cmp, a[l], b[l]);
+                let r = compare(src, m.cmp.unwrap_or(Cmp::Eq), a[l], b[l], m.ftz);
                 let (p, q) = combine(m.boolop, r, c[l] & 1 != 0);
                 if op.kind == Kind::Setp {
                     out[l] = u64::from(p);
@@ -264,86 +264,24 @@ fn mul_wide(ty: Ty, a: u64, b: u64) -> u64 {
     si::mul_wide(a, b, width(ty), ty.is_signed())
 }
 
-/// Evaluates a comparison on two values of type `ty`.
-pub fn compare(ty: Ty, cmp: Cmp, a: u64, b: u64) -> bool {
+/// Evaluates a comparison on two values of type `ty` (`.ftz` flushes f32 subnormal operands).
+pub fn compare(ty: Ty, cmp: Cmp, a: u64, b: u64, ftz: bool) -> bool {
+    use scalar::compare as sc;
+    use scalar::half as sh;
     match ty {
-        Ty::F32 | Ty::F64 | Ty::F16 | Ty::Bf16 => {
-            let (x, y) = match ty {
-                Ty::F32 => (f64::from(f32::from_bits(a as u32)), f64::from(f32::from_bits(b as u32))),
-                Ty::F64 => (f64::from_bits(a), f64::from_bits(b)),
-                Ty::F16 => (crate::convert::f16_to_f64(a as u16), crate::convert::f16_to_f64(b as u16)),
-                _ => (f64::from(f32::from_bits((a as u32) << 16)), f64::from(f32::from_bits((b as u32) << 16))),
-            };
-            let unordered = x.is_nan() || y.is_nan();
-            match cmp {
-                Cmp::Eq => x == y,
-                Cmp::Ne => !unordered && x != y,
-                Cmp::Lt => x < y,
-                Cmp::Le => x <= y,
-                Cmp::Gt => x > y,
-                Cmp::Ge => x >= y,
-                Cmp::Equ => unordered || x == y,
-                Cmp::Neu => unordered || x != y,
-                Cmp::Ltu => unordered || x < y,
-                Cmp::Leu => unordered || x <= y,
-                Cmp::Gtu => unordered || x > y,
-                Cmp::Geu => unordered || x >= y,
-                Cmp::Num => !unordered,
-                Cmp::Nan => unordered,
-                Cmp::Lo | Cmp::Ls | Cmp::Hi | Cmp::Hs => false,
-            }
-        }
-        _ => {
-            let (sa, sb) = (ty.extend(a) as i64, ty.extend(b) as i64);
-            let (ua, ub) = (a & ty.mask(), b & ty.mask());
-            let signed = ty.is_signed();
-            match cmp {
-                Cmp::Eq => ua == ub,
-                Cmp::Ne => ua != ub,
-                Cmp::Lt => {
-                    if signed {
-                        sa < sb
-                    } else {
-                        ua < ub
-                    }
-                }
-                Cmp::Le => {
-                    if signed {
-                        sa <= sb
-                    } else {
-                        ua <= ub
-                    }
-                }
-                Cmp::Gt => {
-                    if signed {
-                        sa > sb
-                    } else {
-                        ua > ub
-                    }
-                }
-                Cmp::Ge => {
-                    if signed {
-                        sa >= sb
-                    } else {
-                        ua >= ub
-                    }
-                }
-                Cmp::Lo => ua < ub,
-                Cmp::Ls => ua <= ub,
-                Cmp::Hi => ua > ub,
-                Cmp::Hs => ua >= ub,
-                _ => false,
-            }
-        }
+        Ty::F32 => sc::cmp_float(cmp, f32::from_bits(a as u32), f32::from_bits(b as u32), ftz),
+        Ty::F64 => sc::cmp_float(cmp, f64::from_bits(a), f64::from_bits(b), false),
+        Ty::F16 => sh::cmp::<sh::F16>(cmp, a as u16, b as u16, ftz),
+        Ty::Bf16 => sh::cmp::<sh::Bf16>(cmp, a as u16, b as u16, ftz),
+        _ => sc::cmp_int(cmp, a, b, width(ty), ty.is_signed()),
     }
 }
 
-fn combine(op: BoolOp, r: bool, c: bool) -> (bool, bool) {
+/// `setp`'s two results: `(a cmp b) op c` and `!(a cmp b) op c`.
+fn combine(op: Option<BoolOp>, r: bool, c: bool) -> (bool, bool) {
     match op {
-        BoolOp::None => (r, !r),
-        BoolOp::And => (r && c, !r && c),
-        BoolOp::Or => (r || c, !r || c),
-        BoolOp::Xor => (r ^ c, !r ^ c),
+        None => (r, !r),
+        Some(op) => (scalar::compare::bool_op(op, r, c), scalar::compare::bool_op(op, !r, c)),
     }
 }
 

@@ -71,10 +71,6 @@ pub fn cvt(op: &Op, exec: LaneMask, a: &[u64; WARP], b: &[u64; WARP], out: &mut 
     true
 }
 
-pub fn f16_to_f64(h: u16) -> f64 {
-    sh::to_f64::<F16>(h)
-}
-
 /// `atom.add` on f16/bf16 values, packed pairs included (`.noftz`: subnormals are kept).
 pub fn half_add(ty: Ty, old: u64, a: u64) -> u64 {
     let m = HalfMods::default();

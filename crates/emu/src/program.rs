@@ -35,38 +35,8 @@ pub enum Rnd {
     Rpi,
 }
 
-/// Comparison of `setp`/`set`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Cmp {
-    #[default]
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Lo,
-    Ls,
-    Hi,
-    Hs,
-    Equ,
-    Neu,
-    Ltu,
-    Leu,
-    Gtu,
-    Geu,
-    Num,
-    Nan,
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum BoolOp {
-    #[default]
-    None,
-    And,
-    Or,
-    Xor,
-}
+/// Comparison of `setp`/`set` and their boolean combination: the `scalar` crate's.
+pub use scalar::compare::{BoolOp, CmpOp as Cmp};
 
 /// `.lo`, `.hi`, `.wide` of multiplies.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -167,8 +137,9 @@ pub struct Mods {
     pub relu: bool,
     pub abs: bool,
     pub cc: bool,
-    pub cmp: Cmp,
-    pub boolop: BoolOp,
+    /// The comparison of `setp`/`set` (`Eq` for other instructions).
+    pub cmp: Option<Cmp>,
+    pub boolop: Option<BoolOp>,
     pub part: Part,
     pub space: Space,
     pub vec: u8,
@@ -1135,22 +1106,22 @@ fn mods(inst: &ir::Inst) -> Mods {
                 Word::Hi => m.part = Part::Hi,
                 Word::Lo => m.part = Part::Lo,
                 Word::Wide => m.part = Part::Wide,
-                Word::Eq => m.cmp = Cmp::Eq,
-                Word::Ne => m.cmp = Cmp::Ne,
-                Word::Lt => m.cmp = Cmp::Lt,
-                Word::Le => m.cmp = Cmp::Le,
-                Word::Gt => m.cmp = Cmp::Gt,
-                Word::Ge => m.cmp = Cmp::Ge,
-                Word::Ls => m.cmp = Cmp::Ls,
-                Word::Hs => m.cmp = Cmp::Hs,
-                Word::Equ => m.cmp = Cmp::Equ,
-                Word::Neu => m.cmp = Cmp::Neu,
-                Word::Ltu => m.cmp = Cmp::Ltu,
-                Word::Leu => m.cmp = Cmp::Leu,
-                Word::Gtu => m.cmp = Cmp::Gtu,
-                Word::Geu => m.cmp = Cmp::Geu,
-                Word::Num => m.cmp = Cmp::Num,
-                Word::Nan => m.cmp = Cmp::Nan,
+                Word::Eq => m.cmp = Some(Cmp::Eq),
+                Word::Ne => m.cmp = Some(Cmp::Ne),
+                Word::Lt => m.cmp = Some(Cmp::Lt),
+                Word::Le => m.cmp = Some(Cmp::Le),
+                Word::Gt => m.cmp = Some(Cmp::Gt),
+                Word::Ge => m.cmp = Some(Cmp::Ge),
+                Word::Ls => m.cmp = Some(Cmp::Ls),
+                Word::Hs => m.cmp = Some(Cmp::Hs),
+                Word::Equ => m.cmp = Some(Cmp::Equ),
+                Word::Neu => m.cmp = Some(Cmp::Neu),
+                Word::Ltu => m.cmp = Some(Cmp::Ltu),
+                Word::Leu => m.cmp = Some(Cmp::Leu),
+                Word::Gtu => m.cmp = Some(Cmp::Gtu),
+                Word::Geu => m.cmp = Some(Cmp::Geu),
+                Word::Num => m.cmp = Some(Cmp::Num),
+                Word::Nan => m.cmp = Some(Cmp::Nan),
                 _ => {}
             },
             Modifier::Space(s) => {
@@ -1170,19 +1141,19 @@ fn mods(inst: &ir::Inst) -> Mods {
     // `lo`/`hi` double as comparison operators on setp/set (unsigned <, >).
     if matches!(inst.opcode, Opcode::Setp | Opcode::Set) {
         if is(Word::Lo) {
-            m.cmp = Cmp::Lo;
+            m.cmp = Some(Cmp::Lo);
         }
         if is(Word::Hi) {
-            m.cmp = Cmp::Hi;
+            m.cmp = Some(Cmp::Hi);
         }
         m.boolop = if is(Word::And) {
-            BoolOp::And
+            Some(BoolOp::And)
         } else if is(Word::Or) {
-            BoolOp::Or
+            Some(BoolOp::Or)
         } else if is(Word::Xor) {
-            BoolOp::Xor
+            Some(BoolOp::Xor)
         } else {
-            BoolOp::None
+            None
         };
     }
     let atom_op = || {
