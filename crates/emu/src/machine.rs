@@ -1071,6 +1071,26 @@ impl<'a> Machine<'a> {
         op.m.space
     }
 
+    /// PTX requires every access (a whole vector access included) to be naturally aligned.
+    #[allow(clippy::too_many_arguments)]
+    fn check_aligned(
+        &self,
+        cta: &Cta,
+        w: usize,
+        lane: u32,
+        f: FuncId,
+        op: &Op,
+        space: Space,
+        address: u64,
+        size: u32,
+    ) -> Result<(), ExecError> {
+        if address.is_multiple_of(u64::from(size)) {
+            Ok(())
+        } else {
+            Err(self.access_error(cta, w, lane, f, op, space, MemFault::Misaligned { address, size }))
+        }
+    }
+
     fn exec_load(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, exec: LaneMask) -> Result<(), ExecError> {
         let space = self.space_of(op);
         let elem = op.ty.bytes();
@@ -1079,25 +1099,12 @@ impl<'a> Machine<'a> {
         let mut vals = vec![[0u64; WARP]; n as usize];
         for lane in exec.iter() {
             let base = addrs[lane as usize];
-            if !base.is_multiple_of(u64::from(elem * n)) {
-                return Err(self.access_error(
-                    cta,
-                    w,
-                    lane,
-                    f,
-                    op,
-                    space,
-                    MemFault::Misaligned { address: base, size: elem * n },
-                ));
-            }
+            self.check_aligned(cta, w, lane, f, op, space, base, elem * n)?;
             for (k, v) in vals.iter_mut().enumerate() {
                 let addr = base + u64::from(elem) * k as u64;
-                let raw = if elem == 16 {
-                    return Err(self.error(cta, w, lane, f, op, ErrorKind::Unsupported(vec!["128-bit loads".into()])));
-                } else {
-                    self.load(cta, w, lane, space, addr, elem)
-                        .map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?
-                };
+                let raw = self
+                    .load(cta, w, lane, space, addr, elem)
+                    .map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?;
                 v[lane as usize] = op.ty.extend(raw);
             }
         }
@@ -1130,21 +1137,8 @@ impl<'a> Machine<'a> {
         }
         for lane in exec.iter() {
             let base = addrs[lane as usize];
-            if !base.is_multiple_of(u64::from(elem * n)) {
-                return Err(self.access_error(
-                    cta,
-                    w,
-                    lane,
-                    f,
-                    op,
-                    space,
-                    MemFault::Misaligned { address: base, size: elem * n },
-                ));
-            }
+            self.check_aligned(cta, w, lane, f, op, space, base, elem * n)?;
             for (k, v) in vals.iter().enumerate() {
-                if elem == 16 {
-                    return Err(self.error(cta, w, lane, f, op, ErrorKind::Unsupported(vec!["128-bit stores".into()])));
-                }
                 let addr = base + u64::from(elem) * k as u64;
                 self.store(cta, w, lane, space, addr, elem, v[lane as usize])
                     .map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?;

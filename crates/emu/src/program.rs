@@ -684,6 +684,10 @@ impl Decoder<'_> {
             extra: None,
             inst: i,
         };
+        if matches!(inst.opcode, Opcode::Ld | Opcode::Ldu | Opcode::St) && ty.bits() == 128 {
+            self.unsupported(i, "128-bit loads and stores are not implemented");
+            return op;
+        }
         if types.contains(&Ty::Other) {
             self.unsupported(i, "type not supported by the emulator");
             return op;
