@@ -1,6 +1,7 @@
 //! The `lockstep` command: argument parsing, output formats and progress. Glue only; the work happens in the
 //! library crates.
 
+mod analyze_cmd;
 mod demo;
 mod output;
 mod ptx_cmd;
@@ -39,6 +40,8 @@ enum Command {
     Run(run_cmd::RunArgs),
     #[command(about = trace_cmd::ABOUT, long_about = trace_cmd::LONG_ABOUT, after_long_help = trace_cmd::EXAMPLES)]
     Trace(trace_cmd::TraceArgs),
+    #[command(about = analyze_cmd::ABOUT, long_about = analyze_cmd::LONG_ABOUT, after_long_help = analyze_cmd::EXAMPLES)]
+    Analyze(analyze_cmd::AnalyzeArgs),
 }
 
 /// A command line that asks for something impossible (a bad argument, a missing kernel): reported like
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
         Command::Demo => demo::run(),
         Command::Run(args) => run_cmd::run(&args),
         Command::Trace(args) => trace_cmd::run(&args),
+        Command::Analyze(args) => analyze_cmd::run(&args),
     };
     match result {
         Ok(code) => code,

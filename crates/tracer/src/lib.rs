@@ -211,6 +211,16 @@ impl Tracer {
         })
     }
 
+    /// Allocates the next SIMT id and records `make(id)` under one lock, so that `SimtStart` records appear in
+    /// id order (the reader requires it) even when threads start segments concurrently.
+    pub fn start_simt(&self, make: impl FnOnce(u32) -> MetaRecord) -> u32 {
+        let mut st = lock(&self.statics);
+        let simt = self.next_simt.fetch_add(1, Relaxed);
+        st.record(&make(simt));
+        self.maybe_flush_meta(&mut st);
+        simt
+    }
+
     /// Adds a meta record (written before any later event chunk).
     pub fn meta(&self, rec: &MetaRecord) {
         let mut st = lock(&self.statics);

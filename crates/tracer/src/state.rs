@@ -215,16 +215,10 @@ impl ThreadState {
     }
 
     fn start_segment(&mut self, function: u32, iteration: u64) {
-        let simt = self.t.next_simt.fetch_add(1, Relaxed);
-        self.t.meta(&MetaRecord::SimtStart(SimtStart {
-            simt,
-            os: self.os,
-            index_in_os: self.simt_in_os,
-            function,
-            iteration,
-            chunk_seq: self.buf.seq,
-            offset: self.buf.len() as u32,
-        }));
+        let (os, index_in_os, chunk_seq, offset) = (self.os, self.simt_in_os, self.buf.seq, self.buf.len() as u32);
+        let simt = self.t.start_simt(|simt| {
+            MetaRecord::SimtStart(SimtStart { simt, os, index_in_os, function, iteration, chunk_seq, offset })
+        });
         self.simt_in_os += 1;
         self.enc.segment_start(&mut self.buf, simt);
         self.seg = Some(Seg { simt, insns: 0 });

@@ -1,0 +1,470 @@
+//! Per-function dynamic control-flow graphs (ThreadFuser, Section III).
+//!
+//! One pass over every SIMT thread records, per function, the basic blocks executed in its frames and the
+//! transfers between consecutive blocks of the same frame. A call is an edge from the calling block to its
+//! return site (the block at the address after the call instruction), so a function's graph never contains
+//! its callees; a frame left by a return, a tail call or the end of the SIMT thread marks its last block as an
+//! exit. Each graph gets a virtual entry (node 0, with an edge to every block a frame started at) and, through
+//! [`graph::PostDominatorTree::compute_with_exits`], a virtual exit: divergent lanes reconverge at the
+//! immediate post-dominator of the block where they split, and at the latest at the end of the function.
+//!
+//! The same pass records where each lock acquired at a site is released (the reconvergence point of lanes
+//! serialized on that lock) and the range of every OS thread's stack (from `rsp`-relative accesses).
+//!
+//! Node numbers are assigned in address order after merging the per-thread partial graphs, so the result does
+//! not depend on how the pass was split across threads.
+
+use std::collections::hash_map::Entry;
+
+use graph::{EntityRef, Graph, NodeId, PostDom, PostDominatorTree};
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::lane::{Item, Lane};
+use crate::program::{Hint, Program, Ranges};
+
+/// "No node".
+pub const NO_NODE: u32 = u32::MAX;
+
+#[derive(Debug, Default, Clone)]
+struct FnBuilder {
+    /// Block start → end (0 for a return site that never executed).
+    nodes: FxHashMap<u64, u64>,
+    edges: FxHashSet<(u64, u64)>,
+    entries: FxHashSet<u64>,
+    exits: FxHashSet<u64>,
+    /// Calling block → return site.
+    ret_sites: FxHashMap<u64, u64>,
+}
+
+impl FnBuilder {
+    fn merge(&mut self, o: FnBuilder) {
+        for (a, e) in o.nodes {
+            let x = self.nodes.entry(a).or_insert(e);
+            *x = (*x).max(e);
+        }
+        self.edges.extend(o.edges);
+        self.entries.extend(o.entries);
+        self.exits.extend(o.exits);
+        for (a, r) in o.ret_sites {
+            self.ret_sites.entry(a).or_insert(r);
+        }
+    }
+}
+
+/// Partial result of the pass over some SIMT threads.
+#[derive(Debug, Default, Clone)]
+struct Builder {
+    funcs: FxHashMap<u32, FnBuilder>,
+    /// Acquire site (function, block) → release site (block in the same frame, or none) → times seen.
+    locks: FxHashMap<(u32, u64), FxHashMap<Option<u64>, u64>>,
+    /// OS thread → lowest and one-past-highest `rsp`-relative address.
+    stacks: FxHashMap<u32, (u64, u64)>,
+    errors: Vec<String>,
+    thread_insns: u64,
+}
+
+impl Builder {
+    fn merge(mut self, o: Builder) -> Builder {
+        for (f, b) in o.funcs {
+            match self.funcs.entry(f) {
+                Entry::Occupied(mut e) => e.get_mut().merge(b),
+                Entry::Vacant(e) => {
+                    e.insert(b);
+                }
+            }
+        }
+        for (site, m) in o.locks {
+            let x = self.locks.entry(site).or_default();
+            for (r, n) in m {
+                *x.entry(r).or_default() += n;
+            }
+        }
+        for (os, (lo, hi)) in o.stacks {
+            let x = self.stacks.entry(os).or_insert((lo, hi));
+            x.0 = x.0.min(lo);
+            x.1 = x.1.max(hi);
+        }
+        self.errors.extend(o.errors);
+        self.thread_insns += o.thread_insns;
+        self
+    }
+
+    fn func(&mut self, f: u32) -> &mut FnBuilder {
+        self.funcs.entry(f).or_default()
+    }
+
+    /// Walks one SIMT thread.
+    fn walk(&mut self, prog: &Program<'_>, simt: u32) {
+        struct FrameState {
+            func: u32,
+            /// Last block (start, end) run in this frame.
+            last: Option<(u64, u64)>,
+            /// A lock was acquired (or released) here; the next block of the frame is its site.
+            await_acquire: Option<u64>,
+            await_release: Option<(u32, u64)>,
+        }
+        let mut lane = Lane::new(prog, simt);
+        let mut frames: Vec<FrameState> = Vec::new();
+        // Locks held: (lock address, acquire site, frame depth).
+        let mut held: Vec<(u64, (u32, u64), usize)> = Vec::new();
+        let os = lane.os;
+        loop {
+            let item = *lane.peek();
+            match item {
+                Item::Enter { func } => {
+                    frames.push(FrameState { func, last: None, await_acquire: None, await_release: None });
+                }
+                Item::Block(b) => {
+                    self.thread_insns += u64::from(b.insns);
+                    for m in lane.mem(&b) {
+                        if prog.hint(b.tb, m.insn, m.store) == Hint::Stack {
+                            let hi = m.addr.saturating_add(u64::from(m.size));
+                            let x = self.stacks.entry(os).or_insert((m.addr, hi));
+                            x.0 = x.0.min(m.addr);
+                            x.1 = x.1.max(hi);
+                        }
+                    }
+                    let depth = frames.len();
+                    let Some(fr) = frames.last_mut() else { break };
+                    let f = self.funcs.entry(fr.func).or_default();
+                    let e = f.nodes.entry(b.addr).or_insert(b.end);
+                    *e = (*e).max(b.end);
+                    match fr.last {
+                        Some((l, _)) => {
+                            f.edges.insert((l, b.addr));
+                        }
+                        None => {
+                            f.entries.insert(b.addr);
+                        }
+                    }
+                    fr.last = Some((b.addr, b.end));
+                    if let Some(lock) = fr.await_acquire.take() {
+                        held.push((lock, (fr.func, b.addr), depth));
+                    }
+                    if let Some(site) = fr.await_release.take() {
+                        *self.locks.entry(site).or_default().entry(Some(b.addr)).or_default() += 1;
+                    }
+                }
+                Item::Call { callee, tail } => {
+                    if let Some(fr) = frames.last() {
+                        let func = fr.func;
+                        if let Some((l, end)) = fr.last {
+                            let f = self.func(func);
+                            if tail {
+                                f.exits.insert(l);
+                            } else {
+                                f.nodes.entry(end).or_insert(0);
+                                f.edges.insert((l, end));
+                                f.ret_sites.entry(l).or_insert(end);
+                            }
+                        }
+                    }
+                    frames.push(FrameState { func: callee, last: None, await_acquire: None, await_release: None });
+                }
+                Item::Ret => {
+                    if let Some(fr) = frames.pop() {
+                        if let Some((l, _)) = fr.last {
+                            self.func(fr.func).exits.insert(l);
+                        }
+                    }
+                    held.retain(|h| h.2 <= frames.len());
+                }
+                Item::Lock { release, addr, .. } => {
+                    let depth = frames.len();
+                    if let Some(fr) = frames.last_mut() {
+                        if !release {
+                            fr.await_acquire = Some(addr);
+                        } else if let Some(i) = held.iter().rposition(|h| h.0 == addr) {
+                            let (_, site, d) = held.remove(i);
+                            if d == depth {
+                                fr.await_release = Some(site);
+                            } else {
+                                *self.locks.entry(site).or_default().entry(None).or_default() += 1;
+                            }
+                        }
+                    }
+                }
+                Item::Skip { .. } => {}
+                Item::End => {
+                    if let Some(fr) = frames.last() {
+                        if let Some((l, _)) = fr.last {
+                            let func = fr.func;
+                            self.func(func).exits.insert(l);
+                        }
+                    }
+                    break;
+                }
+            }
+            lane.pop();
+        }
+        if let Some(e) = lane.error {
+            self.errors.push(format!("SIMT thread {simt}: {e}"));
+        }
+    }
+}
+
+/// The dynamic CFG of one function, as a [`Graph`]: node 0 is the virtual entry, node `i + 1` is block `i`.
+#[derive(Debug, Clone)]
+pub struct FnCfg {
+    pub func: u32,
+    /// Start address of each block, increasing.
+    pub addrs: Vec<u64>,
+    /// One past the end of each block (0 for a return site that never ran).
+    pub ends: Vec<u64>,
+    index: FxHashMap<u64, u32>,
+    succ_start: Vec<u32>,
+    succ: Vec<NodeId>,
+    pred_start: Vec<u32>,
+    pred: Vec<NodeId>,
+    /// Block → immediate post-dominator block ([`NO_NODE`]: the virtual exit).
+    ipdom: Vec<u32>,
+    /// Calling block → return-site block ([`NO_NODE`] if the block calls nothing).
+    ret_site: Vec<u32>,
+    /// Blocks the function was left from.
+    pub exits: Vec<u32>,
+    pub edges: usize,
+}
+
+impl Graph for FnCfg {
+    type Node = NodeId;
+
+    fn node_count(&self) -> usize {
+        self.addrs.len() + 1
+    }
+
+    fn entry(&self) -> NodeId {
+        NodeId::new(0)
+    }
+
+    fn successors(&self, n: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        let i = n.index();
+        self.succ[self.succ_start[i] as usize..self.succ_start[i + 1] as usize].iter().copied()
+    }
+
+    fn predecessors(&self, n: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        let i = n.index();
+        self.pred[self.pred_start[i] as usize..self.pred_start[i + 1] as usize].iter().copied()
+    }
+}
+
+fn csr(n: usize, edges: &[(u32, u32)]) -> (Vec<u32>, Vec<NodeId>) {
+    let mut start = vec![0u32; n + 1];
+    for &(a, _) in edges {
+        start[a as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut out = vec![NodeId::new(0); edges.len()];
+    for &(a, b) in edges {
+        out[fill[a as usize] as usize] = NodeId::new(b as usize);
+        fill[a as usize] += 1;
+    }
+    (start, out)
+}
+
+impl FnCfg {
+    fn build(func: u32, b: FnBuilder) -> FnCfg {
+        let mut nodes: Vec<(u64, u64)> = b.nodes.into_iter().collect();
+        nodes.sort_unstable();
+        let addrs: Vec<u64> = nodes.iter().map(|n| n.0).collect();
+        let ends: Vec<u64> = nodes.iter().map(|n| n.1).collect();
+        let index: FxHashMap<u64, u32> = addrs.iter().enumerate().map(|(i, &a)| (a, i as u32)).collect();
+        let g = |a: u64| index.get(&a).map(|&i| i + 1);
+        let mut edges: Vec<(u32, u32)> = b.edges.iter().filter_map(|&(x, y)| Some((g(x)?, g(y)?))).collect();
+        let mut entries: Vec<u32> = b.entries.iter().filter_map(|&a| g(a)).collect();
+        entries.sort_unstable();
+        edges.extend(entries.iter().map(|&e| (0, e)));
+        edges.sort_unstable();
+        let n = addrs.len() + 1;
+        let (succ_start, succ) = csr(n, &edges);
+        let rev: Vec<(u32, u32)> = {
+            let mut r: Vec<(u32, u32)> = edges.iter().map(|&(a, b)| (b, a)).collect();
+            r.sort_unstable();
+            r
+        };
+        let (pred_start, pred) = csr(n, &rev);
+        let mut exits: Vec<u32> = b.exits.iter().filter_map(|&a| g(a)).collect();
+        exits.sort_unstable();
+        let mut ret_site = vec![NO_NODE; addrs.len()];
+        for (&call, &ret) in &b.ret_sites {
+            if let (Some(c), Some(r)) = (g(call), g(ret)) {
+                ret_site[c as usize - 1] = r - 1;
+            }
+        }
+        let mut cfg = FnCfg {
+            func,
+            addrs,
+            ends,
+            index,
+            succ_start,
+            succ,
+            pred_start,
+            pred,
+            ipdom: Vec::new(),
+            ret_site,
+            exits: exits.iter().map(|&e| e - 1).collect(),
+            edges: edges.len() - entries.len(),
+        };
+        let pdt = PostDominatorTree::compute_with_exits(&cfg, exits.iter().map(|&e| NodeId::new(e as usize)));
+        cfg.ipdom = (1..n)
+            .map(|i| match pdt.ipdom(NodeId::new(i)) {
+                PostDom::Node(p) if p.index() > 0 => p.index() as u32 - 1,
+                _ => NO_NODE,
+            })
+            .collect();
+        cfg
+    }
+
+    /// The block starting at `addr`.
+    #[inline]
+    pub fn node(&self, addr: u64) -> Option<u32> {
+        self.index.get(&addr).copied()
+    }
+
+    /// Immediate post-dominator of block `n` (`None`: the virtual exit).
+    #[inline]
+    pub fn ipdom(&self, n: u32) -> Option<u32> {
+        self.ipdom.get(n as usize).copied().filter(|&p| p != NO_NODE)
+    }
+
+    /// Return site of calling block `n`.
+    #[inline]
+    pub fn ret_site(&self, n: u32) -> Option<u32> {
+        self.ret_site.get(n as usize).copied().filter(|&p| p != NO_NODE)
+    }
+
+    pub fn len(&self) -> usize {
+        self.addrs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.addrs.is_empty()
+    }
+}
+
+/// The dynamic CFGs of all functions and what else the pass found.
+#[derive(Debug, Default)]
+pub struct Dcfgs {
+    pub funcs: FxHashMap<u32, FnCfg>,
+    /// Acquire site (function, block) → release block in the same frame (`None`: elsewhere).
+    pub lock_release: FxHashMap<(u32, u64), Option<u64>>,
+    /// The stacks of all OS threads.
+    pub stacks: Ranges,
+    /// Per OS thread: (lowest, one past highest) stack address seen.
+    pub stack_of: Vec<(u32, u64, u64)>,
+    /// Problems met reading event streams.
+    pub errors: Vec<String>,
+    /// Thread instructions seen by the pass.
+    pub thread_insns: u64,
+}
+
+impl Dcfgs {
+    /// Reads every SIMT thread (in parallel) and builds the graphs.
+    pub fn build(prog: &Program<'_>) -> Dcfgs {
+        Dcfgs::build_with_progress(prog, &|_, _| {})
+    }
+
+    /// [`Dcfgs::build`], calling `progress(SIMT threads read, all)` after each SIMT thread.
+    pub fn build_with_progress(prog: &Program<'_>, progress: &(dyn Fn(u64, u64) + Sync)) -> Dcfgs {
+        let n = prog.trace.simt.len() as u32;
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let b = (0..n)
+            .into_par_iter()
+            .fold(Builder::default, |mut b, s| {
+                b.walk(prog, s);
+                let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(d, u64::from(n));
+                b
+            })
+            .reduce(Builder::default, Builder::merge);
+        let mut funcs: Vec<(u32, FnBuilder)> = b.funcs.into_iter().collect();
+        funcs.sort_unstable_by_key(|f| f.0);
+        let funcs: FxHashMap<u32, FnCfg> =
+            funcs.into_par_iter().map(|(f, fb)| (f, FnCfg::build(f, fb))).collect::<Vec<_>>().into_iter().collect();
+        let lock_release = b
+            .locks
+            .into_iter()
+            .map(|(site, m)| {
+                // The release most lanes used; ties go to a release in the same frame, then the lowest address.
+                let best = m
+                    .into_iter()
+                    .max_by_key(|&(r, n)| (n, r.is_some(), std::cmp::Reverse(r.unwrap_or(0))))
+                    .map(|x| x.0);
+                (site, best.flatten())
+            })
+            .collect();
+        // The red zone below the lowest `rsp` seen.
+        let mut stack_of: Vec<(u32, u64, u64)> = b.stacks.iter().map(|(&os, &(lo, hi))| (os, lo, hi)).collect();
+        stack_of.sort_unstable();
+        let stacks = Ranges::new(stack_of.iter().map(|&(_, lo, hi)| (lo.saturating_sub(128), hi)).collect());
+        let mut errors = b.errors;
+        errors.sort();
+        Dcfgs { funcs, lock_release, stacks, stack_of, errors, thread_insns: b.thread_insns }
+    }
+
+    /// The graph of function `f`.
+    #[inline]
+    pub fn func(&self, f: u32) -> Option<&FnCfg> {
+        self.funcs.get(&f)
+    }
+
+    /// Block of function `f` starting at `addr`.
+    #[inline]
+    pub fn node(&self, f: u32, addr: u64) -> Option<u32> {
+        self.funcs.get(&f)?.node(addr)
+    }
+
+    /// Blocks in all graphs.
+    pub fn blocks(&self) -> usize {
+        self.funcs.values().map(FnCfg::len).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diamond() -> FnCfg {
+        // 0x10 branches to 0x20 and 0x30, which join at 0x40; 0x40 returns.
+        let mut b = FnBuilder::default();
+        for (a, e) in [(0x10, 0x20), (0x20, 0x30), (0x30, 0x40), (0x40, 0x50)] {
+            b.nodes.insert(a, e);
+        }
+        b.edges.extend([(0x10, 0x20), (0x10, 0x30), (0x20, 0x40), (0x30, 0x40)]);
+        b.entries.insert(0x10);
+        b.exits.insert(0x40);
+        FnCfg::build(7, b)
+    }
+
+    #[test]
+    fn diamond_reconverges_at_the_join() {
+        let g = diamond();
+        assert_eq!(g.len(), 4);
+        let n = |a| g.node(a).unwrap();
+        assert_eq!(g.ipdom(n(0x10)), Some(n(0x40)));
+        assert_eq!(g.ipdom(n(0x20)), Some(n(0x40)));
+        assert_eq!(g.ipdom(n(0x40)), None, "the exit reconverges at the virtual exit");
+        graph::reference::check_all(&g).unwrap();
+    }
+
+    #[test]
+    fn return_sites_and_loops() {
+        // 0x10 calls (return site 0x18); 0x18 loops on itself and exits to 0x30, which returns.
+        let mut b = FnBuilder::default();
+        for (a, e) in [(0x10, 0x18), (0x18, 0x30), (0x30, 0x31)] {
+            b.nodes.insert(a, e);
+        }
+        b.edges.extend([(0x10, 0x18), (0x18, 0x18), (0x18, 0x30)]);
+        b.ret_sites.insert(0x10, 0x18);
+        b.entries.insert(0x10);
+        b.exits.insert(0x30);
+        let g = FnCfg::build(1, b);
+        let n = |a| g.node(a).unwrap();
+        assert_eq!(g.ret_site(n(0x10)), Some(n(0x18)));
+        assert_eq!(g.ret_site(n(0x18)), None);
+        assert_eq!(g.ipdom(n(0x18)), Some(n(0x30)));
+    }
+}

@@ -1,0 +1,320 @@
+//! One SIMT thread's events as the replay consumes them: basic blocks (with their memory accesses), calls,
+//! returns, locks, skipped regions and the end.
+//!
+//! The trace records translated blocks; a [`Lane`] splits each into the basic blocks it covers
+//! ([`trace::BasicBlocks`]) and hands out one [`Item::Block`] per basic block, carrying the memory accesses of
+//! its instructions. It also keeps the thread's own call stack, so that every block knows the function whose
+//! frame runs it, and turns the tracer's frame bookkeeping into one [`Item::Ret`] per frame left:
+//!
+//! * a `TailCall` is modelled as a call whose callee returns straight to the caller's exit: the callee gets a
+//!   frame of its own (so per-function counts stay per function), and when the tracer later pops the frame the
+//!   lane leaves both;
+//! * `Return { frames: k }` pops `k` of the tracer's frames (after `longjmp` or an exception `k > 1`), each with
+//!   the tail-called frames above it; `k == 0` (a `ret` the tracer could not match) changes nothing;
+//! * leaving the outermost frame (the segment's first function returned) ends with an [`Item::Ret`] for it and an
+//!   [`Item::Enter`] of the function the lane continues in.
+
+use std::collections::VecDeque;
+
+use trace::{Event, EventStream, LockKind, SkipKind, NONE};
+
+use crate::program::Program;
+
+/// A memory access of one instruction of a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemAccess {
+    /// Instruction index within the translated block.
+    pub insn: u16,
+    pub store: bool,
+    /// Size in bytes.
+    pub size: u16,
+    pub addr: u64,
+}
+
+/// One basic block executed by the lane (or the executed tail of one, when a segment starts inside it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockItem {
+    /// The function whose frame runs the block.
+    pub func: u32,
+    /// Address of the first executed instruction (the block's identity in its function's graph).
+    pub addr: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// Translated block and the index of the first executed instruction in it.
+    pub tb: u32,
+    /// Global index of the translated block's first instruction (`Block::first_insn`).
+    pub first_global: u32,
+    pub first: u16,
+    /// Instructions executed.
+    pub insns: u16,
+    /// The block's memory accesses: `mem_start..mem_end` in the lane's running count of accesses.
+    pub mem_start: u64,
+    pub mem_end: u64,
+}
+
+/// What a lane does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Item {
+    /// The lane starts running function `func` in a new outermost frame (the segment's first function, or the
+    /// one it continues in after leaving its outermost frame).
+    Enter {
+        func: u32,
+    },
+    Block(BlockItem),
+    /// A call; `tail` when a jump entered another function (a PLT stub reaching its target, a tail call).
+    Call {
+        callee: u32,
+        tail: bool,
+    },
+    /// The lane leaves the current frame.
+    Ret,
+    Lock {
+        kind: LockKind,
+        release: bool,
+        addr: u64,
+    },
+    Skip {
+        kind: SkipKind,
+        insns: u64,
+    },
+    /// The SIMT thread ended (or its events stop: a cut trace, a decoding error).
+    End,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    func: u32,
+    tail: bool,
+}
+
+/// A cursor over one SIMT thread.
+#[derive(Debug)]
+pub struct Lane<'p> {
+    prog: &'p Program<'p>,
+    events: Option<EventStream<'p>>,
+    pub simt: u32,
+    pub os: u32,
+    items: VecDeque<Item>,
+    /// Accesses of queued blocks; `mem[0]` is access number `mem_base` of the lane.
+    mem: Vec<MemAccess>,
+    mem_base: u64,
+    /// Translated block whose memory events are being collected: (tb, first instruction).
+    pending: Option<(u32, u16)>,
+    pending_mem: Vec<MemAccess>,
+    frames: Vec<Frame>,
+    /// The function of the segment (`--function`), used for its first frame.
+    start_function: Option<u32>,
+    need_enter: bool,
+    ended: bool,
+    /// A problem met while reading the stream (the lane ends there).
+    pub error: Option<String>,
+}
+
+impl<'p> Lane<'p> {
+    pub fn new(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
+        let (events, error) = match prog.trace.simt_events(simt) {
+            Ok(s) => (Some(s), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        let start = &prog.trace.simt[simt as usize].start;
+        Lane {
+            prog,
+            events,
+            simt,
+            os: start.os,
+            items: VecDeque::new(),
+            mem: Vec::new(),
+            mem_base: 0,
+            pending: None,
+            pending_mem: Vec::new(),
+            frames: Vec::new(),
+            start_function: (start.function != NONE).then_some(start.function),
+            need_enter: true,
+            ended: false,
+            error,
+        }
+    }
+
+    /// The memory accesses of a block item.
+    #[inline]
+    pub fn mem(&self, b: &BlockItem) -> &[MemAccess] {
+        &self.mem[(b.mem_start - self.mem_base) as usize..(b.mem_end - self.mem_base) as usize]
+    }
+
+    /// The `k`-th next item (0 = the next one).
+    pub fn peek_nth(&mut self, k: usize) -> &Item {
+        while self.items.len() <= k {
+            self.fill();
+        }
+        &self.items[k]
+    }
+
+    /// The next item.
+    #[inline]
+    pub fn peek(&mut self) -> &Item {
+        self.peek_nth(0)
+    }
+
+    /// Removes the next item (peek first). The accesses of a popped block are dropped: use them before.
+    #[inline]
+    pub fn pop(&mut self) -> Item {
+        let it = self.items.pop_front().unwrap_or(Item::End);
+        if let Item::Block(b) = it {
+            // Blocks are consumed in order: no queued item needs the accesses before this block's end.
+            let done = (b.mem_end - self.mem_base) as usize;
+            if done == self.mem.len() {
+                self.mem.clear();
+                self.mem_base = b.mem_end;
+            } else if done >= 4096 {
+                self.mem.drain(..done);
+                self.mem_base = b.mem_end;
+            }
+        }
+        it
+    }
+
+    /// Depth of the lane's own call stack (frames entered and not left).
+    pub fn depth(&self) -> usize {
+        self.frames.len()
+    }
+
+    fn current_func(&self) -> u32 {
+        self.frames.last().map_or(crate::program::UNKNOWN_FN, |f| f.func)
+    }
+
+    /// Reads events until at least one more item is queued.
+    fn fill(&mut self) {
+        let before = self.items.len();
+        while self.items.len() == before {
+            if self.ended {
+                self.items.push_back(Item::End);
+                return;
+            }
+            let ev = match self.events.as_mut().and_then(Iterator::next) {
+                Some(Ok(e)) => e,
+                Some(Err(e)) => {
+                    self.error = Some(e.to_string());
+                    self.finish();
+                    continue;
+                }
+                None => {
+                    self.finish();
+                    continue;
+                }
+            };
+            match ev {
+                Event::Block { tb } => {
+                    self.flush();
+                    self.pending = Some((tb, 0));
+                }
+                Event::PartialBlock { tb, from } => {
+                    self.flush();
+                    self.pending = Some((tb, from));
+                }
+                Event::Mem { insn, store, size_log2, addr } => {
+                    if self.pending.is_some() {
+                        self.pending_mem.push(MemAccess { insn, store, size: 1u16 << size_log2.min(15), addr });
+                    }
+                }
+                Event::SegmentStart { .. } => {}
+                Event::SegmentEnd => self.finish(),
+                other => {
+                    self.flush();
+                    self.event(other);
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        self.flush();
+        if !self.ended {
+            self.ended = true;
+            self.items.push_back(Item::End);
+        }
+    }
+
+    fn event(&mut self, ev: Event) {
+        match ev {
+            Event::Call { callee } => {
+                self.frames.push(Frame { func: callee, tail: false });
+                self.items.push_back(Item::Call { callee, tail: false });
+            }
+            Event::TailCall { callee } => {
+                self.frames.push(Frame { func: callee, tail: true });
+                self.items.push_back(Item::Call { callee, tail: true });
+            }
+            Event::Return { frames } => {
+                for _ in 0..frames {
+                    // One of the tracer's frames: the tail-called frames on top, then the frame they replaced.
+                    while let Some(f) = self.frames.pop() {
+                        self.items.push_back(Item::Ret);
+                        if !f.tail {
+                            break;
+                        }
+                    }
+                    if self.frames.is_empty() {
+                        self.need_enter = true;
+                        break;
+                    }
+                }
+            }
+            Event::Lock { kind, release, addr } => self.items.push_back(Item::Lock { kind, release, addr }),
+            Event::Skip { kind, insns, .. } => self.items.push_back(Item::Skip { kind, insns }),
+            Event::Block { .. }
+            | Event::PartialBlock { .. }
+            | Event::Mem { .. }
+            | Event::SegmentStart { .. }
+            | Event::SegmentEnd => {}
+        }
+    }
+
+    /// Turns the pending translated block and its accesses into basic-block items.
+    fn flush(&mut self) {
+        let Some((tb, from)) = self.pending.take() else { return };
+        let prog = self.prog;
+        let Some(block) = prog.trace.blocks.get(tb as usize) else { return };
+        if self.need_enter {
+            self.need_enter = false;
+            let func = match self.start_function.take() {
+                Some(f) => f,
+                None => prog.function_at(block.insns.get(from as usize).map_or(block.addr, |i| i.addr)),
+            };
+            self.frames.push(Frame { func, tail: false });
+            self.items.push_back(Item::Enter { func });
+        }
+        let func = self.current_func();
+        let mut k = 0usize;
+        let acc = std::mem::take(&mut self.pending_mem);
+        for span in prog.bbs.spans(tb) {
+            let span_end = span.first + span.len;
+            if span_end <= from {
+                continue;
+            }
+            let first = span.first.max(from);
+            let Some(insn) = block.insns.get(first as usize) else { break };
+            let last = &block.insns[(span_end - 1) as usize];
+            let mem_start = self.mem_base + self.mem.len() as u64;
+            while k < acc.len() && acc[k].insn < span_end {
+                if acc[k].insn >= first {
+                    self.mem.push(acc[k]);
+                }
+                k += 1;
+            }
+            self.items.push_back(Item::Block(BlockItem {
+                func,
+                addr: insn.addr,
+                end: last.addr + last.bytes.len() as u64,
+                tb,
+                first_global: block.first_insn,
+                first,
+                insns: span_end - first,
+                mem_start,
+                mem_end: self.mem_base + self.mem.len() as u64,
+            }));
+        }
+        let mut acc = acc;
+        acc.clear();
+        self.pending_mem = acc;
+    }
+}

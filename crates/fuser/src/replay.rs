@@ -1,0 +1,604 @@
+//! Lock-step replay of one warp (ThreadFuser, Sections II and III).
+//!
+//! Each lane is a cursor over one SIMT thread's items ([`crate::lane`]). The warp is a
+//! [`simt::CallStack`] whose program counters are [`Pc`]s: a function and a block of that function's dynamic
+//! CFG, or one of a few pseudo positions between blocks. The loop looks at the top entry `(pc, active)` and at
+//! what each active lane does next:
+//!
+//! 1. lanes whose SIMT thread ended leave the warp ([`simt::CallStack::exit_lanes`]);
+//! 2. lanes that just acquired a lock are grouped with [`simt::lock_groups`]: lanes on the same lock run their
+//!    critical sections one group after another ([`simt::CallStack::serialize`]) and reconverge at the block
+//!    where the lock is released (the release most lanes used at that site in the DCFG pass), lanes on
+//!    different locks run together;
+//! 3. lanes that return leave the frame ([`simt::CallStack::ret`]); the frame is popped when all have;
+//! 4. lanes that call enter the callee ([`simt::CallStack::call`]); lanes calling different functions are split
+//!    by callee and run one callee after the other, all returning to the call's return site;
+//! 5. otherwise every active lane's next item is a basic block. If it is the block at `pc` the warp executes it
+//!    once: the warp instructions are the block's instructions, the thread instructions the same times the
+//!    active lanes, counted for the program, the warp, the function of the frame (callees excluded, as in the
+//!    paper) and the block; the memory accesses are coalesced per instruction ([`crate::memory`]). Then each
+//!    lane's next item says where it goes (a block, the call site, the function exit) and the warp diverges
+//!    there, reconverging at the executed block's immediate post-dominator. A lane found somewhere else than
+//!    the stack expects (after `longjmp`, or a return to another place than the return site) is moved to where
+//!    its trace goes; such *resyncs* are counted.
+//!
+//! Skipped regions (system calls, excluded functions, lock spinning) are counted per function and never
+//! executed by the warp.
+
+use simt::{lock_groups, AccessKind, CallStack, LaneMask};
+use trace::SkipKind;
+
+use crate::dcfg::Dcfgs;
+use crate::lane::{BlockItem, Item, Lane};
+use crate::memory::{local_offset, local_pieces, Classifier, Segment};
+use crate::program::Program;
+use crate::stats::{LockStats, Stats, WarpSummary, MAX_LOCK_ADDRS};
+
+/// A position of the warp: block `node` of function `func`'s dynamic CFG, or a pseudo position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Pc {
+    pub func: u32,
+    pub node: u32,
+}
+
+/// The function's exit: lanes there return.
+pub const EXIT: u32 = u32::MAX;
+/// The function's entry, before its first block: lanes go to the block their trace starts at.
+pub const ENTRY: u32 = u32::MAX - 1;
+/// A call site whose return site is unknown.
+pub const ORPHAN_CALL: u32 = u32::MAX - 2;
+/// Flag of the call site after block `node`.
+pub const CALL_FLAG: u32 = 1 << 31;
+/// The pseudo function below every lane's first frame.
+pub const ROOT_FN: u32 = u32::MAX;
+const ROOT_A: Pc = Pc { func: ROOT_FN, node: 0 };
+const ROOT_B: Pc = Pc { func: ROOT_FN, node: 1 };
+
+impl Pc {
+    /// A block (not a pseudo position).
+    #[inline]
+    pub fn is_block(self) -> bool {
+        self.func != ROOT_FN && self.node < CALL_FLAG
+    }
+}
+
+/// Replay configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayConfig {
+    pub warp_size: u32,
+    /// Bytes per memory transaction (a power of two).
+    pub transaction_bytes: u32,
+}
+
+/// One lane's memory access of an executed block, classified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaneAccess {
+    /// Instruction index within the translated block.
+    pub insn: u16,
+    pub store: bool,
+    pub seg: Segment,
+    pub lane: u32,
+    pub addr: u64,
+    pub size: u16,
+    /// For stack accesses: the offset in the lane's local memory ([`crate::memory::local_offset`]).
+    pub local: u64,
+    /// Order of the access in the block's list (sorting keeps each lane's accesses in program order).
+    pub seq: u32,
+}
+
+/// Receives what the warp executes (the Accel-Sim writer).
+pub trait Sink {
+    /// Block `block` (as the first active lane has it) executed by `active`; `accesses` are sorted by
+    /// instruction, direction, segment and lane.
+    fn block(&mut self, block: &BlockItem, active: LaneMask, accesses: &[LaneAccess]);
+    /// `lanes` finished.
+    fn exit(&mut self, lanes: LaneMask);
+}
+
+/// Serialized lanes of a lock site that have not reconverged yet.
+#[derive(Debug)]
+struct Region {
+    site: (u32, u64),
+    groups: Vec<LaneMask>,
+    union: LaneMask,
+}
+
+/// Where a lane goes after a block.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// The block of `func` at `addr`.
+    Block(u32, u64),
+    Pc(Pc),
+    End,
+}
+
+/// The state of one warp.
+pub struct Warp<'a> {
+    prog: &'a Program<'a>,
+    cfg: &'a Dcfgs,
+    classifier: &'a Classifier,
+    conf: ReplayConfig,
+    lanes: Vec<Lane<'a>>,
+    /// First stack address each lane touched (the origin of its local memory).
+    stack_base: Vec<Option<u64>>,
+    stack: CallStack<Pc>,
+    pub stats: Stats,
+    regions: Vec<Region>,
+    scratch: Vec<LaneAccess>,
+    pieces: Vec<(u64, u32)>,
+    targets: Vec<(Target, LaneMask)>,
+    paths: Vec<(Pc, LaneMask)>,
+    sink: Option<&'a mut dyn Sink>,
+}
+
+impl std::fmt::Debug for Warp<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Warp").field("lanes", &self.lanes.len()).field("depth", &self.stack.depth()).finish()
+    }
+}
+
+/// Maximum entries of a warp's reconvergence stack (all frames): deep recursion, not loops, fills it.
+pub const MAX_STACK_DEPTH: usize = 1 << 16;
+
+impl<'a> Warp<'a> {
+    /// A warp of the SIMT threads `simts` (lane `i` runs `simts[i]`).
+    pub fn new(
+        prog: &'a Program<'a>,
+        cfg: &'a Dcfgs,
+        classifier: &'a Classifier,
+        conf: ReplayConfig,
+        simts: &[u32],
+        sink: Option<&'a mut dyn Sink>,
+    ) -> Warp<'a> {
+        let lanes: Vec<Lane<'a>> = simts.iter().map(|&s| Lane::new(prog, s)).collect();
+        let mask = LaneMask::full(lanes.len() as u32);
+        Warp {
+            prog,
+            cfg,
+            classifier,
+            conf,
+            stack_base: vec![None; lanes.len()],
+            lanes,
+            stack: CallStack::with_max_depth(ROOT_A, mask, MAX_STACK_DEPTH),
+            stats: Stats::default(),
+            regions: Vec::new(),
+            scratch: Vec::new(),
+            pieces: Vec::new(),
+            targets: Vec::new(),
+            paths: Vec::new(),
+            sink,
+        }
+    }
+
+    /// Replays the warp to the end and returns its counters.
+    pub fn run(mut self, index: u32) -> Stats {
+        let lanes = self.lanes.len() as u32;
+        let mut idle = 0u32;
+        while let Some((pc, active)) = self.stack.top() {
+            self.stats.max_depth = self.stats.max_depth.max(self.stack.depth());
+            match self.step(pc, active) {
+                Ok(true) => idle = 0,
+                Ok(false) => {
+                    idle += 1;
+                    if idle > 4 * 64 + 16 {
+                        self.fail(format!("no progress at {pc:?} with lanes {active}"));
+                        break;
+                    }
+                }
+                Err(e) => {
+                    self.fail(e);
+                    break;
+                }
+            }
+        }
+        for l in &self.lanes {
+            if let Some(e) = &l.error {
+                self.stats.errors.push(format!("SIMT thread {}: {e}", l.simt));
+            }
+        }
+        self.stats.warps.push(WarpSummary { index, lanes, eff: self.stats.eff });
+        self.stats
+    }
+
+    fn fail(&mut self, why: String) {
+        let simts: Vec<u32> = self.lanes.iter().map(|l| l.simt).collect();
+        self.stats.errors.push(format!("warp of SIMT threads {simts:?}: {why}; the rest of the warp is not replayed"));
+    }
+
+    /// Counts a skipped region in function `func`.
+    fn skip(&mut self, func: u32, kind: SkipKind, insns: u64) {
+        self.stats.skipped[kind as usize] += insns;
+        self.stats.func(func).skipped += insns;
+    }
+
+    /// Consumes skipped regions and lock releases at the front of `lane`'s items.
+    fn settle_lane(&mut self, lane: u32, pc: Pc) {
+        loop {
+            match *self.lanes[lane as usize].peek() {
+                Item::Skip { kind, insns } => {
+                    self.lanes[lane as usize].pop();
+                    self.skip(pc.func, kind, insns);
+                }
+                Item::Lock { release: true, .. } => {
+                    self.lanes[lane as usize].pop();
+                    self.stats.lock_releases += 1;
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn lock_site(&self, pc: Pc) -> (u32, u64) {
+        let addr = if pc.is_block() {
+            self.cfg.func(pc.func).and_then(|f| f.addrs.get(pc.node as usize).copied()).unwrap_or(0)
+        } else {
+            0
+        };
+        (pc.func, addr)
+    }
+
+    /// One step; `Ok(true)` when an item was consumed or a block executed.
+    fn step(&mut self, pc: Pc, active: LaneMask) -> Result<bool, String> {
+        let mut exit = LaneMask::EMPTY;
+        let mut ret = LaneMask::EMPTY;
+        let mut acquire: Vec<(u32, u64)> = Vec::new();
+        let mut acquire_kind = None;
+        let mut call: Option<(u32, bool)> = None;
+        let mut call_mask = LaneMask::EMPTY;
+        let mut enter: Option<u32> = None;
+        let mut enter_mask = LaneMask::EMPTY;
+        let mut aligned = true;
+        let pc_addr = self.pc_addr(pc);
+        for lane in active {
+            self.settle_lane(lane, pc);
+            match *self.lanes[lane as usize].peek() {
+                Item::End => exit.insert(lane),
+                Item::Ret => ret.insert(lane),
+                Item::Lock { kind, addr, .. } => {
+                    acquire.push((lane, addr));
+                    acquire_kind.get_or_insert(kind);
+                }
+                Item::Call { callee, tail } => {
+                    if call.is_none() || call == Some((callee, tail)) {
+                        call = Some((callee, tail));
+                        call_mask.insert(lane);
+                    }
+                }
+                Item::Enter { func } => {
+                    if enter.is_none() || enter == Some(func) {
+                        enter = Some(func);
+                        enter_mask.insert(lane);
+                    }
+                }
+                Item::Block(b) => {
+                    if b.func != pc.func || Some(b.addr) != pc_addr {
+                        aligned = false;
+                    }
+                }
+                Item::Skip { .. } => unreachable!("skips are settled"),
+            }
+        }
+        if !exit.is_empty() {
+            for lane in exit {
+                self.lanes[lane as usize].pop();
+            }
+            if let Some(s) = self.sink.as_deref_mut() {
+                s.exit(exit);
+            }
+            self.stack.exit_lanes(exit);
+            return Ok(true);
+        }
+        if !acquire.is_empty() {
+            for &(lane, addr) in &acquire {
+                self.lanes[lane as usize].pop();
+                let site = self.lock_site(pc);
+                let kind = acquire_kind.unwrap_or(trace::LockKind::Mutex);
+                let l = self.stats.locks.entry(site).or_insert_with(|| LockStats::new(kind));
+                l.acquisitions += 1;
+                if l.addrs.len() < MAX_LOCK_ADDRS {
+                    l.addrs.insert(addr);
+                }
+            }
+            let groups = lock_groups(active, acquire.iter().copied());
+            if groups.len() > 1 {
+                let site = self.lock_site(pc);
+                let reconverge = self
+                    .cfg
+                    .lock_release
+                    .get(&site)
+                    .copied()
+                    .flatten()
+                    .and_then(|a| self.cfg.node(pc.func, a))
+                    .map(|node| Pc { func: pc.func, node });
+                self.stack.serialize(&groups, reconverge).map_err(|e| format!("serializing a lock: {e}"))?;
+                let l = self.stats.locks.get_mut(&site).expect("counted above");
+                l.contended += 1;
+                l.max_groups = l.max_groups.max(groups.len() as u32);
+                let union = groups.iter().fold(LaneMask::EMPTY, |a, &g| a | g);
+                self.regions.push(Region { site, groups, union });
+            }
+            return Ok(true);
+        }
+        if !ret.is_empty() {
+            for lane in ret {
+                self.lanes[lane as usize].pop();
+            }
+            if pc.func != ROOT_FN {
+                self.stack.ret(ret);
+            } else {
+                self.stats.resyncs += 1;
+            }
+            return Ok(true);
+        }
+        if let Some((callee, tail)) = call {
+            if pc.func != ROOT_FN && is_call_site(pc.node) {
+                for lane in call_mask {
+                    self.lanes[lane as usize].pop();
+                }
+                let return_pc = if tail { Pc { func: pc.func, node: EXIT } } else { self.return_pc(pc) };
+                self.stack
+                    .call(Pc { func: callee, node: ENTRY }, call_mask, return_pc)
+                    .map_err(|e| format!("call: {e}"))?;
+                return Ok(true);
+            }
+            if pc.func == ROOT_FN {
+                return Err("a lane calls a function outside any frame".into());
+            }
+        }
+        if let Some(func) = enter {
+            if pc.func != ROOT_FN {
+                return Err(format!("a lane starts a new outermost frame inside function {}", pc.func));
+            }
+            for lane in enter_mask {
+                self.lanes[lane as usize].pop();
+            }
+            let return_pc = if pc == ROOT_A { ROOT_B } else { ROOT_A };
+            self.stack.call(Pc { func, node: ENTRY }, enter_mask, return_pc).map_err(|e| format!("enter: {e}"))?;
+            return Ok(true);
+        }
+        if !aligned || !pc.is_block() || call.is_some() {
+            // Lanes are not where the stack expects them: move each where its trace goes.
+            if pc.is_block() {
+                self.stats.resyncs += 1;
+            }
+            let mut paths: Vec<(Pc, LaneMask)> = Vec::new();
+            for lane in active {
+                let to = match *self.lanes[lane as usize].peek() {
+                    Item::Block(b) => {
+                        self.block_pc(&b).ok_or_else(|| format!("block {:#x} missing from the DCFG", b.addr))?
+                    }
+                    _ => Pc { func: pc.func, node: ORPHAN_CALL },
+                };
+                add_path(&mut paths, to, lane);
+            }
+            self.stack.diverge(&paths, None).map_err(|e| e.to_string())?;
+            return Ok(false);
+        }
+        self.execute(pc, active);
+        self.advance(pc, active)?;
+        Ok(true)
+    }
+
+    /// The start address of the block at `pc` (`None` for pseudo positions).
+    #[inline]
+    fn pc_addr(&self, pc: Pc) -> Option<u64> {
+        if pc.is_block() {
+            self.cfg.func(pc.func).and_then(|f| f.addrs.get(pc.node as usize).copied())
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn block_pc(&self, b: &BlockItem) -> Option<Pc> {
+        Some(Pc { func: b.func, node: self.cfg.node(b.func, b.addr)? })
+    }
+
+    /// Where lanes calling at `pc` come back to.
+    fn return_pc(&self, pc: Pc) -> Pc {
+        if pc.node != ORPHAN_CALL && is_call_site(pc.node) {
+            let n = pc.node & !CALL_FLAG;
+            if let Some(r) = self.cfg.func(pc.func).and_then(|f| f.ret_site(n)) {
+                return Pc { func: pc.func, node: r };
+            }
+        }
+        Pc { func: pc.func, node: EXIT }
+    }
+
+    /// Runs the block at `pc` for `active` (whose next items are that block) and consumes it.
+    fn execute(&mut self, pc: Pc, active: LaneMask) {
+        let mut warp_insns = 0u64;
+        let mut thread_insns = 0u64;
+        let mut first: Option<BlockItem> = None;
+        self.scratch.clear();
+        for lane in active {
+            let l = &mut self.lanes[lane as usize];
+            let Item::Block(b) = *l.peek() else { unreachable!("aligned lanes are at a block") };
+            first.get_or_insert(b);
+            warp_insns = warp_insns.max(u64::from(b.insns));
+            thread_insns += u64::from(b.insns);
+            for m in l.mem(&b) {
+                let hint = self.prog.hint_at(b.first_global + u32::from(m.insn), m.store);
+                let seg = self.classifier.classify(hint, m.addr);
+                let local = if seg == Segment::Stack {
+                    let base = *self.stack_base[lane as usize].get_or_insert(m.addr);
+                    local_offset(base, m.addr, m.size)
+                } else {
+                    0
+                };
+                self.scratch.push(LaneAccess {
+                    insn: m.insn,
+                    store: m.store,
+                    seg,
+                    lane,
+                    addr: m.addr,
+                    size: m.size,
+                    local,
+                    seq: self.scratch.len() as u32,
+                });
+            }
+        }
+        let first = first.expect("an active lane");
+        // Efficiency.
+        let add = |e: &mut simt::Efficiency| {
+            e.thread_instructions += thread_insns;
+            e.warp_instructions += warp_insns;
+        };
+        add(&mut self.stats.eff);
+        add(self.stats.blocks.entry((pc.func, first.addr)).or_default());
+        self.account_regions(active, warp_insns);
+        let stats = &mut self.stats;
+        let fstats = stats.funcs.entry(pc.func).or_default();
+        add(&mut fstats.eff);
+        // Memory.
+        if !self.scratch.is_empty() {
+            // Each lane's accesses stay in program order (the Accel-Sim writer pairs them up).
+            self.scratch.sort_unstable_by_key(|a| (a.insn, a.store, a.seg, a.lane, a.seq));
+            let tb = self.conf.transaction_bytes;
+            let ws = self.conf.warp_size;
+            let mut i = 0;
+            while i < self.scratch.len() {
+                let a0 = self.scratch[i];
+                let mut j = i;
+                while j < self.scratch.len()
+                    && (self.scratch[j].insn, self.scratch[j].store, self.scratch[j].seg) == (a0.insn, a0.store, a0.seg)
+                {
+                    j += 1;
+                }
+                let group = &self.scratch[i..j];
+                let kind = if a0.store { AccessKind::Store } else { AccessKind::Load };
+                let c = simt::coalesce::coalesce(group.iter().map(|a| (a.addr, u32::from(a.size))), tb);
+                stats.mem[a0.seg as usize].record(kind, &c);
+                fstats.mem[a0.seg as usize].record(kind, &c);
+                if a0.seg == Segment::Stack {
+                    self.pieces.clear();
+                    for a in group {
+                        local_pieces(a.local, a.size, a.lane, ws, &mut self.pieces);
+                    }
+                    let mut c = simt::coalesce::coalesce(self.pieces.iter().copied(), tb);
+                    c.accesses = group.len() as u64;
+                    c.bytes = group.iter().map(|a| u64::from(a.size)).sum();
+                    let s = Segment::StackLocal as usize;
+                    stats.mem[s].record(kind, &c);
+                    fstats.mem[s].record(kind, &c);
+                }
+                i = j;
+            }
+        }
+        if let Some(s) = self.sink.as_deref_mut() {
+            s.block(&first, active, &self.scratch);
+        }
+        for lane in active {
+            self.lanes[lane as usize].pop();
+        }
+    }
+
+    /// Counts the block's warp instructions for the serialized lock regions it belongs to.
+    fn account_regions(&mut self, active: LaneMask, warp_insns: u64) {
+        while let Some(r) = self.regions.last() {
+            if active.is_subset_of(r.union) {
+                if let Some(k) = r.groups.iter().position(|&g| active.is_subset_of(g)) {
+                    let site = r.site;
+                    if let Some(l) = self.stats.locks.get_mut(&site) {
+                        l.critical_warp_insns += warp_insns;
+                        if k > 0 {
+                            l.serialized_warp_insns += warp_insns;
+                        }
+                    }
+                    return;
+                }
+                // Lanes of several groups together: they reconverged.
+                self.regions.pop();
+            } else if active.intersects(r.union) {
+                self.regions.pop();
+            } else {
+                return;
+            }
+        }
+    }
+
+    /// Where `lane` goes after a block of `pc`, consuming skipped regions on the way.
+    fn target(&mut self, lane: u32, pc: Pc) -> Target {
+        let mut k = 0;
+        loop {
+            let item = *self.lanes[lane as usize].peek_nth(k);
+            match item {
+                Item::Skip { kind, insns } if k == 0 => {
+                    self.lanes[lane as usize].pop();
+                    self.skip(pc.func, kind, insns);
+                }
+                Item::Skip { .. } | Item::Lock { .. } => k += 1,
+                Item::Block(b) => return Target::Block(b.func, b.addr),
+                Item::Call { .. } => return Target::Pc(Pc { func: pc.func, node: pc.node | CALL_FLAG }),
+                Item::Ret | Item::Enter { .. } => return Target::Pc(Pc { func: pc.func, node: EXIT }),
+                Item::End => return Target::End,
+            }
+        }
+    }
+
+    /// Moves the lanes that executed the block at `pc` to where their traces go.
+    fn advance(&mut self, pc: Pc, active: LaneMask) -> Result<(), String> {
+        let mut targets = std::mem::take(&mut self.targets);
+        targets.clear();
+        let mut exit = LaneMask::EMPTY;
+        for lane in active {
+            match self.target(lane, pc) {
+                Target::End => exit.insert(lane),
+                t => match targets.iter_mut().find(|x| x.0 == t) {
+                    Some(x) => x.1.insert(lane),
+                    None => targets.push((t, LaneMask::single(lane))),
+                },
+            }
+        }
+        let mut paths = std::mem::take(&mut self.paths);
+        paths.clear();
+        for &(t, mask) in &targets {
+            let to = match t {
+                Target::Block(func, addr) => {
+                    Pc { func, node: self.cfg.node(func, addr).ok_or_else(|| format!("block {addr:#x} missing"))? }
+                }
+                Target::Pc(p) => p,
+                Target::End => continue,
+            };
+            match paths.iter_mut().find(|p| p.0 == to) {
+                Some(p) => p.1 |= mask,
+                None => paths.push((to, mask)),
+            }
+        }
+        self.targets = targets;
+        let result = self.advance_to(pc, exit, &paths);
+        self.paths = paths;
+        result
+    }
+
+    fn advance_to(&mut self, pc: Pc, exit: LaneMask, paths: &[(Pc, LaneMask)]) -> Result<(), String> {
+        if !exit.is_empty() {
+            for lane in exit {
+                // Drop what is left before the end (a lock event right before it).
+                while !matches!(self.lanes[lane as usize].pop(), Item::End) {}
+            }
+            if let Some(s) = self.sink.as_deref_mut() {
+                s.exit(exit);
+            }
+            let rest = self.stack.exit_lanes(exit);
+            if rest.is_empty() {
+                return Ok(());
+            }
+        }
+        let reconverge = self.cfg.func(pc.func).and_then(|f| f.ipdom(pc.node)).map(|node| Pc { func: pc.func, node });
+        self.stack.diverge(paths, reconverge).map_err(|e| format!("divergence after {pc:?}: {e}"))
+    }
+}
+
+fn add_path(paths: &mut Vec<(Pc, LaneMask)>, to: Pc, lane: u32) {
+    match paths.iter_mut().find(|p| p.0 == to) {
+        Some(p) => p.1.insert(lane),
+        None => paths.push((to, LaneMask::single(lane))),
+    }
+}
+
+/// Whether `node` is a call site (after a block, or [`ORPHAN_CALL`]).
+#[inline]
+pub fn is_call_site(node: u32) -> bool {
+    node == ORPHAN_CALL || (node & CALL_FLAG != 0 && node < ORPHAN_CALL)
+}
