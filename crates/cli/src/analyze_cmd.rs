@@ -71,7 +71,8 @@ pub struct AnalyzeArgs {
     /// Print one JSON object (an array of them with --sweep) instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Also write a self-contained HTML report with charts to FILE.
+    /// Also write a self-contained HTML report with SVG charts to FILE (without --sweep, warps of 8, 16 and 32 are
+    /// replayed too, for its sweep chart).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Also write an Accel-Sim trace (kernelslist.g, kernel-1.traceg) to DIR (warp size 32).
@@ -247,15 +248,27 @@ fn text_report(o: &mut String, r: &Report, top: usize) {
         r.transaction_bytes,
         group(m.total.warp_accesses)
     );
-    if r.skipped.total > 0 {
+    let sk = &r.skipped;
+    if sk.total > 0 || sk.syscall_regions + sk.excluded_regions + sk.lock_spin_regions > 0 {
         let _ = writeln!(
             o,
-            "skipped          {} thread insns ({:.1}%): {} in system calls, {} excluded, {} spinning on locks",
-            group(r.skipped.total),
-            r.skipped.fraction * 100.0,
-            group(r.skipped.syscall),
-            group(r.skipped.excluded),
-            group(r.skipped.lock_spin)
+            "skipped          {} thread insns ({:.2}%): {} in {} system calls, {} in {} excluded calls, {} in {} \
+             spinning lock calls",
+            group(sk.total),
+            sk.fraction * 100.0,
+            group(sk.syscall),
+            group(sk.syscall_regions),
+            group(sk.excluded),
+            group(sk.excluded_regions),
+            group(sk.lock_spin),
+            group(sk.lock_spin_regions)
+        );
+    }
+    if r.outside_simt_instructions > 0 {
+        let _ = writeln!(
+            o,
+            "outside          {} instructions ran outside SIMT threads (not replayed)",
+            group(r.outside_simt_instructions)
         );
     }
     let _ = writeln!(o, "\nmemory by segment (transactions per warp access):");

@@ -178,12 +178,16 @@ pub fn render(reports: &[Report], main: usize) -> String {
         (
             "skipped",
             format!(
-                "{} thread instructions ({:.1}%): {} system calls, {} excluded, {} lock spinning",
+                "{} thread instructions ({:.2}%): {} in {} system calls, {} in {} excluded calls, {} in {} \
+                 spinning lock calls",
                 thousands(r.skipped.total),
                 r.skipped.fraction * 100.0,
                 thousands(r.skipped.syscall),
+                thousands(r.skipped.syscall_regions),
                 thousands(r.skipped.excluded),
-                thousands(r.skipped.lock_spin)
+                thousands(r.skipped.excluded_regions),
+                thousands(r.skipped.lock_spin),
+                thousands(r.skipped.lock_spin_regions)
             ),
         ),
     ];

@@ -105,6 +105,10 @@ pub struct Lane<'p> {
     /// The function of the segment (`--function`), used for its first frame.
     start_function: Option<u32>,
     need_enter: bool,
+    /// After lock spinning was skipped: the lock function (symbol) whose return ends it. Frames entered before
+    /// the spinning started and left during it have no `Return` of their own; the lock function's return
+    /// leaves them all.
+    spin_unwind: Option<u32>,
     ended: bool,
     /// A problem met while reading the stream (the lane ends there).
     pub error: Option<String>,
@@ -130,6 +134,7 @@ impl<'p> Lane<'p> {
             frames: Vec::new(),
             start_function: (start.function != NONE).then_some(start.function),
             need_enter: true,
+            spin_unwind: None,
             ended: false,
             error,
         }
@@ -245,6 +250,31 @@ impl<'p> Lane<'p> {
                 self.items.push_back(Item::Call { callee, tail: true });
             }
             Event::Return { frames } => {
+                if let Some(sym) = self.spin_unwind.take() {
+                    if frames > 0 && self.frames.iter().any(|f| f.func == sym) {
+                        // Leave every frame down to and including the lock function's (and its tail calls').
+                        while let Some(f) = self.frames.pop() {
+                            self.items.push_back(Item::Ret);
+                            if f.func == sym && !f.tail {
+                                break;
+                            }
+                            if f.func == sym {
+                                // A tail-called lock function: also leave the frame it replaced.
+                                while let Some(g) = self.frames.pop() {
+                                    self.items.push_back(Item::Ret);
+                                    if !g.tail {
+                                        break;
+                                    }
+                                }
+                                break;
+                            }
+                        }
+                        if self.frames.is_empty() {
+                            self.need_enter = true;
+                        }
+                        return;
+                    }
+                }
                 for _ in 0..frames {
                     // One of the tracer's frames: the tail-called frames on top, then the frame they replaced.
                     while let Some(f) = self.frames.pop() {
@@ -260,7 +290,12 @@ impl<'p> Lane<'p> {
                 }
             }
             Event::Lock { kind, release, addr } => self.items.push_back(Item::Lock { kind, release, addr }),
-            Event::Skip { kind, insns, .. } => self.items.push_back(Item::Skip { kind, insns }),
+            Event::Skip { kind, insns, arg } => {
+                if kind == SkipKind::LockSpin {
+                    self.spin_unwind = u32::try_from(arg).ok();
+                }
+                self.items.push_back(Item::Skip { kind, insns })
+            }
             Event::Block { .. }
             | Event::PartialBlock { .. }
             | Event::Mem { .. }

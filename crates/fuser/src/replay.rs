@@ -126,6 +126,7 @@ pub struct Warp<'a> {
     regions: Vec<Region>,
     scratch: Vec<LaneAccess>,
     pieces: Vec<(u64, u32)>,
+    blocks_buf: Vec<(u64, u64)>,
     targets: Vec<(Target, LaneMask)>,
     paths: Vec<(Pc, LaneMask)>,
     sink: Option<&'a mut dyn Sink>,
@@ -164,6 +165,7 @@ impl<'a> Warp<'a> {
             regions: Vec::new(),
             scratch: Vec::new(),
             pieces: Vec::new(),
+            blocks_buf: Vec::new(),
             targets: Vec::new(),
             paths: Vec::new(),
             sink,
@@ -208,6 +210,7 @@ impl<'a> Warp<'a> {
     /// Counts a skipped region in function `func`.
     fn skip(&mut self, func: u32, kind: SkipKind, insns: u64) {
         self.stats.skipped[kind as usize] += insns;
+        self.stats.skip_regions[kind as usize] += 1;
         self.stats.func(func).skipped += insns;
     }
 
@@ -467,7 +470,8 @@ impl<'a> Warp<'a> {
                 }
                 let group = &self.scratch[i..j];
                 let kind = if a0.store { AccessKind::Store } else { AccessKind::Load };
-                let c = simt::coalesce::coalesce(group.iter().map(|a| (a.addr, u32::from(a.size))), tb);
+                let c =
+                    simt::coalesce_with(group.iter().map(|a| (a.addr, u32::from(a.size))), tb, &mut self.blocks_buf);
                 stats.mem[a0.seg as usize].record(kind, &c);
                 fstats.mem[a0.seg as usize].record(kind, &c);
                 if a0.seg == Segment::Stack {
@@ -475,7 +479,7 @@ impl<'a> Warp<'a> {
                     for a in group {
                         local_pieces(a.local, a.size, a.lane, ws, &mut self.pieces);
                     }
-                    let mut c = simt::coalesce::coalesce(self.pieces.iter().copied(), tb);
+                    let mut c = simt::coalesce_with(self.pieces.iter().copied(), tb, &mut self.blocks_buf);
                     c.accesses = group.len() as u64;
                     c.bytes = group.iter().map(|a| u64::from(a.size)).sum();
                     let s = Segment::StackLocal as usize;

@@ -143,13 +143,19 @@ pub struct LockReport {
     pub critical_warp_instructions: u64,
 }
 
-/// Instructions executed but not replayed.
+/// Instructions executed but not replayed (thread instructions), and the regions they were in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct SkippedReport {
+    /// In system calls (the kernel's instructions are not traced: 0 unless the tracer counts them).
     pub syscall: u64,
+    /// In `--exclude`d functions.
     pub excluded: u64,
+    /// Spinning in lock functions after the first attempt.
     pub lock_spin: u64,
     pub total: u64,
+    pub syscall_regions: u64,
+    pub excluded_regions: u64,
+    pub lock_spin_regions: u64,
     /// `total / (total + thread_instructions)`.
     pub fraction: f64,
 }
@@ -198,6 +204,9 @@ pub struct Report {
     pub locks: Vec<LockReport>,
     pub lock_releases: u64,
     pub skipped: SkippedReport,
+    /// Instructions the traced program executed outside SIMT threads (with `--function`: outside the traced
+    /// function), summed over the OS threads that ended while traced. Not replayed.
+    pub outside_simt_instructions: u64,
     pub per_warp: Vec<WarpReport>,
     pub dcfg: DcfgReport,
     /// Lanes moved to where their trace went because the stack expected them elsewhere.
@@ -305,6 +314,9 @@ impl Report {
             excluded: sk[trace::SkipKind::Excluded as usize],
             lock_spin: sk[trace::SkipKind::LockSpin as usize],
             total: total_skipped,
+            syscall_regions: stats.skip_regions[trace::SkipKind::Syscall as usize],
+            excluded_regions: stats.skip_regions[trace::SkipKind::Excluded as usize],
+            lock_spin_regions: stats.skip_regions[trace::SkipKind::LockSpin as usize],
             fraction: if denom > 0.0 { total_skipped as f64 / denom } else { 0.0 },
         };
         let mut per_warp: Vec<WarpReport> = stats
@@ -343,6 +355,7 @@ impl Report {
             locks,
             lock_releases: stats.lock_releases,
             skipped,
+            outside_simt_instructions: t.thread_ends.iter().map(|e| e.outside).sum(),
             per_warp,
             dcfg: DcfgReport {
                 functions: dcfg.funcs.len(),

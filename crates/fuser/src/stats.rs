@@ -92,6 +92,8 @@ pub struct Stats {
     pub mem: [MemoryStats; SEGMENTS],
     /// Thread instructions skipped, by [`trace::SkipKind`].
     pub skipped: [u64; 3],
+    /// Skipped regions (system calls, excluded calls, spinning lock calls), by [`trace::SkipKind`].
+    pub skip_regions: [u64; 3],
     pub locks: FxHashMap<(u32, u64), LockStats>,
     /// Lock releases seen.
     pub lock_releases: u64,
@@ -121,6 +123,9 @@ impl Stats {
             *a += *b;
         }
         for (a, b) in self.skipped.iter_mut().zip(&o.skipped) {
+            *a += *b;
+        }
+        for (a, b) in self.skip_regions.iter_mut().zip(&o.skip_regions) {
             *a += *b;
         }
         for (k, l) in &o.locks {

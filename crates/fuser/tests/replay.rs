@@ -264,7 +264,7 @@ fn tail_calls_skips_and_unexpected_returns() {
     s.write(&p);
     let r = analyze(&p, 4);
     assert!(r.errors.is_empty(), "{:?}", r.errors);
-    assert_eq!(r.skipped.syscall, 40);
+    assert_eq!((r.skipped.syscall, r.skipped.syscall_regions), (40, 4));
     assert_eq!(function(&r, "g").skipped_instructions, 40);
     assert_eq!(function(&r, "h").simt_efficiency, Some(1.0));
     assert_eq!(function(&r, "g").simt_efficiency, Some(1.0));
@@ -300,4 +300,44 @@ fn report_serializes_with_the_documented_fields() {
     for k in ["name", "thread_instructions", "warp_instructions", "simt_efficiency"] {
         assert!(f.get(k).is_some(), "function {k} missing");
     }
+}
+
+#[test]
+fn lock_spinning_leaves_the_frames_entered_before_it() {
+    // f calls lock, which calls wait; the tracer then skips the spinning, including wait's return, and records
+    // only lock's return (one frame). The lane must leave wait and lock there.
+    let mut s = Synth::new();
+    let f = s.symbol("f", 0x1000, 0x100);
+    let lock = s.symbol("pthread_mutex_lock", 0x2000, 0x100);
+    let wait = s.symbol("lll_lock_wait", 0x3000, 0x100);
+    let b0 = s.block(0x1000, vec![nop(), call()]);
+    let b1 = s.block(s.end(b0), vec![nop(), nop(), ret()]);
+    let l0 = s.block(0x2000, vec![nop(), call()]);
+    let w0 = s.block(0x3000, vec![nop(), nop()]);
+    for k in 0..4 {
+        let mut ev = vec![blk(b0), Event::Call { callee: lock }, blk(l0)];
+        if k % 2 == 1 {
+            ev.extend([
+                Event::Call { callee: wait },
+                blk(w0),
+                Event::Skip { kind: trace::SkipKind::LockSpin, insns: 7, arg: u64::from(lock) },
+            ]);
+        }
+        ev.extend([
+            Event::Return { frames: 1 },
+            Event::Lock { kind: LockKind::Mutex, release: false, addr: 0xa000 + u64::from(k) },
+            blk(b1),
+        ]);
+        s.lane(k, 0, Some(f), ev);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("spin.trace");
+    s.write(&p);
+    let r = analyze(&p, 4);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.resyncs, 0);
+    assert_eq!(r.skipped.lock_spin, 14);
+    let ff = function(&r, "f");
+    assert_eq!((ff.thread_instructions, ff.warp_instructions), (4 * 2 + 4 * 3, 2 + 3), "b1 runs in f, reconverged");
+    assert_eq!(function(&r, "lll_lock_wait").simt_efficiency, Some(0.5));
 }

@@ -73,6 +73,34 @@ where
     result
 }
 
+/// Like [`coalesce`], with the block intervals in a caller-provided buffer: nothing is set up per call, for
+/// loops that coalesce many small groups (a trace replayer). `scratch` is cleared first and left holding the
+/// merged intervals of block numbers.
+///
+/// # Panics
+/// If `granularity` is not a power of two.
+pub fn coalesce_with<I>(accesses: I, granularity: u32, scratch: &mut Vec<(u64, u64)>) -> Coalesced
+where
+    I: IntoIterator<Item = (u64, u32)>,
+{
+    let shift = shift_of(granularity);
+    let mut result = Coalesced::default();
+    scratch.clear();
+    for (address, size) in accesses {
+        result.accesses += 1;
+        result.bytes += u64::from(size);
+        if size == 0 {
+            continue;
+        }
+        let last_byte = address.saturating_add(u64::from(size) - 1);
+        scratch.push((address >> shift, last_byte >> shift));
+    }
+    let n = merge_sorted(scratch);
+    scratch.truncate(n);
+    result.transactions = count(scratch);
+    result
+}
+
 /// Number of distinct aligned `granularity`-byte transactions.
 ///
 /// # Panics
@@ -127,6 +155,24 @@ fn count(merged: &[(u64, u64)]) -> u64 {
     merged.iter().fold(0u64, |acc, &(first, last)| acc.saturating_add((last - first).saturating_add(1)))
 }
 
+/// Sorts `all` and merges overlapping or adjacent intervals into its first `n` elements; returns `n`.
+fn merge_sorted(all: &mut [(u64, u64)]) -> usize {
+    all.sort_unstable();
+    let mut write = 0;
+    for read in 0..all.len() {
+        let (first, last) = all[read];
+        if write > 0 && first <= all[write - 1].1.saturating_add(1) {
+            if last > all[write - 1].1 {
+                all[write - 1].1 = last;
+            }
+        } else {
+            all[write] = (first, last);
+            write += 1;
+        }
+    }
+    write
+}
+
 const INLINE: usize = 64;
 
 /// Closed intervals `[first, last]` of block (or word) numbers: inline up to
@@ -159,20 +205,8 @@ impl Intervals {
     /// disjoint, non-adjacent intervals in increasing order.
     pub(crate) fn merged(&mut self) -> &[(u64, u64)] {
         let all: &mut [(u64, u64)] = if self.heap.is_empty() { &mut self.inline[..self.len] } else { &mut self.heap };
-        all.sort_unstable();
-        let mut write = 0;
-        for read in 0..all.len() {
-            let (first, last) = all[read];
-            if write > 0 && first <= all[write - 1].1.saturating_add(1) {
-                if last > all[write - 1].1 {
-                    all[write - 1].1 = last;
-                }
-            } else {
-                all[write] = (first, last);
-                write += 1;
-            }
-        }
-        &all[..write]
+        let n = merge_sorted(all);
+        &all[..n]
     }
 }
 
@@ -195,6 +229,20 @@ mod tests {
         assert_eq!(m[3], (22, 22));
         assert_eq!(*m.last().unwrap(), (u64::MAX - 1, u64::MAX));
         assert_eq!(count(&m), 2 + 17 + (100 - 11) + 2);
+    }
+
+    #[test]
+    fn with_scratch_agrees() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut scratch = Vec::new();
+        for _ in 0..500 {
+            let n = rng.usize(0..80);
+            let acc: Vec<(u64, u32)> =
+                (0..n).map(|_| (rng.u64(0..4096), [0, 1, 4, 8, 16, 40][rng.usize(0..6)])).collect();
+            for g in [1, 32, 128] {
+                assert_eq!(coalesce_with(acc.iter().copied(), g, &mut scratch), coalesce(acc.iter().copied(), g));
+            }
+        }
     }
 
     #[test]

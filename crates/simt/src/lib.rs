@@ -107,7 +107,7 @@ pub mod stack;
 
 pub use banks::{bank_conflicts, BankConfig, BankReport};
 pub use call_stack::{CallStack, Frame};
-pub use coalesce::{cache_lines, coalesce_into, sectors, transactions, Coalesced};
+pub use coalesce::{cache_lines, coalesce_into, coalesce_with, sectors, transactions, Coalesced};
 pub use counters::{
     AccessKind, AccessStats, ByKey, Dense, Divergence, DivergenceBy, Efficiency, EfficiencyBy, MemoryStats,
 };

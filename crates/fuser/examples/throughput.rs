@@ -1,0 +1,66 @@
+//! Replay throughput and peak memory of the analyzer on a trace:
+//!
+//! ```text
+//! cargo run --release -p fuser --example throughput -- TRACE [WARP...]
+//! ```
+//!
+//! Prints, for the dynamic-CFG pass and for the replay at each warp size (default 32), the seconds taken and
+//! the thread instructions per second, then the peak resident memory of the process (`VmHWM`).
+
+use std::time::Instant;
+
+fn peak_rss_kib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let Some(path) = args.next() else {
+        eprintln!("usage: throughput TRACE [WARP...]");
+        std::process::exit(2);
+    };
+    let warps: Vec<u32> = {
+        let v: Vec<u32> = args.filter_map(|a| a.parse().ok()).collect();
+        if v.is_empty() {
+            vec![32]
+        } else {
+            v
+        }
+    };
+    let t = trace::Trace::open(&path).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1);
+    });
+    let threads = rayon::current_num_threads();
+    let file_mib = t.file_len as f64 / (1u64 << 20) as f64;
+    println!("trace {path}: {file_mib:.1} MiB, {} SIMT threads, {threads} worker threads", t.simt.len());
+    let start = Instant::now();
+    let a = fuser::Analysis::new(&t);
+    let cfg_s = start.elapsed().as_secs_f64();
+    let insns = a.dcfg.thread_insns;
+    println!(
+        "dynamic CFGs: {cfg_s:.2} s, {insns} thread instructions read ({:.1} M/s), {} functions, {} blocks",
+        insns as f64 / cfg_s / 1e6,
+        a.dcfg.funcs.len(),
+        a.dcfg.blocks()
+    );
+    for w in warps {
+        let start = Instant::now();
+        let r = a.run(&fuser::Config { warp_size: w, ..fuser::Config::default() }, &|_| {}).unwrap();
+        let s = start.elapsed().as_secs_f64();
+        println!(
+            "replay at warp {w}: {s:.2} s, {} thread instructions ({:.1} M/s), {} warp instructions ({:.1} M/s), \
+             efficiency {:.2}%",
+            r.thread_instructions,
+            r.thread_instructions as f64 / s / 1e6,
+            r.warp_instructions,
+            r.warp_instructions as f64 / s / 1e6,
+            r.simt_efficiency.unwrap_or(0.0) * 100.0
+        );
+    }
+    if let Some(kib) = peak_rss_kib() {
+        println!("peak resident memory: {:.1} MiB", kib as f64 / 1024.0);
+    }
+}
