@@ -73,6 +73,27 @@ impl fmt::Display for AccessError {
     }
 }
 
+/// Describes an out-of-bounds access of `size` bytes at `address` by the allocations just below and above it
+/// (each `(base, size, label)`), when one is within 1 MiB: "4 bytes past the end of `x` (...)".
+pub fn describe_position(
+    address: u64,
+    size: u32,
+    below: Option<(u64, u64, &str)>,
+    above: Option<(u64, u64, &str)>,
+) -> Option<String> {
+    const NEAR: u64 = 1 << 20;
+    match (below, above) {
+        (Some((base, len, label)), _) if address - base < len + NEAR => Some(format!(
+            "{} bytes past the end of {label} ({len} bytes at {base:#x})",
+            (address + u64::from(size)).saturating_sub(base + len)
+        )),
+        (_, Some((base, len, label))) if base - address < NEAR => {
+            Some(format!("{} bytes before {label} ({len} bytes at {base:#x})", base - address))
+        }
+        _ => None,
+    }
+}
+
 /// One allocation, borrowed for a launch.
 #[derive(Debug)]
 pub struct Region<'a> {
@@ -156,11 +177,11 @@ impl DeviceMemory {
                 return Ok((a, offset as usize));
             }
         }
-        Err(AccessError::OutOfBounds { address, size, nearest: self.describe_near(address) })
+        Err(AccessError::OutOfBounds { address, size, nearest: self.describe_near(address, size) })
     }
 
     fn find_mut(&mut self, address: u64, size: u32) -> Result<(&mut Allocation, usize), AccessError> {
-        let nearest = self.describe_near(address);
+        let nearest = self.describe_near(address, size);
         if let Some((_, a)) = self.allocations.range_mut(..=address).next_back() {
             let offset = address - a.base();
             if offset.checked_add(u64::from(size)).is_some_and(|end| end <= a.size) {
@@ -170,24 +191,15 @@ impl DeviceMemory {
         Err(AccessError::OutOfBounds { address, size, nearest })
     }
 
-    /// Where an address lies relative to the nearest allocations, for error messages.
-    pub fn describe_near(&self, address: u64) -> Option<String> {
-        let below = self.allocations.range(..=address).next_back().map(|(_, a)| a);
-        let above = self.allocations.range(address.saturating_add(1)..).next().map(|(_, a)| a);
-        let below = below.map(|a| (address - a.base(), a));
-        match (below, above) {
-            (Some((off, a)), _) if off >= a.size && off - a.size < 1 << 20 => Some(format!(
-                "{} bytes past the end of `{}` ({} bytes at {:#x})",
-                off - a.size + 1,
-                a.label,
-                a.size,
-                a.base()
-            )),
-            (_, Some(a)) if a.base() - address < 1 << 20 => {
-                Some(format!("{} bytes before `{}` ({} bytes at {:#x})", a.base() - address, a.label, a.size, a.base()))
-            }
-            _ => None,
-        }
+    /// Where an access lies relative to the nearest allocations, for error messages.
+    pub fn describe_near(&self, address: u64, size: u32) -> Option<String> {
+        let below = self.allocations.range(..=address).next_back().map(|(_, a)| (a.base(), a.size, a.label.as_str()));
+        let above = self
+            .allocations
+            .range(address.saturating_add(1)..)
+            .next()
+            .map(|(_, a)| (a.base(), a.size, a.label.as_str()));
+        describe_position(address, size, below, above)
     }
 
     /// Reads `out.len()` bytes at `address`.

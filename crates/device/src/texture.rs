@@ -350,7 +350,7 @@ impl DeviceMemory {
                 "the texels ({} bytes at {:#x}) are not inside one allocation{}",
                 r.size(),
                 r.ptr,
-                self.describe_near(r.ptr).map(|d| format!(" ({d})")).unwrap_or_default()
+                self.describe_near(r.ptr, 1).map(|d| format!(" ({d})")).unwrap_or_default()
             )
         })
     }

@@ -7,7 +7,7 @@ use scalar::int::{self as si, Width};
 use simt::LaneMask;
 
 use crate::machine::WARP;
-use crate::program::{AtomOp, BoolOp, Cmp, Kind, Op, Part, Rnd, Sub};
+use crate::program::{AtomOp, BoolOp, Cmp, Kind, Op, Part, Sub};
 use crate::types::Ty;
 
 type Lanes = [u64; WARP];
@@ -43,7 +43,7 @@ pub fn exec(
             Kind::Mov | Kind::Cvt | Kind::Setp | Kind::Set | Kind::Selp | Kind::Slct | Kind::Pack | Kind::Unpack
         )
     {
-        return float_op(op, exec, a, b, c, out);
+        return crate::float::exec(op, exec, a, b, c, out);
     }
     let bits = ty.bits().min(64);
     let mask = ty.mask();
@@ -359,12 +359,3 @@ pub fn reduce(op: AtomOp, ty: Ty, x: u64, y: u64) -> u64 {
         _ => y,
     }
 }
-
-/// Floating-point arithmetic (f32, f64; f16/bf16 through `convert`).
-fn float_op(op: &Op, exec: LaneMask, a: &Lanes, b: &Lanes, c: &Lanes, out: &mut Lanes) -> bool {
-    crate::float::exec(op, exec, a, b, c, out)
-}
-
-// Keep `Rnd` in scope for readers: rounding is handled in `float` and `convert`.
-#[allow(dead_code)]
-const _RND: Rnd = Rnd::None;

@@ -13,7 +13,6 @@ use crate::mem::{read_flat, resolve_generic, window, write_flat, GlobalMem};
 use crate::printf;
 use crate::program::*;
 use crate::stats::Collector;
-use crate::types::Ty;
 
 pub const WARP: usize = 32;
 /// Deepest device-function call nesting before the emulator reports a stack overflow.
@@ -272,7 +271,6 @@ impl<'a> Machine<'a> {
 
     fn barrier_deadlock(&self, cta: &Cta) -> ExecError {
         let waiting: Vec<&Warp> = cta.warps.iter().filter(|w| matches!(w.state, WarpState::Barrier { .. })).collect();
-        let arrived: u32 = waiting.iter().map(|w| w.bar_lanes.count()).sum();
         let total: u32 = cta.warps.iter().map(|w| w.lanes.count()).sum();
         let exited: u32 = total
             - cta
@@ -317,7 +315,6 @@ impl<'a> Machine<'a> {
                 format!("barrier {id} reached by {n} of the {expected} threads it waits for")
             })
             .collect();
-        let _ = arrived;
         let detail = format!(
             "{}; {exited} of the CTA's {total} threads exited without reaching it, and no other thread can arrive",
             waits.join(", ")
@@ -540,7 +537,7 @@ impl<'a> Machine<'a> {
         }
         let mut values = [0u64; WARP];
         if red.is_some() {
-            values = read_src(self, cta, w, &op.c, exec);
+            values = read_src(self, cta, w, &op.c);
         }
         let warp = &mut cta.warps[w];
         warp.bar_lanes = exec;
@@ -552,7 +549,7 @@ impl<'a> Machine<'a> {
     }
 
     fn read_uniform(&self, cta: &Cta, w: usize, src: &Src, exec: LaneMask) -> u64 {
-        let vals = read_src(self, cta, w, src, exec);
+        let vals = read_src(self, cta, w, src);
         vals[exec.first().unwrap_or(0) as usize]
     }
 
@@ -569,7 +566,7 @@ impl<'a> Machine<'a> {
     ) -> Result<Flow, ExecError> {
         let next = pc(f, opi + 1);
         let Some(Extra::Targets(targets)) = op.extra.as_deref() else { return Ok(Flow::Continue) };
-        let index = read_src(self, cta, w, &op.a, exec);
+        let index = read_src(self, cta, w, &op.a);
         let mut groups: Vec<(Pc, LaneMask)> = Vec::new();
         for lane in exec.iter() {
             let i = index[lane as usize] as usize;
@@ -630,7 +627,7 @@ impl<'a> Machine<'a> {
         let (target, lanes) = match *callee {
             Callee::Direct(g) => (g, exec),
             Callee::Indirect(src) => {
-                let addrs = read_src(self, cta, w, &src, exec);
+                let addrs = read_src(self, cta, w, &src);
                 let first = exec.first().unwrap_or(0);
                 let mut lanes = LaneMask::EMPTY;
                 for lane in exec.iter() {
@@ -1010,7 +1007,7 @@ impl<'a> Machine<'a> {
                 let part = op.ty.bits() / srcs.len().max(1) as u32;
                 let mut out = [0u64; WARP];
                 for (k, s) in srcs.iter().enumerate() {
-                    let v = read_src(self, cta, w, s, exec);
+                    let v = read_src(self, cta, w, s);
                     for lane in exec.iter() {
                         let l = lane as usize;
                         out[l] |= (v[l] & crate::types::mask_bits(part)) << (part * k as u32);
@@ -1021,10 +1018,10 @@ impl<'a> Machine<'a> {
                 Ok(())
             }
             _ => {
-                let a = read_src(self, cta, w, &op.a, exec);
-                let b = read_src(self, cta, w, &op.b, exec);
-                let c = read_src(self, cta, w, &op.c, exec);
-                let d = read_src(self, cta, w, &op.d, exec);
+                let a = read_src(self, cta, w, &op.a);
+                let b = read_src(self, cta, w, &op.b);
+                let c = read_src(self, cta, w, &op.c);
+                let d = read_src(self, cta, w, &op.d);
                 let warp = &mut cta.warps[w];
                 let mut out = [0u64; WARP];
                 let mut out2 = [0u64; WARP];
@@ -1067,10 +1064,6 @@ impl<'a> Machine<'a> {
         }
     }
 
-    fn space_of(&self, op: &Op) -> Space {
-        op.m.space
-    }
-
     /// PTX requires every access (a whole vector access included) to be naturally aligned.
     #[allow(clippy::too_many_arguments)]
     fn check_aligned(
@@ -1092,7 +1085,7 @@ impl<'a> Machine<'a> {
     }
 
     fn exec_load(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, exec: LaneMask) -> Result<(), ExecError> {
-        let space = self.space_of(op);
+        let space = op.m.space;
         let elem = op.ty.bytes();
         let n = u32::from(op.m.vec.max(1));
         let addrs = self.addresses(cta, w, op, exec);
@@ -1124,12 +1117,12 @@ impl<'a> Machine<'a> {
     }
 
     fn exec_store(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, exec: LaneMask) -> Result<(), ExecError> {
-        let space = self.space_of(op);
+        let space = op.m.space;
         let elem = op.ty.bytes();
         let addrs = self.addresses(cta, w, op, exec);
         let vals: Vec<[u64; WARP]> = match op.extra.as_deref() {
-            Some(Extra::Srcs(srcs)) => srcs.iter().map(|s| read_src(self, cta, w, s, exec)).collect(),
-            _ => vec![read_src(self, cta, w, &op.a, exec)],
+            Some(Extra::Srcs(srcs)) => srcs.iter().map(|s| read_src(self, cta, w, s)).collect(),
+            _ => vec![read_src(self, cta, w, &op.a)],
         };
         let n = vals.len() as u32;
         if let Some(s) = &mut self.stats {
@@ -1148,11 +1141,11 @@ impl<'a> Machine<'a> {
     }
 
     fn exec_atomic(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, exec: LaneMask) -> Result<(), ExecError> {
-        let space = self.space_of(op);
+        let space = op.m.space;
         let elem = op.ty.bytes();
         let addrs = self.addresses(cta, w, op, exec);
-        let a = read_src(self, cta, w, &op.a, exec);
-        let b = read_src(self, cta, w, &op.b, exec);
+        let a = read_src(self, cta, w, &op.a);
+        let b = read_src(self, cta, w, &op.b);
         let Sub::Atom(aop) = op.m.sub else { return Ok(()) };
         if let Some(s) = &mut self.stats {
             s.atomic(op, space, exec, &addrs, elem);
@@ -1187,7 +1180,7 @@ impl<'a> Machine<'a> {
     }
 
     fn exec_space(&mut self, cta: &mut Cta, w: usize, op: &Op, exec: LaneMask) {
-        let a = read_src(self, cta, w, &op.a, exec);
+        let a = read_src(self, cta, w, &op.a);
         let mut out = [0u64; WARP];
         let space = op.m.space;
         for lane in exec.iter() {
@@ -1216,9 +1209,9 @@ impl<'a> Machine<'a> {
     }
 
     fn exec_warp_op(&mut self, cta: &mut Cta, w: usize, op: &Op, exec: LaneMask, active: LaneMask) {
-        let a = read_src(self, cta, w, &op.a, exec);
-        let b = read_src(self, cta, w, &op.b, exec);
-        let c = read_src(self, cta, w, &op.c, exec);
+        let a = read_src(self, cta, w, &op.a);
+        let b = read_src(self, cta, w, &op.b);
+        let c = read_src(self, cta, w, &op.c);
         let mut out = [0u64; WARP];
         let mut out2 = [0u64; WARP];
         match (op.kind, op.m.sub) {
@@ -1264,7 +1257,6 @@ impl<'a> Machine<'a> {
                             }
                         }
                     };
-                    let _ = min_lane;
                     let j = (j & 31) as usize;
                     out[l] = a[j];
                     out2[l] = u64::from(pval);
@@ -1402,7 +1394,7 @@ pub(crate) struct WarpCx<'x, 'a> {
 impl WarpCx<'_, '_> {
     /// A source operand's value in every lane.
     pub fn read(&self, src: &Src) -> [u64; WARP] {
-        read_src(self.m, self.cta, self.w, src, LaneMask::full(WARP as u32))
+        read_src(self.m, self.cta, self.w, src)
     }
 
     /// Writes `vals` to `dst` in the lanes of `mask`.
@@ -1481,8 +1473,8 @@ fn member_mask(src: &Src, value: u64) -> u64 {
     }
 }
 
-/// Reads a source operand for every lane in `exec` (other lanes are left 0).
-fn read_src(m: &Machine<'_>, cta: &Cta, w: usize, src: &Src, exec: LaneMask) -> [u64; WARP] {
+/// Reads a source operand for every lane.
+fn read_src(m: &Machine<'_>, cta: &Cta, w: usize, src: &Src) -> [u64; WARP] {
     let frame = cta.warps[w].frames.last().expect("frame");
     match *src {
         Src::Reg(r) => frame.regs[r as usize],
@@ -1499,7 +1491,6 @@ fn read_src(m: &Machine<'_>, cta: &Cta, w: usize, src: &Src, exec: LaneMask) -> 
         Src::Sym(sym, off) => {
             // A symbol as a value: its address in its own space (generic when `cvta` follows).
             let a = m.symbol_value(frame, sym, Space::Global).wrapping_add(off as u64);
-            let _ = exec;
             [a; WARP]
         }
         Src::None => [0; WARP],
@@ -1549,7 +1540,3 @@ impl Machine<'_> {
         std::rc::Rc::new(v)
     }
 }
-
-// Silence an unused-type lint until every variant is constructed by some path.
-#[allow(dead_code)]
-fn _ty_used(_: Ty) {}

@@ -39,26 +39,16 @@ impl<'a> GlobalMem<'a> {
 
     fn out_of_bounds(&self, address: u64, size: u32) -> AccessError {
         let i = self.regions.partition_point(|r| r.base <= address);
-        let below = i.checked_sub(1).map(|k| &self.regions[k]);
-        let above = self.regions.get(i);
-        let nearest = match (below, above) {
-            (Some(r), _) if address - r.base < r.bytes.len() as u64 + (1 << 20) => Some(format!(
-                "{} bytes past the end of {} ({} bytes at {:#x})",
-                (address + u64::from(size)).saturating_sub(r.base + r.bytes.len() as u64),
-                r.label,
-                r.bytes.len(),
-                r.base
-            )),
-            (_, Some(r)) if r.base - address < 1 << 20 => Some(format!(
-                "{} bytes before {} ({} bytes at {:#x})",
-                r.base - address,
-                r.label,
-                r.bytes.len(),
-                r.base
-            )),
-            _ => None,
-        };
-        AccessError::OutOfBounds { address, size, nearest }
+        fn describe<'r>(r: &'r Region<'_>) -> (u64, u64, &'r str) {
+            (r.base, r.bytes.len() as u64, r.label)
+        }
+        let below = i.checked_sub(1).map(|k| describe(&self.regions[k]));
+        let above = self.regions.get(i).map(describe);
+        AccessError::OutOfBounds {
+            address,
+            size,
+            nearest: device::memory::describe_position(address, size, below, above),
+        }
     }
 
     /// Reads `size` (1, 2, 4, 8) bytes little-endian.

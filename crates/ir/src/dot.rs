@@ -26,7 +26,7 @@ pub fn cfg_to_dot(module: &Module, func: &Function) -> String {
     let _ = writeln!(out, "digraph \"{}\" {{", escape(&func.name));
     let _ = writeln!(out, "  node [shape=box fontname=\"monospace\" fontsize=10];");
     let _ = writeln!(out, "  \"exit\" [shape=doublecircle label=\"exit\"];");
-    for (b, data) in body.blocks.iter() {
+    for b in body.blocks.keys() {
         let mut label = format!("{}\\l", escape(&name(b)));
         if loops.is_header(b) {
             let _ = write!(label, "(loop header, depth {})\\l", loops.loop_depth(b));
@@ -45,7 +45,6 @@ pub fn cfg_to_dot(module: &Module, func: &Function) -> String {
             let _ = write!(label, "reconverges at {}\\l", escape(&r));
         }
         let _ = writeln!(out, "  \"b{}\" [label=\"{label}\"];", b.as_u32());
-        let _ = data;
     }
     for b in body.blocks.keys() {
         let succs = cfg.succs(b);

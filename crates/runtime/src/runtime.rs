@@ -171,7 +171,7 @@ impl Runtime {
     fn locate(&self, ptr: DevicePtr) -> Option<String> {
         match self.memory.find(ptr, 1) {
             Ok((a, off)) => Some(format!("{off} bytes into `{}` ({} bytes at {:#x})", a.label, a.size, a.base())),
-            Err(_) => self.memory.describe_near(ptr),
+            Err(_) => self.memory.describe_near(ptr, 1),
         }
     }
 
