@@ -8,6 +8,7 @@ mod ptx_cmd;
 mod run_cmd;
 mod stats_text;
 mod trace_cmd;
+mod transit_cmd;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -42,6 +43,8 @@ enum Command {
     Trace(trace_cmd::TraceArgs),
     #[command(about = analyze_cmd::ABOUT, long_about = analyze_cmd::LONG_ABOUT, after_long_help = analyze_cmd::EXAMPLES)]
     Analyze(analyze_cmd::AnalyzeArgs),
+    #[command(about = transit_cmd::ABOUT, long_about = transit_cmd::LONG_ABOUT, after_long_help = transit_cmd::EXAMPLES)]
+    Transit(transit_cmd::TransitArgs),
 }
 
 /// A command line that asks for something impossible (a bad argument, a missing kernel): reported like
@@ -112,6 +115,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(&args),
         Command::Trace(args) => trace_cmd::run(&args),
         Command::Analyze(args) => analyze_cmd::run(&args),
+        Command::Transit(args) => transit_cmd::run(&args),
     };
     match result {
         Ok(code) => code,

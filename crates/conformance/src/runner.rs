@@ -10,9 +10,16 @@ use crate::data::{to_bytes, Elem};
 /// Creates a fresh execution engine.
 pub type BackendFactory = fn() -> Box<dyn Backend>;
 
-/// Every engine the suite runs each case on. The JIT joins this list when it implements [`Backend`].
+/// Every engine the suite runs each case on. `LOCKSTEP_BACKENDS=emu` (or `jit`) restricts the list.
 pub fn backends() -> Vec<(&'static str, BackendFactory)> {
-    vec![("emu", || Box::new(emu::Emulator::new()))]
+    let all: Vec<(&'static str, BackendFactory)> = vec![
+        ("emu", || Box::new(emu::Emulator::new())),
+        ("jit", || Box::new(jit::Jit::new(jit::Options { threads: 2, ..jit::Options::default() }))),
+    ];
+    match std::env::var("LOCKSTEP_BACKENDS") {
+        Ok(only) => all.into_iter().filter(|(n, _)| only.split(',').any(|o| o == *n)).collect(),
+        Err(_) => all,
+    }
 }
 
 /// Builds a by-value parameter from the device addresses of the arguments (then of the extra buffers).

@@ -18,17 +18,12 @@
 //! CTA; local memory is a stack per thread; generic addresses of shared, local and parameter memory live in
 //! address windows that no device pointer uses (`program::SHARED_WINDOW` and friends).
 
-mod alu;
-mod convert;
-mod float;
 mod machine;
 mod mem;
-mod printf;
-pub mod program;
+
 mod stats;
 mod tensor;
 mod texture;
-mod types;
 
 use std::io::Write;
 

@@ -8,13 +8,13 @@ use device::{Dim3, ErrorKind, ExecError, LaunchConfig, LoadedModule, Location};
 use ir::{FuncId, SpecialReg};
 use simt::{CallStack, LaneMask};
 
-use crate::alu;
 use crate::mem::{read_flat, resolve_generic, window, write_flat, GlobalMem};
-use crate::printf;
-use crate::program::*;
 use crate::stats::Collector;
+use program::alu;
+use program::printf;
+use program::*;
 
-pub const WARP: usize = 32;
+pub use program::WARP;
 /// Deepest device-function call nesting before the emulator reports a stack overflow.
 pub const MAX_CALL_DEPTH: usize = 256;
 /// Largest per-thread local stack.
@@ -1010,7 +1010,7 @@ impl<'a> Machine<'a> {
                     let v = read_src(self, cta, w, s);
                     for lane in exec.iter() {
                         let l = lane as usize;
-                        out[l] |= (v[l] & crate::types::mask_bits(part)) << (part * k as u32);
+                        out[l] |= (v[l] & program::mask_bits(part)) << (part * k as u32);
                     }
                 }
                 let frame = cta.warps[w].frames.last_mut().expect("frame");
@@ -1214,111 +1214,7 @@ impl<'a> Machine<'a> {
         let c = read_src(self, cta, w, &op.c);
         let mut out = [0u64; WARP];
         let mut out2 = [0u64; WARP];
-        match (op.kind, op.m.sub) {
-            (Kind::Shfl, Sub::Shfl(mode)) => {
-                for lane in exec.iter() {
-                    let l = lane as usize;
-                    let (bval, cval) = (b[l] as u32, c[l] as u32);
-                    let clamp = cval & 0x1f;
-                    let seg_mask = (cval >> 8) & 0x1f;
-                    let max_lane = (lane & seg_mask) | (clamp & !seg_mask);
-                    let min_lane = lane & seg_mask;
-                    let (j, pval) = match mode {
-                        ShflMode::Up => {
-                            let j = lane as i64 - i64::from(bval);
-                            if j >= i64::from(max_lane) {
-                                (j as u32, true)
-                            } else {
-                                (lane, false)
-                            }
-                        }
-                        ShflMode::Down => {
-                            let j = lane + bval;
-                            if j <= max_lane {
-                                (j, true)
-                            } else {
-                                (lane, false)
-                            }
-                        }
-                        ShflMode::Bfly => {
-                            let j = lane ^ bval;
-                            if j <= max_lane {
-                                (j, true)
-                            } else {
-                                (lane, false)
-                            }
-                        }
-                        ShflMode::Idx => {
-                            let j = min_lane | (bval & !seg_mask);
-                            if j <= max_lane {
-                                (j, true)
-                            } else {
-                                (lane, false)
-                            }
-                        }
-                    };
-                    let j = (j & 31) as usize;
-                    out[l] = a[j];
-                    out2[l] = u64::from(pval);
-                }
-            }
-            // The `.sync` forms combine, for each lane, only the executing lanes named in that lane's member mask.
-            (Kind::Vote, Sub::Vote(mode)) => {
-                let mut ballot = 0u64;
-                for lane in exec.iter() {
-                    if a[lane as usize] != 0 {
-                        ballot |= 1 << lane;
-                    }
-                }
-                for lane in exec.iter() {
-                    let l = lane as usize;
-                    let members = exec.0 & member_mask(&op.b, b[l]);
-                    let votes = ballot & members;
-                    out[l] = match mode {
-                        VoteMode::All => u64::from(votes == members),
-                        VoteMode::Any => u64::from(votes != 0),
-                        VoteMode::Uni => u64::from(votes == members || votes == 0),
-                        VoteMode::Ballot => votes,
-                    };
-                }
-            }
-            (Kind::Match, Sub::MatchAll(all)) => {
-                for lane in exec.iter() {
-                    let l = lane as usize;
-                    let members = exec.0 & member_mask(&op.b, b[l]);
-                    let mut m = 0u64;
-                    for other in LaneMask(members).iter() {
-                        if a[other as usize] & op.ty.mask() == a[l] & op.ty.mask() {
-                            m |= 1 << other;
-                        }
-                    }
-                    if all {
-                        let same = m == members;
-                        out[l] = if same { m } else { 0 };
-                        out2[l] = u64::from(same);
-                    } else {
-                        out[l] = m;
-                    }
-                }
-            }
-            (Kind::Redux, Sub::Atom(aop)) => {
-                for lane in exec.iter() {
-                    let l = lane as usize;
-                    let members = LaneMask(exec.0 & member_mask(&op.b, b[l]));
-                    let mut acc: Option<u64> = None;
-                    for other in members.iter() {
-                        let v = op.ty.extend(a[other as usize]);
-                        acc = Some(match acc {
-                            None => v,
-                            Some(x) => alu::reduce(aop, op.ty, x, v),
-                        });
-                    }
-                    out[l] = acc.unwrap_or(0) & op.ty.mask();
-                }
-            }
-            (Kind::Activemask, _) => out = [active.0; WARP],
-            _ => {}
-        }
+        program::warp::exec(op, exec, active, [&a, &b, &c], &mut out, &mut out2);
         let frame = cta.warps[w].frames.last_mut().expect("frame");
         write_dst(frame, op.dst, &out, exec);
         if op.dst2 != Dst::None {
@@ -1465,14 +1361,6 @@ impl From<device::AccessError> for MemFault {
 }
 
 /// The member mask of a `.sync` warp operation: its operand, or the whole warp when it has none.
-fn member_mask(src: &Src, value: u64) -> u64 {
-    if *src == Src::None {
-        u64::from(u32::MAX)
-    } else {
-        value & u64::from(u32::MAX)
-    }
-}
-
 /// Reads a source operand for every lane.
 fn read_src(m: &Machine<'_>, cta: &Cta, w: usize, src: &Src) -> [u64; WARP] {
     let frame = cta.warps[w].frames.last().expect("frame");

@@ -5,7 +5,7 @@
 
 use device::{AccessError, Region};
 
-use crate::program::{Space, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use program::{Space, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
 /// Global memory: every device allocation, sorted by base address.
 pub struct GlobalMem<'a> {

@@ -7,9 +7,9 @@ use device::stats::{BranchStats, FunctionStats, KernelStats};
 use ir::FuncId;
 use simt::LaneMask;
 
-use crate::machine::WARP;
 use crate::mem::resolve_generic;
-use crate::program::{Op, Program, Space};
+use program::WARP;
+use program::{Op, Program, Space};
 
 /// Transaction (sector) size for coalescing.
 pub const SECTOR: u32 = 32;

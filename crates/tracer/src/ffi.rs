@@ -16,17 +16,22 @@ use qemu_plugin::sys::{
 };
 use qemu_plugin::PluginId;
 
-use crate::state::{end_thread, with_state, with_state_or_new};
-use crate::statics::TbDesc;
-use crate::{disabled, lock, Config, Mode, Tracer, DISABLED, NULL_MODE, TRACER};
+type TbCb = extern "C" fn(c_uint, *mut c_void);
+type MemCb = extern "C" fn(c_uint, qemu_plugin_meminfo_t, u64, *mut c_void);
 
-/// QEMU 7.2 packs a memory access as `MemOpIdx | rw << 16` (MemOp in bits 4.., size in its low 2 bits).
-/// [`check_meminfo_layout`] verifies that against the API's accessors at start; if it does not hold, the
-/// accessors are called instead.
+/// Whether memory callbacks decode QEMU's access value themselves (see [`check_meminfo_layout`]).
 static INLINE_MEMINFO: AtomicBool = AtomicBool::new(false);
 
+use crate::encode::{access_bits, MemSite};
+use crate::state::{end_thread, new_state, state, with_state};
+use crate::statics::TbDesc;
+use crate::{disabled, lock, Config, Mode, Tracer, DISABLED, TRACER};
+
+/// QEMU 7.2 packs a memory access as `MemOpIdx | rw << 16` (MemOp in bits 4.., its size in the low 3 bits
+/// of that). [`check_meminfo_layout`] verifies that against the API's accessors at start: if it holds, the
+/// memory callback decodes the value itself ([`on_mem::<true>`]), otherwise it calls the accessors.
 fn check_meminfo_layout() -> bool {
-    (0u32..4).all(|size| {
+    (0u32..8).all(|size| {
         [1u32, 2].iter().all(|&rw| {
             let info = (size << 4) | (rw << 16);
             // SAFETY: FFI accessors of QEMU's plugin API: pure functions of an integer.
@@ -36,59 +41,61 @@ fn check_meminfo_layout() -> bool {
                     qemu_plugin_mem_is_store(info as qemu_plugin_meminfo_t),
                 )
             };
-            s == size && w == (rw == 2)
+            s == size && w == (rw == 2) && access::<true>(info) == access::<false>(info)
         })
     })
 }
 
-/// Whether a memory access is a store.
-#[inline]
-pub(crate) fn mem_is_store(info: u32) -> bool {
-    if INLINE_MEMINFO.load(Relaxed) {
-        return (info >> 16) & 2 != 0;
+/// A memory access's [`access_bits`] (store, log2 of the size), from QEMU's packed value.
+#[inline(always)]
+fn access<const INLINE: bool>(info: qemu_plugin_meminfo_t) -> u64 {
+    if INLINE {
+        // Store (bit 1 of rw, info bit 17) to bit 6, size (info bits 4..7) to bits 3..6.
+        u64::from((info >> 11) & 0x40 | (info >> 1) & 0x38)
+    } else {
+        // SAFETY: FFI accessors of QEMU's plugin API; pure functions of the value QEMU passed to the callback.
+        let (store, size) = unsafe { (qemu_plugin_mem_is_store(info), qemu_plugin_mem_size_shift(info)) };
+        access_bits(store, size as u8)
     }
-    // SAFETY: FFI accessor of QEMU's plugin API; pure function of the value QEMU passed to the callback.
-    unsafe { qemu_plugin_mem_is_store(info as qemu_plugin_meminfo_t) }
-}
-
-/// log2 of a memory access's size in bytes.
-#[inline]
-pub(crate) fn mem_size_shift(info: u32) -> u8 {
-    if INLINE_MEMINFO.load(Relaxed) {
-        return ((info >> 4) & 3) as u8;
-    }
-    // SAFETY: as above.
-    (unsafe { qemu_plugin_mem_size_shift(info as qemu_plugin_meminfo_t) }) as u8
-}
-
-/// Packs what a memory callback needs into its user-data pointer.
-fn pack_mem(first_insn: u32, idx: u16, atomic: bool) -> usize {
-    (first_insn as usize) | ((idx as usize) << 32) | ((atomic as usize) << 48)
 }
 
 extern "C" fn on_tb_exec(vcpu: c_uint, udata: *mut c_void) {
     if disabled() {
         return;
     }
-    if NULL_MODE.load(Relaxed) {
-        return;
-    }
     // SAFETY: `udata` is the address of a `TbDesc` leaked at translation (never freed, never moved).
     let tb: &'static TbDesc = unsafe { &*(udata as *const TbDesc) };
-    let Some(t) = TRACER.get() else { return };
-    if let Err(e) = with_state_or_new(t, vcpu, |st| st.on_tb(tb)) {
-        t.fail(&e);
+    match state(vcpu) {
+        Some(st) => st.on_tb(tb),
+        None => first_block(vcpu, tb),
     }
 }
 
-extern "C" fn on_mem(_vcpu: c_uint, info: qemu_plugin_meminfo_t, vaddr: u64, udata: *mut c_void) {
-    if NULL_MODE.load(Relaxed) || disabled() {
+/// A thread's first block: its state is made.
+#[cold]
+#[inline(never)]
+fn first_block(vcpu: u32, tb: &'static TbDesc) {
+    let Some(t) = TRACER.get() else { return };
+    match new_state(t, vcpu) {
+        Ok(st) => st.on_tb(tb),
+        Err(e) => t.fail(&e),
+    }
+}
+
+/// `udata` is a [`MemSite`]; `INLINE`: see [`check_meminfo_layout`].
+extern "C" fn on_mem<const INLINE: bool>(vcpu: c_uint, info: qemu_plugin_meminfo_t, vaddr: u64, udata: *mut c_void) {
+    if disabled() {
         return;
     }
-    let p = udata as usize;
-    let (first, idx, atomic) = (p as u32, (p >> 32) as u16, (p >> 48) & 1 != 0);
-    with_state(|st| st.on_mem(first, idx, atomic, info, vaddr));
+    if let Some(st) = state(vcpu) {
+        st.on_mem(MemSite(udata as u64), access::<INLINE>(info), vaddr);
+    }
 }
+
+/// `mode=null`: QEMU's own cost of calling the plugin.
+extern "C" fn on_tb_exec_null(_vcpu: c_uint, _udata: *mut c_void) {}
+
+extern "C" fn on_mem_null(_vcpu: c_uint, _info: qemu_plugin_meminfo_t, _vaddr: u64, _udata: *mut c_void) {}
 
 extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     if disabled() {
@@ -119,12 +126,18 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
         d
     };
     let atomics = atomic_flags(&bytes);
+    let null = t.cfg.mode == Mode::Null;
+    let (tb_cb, mem_cb): (TbCb, MemCb) = match (null, INLINE_MEMINFO.load(Relaxed)) {
+        (true, _) => (on_tb_exec_null, on_mem_null),
+        (false, true) => (on_tb_exec, on_mem::<true>),
+        (false, false) => (on_tb_exec, on_mem::<false>),
+    };
     // SAFETY: registering callbacks on the handles QEMU gave us, during the translation callback as the API
     // requires; the user data are a leaked `TbDesc` and plain integers.
     unsafe {
         qemu_plugin_register_vcpu_tb_exec_cb(
             tb,
-            Some(on_tb_exec),
+            Some(tb_cb),
             qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
             desc as *const TbDesc as *mut c_void,
         );
@@ -132,13 +145,13 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
             if t.cfg.mode == Mode::Blocks {
                 break;
             }
-            let udata = pack_mem(desc.first_insn, i as u16, atomics[i]);
+            let site = MemSite::new(desc.first_insn, i as u16, atomics[i]);
             qemu_plugin_register_vcpu_mem_cb(
                 *insn,
-                Some(on_mem),
+                Some(mem_cb),
                 qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
                 qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_RW,
-                udata as *mut c_void,
+                site.0 as *mut c_void,
             );
         }
     }
@@ -174,7 +187,7 @@ extern "C" fn on_vcpu_exit(_id: qemu_plugin_id_t, _vcpu: c_uint) {
 #[allow(clippy::too_many_arguments)]
 extern "C" fn on_syscall(
     _id: qemu_plugin_id_t,
-    _vcpu: c_uint,
+    vcpu: c_uint,
     num: i64,
     a1: u64,
     _a2: u64,
@@ -192,7 +205,7 @@ extern "C" fn on_syscall(
     if num == libc::SYS_exit_group || num == libc::SYS_exit {
         t.exit_code.store(i64::from(a1 as i32), Relaxed);
     }
-    with_state(|st| st.on_syscall(num));
+    with_state(vcpu, |st| st.on_syscall(num));
 }
 
 extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, _vcpu: c_uint, num: i64, ret: i64) {
@@ -232,7 +245,6 @@ impl Register for Plugin {
                 std::process::exit(125);
             }
         };
-        NULL_MODE.store(tracer.cfg.mode == Mode::Null, Relaxed);
         INLINE_MEMINFO.store(check_meminfo_layout(), Relaxed);
         let _ = TRACER.set(tracer);
         // SAFETY: registering plain `extern "C"` callbacks with the id QEMU gave to `qemu_plugin_install`.

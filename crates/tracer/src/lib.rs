@@ -15,6 +15,7 @@
 // unused).
 #![cfg_attr(test, allow(dead_code))]
 
+pub mod encode;
 #[cfg(not(test))]
 mod ffi;
 pub mod loops;
@@ -159,8 +160,6 @@ pub struct Tracer {
 
 static TRACER: OnceLock<Tracer> = OnceLock::new();
 static DISABLED: AtomicBool = AtomicBool::new(false);
-#[cfg_attr(test, allow(dead_code))]
-static NULL_MODE: AtomicBool = AtomicBool::new(false);
 /// Size of the meta buffer at which it is written out even without an event chunk.
 const META_FLUSH: usize = 1 << 20;
 
@@ -351,31 +350,5 @@ impl Tracer {
         if self.cfg.own_spill_dir {
             let _ = std::fs::remove_dir_all(&self.cfg.spill_dir);
         }
-    }
-}
-
-/// Whether a memory access is a store.
-#[inline]
-pub fn mem_is_store(info: u32) -> bool {
-    #[cfg(not(test))]
-    {
-        ffi::mem_is_store(info)
-    }
-    #[cfg(test)]
-    {
-        (info >> 16) & 2 != 0
-    }
-}
-
-/// log2 of a memory access's size in bytes.
-#[inline]
-pub fn mem_size_shift(info: u32) -> u8 {
-    #[cfg(not(test))]
-    {
-        ffi::mem_size_shift(info)
-    }
-    #[cfg(test)]
-    {
-        ((info >> 4) & 3) as u8
     }
 }

@@ -16,6 +16,10 @@ use trace::{ChunkEncoder, ChunkKind, Sink};
 /// whether to flush.
 pub const HEADROOM: usize = 128 << 10;
 
+/// Mapped bytes past a buffer's capacity, so that a write of up to 16 bytes at any length up to the capacity
+/// stays inside the mapping ([`SpillBuf::put_words`]).
+const SLACK: usize = 20;
+
 /// A buffer in a shared file mapping: a 64-byte [`SpillHeader`], then the bytes.
 #[derive(Debug)]
 pub struct SpillBuf {
@@ -34,7 +38,7 @@ impl SpillBuf {
     pub fn create(dir: &Path, name: &str, kind: ChunkKind, stream: u32, cap: usize) -> io::Result<SpillBuf> {
         let path = dir.join(name);
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path)?;
-        file.set_len((SPILL_HEADER_LEN + cap + 20) as u64)?;
+        file.set_len((SPILL_HEADER_LEN + cap + SLACK) as u64)?;
         // SAFETY: mmap is FFI. The file was just created by this process and is only ever resized here;
         // nothing else truncates it while the mapping lives (the supervisor reads it after we are gone).
         let map = unsafe { MmapMut::map_mut(&file)? };
@@ -87,12 +91,30 @@ impl SpillBuf {
 impl SpillBuf {
     /// Publishes the length of the valid bytes, for a supervisor reading the file after a crash (done once
     /// per block and at system calls: a crash loses at most the current block's events).
-    #[inline]
+    #[inline(always)]
     pub fn publish(&mut self) {
-        let len = (self.len as u32).to_le_bytes();
-        if let Some(h) = self.map.get_mut(20..24) {
-            h.copy_from_slice(&len);
+        // SAFETY: the mapping is at least SPILL_HEADER_LEN (64) bytes long; bytes 20..24 are the header's
+        // length field. An unaligned store: the map's start is page-aligned, so it is aligned anyway.
+        unsafe { (self.map.as_mut_ptr().add(20) as *mut u32).write_unaligned((self.len as u32).to_le()) }
+    }
+
+    /// Appends the low `n` bytes (`n <= 16`) of `lo` then `hi`, little-endian: two unconditional 8-byte stores
+    /// (the mapping has slack past `cap`), then the length advances by `n`.
+    #[inline(always)]
+    pub fn put_words(&mut self, lo: u64, hi: u64, n: usize) {
+        debug_assert!(n <= 16);
+        if self.len + n > self.cap {
+            self.dropped += n as u64;
+            return;
         }
+        // SAFETY: `len + n <= cap` and the mapping is SPILL_HEADER_LEN + cap + SLACK bytes long, so the 16
+        // bytes from SPILL_HEADER_LEN + len are inside it (len <= cap). Only this thread writes the buffer.
+        unsafe {
+            let p = self.map.as_mut_ptr().add(SPILL_HEADER_LEN + self.len);
+            (p as *mut u64).write_unaligned(lo.to_le());
+            (p.add(8) as *mut u64).write_unaligned(hi.to_le());
+        }
+        self.len += n;
     }
 }
 
@@ -109,15 +131,7 @@ impl Sink for SpillBuf {
 
     #[inline]
     fn put_u128(&mut self, v: u128, n: usize) {
-        let at = SPILL_HEADER_LEN + self.len;
-        // The mapping has slack past `cap`: store all 16 bytes (one register store), keep `n`.
-        match self.map.get_mut(at..at + 16) {
-            Some(dst) if self.len + n <= self.cap => {
-                dst.copy_from_slice(&v.to_le_bytes());
-                self.len += n;
-            }
-            _ => self.dropped += n as u64,
-        }
+        self.put_words(v as u64, (v >> 64) as u64, n);
     }
 }
 

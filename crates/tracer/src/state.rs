@@ -1,11 +1,17 @@
 //! Per-OS-thread tracing state: the execution hot path.
 //!
-//! Each guest thread runs on its own host thread in QEMU user mode, so the state is a host thread-local: no
-//! lock is taken per block or per memory access. The shadow call stack, the SIMT-thread segmentation
+//! Each guest thread runs on its own host thread in QEMU user mode, with its own vCPU index, so the state is
+//! found by that index (which QEMU passes to every callback) in a preallocated table: no lock and no
+//! thread-local lookup per block or memory access. The shadow call stack, the SIMT-thread segmentation
 //! (`--function`, `--per-iteration`), `--exclude` skipping and lock detection all live here.
+//!
+//! The common case, recording blocks and accesses inside a SIMT thread with nothing else going on, is a
+//! short path of its own ([`ThreadState::on_tb`], [`ThreadState::on_mem`]) guarded by one flag (`hot`);
+//! everything else takes the general path.
 
 use std::cell::Cell;
-use std::sync::atomic::Ordering::Relaxed;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,60 +19,74 @@ use trace::{
     ChunkKind, EventEncoder, Flow, LockKind, MetaRecord, SimtEnd, SimtStart, SkipKind, ThreadEnd, ThreadInfo, NONE,
 };
 
+use crate::encode::{MemEncoder, MemSite};
 use crate::out::{SpillBuf, HEADROOM};
 use crate::statics::{
     TbDesc, LOOP_EXIT, LOOP_HEADER_EXITS, ROLE_EXCLUDED, ROLE_KIND_MASK, ROLE_LOCK, ROLE_PLT, ROLE_REGION, ROLE_RELEASE,
 };
 use crate::{Slot, Tracer};
 
+/// vCPU indexes the state table covers. QEMU user mode numbers vCPUs from 0 and reuses the numbers of exited
+/// threads, so this bounds the threads alive at once.
+pub const MAX_VCPUS: usize = 1 << 16;
+
+/// Each vCPU's state (null before its thread's first block and after its end). Only the thread running the
+/// vCPU reads or writes its entry and the state it points to.
+static STATES: [AtomicPtr<ThreadState>; MAX_VCPUS] = [const { AtomicPtr::new(ptr::null_mut()) }; MAX_VCPUS];
+
 thread_local! {
-    /// This host thread's state. Constant-initialised and without a destructor, so access is a plain
-    /// thread-local load; the thread's end is signalled by QEMU's vCPU-exit callback, which runs on the exiting
-    /// thread.
-    static STATE: Cell<Option<&'static mut ThreadState>> = const { Cell::new(None) };
+    /// The vCPU this host thread runs (`u32::MAX` before its state exists), for the paths that QEMU does not
+    /// give it to (the process's exit).
+    static MY_VCPU: Cell<u32> = const { Cell::new(u32::MAX) };
 }
 
 /// States of ended threads, reused by new threads (a state is leaked once, then recycled).
 static POOL: std::sync::Mutex<Vec<&'static mut ThreadState>> = std::sync::Mutex::new(Vec::new());
 
-/// Runs `f` on this thread's state, if it has one.
-#[inline]
-pub fn with_state<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
-    STATE.with(|c| {
-        let s = c.take()?;
-        let r = f(s);
-        c.set(Some(s));
-        Some(r)
-    })
+/// The state of the thread running `vcpu`, if it has one. Must be called on that thread, and the reference
+/// must not outlive the callback it is used in.
+#[inline(always)]
+pub fn state(vcpu: u32) -> Option<&'static mut ThreadState> {
+    let p = STATES.get(vcpu as usize)?.load(Relaxed);
+    // SAFETY: a non-null entry points to a leaked (never freed) `ThreadState`, set by `new_state` on the
+    // thread running `vcpu` and cleared by `end_thread` on that same thread before the state is recycled. QEMU
+    // runs a vCPU's callbacks on its thread one at a time, and no callback calls another, so this is the only
+    // live reference to the state.
+    unsafe { p.as_mut() }
 }
 
-/// Runs `f` on this thread's state, creating the state on the thread's first block.
+/// Runs `f` on the state of the thread running `vcpu`, if it has one.
 #[inline]
-pub fn with_state_or_new(t: &'static Tracer, vcpu: u32, f: impl FnOnce(&mut ThreadState)) -> Result<(), String> {
-    STATE.with(|c| {
-        let s = match c.take() {
-            Some(s) => s,
-            None => {
-                let fresh = ThreadState::new(t, vcpu)?;
-                let recycled = POOL.lock().unwrap_or_else(|e| e.into_inner()).pop();
-                match recycled {
-                    Some(old) => {
-                        *old = fresh;
-                        old
-                    }
-                    None => Box::leak(Box::new(fresh)),
-                }
-            }
-        };
-        f(s);
-        c.set(Some(s));
-        Ok(())
-    })
+pub fn with_state<R>(vcpu: u32, f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    state(vcpu).map(f)
+}
+
+/// Creates the state of the thread running `vcpu` (at its first block).
+#[cold]
+pub fn new_state(t: &'static Tracer, vcpu: u32) -> Result<&'static mut ThreadState, String> {
+    let entry = STATES.get(vcpu as usize).ok_or_else(|| format!("vCPU index {vcpu}: more than {MAX_VCPUS} threads"))?;
+    let fresh = ThreadState::new(t, vcpu)?;
+    let recycled = POOL.lock().unwrap_or_else(|e| e.into_inner()).pop();
+    let s = match recycled {
+        Some(old) => {
+            *old = fresh;
+            old
+        }
+        None => Box::leak(Box::new(fresh)),
+    };
+    entry.store(s, Relaxed);
+    MY_VCPU.with(|c| c.set(vcpu));
+    // SAFETY: as in `state`: the entry now points to this leaked state, used by this thread only.
+    Ok(unsafe { &mut *entry.load(Relaxed) })
 }
 
 /// The thread ends: finish its state and recycle it.
 pub fn end_thread() {
-    if let Some(s) = STATE.with(Cell::take) {
+    let vcpu = MY_VCPU.with(|c| c.replace(u32::MAX));
+    let Some(entry) = STATES.get(vcpu as usize) else { return };
+    let p = entry.swap(ptr::null_mut(), Relaxed);
+    // SAFETY: as in `state`; the entry is cleared, so this is the last reference handed out.
+    if let Some(s) = unsafe { p.as_mut() } {
         s.finish();
         POOL.lock().unwrap_or_else(|e| e.into_inner()).push(s);
     }
@@ -117,7 +137,8 @@ struct Region {
 struct Pending {
     tb: &'static TbDesc,
     from: u16,
-    mems: Vec<(u16, bool, u8, u64)>,
+    /// Memory accesses of the header block: (site, access bits, address).
+    mems: Vec<(MemSite, u64, u64)>,
     func: u32,
     iteration: u64,
 }
@@ -135,7 +156,9 @@ pub struct ThreadState {
     slot: Arc<Slot>,
     os: u32,
     buf: SpillBuf,
+    /// Encoder of the rare events (its address table is unused: memory events go through `mem`).
     enc: EventEncoder,
+    mem: MemEncoder,
     chunks: trace::ChunkEncoder,
     last: Option<&'static TbDesc>,
     stack: Vec<Frame>,
@@ -149,6 +172,11 @@ pub struct ThreadState {
     mem_from: u16,
     /// Whether events are being recorded (in a segment, not skipping, not spinning, not pending).
     rec: bool,
+    /// `rec`, and nothing that looks at single blocks or accesses: no lock call, no iteration splitting, all
+    /// of the current block recorded. Then the short paths of `on_tb` and `on_mem` apply.
+    hot: bool,
+    /// Buffer length at which it is written out as a chunk.
+    flush_at: usize,
     simt_in_os: u32,
     insns: u64,
     outside: u64,
@@ -183,6 +211,7 @@ impl ThreadState {
             os,
             buf,
             enc: EventEncoder::new(),
+            mem: MemEncoder::new(),
             chunks: trace::ChunkEncoder::new(t.cfg.level),
             last: None,
             stack: Vec::with_capacity(64),
@@ -193,6 +222,8 @@ impl ThreadState {
             lock: None,
             mem_from: 0,
             rec: false,
+            hot: false,
+            flush_at: t.cfg.chunk_bytes,
             simt_in_os: 0,
             insns: 0,
             outside: 0,
@@ -206,12 +237,14 @@ impl ThreadState {
         Ok(st)
     }
 
-    #[inline]
+    /// Recomputes `rec` and `hot` after a change of the segment, skip, pending, lock, region or `mem_from`.
     fn update_rec(&mut self) {
         self.rec = self.seg.is_some()
             && self.skip.is_none()
             && self.pending.is_none()
             && !self.lock.as_ref().is_some_and(|l| l.spinning);
+        self.hot =
+            self.rec && self.lock.is_none() && self.mem_from == 0 && !self.region.as_ref().is_some_and(|r| r.per_iter);
     }
 
     fn start_segment(&mut self, function: u32, iteration: u64) {
@@ -221,6 +254,7 @@ impl ThreadState {
         });
         self.simt_in_os += 1;
         self.enc.segment_start(&mut self.buf, simt);
+        self.mem.reset();
         self.seg = Some(Seg { simt, insns: 0 });
         self.update_rec();
     }
@@ -244,8 +278,51 @@ impl ThreadState {
     }
 
     /// A translated block starts executing.
-    #[inline]
+    #[inline(always)]
     pub fn on_tb(&mut self, tb: &'static TbDesc) {
+        match self.last {
+            Some(prev) if self.hot && !prev.exit_into(tb) => {
+                // Recording, and control stays in the function: only the block to write.
+                let n = u64::from(tb.n);
+                self.insns += n;
+                if let Some(s) = self.seg.as_mut() {
+                    s.insns += n;
+                }
+                self.last = Some(tb);
+                self.buf.put_words(tb.ev.bytes, 0, usize::from(tb.ev.len));
+                self.block_done();
+            }
+            _ => self.on_tb_general(tb),
+        }
+    }
+
+    /// After a block's events: publish them, and write the buffer out when due.
+    #[inline(always)]
+    fn block_done(&mut self) {
+        self.buf.publish();
+        self.ticks = self.ticks.wrapping_add(1);
+        if self.ticks & 0xff == 0 || self.buf.len() >= self.flush_at {
+            self.periodic();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn periodic(&mut self) {
+        if self.ticks & 0xff == 0 {
+            self.buf.set_insns(self.insns);
+            if self.ticks & 0xfff == 0 && !self.buf.is_empty() && self.last_flush.elapsed() >= FLUSH_INTERVAL {
+                self.flush();
+            }
+        }
+        if self.buf.len() >= self.flush_at {
+            self.flush();
+        }
+    }
+
+    /// [`Self::on_tb`] for everything but the common case.
+    #[inline(never)]
+    fn on_tb_general(&mut self, tb: &'static TbDesc) {
         let n = u64::from(tb.n);
         self.insns += n;
         if let Some(prev) = self.last {
@@ -283,7 +360,7 @@ impl ThreadState {
             }
             if self.rec {
                 if from == 0 {
-                    self.enc.block(&mut self.buf, tb.id);
+                    self.buf.put_words(tb.ev.bytes, 0, usize::from(tb.ev.len));
                 } else {
                     self.enc.partial_block(&mut self.buf, tb.id, from);
                 }
@@ -294,17 +371,8 @@ impl ThreadState {
         } else if self.pending.is_none() {
             self.outside += n;
         }
-        self.buf.publish();
-        self.ticks = self.ticks.wrapping_add(1);
-        if self.ticks & 0xff == 0 {
-            self.buf.set_insns(self.insns);
-            if self.ticks & 0xfff == 0 && !self.buf.is_empty() && self.last_flush.elapsed() >= FLUSH_INTERVAL {
-                self.flush();
-            }
-        }
-        if self.buf.len() >= self.t.cfg.chunk_bytes {
-            self.flush();
-        }
+        self.update_rec();
+        self.block_done();
     }
 
     /// Control moved from `prev`'s last instruction (a transfer) to `tb`.
@@ -497,35 +565,44 @@ impl ThreadState {
         } else {
             self.enc.partial_block(&mut self.buf, p.tb.id, p.from);
         }
-        for &(insn, store, size, addr) in &p.mems {
-            self.enc.mem(&mut self.buf, p.tb.first_insn, insn, store, size, addr);
+        for &(site, access, addr) in &p.mems {
+            self.mem.mem(&mut self.buf, site, access, addr);
         }
         if let Some(s) = self.seg.as_mut() {
             s.insns += u64::from(p.tb.n - u32::from(p.from));
         }
     }
 
-    /// A memory access of instruction `idx` of the current block.
-    #[inline]
-    pub fn on_mem(&mut self, first_insn: u32, idx: u16, atomic: bool, info: u32, vaddr: u64) {
+    /// A memory access by the instruction `site` of the current block; `access` = [`crate::encode::access_bits`].
+    #[inline(always)]
+    pub fn on_mem(&mut self, site: MemSite, access: u64, vaddr: u64) {
+        if self.hot {
+            self.mem.mem(&mut self.buf, site, access, vaddr);
+        } else {
+            self.on_mem_general(site, access, vaddr);
+        }
+    }
+
+    #[inline(never)]
+    fn on_mem_general(&mut self, site: MemSite, access: u64, vaddr: u64) {
+        let store = access & crate::encode::access_bits(true, 0) != 0;
         if let Some(l) = self.lock.as_mut() {
             if l.armed && l.atomic_addr.is_none() && self.skip.is_none() {
-                if atomic {
+                if site.atomic() {
                     l.atomic_addr = Some(vaddr);
-                } else if l.store_addr.is_none() && crate::mem_is_store(info) {
+                } else if l.store_addr.is_none() && store {
                     l.store_addr = Some(vaddr);
                 }
             }
         }
-        if idx < self.mem_from {
+        if site.insn() < self.mem_from {
             return;
         }
         if self.rec {
-            let (store, size) = (crate::mem_is_store(info), crate::mem_size_shift(info));
-            self.enc.mem(&mut self.buf, first_insn, idx, store, size, vaddr);
+            self.mem.mem(&mut self.buf, site, access, vaddr);
         } else if let Some(p) = self.pending.as_mut() {
             if p.mems.len() < 1 << 16 {
-                p.mems.push((idx, crate::mem_is_store(info), crate::mem_size_shift(info), vaddr));
+                p.mems.push((site, access, vaddr));
             }
         }
     }

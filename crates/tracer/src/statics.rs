@@ -9,6 +9,7 @@ use trace::{
     Access, Block, Flow, Insn, LockKind, MemOperand, MetaRecord, Module, ModuleKind, Symbol, SymbolKind, NONE,
 };
 
+use crate::encode::BlockEvent;
 use crate::loops::{outer_loop, OuterLoop};
 use crate::modules::{load_elf, object_at, parse_maps, LoadedElf};
 use crate::out::SpillBuf;
@@ -41,6 +42,10 @@ pub struct TbDesc {
     pub n: u32,
     pub first_insn: u32,
     pub term: Flow,
+    /// What the block's last instruction means for the next block ([`Exit`]), from `term`.
+    pub exit: Exit,
+    /// The block's `Block` event, encoded.
+    pub ev: BlockEvent,
     /// Symbol id when the block starts a function (or a call made it one); `NONE` otherwise.
     pub entry_sym: AtomicU32,
     /// `ROLE_*` bits of the function the block starts.
@@ -48,7 +53,39 @@ pub struct TbDesc {
     pub loop_flags: AtomicU32,
 }
 
+/// Whether the block after a block needs the shadow stack's attention (see `ThreadState::transition`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Falls through, system call, ...: nothing.
+    None,
+    /// A call or a return: always.
+    Always,
+    /// A jump or branch: only into a function's entry (a tail call).
+    IfEntry,
+}
+
+impl Exit {
+    pub fn of(term: Flow) -> Exit {
+        match term {
+            Flow::Call | Flow::IndirectCall | Flow::Return => Exit::Always,
+            Flow::Jump | Flow::IndirectJump | Flow::CondBranch => Exit::IfEntry,
+            _ => Exit::None,
+        }
+    }
+}
+
 impl TbDesc {
+    /// Whether control passing from this block to `next` is more than a plain block: a call, a return or
+    /// maybe a tail call.
+    #[inline(always)]
+    pub fn exit_into(&self, next: &TbDesc) -> bool {
+        match self.exit {
+            Exit::None => false,
+            Exit::Always => true,
+            Exit::IfEntry => next.entry_sym.load(Ordering::Relaxed) != NONE,
+        }
+    }
+
     pub fn lock_kind(role: u8) -> LockKind {
         LockKind::from_u64(u64::from((role & ROLE_KIND_MASK) >> ROLE_KIND_SHIFT)).unwrap_or(LockKind::Mutex)
     }
@@ -317,6 +354,8 @@ impl Statics {
             n: out.len() as u32,
             first_insn,
             term,
+            exit: Exit::of(term),
+            ev: BlockEvent::new(id),
             entry_sym: AtomicU32::new(entry_sym),
             role: AtomicU8::new(role),
             loop_flags: AtomicU32::new(0),

@@ -1,3 +1,6 @@
+//! Kernels decoded for execution, shared by both engines (the emulator interprets the ops, the JIT translates
+//! them), so that both read every modifier and operand the same way.
+//!
 //! Decoding: an IR function becomes a [`Program`], a flat list of [`Op`]s whose operands are resolved to
 //! register-file slots, immediates, and addresses of the launch (module variables have device addresses,
 //! shared variables CTA offsets, local and `.param` variables per-thread frame offsets). Branch targets are
@@ -17,7 +20,19 @@ use ir::{
 };
 use smallvec::SmallVec;
 
-use crate::types::{mask_bits, Ty};
+pub use crate::types::{mask_bits, Ty};
+
+/// Lanes per warp.
+pub const WARP: usize = 32;
+
+pub mod alu;
+pub mod convert;
+pub mod float;
+pub mod printf;
+pub mod tensor;
+pub mod texture;
+mod types;
+pub mod warp;
 
 /// Rounding modifier.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -358,6 +373,8 @@ pub struct Program {
     pub ops: Vec<Op>,
     pub slots: u32,
     pub preds: u32,
+    /// The declared type of each register slot (vector registers: the element type, once per element).
+    pub slot_types: Vec<Ty>,
     pub frame: Frame,
     /// Whether the function is a kernel (its parameters live in the parameter buffer).
     pub is_kernel: bool,
@@ -395,7 +412,8 @@ pub fn decode_all(
 
 /// What the decoders of instruction families kept in their own files (`tensor.rs`, `texture.rs`) may use:
 /// the instruction and its operands resolved to register slots, immediates and addresses.
-pub(crate) struct OperandCx<'d, 'a> {
+#[allow(missing_debug_implementations)]
+pub struct OperandCx<'d, 'a> {
     d: &'d mut Decoder<'a>,
     i: InstId,
     regs: &'d RegMap,
@@ -442,11 +460,13 @@ struct RegMap {
     width: Vec<u32>,
     slots: u32,
     preds: u32,
+    /// The declared type of each slot's register (the element type for a vector register).
+    slot_types: Vec<Ty>,
 }
 
 impl RegMap {
     fn new(body: &Body) -> RegMap {
-        let mut m = RegMap { slot: vec![], is_pred: vec![], width: vec![], slots: 0, preds: 0 };
+        let mut m = RegMap { slot: vec![], is_pred: vec![], width: vec![], slots: 0, preds: 0, slot_types: vec![] };
         for r in body.regs.values() {
             if r.ty == ScalarType::Pred {
                 m.slot.push(m.preds);
@@ -456,6 +476,7 @@ impl RegMap {
             } else {
                 m.slot.push(m.slots);
                 m.slots += u32::from(r.vector.unwrap_or(1));
+                m.slot_types.extend(std::iter::repeat_n(Ty::from_scalar(r.ty), usize::from(r.vector.unwrap_or(1))));
                 m.is_pred.push(false);
                 m.width.push(r.ty.size() * 8);
             }
@@ -498,6 +519,7 @@ impl Decoder<'_> {
             ops,
             slots: regs.slots,
             preds: regs.preds,
+            slot_types: regs.slot_types,
             frame,
             is_kernel: self.func.is_kernel(),
         }

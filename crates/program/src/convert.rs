@@ -5,9 +5,9 @@ use scalar::half::{self as sh, HalfMods, F16};
 use scalar::round::Rounding;
 use simt::LaneMask;
 
-use crate::machine::WARP;
-use crate::program::{Op, Rnd};
-use crate::types::Ty;
+use crate::Ty;
+use crate::WARP;
+use crate::{Op, Rnd};
 
 fn scalar_type(t: Ty) -> Option<Type> {
     Some(match t {

@@ -1,14 +1,12 @@
 //! Device `printf` (`vprintf(format, args)`): C-style formatting of the argument buffer nvcc builds, where
 //! each argument sits at its natural alignment (doubles for `%f`, 8 bytes for pointers and `%ll`).
 
-use crate::machine::MemFault;
-
 /// Formats one lane's `printf`. `load(address, size)` reads generic memory.
-pub fn format(
+pub fn format<E>(
     fmt_addr: u64,
     args_addr: u64,
-    load: &mut dyn FnMut(u64, u32) -> Result<u64, MemFault>,
-) -> Result<Vec<u8>, MemFault> {
+    load: &mut dyn FnMut(u64, u32) -> Result<u64, E>,
+) -> Result<Vec<u8>, E> {
     let mut fmt = Vec::new();
     for i in 0..4096u64 {
         let b = load(fmt_addr + i, 1)? as u8;
@@ -19,7 +17,7 @@ pub fn format(
     }
     let mut out = Vec::with_capacity(fmt.len() + 16);
     let mut offset = 0u64;
-    let mut next = |size: u64, load: &mut dyn FnMut(u64, u32) -> Result<u64, MemFault>| -> Result<u64, MemFault> {
+    let mut next = |size: u64, load: &mut dyn FnMut(u64, u32) -> Result<u64, E>| -> Result<u64, E> {
         offset = offset.div_ceil(size) * size;
         let v = load(args_addr + offset, size as u32)?;
         offset += size;

@@ -6,9 +6,9 @@ use scalar::bits as sb;
 use scalar::int::{self as si, Width};
 use simt::LaneMask;
 
-use crate::machine::WARP;
-use crate::program::{AtomOp, BoolOp, Cmp, Kind, Op, Part, Sub};
-use crate::types::Ty;
+use crate::Ty;
+use crate::WARP;
+use crate::{AtomOp, BoolOp, Cmp, Kind, Op, Part, Sub};
 
 type Lanes = [u64; WARP];
 
@@ -92,7 +92,7 @@ pub fn exec(
                 let (prod, wmask, wbits) = match m.part {
                     Part::Lo => (a[l].wrapping_mul(b[l]) & mask, mask, bits),
                     Part::Hi => (mul_hi(ty, a[l], b[l]), mask, bits),
-                    Part::Wide => (mul_wide(ty, a[l], b[l]), crate::types::mask_bits(bits * 2), bits * 2),
+                    Part::Wide => (mul_wide(ty, a[l], b[l]), crate::mask_bits(bits * 2), bits * 2),
                 };
                 if m.sat && m.part == Part::Hi && ty == Ty::S32 {
                     out[l] = (i64::from(prod as u32 as i32) + i64::from(c[l] as u32 as i32))
@@ -245,7 +245,7 @@ fn set_bit(bits: &mut u32, lane: usize, on: bool) {
 
 /// `a + b + cin` (or `a - (b + cin)`) in `bits` bits, with the carry (borrow) out.
 fn carry_op(sub: bool, a: u64, b: u64, cin: bool, bits: u32) -> (u64, bool) {
-    let mask = crate::types::mask_bits(bits);
+    let mask = crate::mask_bits(bits);
     let (a, b, c) = (a as u128, b as u128, u128::from(cin));
     if sub {
         let r = a.wrapping_sub(b).wrapping_sub(c);

@@ -7,9 +7,9 @@ use scalar::half::{self as sh, Bf16, HalfMods, F16};
 use scalar::round::Rounding;
 use simt::LaneMask;
 
-use crate::machine::WARP;
-use crate::program::{Kind, Op, Rnd, Sub};
-use crate::types::Ty;
+use crate::Ty;
+use crate::WARP;
+use crate::{Kind, Op, Rnd, Sub};
 
 type Lanes = [u64; WARP];
 

@@ -1,0 +1,142 @@
+//! The contract between generated code and the runtime: the CTA context every compiled function receives, the
+//! per-thread state block, thread status codes and error codes. Generated code reaches helpers, device
+//! functions and module variables only through tables in the context, so the machine code holds no absolute
+//! address and can be cached on disk.
+
+/// Per-CTA context, shared by all threads of the CTA (one per worker).
+#[repr(C)]
+#[derive(Debug)]
+pub struct CtaCtx {
+    /// Host address of the CTA's shared memory.
+    pub shared: *mut u8,
+    /// Host address of the kernel's parameter buffer.
+    pub params: *const u8,
+    /// Per-thread state blocks, `stride` bytes apart.
+    pub threads: *mut u8,
+    pub stride: u64,
+    pub ntid: [u32; 3],
+    pub ctaid: [u32; 3],
+    pub nctaid: [u32; 3],
+    pub thread_count: u32,
+    /// Device address of each module variable the code names, by the compiler's numbering.
+    pub globals: *const u64,
+    /// Helper functions (see [`Helper`]).
+    pub helpers: *const usize,
+    /// Compiled device functions, by the compiler's numbering.
+    pub funcs: *const usize,
+    /// `*const Op` of every op of every compiled function, by global site number.
+    pub ops: *const usize,
+    /// The runtime's own state (printf output, device memory), opaque to generated code.
+    pub runtime: *mut u8,
+    pub shared_size: u64,
+    pub dynamic_shared: u32,
+    /// Set by the first failing thread; generated code then returns at once.
+    pub error_code: u32,
+    pub error_thread: u32,
+    pub error_site: u32,
+    pub error_addr: u64,
+    pub error_size: u64,
+}
+
+/// Byte offsets of [`CtaCtx`] fields, for generated code.
+pub mod ctx {
+    use super::CtaCtx;
+    use std::mem::offset_of;
+
+    pub const SHARED: i32 = offset_of!(CtaCtx, shared) as i32;
+    pub const PARAMS: i32 = offset_of!(CtaCtx, params) as i32;
+    pub const THREADS: i32 = offset_of!(CtaCtx, threads) as i32;
+    pub const STRIDE: i32 = offset_of!(CtaCtx, stride) as i32;
+    pub const NTID: i32 = offset_of!(CtaCtx, ntid) as i32;
+    pub const CTAID: i32 = offset_of!(CtaCtx, ctaid) as i32;
+    pub const NCTAID: i32 = offset_of!(CtaCtx, nctaid) as i32;
+    pub const GLOBALS: i32 = offset_of!(CtaCtx, globals) as i32;
+    pub const HELPERS: i32 = offset_of!(CtaCtx, helpers) as i32;
+    pub const FUNCS: i32 = offset_of!(CtaCtx, funcs) as i32;
+    pub const OPS: i32 = offset_of!(CtaCtx, ops) as i32;
+    pub const SHARED_SIZE: i32 = offset_of!(CtaCtx, shared_size) as i32;
+    pub const DYNAMIC_SHARED: i32 = offset_of!(CtaCtx, dynamic_shared) as i32;
+    pub const ERROR_CODE: i32 = offset_of!(CtaCtx, error_code) as i32;
+    pub const ERROR_THREAD: i32 = offset_of!(CtaCtx, error_thread) as i32;
+    pub const ERROR_SITE: i32 = offset_of!(CtaCtx, error_site) as i32;
+    pub const ERROR_ADDR: i32 = offset_of!(CtaCtx, error_addr) as i32;
+    pub const ERROR_SIZE: i32 = offset_of!(CtaCtx, error_size) as i32;
+}
+
+/// Layout of a thread's state block: status, resume point, the operands it posts at a barrier or warp
+/// collective and the results it gets back, scratch for helper calls, spilled registers, then local memory.
+pub mod thread {
+    /// `u32` [`super::Status`].
+    pub const STATUS: i32 = 0;
+    /// `u32` resume point (0 = the kernel's start).
+    pub const RESUME: i32 = 4;
+    /// `u64` operands posted at a yield.
+    pub const POST_A: i32 = 8;
+    pub const POST_B: i32 = 16;
+    pub const POST_C: i32 = 24;
+    /// `u64` results of a collective.
+    pub const OUT: i32 = 32;
+    pub const OUT2: i32 = 40;
+    /// Eight `u64`s of scratch for helper calls (inputs and outputs).
+    pub const SCRATCH: i32 = 48;
+    /// Spilled registers start here.
+    pub const SPILL: i32 = 112;
+}
+
+/// Thread status, at [`thread::STATUS`].
+pub mod status {
+    pub const READY: u32 = 0;
+    pub const DONE: u32 = 1;
+    /// Waiting at `bar.sync`/`bar.red` (id in POST_A, expected count in POST_B, reduction input in POST_C).
+    pub const BARRIER: u32 = 2;
+    /// Waiting at a warp collective (operands in POST_A..C).
+    pub const COLLECTIVE: u32 = 3;
+}
+
+/// Error codes, at [`CtaCtx::error_code`].
+pub mod error {
+    pub const NONE: u32 = 0;
+    pub const TRAP: u32 = 1;
+    /// An operation the lane semantics do not define for these modifiers.
+    pub const UNSUPPORTED: u32 = 2;
+    pub const STACK_OVERFLOW: u32 = 3;
+    /// Checked mode: out of bounds (address and size recorded).
+    pub const OUT_OF_BOUNDS: u32 = 4;
+    pub const MISALIGNED: u32 = 5;
+    /// `__assertfail` (message recorded by the helper).
+    pub const ASSERT: u32 = 6;
+    /// A helper failed and left its message in the runtime state.
+    pub const HELPER: u32 = 7;
+    pub const READ_ONLY: u32 = 8;
+}
+
+/// Return codes of device functions.
+pub mod ret {
+    pub const OK: u32 = 0;
+    /// The thread executed `exit`.
+    pub const EXIT: u32 = 1;
+    /// An error was recorded in the context.
+    pub const ERROR: u32 = 2;
+}
+
+/// Helper functions generated code calls through [`CtaCtx::helpers`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Helper {
+    /// `fn(op: *const Op, io: *mut u64) -> u32`: lane arithmetic; io = [a, b, c, d, carry, out, out2].
+    Alu,
+    /// `fn(op: *const Op, old: u64, a: u64, b: u64) -> u64`: the new value of an atomic.
+    AtomicNew,
+    /// `fn(ctx, t: u32, fmt: u64, args: u64) -> u32`: device printf.
+    Printf,
+    /// `fn(ctx, t: u32, msg: u64, file: u64, line: u64, func: u64)`: a failed device assertion.
+    AssertFail,
+    /// `fn(ctx, addr: u64, size: u32, write: u32) -> u32` (checked mode): 0 if the access is inside an allocation.
+    CheckAccess,
+    /// `fn() -> u64`: a clock in nanoseconds.
+    Clock,
+    /// `fn(ctx, id: u32, count: u32)`: `bar.arrive`.
+    BarArrive,
+}
+
+pub const HELPER_COUNT: usize = 7;

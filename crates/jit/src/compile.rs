@@ -1,0 +1,229 @@
+//! The compile pipeline for one kernel: decode every function it can reach, plan thread fusion, translate
+//! each function to Cranelift IR, compile, and place the machine code in executable memory.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::ir::{Function, UserFuncName};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use device::{LoadedModule, SharedLayout};
+use ir::FuncId;
+use program::{Callee, Extra, Kind, Program};
+
+use crate::abi::thread;
+use crate::code::Code;
+use crate::plan::{yield_kind, Plan, YieldKind};
+use crate::translate::{device_signature, kernel_signature, Env, Translator};
+
+/// Local memory per thread when device functions recurse (the depth is then unknown).
+const RECURSIVE_LOCAL_BYTES: u64 = 16 << 10;
+
+/// A compiled kernel and everything its launches need.
+#[derive(Debug)]
+pub struct Compiled {
+    code: Code,
+    pub kernel: FuncId,
+    /// Entry of the kernel's thread loop.
+    pub entry: usize,
+    /// Entries of the device functions, by index.
+    pub funcs: Vec<usize>,
+    pub programs: HashMap<FuncId, Program>,
+    /// `*const Op` by site number, and the function and op index of each site.
+    pub ops: Vec<usize>,
+    pub sites: Vec<(FuncId, u32)>,
+    pub plan: Plan,
+    pub has_collectives: bool,
+    pub shared: SharedLayout,
+    /// Bytes of a thread's state block, and where its local memory starts.
+    pub stride: u64,
+    pub local_offset: u32,
+    /// Module variables the code names: (device address at compile time, size), by `GlobalId`.
+    pub globals: Vec<(u64, u64)>,
+    pub compile_time: Duration,
+}
+
+pub fn isa() -> Result<OwnedTargetIsa, String> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+    let builder = cranelift_native::builder().map_err(|e| format!("no Cranelift backend for this CPU: {e}"))?;
+    builder.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())
+}
+
+/// Lists what the JIT cannot run, each with its PTX line (empty when everything is supported).
+pub fn unsupported(module: &LoadedModule, programs: &HashMap<FuncId, Program>) -> Vec<String> {
+    let m = &module.module;
+    let mut out = Vec::new();
+    for (f, prog) in programs {
+        let body = m.functions[*f].body.as_ref().expect("decoded functions have bodies");
+        for op in &prog.ops {
+            let why = match op.kind {
+                Kind::Matrix => Some("warp-level matrix instructions are not implemented by the JIT"),
+                Kind::Texture => Some("texture and surface instructions are not implemented by the JIT"),
+                Kind::Call if matches!(op.extra.as_deref(), Some(Extra::Call { callee: Callee::Indirect(_), .. })) => {
+                    Some("indirect calls are not implemented by the JIT")
+                }
+                _ if !prog.is_kernel && yield_kind(op).is_some() => Some(
+                    "barriers and warp collectives inside device functions are not implemented by the JIT (only in kernels)",
+                ),
+                _ => None,
+            };
+            if let Some(why) = why {
+                let inst = &body.insts[op.inst];
+                let line = m.line_of(inst.span);
+                let text = m.source_text(inst.span).split_whitespace().collect::<Vec<_>>().join(" ");
+                out.push(format!("PTX line {line} in `{}`: `{text}` ({why})", prog.name));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Per-thread local memory: the deepest chain of frames from the kernel.
+fn local_bytes(programs: &HashMap<FuncId, Program>, kernel: FuncId) -> u64 {
+    fn depth(
+        f: FuncId,
+        programs: &HashMap<FuncId, Program>,
+        on_path: &mut Vec<FuncId>,
+        memo: &mut HashMap<FuncId, u64>,
+    ) -> Option<u64> {
+        if let Some(&d) = memo.get(&f) {
+            return Some(d);
+        }
+        if on_path.contains(&f) {
+            return None;
+        }
+        let prog = programs.get(&f)?;
+        on_path.push(f);
+        let mut deepest = 0;
+        for op in &prog.ops {
+            if let Some(Extra::Call { callee: Callee::Direct(g), .. }) = op.extra.as_deref() {
+                if programs.contains_key(g) {
+                    deepest = deepest.max(depth(*g, programs, on_path, memo)?);
+                }
+            }
+        }
+        on_path.pop();
+        let d = prog.frame.size + deepest;
+        memo.insert(f, d);
+        Some(d)
+    }
+    depth(kernel, programs, &mut Vec::new(), &mut HashMap::new()).unwrap_or(RECURSIVE_LOCAL_BYTES)
+}
+
+pub fn compile(
+    isa: &OwnedTargetIsa,
+    module: &LoadedModule,
+    kernel: FuncId,
+    check: bool,
+) -> Result<Compiled, Vec<String>> {
+    let start = Instant::now();
+    let shared = SharedLayout::for_kernel(&module.module, kernel);
+    let programs = program::decode_all(module, kernel, &shared)?;
+    let bad = unsupported(module, &programs);
+    if !bad.is_empty() {
+        return Err(bad);
+    }
+    // Kernel first, then device functions in id order.
+    let mut order: Vec<FuncId> = programs.keys().copied().filter(|&f| f != kernel).collect();
+    order.sort();
+    order.insert(0, kernel);
+    let func_index: HashMap<FuncId, u32> = order.iter().enumerate().map(|(i, &f)| (f, i as u32)).collect();
+    let mut site_base = HashMap::new();
+    let mut sites = Vec::new();
+    let mut ops = Vec::new();
+    for &f in &order {
+        site_base.insert(f, sites.len() as u32);
+        for (i, op) in programs[&f].ops.iter().enumerate() {
+            sites.push((f, i as u32));
+            ops.push(op as *const program::Op as usize);
+        }
+    }
+    let names: HashMap<FuncId, String> =
+        module.module.functions.iter().map(|(id, func)| (id, func.name.clone())).collect();
+    let globals: Vec<(u64, u64)> = module
+        .module
+        .globals
+        .iter()
+        .map(|(id, var)| match module.global_address(id) {
+            Some(a) => (a, device::module::variable_size(var)),
+            None => (u64::MAX, 0),
+        })
+        .collect();
+    let kernel_plan = Plan::new(&programs[&kernel]);
+    let spill = u64::from(kernel_plan.spill_words) * 8;
+    let local_offset = (thread::SPILL as u64 + spill).div_ceil(16) * 16;
+    let local = local_bytes(&programs, kernel).div_ceil(16) * 16;
+    let stride = (local_offset + local).max(64).div_ceil(64) * 64;
+    let env = Env {
+        programs: &programs,
+        func_index: &func_index,
+        site_base: &site_base,
+        globals: &globals,
+        local_offset: local_offset as u32,
+        check,
+        call_conv: isa.default_call_conv(),
+        names: &names,
+    };
+    let mut buffer: Vec<u8> = Vec::new();
+    let mut offsets = Vec::new();
+    let mut fctx = FunctionBuilderContext::new();
+    for (i, &f) in order.iter().enumerate() {
+        let prog = &programs[&f];
+        let plan = if f == kernel { kernel_plan.clone() } else { Plan::new(prog) };
+        let sig = if f == kernel {
+            kernel_signature(isa.default_call_conv())
+        } else {
+            device_signature(isa.default_call_conv())
+        };
+        let mut func = Function::with_name_signature(UserFuncName::user(0, i as u32), sig);
+        let builder = FunctionBuilder::new(&mut func, &mut fctx);
+        Translator::new(builder, &env, f, prog, &plan).translate(isa.frontend_config());
+        let mut ctx = Context::for_function(func);
+        let compiled = ctx
+            .compile(&**isa, &mut ControlPlane::default())
+            .map_err(|e| vec![format!("Cranelift rejected `{}`: {:?}", prog.name, e.inner)])?;
+        if !compiled.buffer.relocs().is_empty() {
+            return Err(vec![format!(
+                "`{}` needs a library call this JIT does not link (relocations: {:?})",
+                prog.name,
+                compiled.buffer.relocs()
+            )]);
+        }
+        while buffer.len() % 16 != 0 {
+            buffer.push(0xCC);
+        }
+        offsets.push(buffer.len());
+        buffer.extend_from_slice(compiled.code_buffer());
+    }
+    let code = Code::new(&buffer).map_err(|e| vec![format!("cannot map executable memory: {e}")])?;
+    let funcs: Vec<usize> = offsets.iter().map(|&o| code.address(o)).collect();
+    let has_collectives = kernel_plan.yields.iter().any(|y| y.kind == YieldKind::Collective);
+    Ok(Compiled {
+        entry: funcs[0],
+        funcs,
+        code,
+        kernel,
+        programs,
+        ops,
+        sites,
+        plan: kernel_plan,
+        has_collectives,
+        shared,
+        stride,
+        local_offset: local_offset as u32,
+        globals,
+        compile_time: start.elapsed(),
+    })
+}
+
+impl Compiled {
+    /// Whether `pc` lies in this kernel's machine code.
+    pub fn contains(&self, pc: usize) -> bool {
+        self.code.contains(pc)
+    }
+}

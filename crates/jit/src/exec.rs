@@ -1,0 +1,458 @@
+//! Running a compiled kernel's CTAs: per-worker buffers, the barrier and warp-collective rendezvous between
+//! calls of the thread loop, `printf` ordering, and errors with their locations.
+
+use std::collections::HashMap;
+
+use device::{Dim3, ErrorKind, ExecError, Location, Space};
+use program::{AtomOp, Kind, Sub, WARP};
+use simt::LaneMask;
+
+use crate::abi::{error, status, thread, CtaCtx};
+use crate::compile::Compiled;
+use crate::plan::YieldKind;
+
+/// Everything the launch shares with every worker (read-only during the launch).
+#[derive(Debug)]
+pub struct LaunchData<'a> {
+    pub compiled: &'a Compiled,
+    pub module: &'a ir::Module,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub dynamic_shared: u32,
+    pub shared_size: u64,
+    pub params: &'a [u8],
+    pub globals: &'a [u64],
+    pub helpers: &'a [usize],
+    /// Device allocations: (base, size, read-only, label), sorted by base.
+    pub regions: &'a [(u64, u64, bool, String)],
+}
+
+/// One worker's state during a CTA: what helpers record, and the CTA's `printf` output.
+#[derive(Debug, Default)]
+pub struct WorkerState {
+    pub message: Option<String>,
+    /// `bar.arrive` arrivals per barrier id: (threads, declared count).
+    pub arrivals: HashMap<u32, (u32, u32)>,
+    /// (barrier phase, thread, printf number within the thread, text).
+    log: Vec<(u32, u32, u32, Vec<u8>)>,
+    seq: Vec<u32>,
+    phase: u32,
+    regions: Vec<(u64, u64, bool)>,
+    params: (u64, u64),
+    threads: (u64, u64),
+}
+
+impl WorkerState {
+    pub fn printf(&mut self, t: u32, text: Vec<u8>) {
+        let s = self.seq.get(t as usize).copied().unwrap_or(0);
+        if let Some(x) = self.seq.get_mut(t as usize) {
+            *x += 1;
+        }
+        self.log.push((self.phase, t, s, text));
+    }
+
+    fn in_range(addr: u64, size: u32, base: u64, len: u64) -> bool {
+        addr >= base && addr.checked_add(u64::from(size)).is_some_and(|end| end <= base + len)
+    }
+
+    /// Whether `[addr, addr+size)` lies in memory the launch can reach.
+    pub fn reachable(&self, ctx: &CtaCtx, addr: u64, size: u32) -> bool {
+        Self::in_range(addr, size, ctx.shared as u64, ctx.shared_size)
+            || Self::in_range(addr, size, self.threads.0, self.threads.1)
+            || Self::in_range(addr, size, self.params.0, self.params.1)
+            || self.region(addr, size).is_some()
+    }
+
+    fn region(&self, addr: u64, size: u32) -> Option<&(u64, u64, bool)> {
+        let i = self.regions.partition_point(|r| r.0 <= addr);
+        let r = self.regions.get(i.checked_sub(1)?)?;
+        Self::in_range(addr, size, r.0, r.1).then_some(r)
+    }
+
+    /// Checked mode: 0 when the access is allowed, else an error code.
+    pub fn check(&self, ctx: &CtaCtx, addr: u64, size: u32, write: bool) -> u32 {
+        if Self::in_range(addr, size, ctx.shared as u64, ctx.shared_size)
+            || Self::in_range(addr, size, self.threads.0, self.threads.1)
+        {
+            return error::NONE;
+        }
+        if Self::in_range(addr, size, self.params.0, self.params.1) {
+            return if write { error::READ_ONLY } else { error::NONE };
+        }
+        match self.region(addr, size) {
+            Some(&(_, _, ro)) if write && ro => error::READ_ONLY,
+            Some(_) if addr % u64::from(size.max(1)) != 0 => error::MISALIGNED,
+            Some(_) => error::NONE,
+            None => error::OUT_OF_BOUNDS,
+        }
+    }
+}
+
+/// Buffers a worker reuses from CTA to CTA.
+#[derive(Debug, Default)]
+pub struct Worker {
+    shared: Vec<u128>,
+    threads: Vec<u128>,
+}
+
+/// What a CTA produced: its printf output.
+pub type CtaOutput = Vec<u8>;
+
+impl Worker {
+    pub fn run_cta(&mut self, data: &LaunchData<'_>, cta_index: u64) -> Result<CtaOutput, ExecError> {
+        let c = data.compiled;
+        let n = data.block.count().unwrap_or(0) as u32;
+        let shared_words = (data.shared_size as usize).div_ceil(16);
+        self.shared.clear();
+        self.shared.resize(shared_words.max(1), 0);
+        let stride = c.stride as usize;
+        let words = (stride * n as usize).div_ceil(16);
+        self.threads.clear();
+        self.threads.resize(words, 0);
+        let id = data.grid.unflatten(cta_index);
+        let mut state = WorkerState {
+            seq: vec![0; n as usize],
+            regions: data.regions.iter().map(|r| (r.0, r.1, r.2)).collect(),
+            params: (data.params.as_ptr() as u64, data.params.len() as u64),
+            threads: (self.threads.as_ptr() as u64, (stride * n as usize) as u64),
+            ..WorkerState::default()
+        };
+        let mut ctx = CtaCtx {
+            shared: self.shared.as_mut_ptr() as *mut u8,
+            params: data.params.as_ptr(),
+            threads: self.threads.as_mut_ptr() as *mut u8,
+            stride: stride as u64,
+            ntid: [data.block.x, data.block.y, data.block.z],
+            ctaid: [id.x, id.y, id.z],
+            nctaid: [data.grid.x, data.grid.y, data.grid.z],
+            thread_count: n,
+            globals: data.globals.as_ptr(),
+            helpers: data.helpers.as_ptr(),
+            funcs: c.funcs.as_ptr(),
+            ops: c.ops.as_ptr(),
+            runtime: &mut state as *mut WorkerState as *mut u8,
+            shared_size: data.shared_size,
+            dynamic_shared: data.dynamic_shared,
+            error_code: 0,
+            error_thread: 0,
+            error_site: 0,
+            error_addr: 0,
+            error_size: 0,
+        };
+        // SAFETY: `entry` is the compiled kernel's thread loop with the signature `fn(ctx, lo, hi)`.
+        let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
+        let threads = self.threads.as_mut_ptr() as *mut u8;
+        let status_of = |t: u32| -> u32 {
+            // SAFETY: `t < n`; the state blocks are `stride` bytes each.
+            unsafe { (threads.add(t as usize * stride + thread::STATUS as usize) as *const u32).read() }
+        };
+        let word = |t: u32, off: i32| -> *mut u64 {
+            // SAFETY: as above; the offsets lie inside the block header.
+            unsafe { threads.add(t as usize * stride + off as usize) as *mut u64 }
+        };
+        let fail = |ctx: &CtaCtx, state: &mut WorkerState| -> ExecError { self::error(data, ctx, state, id) };
+        if c.plan.yields.is_empty() {
+            entry(&mut ctx, 0, n);
+            if ctx.error_code != 0 {
+                return Err(fail(&ctx, &mut state));
+            }
+            return Ok(finish(state));
+        }
+        loop {
+            // Run every thread until it finishes or stops; with warp collectives, warp by warp, resolving
+            // the collectives of each warp before moving on.
+            if c.has_collectives {
+                let mut lo = 0;
+                while lo < n {
+                    let hi = (lo + WARP as u32).min(n);
+                    loop {
+                        entry(&mut ctx, lo, hi);
+                        if ctx.error_code != 0 {
+                            return Err(fail(&ctx, &mut state));
+                        }
+                        if !self.resolve_collectives(data, lo, hi, &status_of, &word) {
+                            break;
+                        }
+                    }
+                    lo = hi;
+                }
+            } else {
+                entry(&mut ctx, 0, n);
+                if ctx.error_code != 0 {
+                    return Err(fail(&ctx, &mut state));
+                }
+            }
+            if (0..n).all(|t| status_of(t) == status::DONE) {
+                return Ok(finish(state));
+            }
+            if !release_barriers(data, n, &mut state, &status_of, &word) {
+                return Err(deadlock(data, n, id, &state, &status_of, &word));
+            }
+            state.phase += 1;
+        }
+    }
+
+    /// Resolves every warp collective the lanes `lo..hi` wait at; returns whether any was.
+    fn resolve_collectives(
+        &self,
+        data: &LaunchData<'_>,
+        lo: u32,
+        hi: u32,
+        status_of: &dyn Fn(u32) -> u32,
+        word: &dyn Fn(u32, i32) -> *mut u64,
+    ) -> bool {
+        let c = data.compiled;
+        let kernel = &c.programs[&c.kernel];
+        let mut groups: HashMap<u32, LaneMask> = HashMap::new();
+        for t in lo..hi {
+            if status_of(t) == status::COLLECTIVE {
+                // SAFETY: reading the thread's resume word.
+                let r = unsafe { (word(t, thread::RESUME) as *const u32).read() };
+                let g = groups.entry(r).or_insert(LaneMask::EMPTY);
+                *g = LaneMask(g.0 | 1 << (t - lo));
+            }
+        }
+        if groups.is_empty() {
+            return false;
+        }
+        for (&resume, &lanes) in &groups {
+            let y = &c.plan.yields[resume as usize - 1];
+            let op = &kernel.ops[y.op as usize];
+            let mut a = [0u64; WARP];
+            let mut b = [0u64; WARP];
+            let mut cc = [0u64; WARP];
+            for l in lanes.iter() {
+                let t = lo + l;
+                // SAFETY: the posted operand words of a thread of this CTA.
+                unsafe {
+                    a[l as usize] = word(t, thread::POST_A).read();
+                    b[l as usize] = word(t, thread::POST_B).read();
+                    cc[l as usize] = word(t, thread::POST_C).read();
+                }
+            }
+            let mut out = [0u64; WARP];
+            let mut out2 = [0u64; WARP];
+            program::warp::exec(op, lanes, lanes, [&a, &b, &cc], &mut out, &mut out2);
+            for l in lanes.iter() {
+                let t = lo + l;
+                // SAFETY: writing this thread's result words and status.
+                unsafe {
+                    word(t, thread::OUT).write(out[l as usize]);
+                    word(t, thread::OUT2).write(out2[l as usize]);
+                    (word(t, thread::STATUS) as *mut u32).write(status::READY);
+                }
+            }
+        }
+        true
+    }
+}
+
+fn finish(mut state: WorkerState) -> CtaOutput {
+    // The order a GPU (and the emulator) prints in: by barrier phase, warp, the thread's k-th printf, lane.
+    state.log.sort_by_key(|&(phase, t, seq, _)| (phase, t / WARP as u32, seq, t % WARP as u32));
+    state.log.into_iter().flat_map(|(.., text)| text).collect()
+}
+
+/// Releases every barrier all its expected threads have reached (the emulator's rule: `bar.sync` without a
+/// count waits for every thread of the CTA, so threads that exited make it wait forever).
+fn release_barriers(
+    data: &LaunchData<'_>,
+    n: u32,
+    state: &mut WorkerState,
+    status_of: &dyn Fn(u32) -> u32,
+    word: &dyn Fn(u32, i32) -> *mut u64,
+) -> bool {
+    let c = data.compiled;
+    let kernel = &c.programs[&c.kernel];
+    let mut waiting: HashMap<u32, Vec<u32>> = HashMap::new();
+    for t in 0..n {
+        if status_of(t) == status::BARRIER {
+            // SAFETY: the posted barrier id of a waiting thread.
+            let id = unsafe { word(t, thread::POST_A).read() } as u32;
+            waiting.entry(id).or_default().push(t);
+        }
+    }
+    let mut released = false;
+    let mut ids: Vec<u32> = waiting.keys().copied().collect();
+    ids.sort_unstable();
+    for id in ids {
+        let threads = &waiting[&id];
+        let (arrived_only, declared) = state.arrivals.get(&id).copied().unwrap_or((0, 0));
+        // SAFETY: posted counts of waiting threads.
+        let expected = threads
+            .iter()
+            .map(|&t| unsafe { word(t, thread::POST_B).read() } as u32)
+            .find(|&e| e > 0)
+            .or((declared > 0).then_some(declared))
+            .unwrap_or(n);
+        if (threads.len() as u32) + arrived_only < expected {
+            continue;
+        }
+        state.arrivals.remove(&id);
+        // bar.red: combine the contributions of the waiting threads.
+        // SAFETY: the resume word of a waiting thread.
+        let resume = unsafe { (word(threads[0], thread::RESUME) as *const u32).read() };
+        let op = &kernel.ops[c.plan.yields[resume as usize - 1].op as usize];
+        let red = match op.m.sub {
+            Sub::Bar { red, .. } => red,
+            _ => None,
+        };
+        let mut acc: u64 = u64::from(red == Some(AtomOp::And));
+        if let Some(r) = red {
+            for &t in threads {
+                // SAFETY: the posted reduction input.
+                let v = unsafe { word(t, thread::POST_C).read() } != 0;
+                acc = match r {
+                    AtomOp::Popc => acc + u64::from(v),
+                    AtomOp::And => acc & u64::from(v),
+                    AtomOp::Or => acc | u64::from(v),
+                    _ => acc,
+                };
+            }
+        }
+        for &t in threads {
+            // SAFETY: result word and status of a waiting thread.
+            unsafe {
+                word(t, thread::OUT).write(acc);
+                (word(t, thread::STATUS) as *mut u32).write(status::READY);
+            }
+        }
+        released = true;
+    }
+    released
+}
+
+fn location(data: &LaunchData<'_>, site: u32, cta: Dim3, t: Option<u32>) -> Location {
+    let c = data.compiled;
+    let kernel = &c.programs[&c.kernel];
+    let mut loc = Location { kernel: kernel.name.clone(), block: Some(cta), ..Location::default() };
+    if let Some(t) = t {
+        loc.thread = Some(data.block.unflatten(u64::from(t)));
+    }
+    if let Some(&(f, i)) = c.sites.get(site as usize) {
+        let prog = &c.programs[&f];
+        loc.function = Some(prog.name.clone());
+        if let Some(op) = prog.ops.get(i as usize) {
+            let _ = op.kind == Kind::Nop;
+            loc.line = Some(op_line(data, f, op));
+            loc.instruction = Some(op_text(data, f, op));
+        }
+    }
+    loc
+}
+
+fn op_line(data: &LaunchData<'_>, f: ir::FuncId, op: &program::Op) -> u32 {
+    let m = data.module;
+    m.line_of(m.functions[f].body.as_ref().expect("body").insts[op.inst].span)
+}
+
+fn op_text(data: &LaunchData<'_>, f: ir::FuncId, op: &program::Op) -> String {
+    let m = data.module;
+    let span = m.functions[f].body.as_ref().expect("body").insts[op.inst].span;
+    m.source_text(span).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn error(data: &LaunchData<'_>, ctx: &CtaCtx, state: &mut WorkerState, cta: Dim3) -> ExecError {
+    let loc = location(data, ctx.error_site, cta, Some(ctx.error_thread));
+    let space = space_of(data, ctx.error_site);
+    let kind = match ctx.error_code {
+        error::TRAP => ErrorKind::Trap,
+        error::STACK_OVERFLOW => ErrorKind::StackOverflow(0),
+        error::OUT_OF_BOUNDS => {
+            let detail = describe(data, ctx.error_addr);
+            ErrorKind::OutOfBounds { space, address: ctx.error_addr, size: ctx.error_size as u32, detail }
+        }
+        error::MISALIGNED => ErrorKind::Misaligned { space, address: ctx.error_addr, size: ctx.error_size as u32 },
+        error::READ_ONLY => ErrorKind::ReadOnly { space, address: ctx.error_addr },
+        error::ASSERT | error::HELPER => {
+            ErrorKind::Invalid(state.message.take().unwrap_or_else(|| "a runtime helper failed".into()))
+        }
+        _ => ErrorKind::Invalid(format!(
+            "`{}` has no defined result for these operands and modifiers",
+            loc.instruction.clone().unwrap_or_default()
+        )),
+    };
+    ExecError::new(kind, loc)
+}
+
+fn space_of(data: &LaunchData<'_>, site: u32) -> Space {
+    let c = data.compiled;
+    let Some(&(f, i)) = c.sites.get(site as usize) else { return Space::Generic };
+    match c.programs[&f].ops[i as usize].m.space {
+        program::Space::Global => Space::Global,
+        program::Space::Shared => Space::Shared,
+        program::Space::Local => Space::Local,
+        program::Space::Const => Space::Const,
+        program::Space::Param => Space::Param,
+        program::Space::Generic => Space::Generic,
+    }
+}
+
+fn describe(data: &LaunchData<'_>, addr: u64) -> Option<String> {
+    let near =
+        data.regions.iter().min_by_key(|r| if addr < r.0 { r.0 - addr } else { addr.saturating_sub(r.0 + r.1) })?;
+    let (base, size, _, label) = near;
+    Some(if addr < *base {
+        format!("{} bytes before {label} ({size} bytes at {base:#x})", base - addr)
+    } else if addr >= base + size {
+        format!("{} bytes past the end of {label} ({size} bytes at {base:#x})", addr - (base + size))
+    } else {
+        format!("inside {label} ({size} bytes at {base:#x})")
+    })
+}
+
+fn deadlock(
+    data: &LaunchData<'_>,
+    n: u32,
+    cta: Dim3,
+    state: &WorkerState,
+    status_of: &dyn Fn(u32) -> u32,
+    word: &dyn Fn(u32, i32) -> *mut u64,
+) -> ExecError {
+    let c = data.compiled;
+    let waiting: Vec<u32> = (0..n).filter(|&t| status_of(t) == status::BARRIER).collect();
+    let stuck: Vec<u32> = (0..n).filter(|&t| status_of(t) == status::COLLECTIVE).collect();
+    let exited = (0..n).filter(|&t| status_of(t) == status::DONE).count();
+    let first = waiting.first().or(stuck.first()).copied();
+    let site = first.map(|t| {
+        // SAFETY: the resume word of a stopped thread.
+        let r = unsafe { (word(t, thread::RESUME) as *const u32).read() };
+        let y = &c.plan.yields[r as usize - 1];
+        c.sites.iter().position(|&(f, i)| f == c.kernel && i == y.op).unwrap_or(0) as u32
+    });
+    let mut loc = match site {
+        Some(s) => location(data, s, cta, first),
+        None => Location { kernel: c.programs[&c.kernel].name.clone(), block: Some(cta), ..Location::default() },
+    };
+    if loc.thread.is_none() {
+        loc.thread = first.map(|t| data.block.unflatten(u64::from(t)));
+    }
+    let mut ids: Vec<u32> = waiting
+        .iter()
+        // SAFETY: posted barrier ids.
+        .map(|&t| unsafe { word(t, thread::POST_A).read() } as u32)
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let waits: Vec<String> = ids
+        .iter()
+        .map(|&id| {
+            let k = waiting.iter().filter(|&&t| unsafe { word(t, thread::POST_A).read() } as u32 == id).count() as u32
+                + state.arrivals.get(&id).map_or(0, |a| a.0);
+            format!("barrier {id} reached by {k} of the {n} threads it waits for")
+        })
+        .collect();
+    let detail = if waits.is_empty() {
+        format!(
+            "{} threads wait at a warp collective whose other lanes cannot arrive; {exited} of the CTA's {n} threads exited",
+            stuck.len()
+        )
+    } else {
+        format!(
+            "{}; {exited} of the CTA's {n} threads exited without reaching it, and no other thread can arrive",
+            waits.join(", ")
+        )
+    };
+    let _ = YieldKind::Barrier;
+    ExecError::new(ErrorKind::BarrierDivergence(detail), loc)
+}

@@ -1,0 +1,258 @@
+//! The PTX JIT: Ocelot's translator with Cranelift in place of LLVM.
+//!
+//! A kernel is decoded with the emulator's decoder (`program`), planned for thread fusion (`plan.rs`: yield
+//! points at barriers and warp collectives, registers live across them), translated to Cranelift IR
+//! (`translate.rs`: one native function per kernel, a loop over the CTA's threads, and one per device
+//! function), compiled and mapped executable (`compile.rs`, `code.rs`). Launches spread CTAs over a pool of
+//! one worker per core (`pool.rs`) by a [`Schedule`]; each worker runs its CTAs' threads through the compiled
+//! loop, meeting them at barriers and warp collectives (`exec.rs`). Rare ops call the emulator's lane
+//! arithmetic (`helpers.rs`), so both engines agree bit for bit on them.
+//!
+//! Addresses: global, local and parameter memory are addressed by host address in every space (a generic
+//! address of a local variable is its host address); shared-space addresses are offsets into the CTA's
+//! shared memory, whose generic form is the host address. Unlike the emulator's address windows, pointer
+//! values into local, parameter and shared memory therefore differ between the engines.
+
+mod abi;
+mod code;
+mod compile;
+mod exec;
+mod helpers;
+mod plan;
+mod pool;
+mod translate;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use device::{Backend, DeviceMemory, ErrorKind, ExecError, Launch, LaunchReport, LoadedModule, Location};
+use ir::FuncId;
+
+use crate::compile::Compiled;
+use crate::exec::{LaunchData, Worker};
+use crate::pool::Pool;
+
+/// Largest shared memory a CTA may use (227 KiB, as on sm_90, and as the emulator allows).
+pub const MAX_SHARED_BYTES: u64 = 227 * 1024;
+
+/// How the CTAs of a grid are spread over the worker threads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Schedule {
+    /// Worker `w` of `W` runs the contiguous run of CTAs `[w*N/W, (w+1)*N/W)`.
+    Static,
+    /// Worker `w` runs CTAs `w, w+W, w+2W, ...` (Ocelot's policy).
+    #[default]
+    Interleaved,
+    /// Workers take the next CTA from a shared atomic counter.
+    Dynamic,
+}
+
+/// JIT settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Worker threads; 0 means one per core.
+    pub threads: usize,
+    pub schedule: Schedule,
+    /// Check every memory access against the allocations, as the emulator does (slower).
+    pub check: bool,
+    /// Where compiled kernels are cached on disk; `None` keeps them in memory only.
+    pub cache_dir: Option<std::path::PathBuf>,
+}
+
+/// Cache key: the PTX text, the kernel, the options that change the code.
+type Key = (u64, String, bool);
+
+/// The JIT backend.
+pub struct Jit {
+    options: Options,
+    pool: Arc<Pool>,
+    isa: Option<cranelift_codegen::isa::OwnedTargetIsa>,
+    cache: Mutex<HashMap<Key, Arc<Compiled>>>,
+}
+
+impl std::fmt::Debug for Jit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Jit").field("options", &self.options).field("pool", &self.pool).finish()
+    }
+}
+
+impl Default for Jit {
+    fn default() -> Jit {
+        Jit::new(Options::default())
+    }
+}
+
+fn kernel_location(module: &LoadedModule, kernel: FuncId) -> Location {
+    Location { kernel: module.module.functions[kernel].name.clone(), ..Location::default() }
+}
+
+impl Jit {
+    pub fn new(options: Options) -> Jit {
+        let threads = match options.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        Jit { options, pool: Arc::new(Pool::new(threads)), isa: compile::isa().ok(), cache: Mutex::default() }
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Worker threads of the pool.
+    pub fn threads(&self) -> usize {
+        self.pool.threads()
+    }
+
+    fn key(module: &LoadedModule, kernel: FuncId, check: bool) -> Key {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        module.module.source.hash(&mut h);
+        // Variables' addresses are part of the decoded ops the code was built from.
+        module.global_addresses.hash(&mut h);
+        (h.finish(), module.module.functions[kernel].name.clone(), check)
+    }
+
+    fn compiled(&self, module: &LoadedModule, kernel: FuncId) -> Result<Arc<Compiled>, ExecError> {
+        let key = Self::key(module, kernel, self.options.check);
+        if let Some(c) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(c.clone());
+        }
+        let isa = self.isa.as_ref().ok_or_else(|| {
+            ExecError::new(
+                ErrorKind::Unsupported(vec!["Cranelift has no code generator for this CPU".into()]),
+                kernel_location(module, kernel),
+            )
+        })?;
+        let compiled = compile::compile(isa, module, kernel, self.options.check)
+            .map_err(|list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel)))?;
+        let c = Arc::new(compiled);
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, c.clone());
+        Ok(c)
+    }
+
+    /// Compiles a kernel (bypassing the cache) and returns how long translation and code generation took.
+    pub fn compile_kernel(&self, module: &LoadedModule, kernel: FuncId) -> Result<Duration, ExecError> {
+        let isa = self.isa.as_ref().ok_or_else(|| ExecError::launch("?", "no Cranelift backend for this CPU"))?;
+        let c = compile::compile(isa, module, kernel, self.options.check)
+            .map_err(|list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel)))?;
+        Ok(c.compile_time)
+    }
+}
+
+impl Backend for Jit {
+    fn name(&self) -> &'static str {
+        "jit"
+    }
+
+    fn check_supported(&self, module: &LoadedModule, kernel: FuncId) -> Result<(), ExecError> {
+        self.compiled(module, kernel).map(|_| ())
+    }
+
+    fn launch(
+        &mut self,
+        launch: &Launch<'_>,
+        memory: &mut DeviceMemory,
+        stdout: &mut dyn Write,
+    ) -> Result<LaunchReport, ExecError> {
+        let module = launch.module;
+        let kernel = launch.kernel;
+        let name = module.module.functions[kernel].name.clone();
+        launch.config.validate().map_err(|m| ExecError::launch(&name, m))?;
+        let compiled = self.compiled(module, kernel)?;
+        let layout = &compiled.shared;
+        let shared = layout.dynamic_offset.max(layout.static_size) + u64::from(launch.config.dynamic_shared);
+        if shared > MAX_SHARED_BYTES {
+            return Err(ExecError::launch(
+                &name,
+                format!("the CTA needs {shared} bytes of shared memory; the limit is {MAX_SHARED_BYTES}"),
+            ));
+        }
+        // Borrow every allocation mutably for the launch: the kernel writes them through raw pointers.
+        let regions: Vec<(u64, u64, bool, String)> = memory
+            .regions_mut()
+            .into_iter()
+            .map(|r| (r.bytes.as_mut_ptr() as u64, r.bytes.len() as u64, r.read_only, r.label.to_string()))
+            .collect();
+        let globals: Vec<u64> = module.module.globals.keys().map(|g| module.global_address(g).unwrap_or(0)).collect();
+        let helpers = helpers::table();
+        let data = LaunchData {
+            compiled: &compiled,
+            module: &module.module,
+            grid: launch.config.grid,
+            block: launch.config.block,
+            dynamic_shared: launch.config.dynamic_shared,
+            shared_size: shared,
+            params: &launch.params.bytes,
+            globals: &globals,
+            helpers: &helpers,
+            regions: &regions,
+        };
+        let ctas = launch.config.blocks();
+        let workers = self.pool.threads() as u64;
+        let schedule = self.options.schedule;
+        let next = std::sync::atomic::AtomicU64::new(0);
+        // CTAs above the lowest failing one are skipped, so the error reported is the first in CTA order,
+        // whatever the schedule.
+        let first_error = std::sync::atomic::AtomicU64::new(u64::MAX);
+        let results: Mutex<Vec<(u64, Result<Vec<u8>, ExecError>)>> = Mutex::new(Vec::new());
+        let job = |w: usize| {
+            let w = w as u64;
+            let mut worker = Worker::default();
+            let mut local = Vec::new();
+            let mut run = |cta: u64, local: &mut Vec<(u64, Result<Vec<u8>, ExecError>)>| {
+                if cta > first_error.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                let r = worker.run_cta(&data, cta);
+                if r.is_err() {
+                    first_error.fetch_min(cta, std::sync::atomic::Ordering::Relaxed);
+                }
+                if r.as_ref().map_or(true, |out| !out.is_empty()) {
+                    local.push((cta, r));
+                }
+            };
+            match schedule {
+                Schedule::Static => {
+                    let (lo, hi) = (w * ctas / workers, (w + 1) * ctas / workers);
+                    for cta in lo..hi {
+                        run(cta, &mut local);
+                    }
+                }
+                Schedule::Interleaved => {
+                    let mut cta = w;
+                    while cta < ctas {
+                        run(cta, &mut local);
+                        cta += workers;
+                    }
+                }
+                Schedule::Dynamic => loop {
+                    let cta = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if cta >= ctas {
+                        break;
+                    }
+                    run(cta, &mut local);
+                },
+            }
+            results.lock().unwrap_or_else(|e| e.into_inner()).extend(local);
+        };
+        if !self.pool.run(&job) {
+            return Err(ExecError::new(
+                ErrorKind::Invalid("a JIT worker thread panicked".into()),
+                kernel_location(module, kernel),
+            ));
+        }
+        drop(regions);
+        let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+        results.sort_by_key(|(cta, _)| *cta);
+        for (_, r) in results {
+            match r {
+                Ok(out) => stdout.write_all(&out).map_err(|e| ExecError::launch(&name, format!("printf: {e}")))?,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(LaunchReport { stats: None })
+    }
+}

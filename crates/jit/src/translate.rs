@@ -1,0 +1,1777 @@
+//! Translation of one decoded function ([`program::Program`]) into a Cranelift function.
+//!
+//! Every register slot is a Cranelift variable of type `i64` holding the value's bits zero-extended, exactly as
+//! the emulator keeps them (predicates are `i8` 0/1), so each op's lowering can follow the emulator's lane
+//! semantics; the e-graph optimizer removes the extensions between ops of one block.
+//!
+//! A kernel becomes `fn(ctx, lo, hi)`: a loop over the CTA's threads `lo..hi` (thread fusion). Each thread
+//! starts at its resume point and runs until it exits, or stops at a yield point (a barrier or a warp
+//! collective): it posts its operands, spills the registers live there into its state block and records where
+//! to resume; the runtime resumes it once the CTA (or warp) has caught up. A device function becomes
+//! `fn(ctx, thread_block, frame, t) -> status`, called per thread.
+
+use std::collections::HashMap;
+
+use ::ir::{FuncId, SpecialReg};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{
+    types, AbiParam, AtomicRmwOp, Block, InstBuilder, JumpTableData, MemFlagsData, Signature, Type, Value,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::{FunctionBuilder, Variable};
+use program::{
+    AtomOp, BoolOp, CallArg, Callee, Cmp, Dst, Extra, Kind, Op, Part, Program, Rnd, Space, Src, Sub, SymAddr, Ty,
+};
+
+use crate::abi::{ctx as cx, error, ret, status, thread, Helper};
+use crate::plan::{Plan, YieldKind};
+
+const I64: Type = types::I64;
+const I32: Type = types::I32;
+const I8: Type = types::I8;
+
+/// What translation needs to know beyond the function itself.
+pub struct Env<'a> {
+    pub programs: &'a HashMap<FuncId, Program>,
+    /// Index of each compiled function in [`crate::abi::CtaCtx::funcs`].
+    pub func_index: &'a HashMap<FuncId, u32>,
+    /// First global site number of each function's ops.
+    pub site_base: &'a HashMap<FuncId, u32>,
+    /// Module variables: (device address, size) by the index the code loads from [`crate::abi::CtaCtx::globals`].
+    pub globals: &'a [(u64, u64)],
+    /// Bytes before a thread's local memory in its state block.
+    pub local_offset: u32,
+    pub check: bool,
+    pub call_conv: CallConv,
+    pub names: &'a HashMap<FuncId, String>,
+}
+
+pub fn kernel_signature(cc: CallConv) -> Signature {
+    let mut s = Signature::new(cc);
+    s.params.extend([AbiParam::new(I64), AbiParam::new(I32), AbiParam::new(I32)]);
+    s
+}
+
+pub fn device_signature(cc: CallConv) -> Signature {
+    let mut s = Signature::new(cc);
+    s.params.extend([AbiParam::new(I64), AbiParam::new(I64), AbiParam::new(I64), AbiParam::new(I32)]);
+    s.returns.push(AbiParam::new(I32));
+    s
+}
+
+fn helper_signature(h: Helper, cc: CallConv) -> Signature {
+    let mut s = Signature::new(cc);
+    let p = |t: Type| AbiParam::new(t);
+    match h {
+        Helper::Alu => {
+            s.params.extend([p(I64), p(I64)]);
+            s.returns.push(p(I32));
+        }
+        Helper::AtomicNew => {
+            s.params.extend([p(I64), p(I64), p(I64), p(I64)]);
+            s.returns.push(p(I64));
+        }
+        Helper::Printf => {
+            s.params.extend([p(I64), p(I32), p(I64), p(I64)]);
+            s.returns.push(p(I32));
+        }
+        Helper::AssertFail => s.params.extend([p(I64), p(I32), p(I64), p(I64), p(I64), p(I64)]),
+        Helper::CheckAccess => {
+            s.params.extend([p(I64), p(I64), p(I32), p(I32)]);
+            s.returns.push(p(I32));
+        }
+        Helper::Clock => s.returns.push(p(I64)),
+        Helper::BarArrive => s.params.extend([p(I64), p(I32), p(I32)]),
+    }
+    s
+}
+
+fn flags() -> MemFlagsData {
+    MemFlagsData::new()
+}
+
+fn trusted() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+pub struct Translator<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    env: &'a Env<'a>,
+    prog: &'a Program,
+    plan: &'a Plan,
+    func: FuncId,
+    is_kernel: bool,
+    regs: Vec<Variable>,
+    preds: Vec<Variable>,
+    carry: Variable,
+    /// Linear thread index within the CTA, its state block, its current frame.
+    t: Variable,
+    tb: Variable,
+    frame: Variable,
+    tid: [Variable; 3],
+    ctx: Value,
+    blocks: HashMap<usize, Block>,
+    /// Kernel: where a thread goes when it stops (the loop's next iteration).
+    next_thread: Option<Block>,
+    resume_blocks: Vec<Block>,
+    filled: bool,
+    /// Op being translated (for error sites).
+    cur: usize,
+}
+
+impl<'a, 'b> Translator<'a, 'b> {
+    pub fn new(
+        b: FunctionBuilder<'b>,
+        env: &'a Env<'a>,
+        func: FuncId,
+        prog: &'a Program,
+        plan: &'a Plan,
+    ) -> Translator<'a, 'b> {
+        let mut b = b;
+        let regs = (0..prog.slots).map(|_| b.declare_var(I64)).collect();
+        let preds = (0..prog.preds).map(|_| b.declare_var(I8)).collect();
+        let carry = b.declare_var(I64);
+        let t = b.declare_var(I32);
+        let tb = b.declare_var(I64);
+        let frame = b.declare_var(I64);
+        let tid = [b.declare_var(I32), b.declare_var(I32), b.declare_var(I32)];
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let ctx = b.block_params(entry)[0];
+        Translator {
+            b,
+            env,
+            prog,
+            plan,
+            func,
+            is_kernel: prog.is_kernel,
+            regs,
+            preds,
+            carry,
+            t,
+            tb,
+            frame,
+            tid,
+            ctx,
+            blocks: HashMap::new(),
+            next_thread: None,
+            resume_blocks: Vec::new(),
+            filled: false,
+            cur: 0,
+        }
+    }
+
+    pub fn translate(mut self, frontend: cranelift_codegen::isa::TargetFrontendConfig) {
+        let entry = self.b.current_block().expect("entry");
+        let params: Vec<Value> = self.b.block_params(entry).to_vec();
+        for (i, &lead) in self.plan.leader.iter().enumerate() {
+            if lead {
+                let blk = self.b.create_block();
+                self.blocks.insert(i, blk);
+            }
+        }
+        let first = self.block(0);
+        if self.is_kernel {
+            self.kernel_prologue(params[1], params[2], first);
+        } else {
+            self.b.def_var(self.tb, params[1]);
+            self.b.def_var(self.frame, params[2]);
+            self.b.def_var(self.t, params[3]);
+            let zero = self.b.ins().iconst(I64, 0);
+            self.b.def_var(self.carry, zero);
+            self.init_tid_from_t();
+            self.b.ins().jump(first, &[]);
+        }
+        self.filled = true;
+        let n = self.prog.ops.len();
+        for i in 0..n {
+            if self.plan.leader[i] {
+                let blk = self.block(i);
+                if !self.filled {
+                    self.b.ins().jump(blk, &[]);
+                }
+                self.b.switch_to_block(blk);
+                self.filled = false;
+            } else if self.filled {
+                // Unreachable code after a terminator inside a native block.
+                let blk = self.b.create_block();
+                self.b.switch_to_block(blk);
+                self.filled = false;
+            }
+            self.cur = i;
+            self.lower(i);
+        }
+        if !self.filled {
+            self.function_end();
+        }
+        self.b.seal_all_blocks();
+        self.b.finalize(frontend);
+    }
+
+    fn block(&self, op: usize) -> Block {
+        self.blocks[&op]
+    }
+
+    fn site(&self) -> u32 {
+        self.env.site_base[&self.func] + self.cur as u32
+    }
+
+    // ---------------------------------------------------------------- kernel loop
+
+    fn kernel_prologue(&mut self, lo: Value, hi: Value, first: Block) {
+        let head = self.b.create_block();
+        let start = self.b.create_block();
+        let next = self.b.create_block();
+        let exit = self.b.create_block();
+        self.next_thread = Some(next);
+        self.b.def_var(self.t, lo);
+        // tid of thread `lo`, then advanced incrementally by the loop.
+        self.init_tid_from_t();
+        self.b.ins().jump(head, &[]);
+
+        self.b.switch_to_block(head);
+        let t = self.b.use_var(self.t);
+        let done = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, t, hi);
+        self.b.ins().brif(done, exit, &[], start, &[]);
+
+        self.b.switch_to_block(start);
+        let threads = self.b.ins().load(I64, trusted(), self.ctx, cx::THREADS);
+        let stride = self.b.ins().load(I64, trusted(), self.ctx, cx::STRIDE);
+        let t64 = self.b.ins().uextend(I64, t);
+        let off = self.b.ins().imul(t64, stride);
+        let tb = self.b.ins().iadd(threads, off);
+        self.b.def_var(self.tb, tb);
+        let frame = self.b.ins().iadd_imm_s(tb, i64::from(self.env.local_offset));
+        self.b.def_var(self.frame, frame);
+        let st = self.b.ins().load(I32, trusted(), tb, thread::STATUS);
+        let ready = self.b.create_block();
+        self.b.ins().brif(st, next, &[], ready, &[]);
+        self.b.switch_to_block(ready);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b.def_var(self.carry, zero);
+        if self.plan.yields.is_empty() {
+            self.b.ins().jump(first, &[]);
+        } else {
+            let resume = self.b.ins().load(I32, trusted(), tb, thread::RESUME);
+            let mut targets = vec![self.b.func.dfg.block_call(first, &[])];
+            for _ in &self.plan.yields {
+                let rb = self.b.create_block();
+                self.resume_blocks.push(rb);
+                targets.push(self.b.func.dfg.block_call(rb, &[]));
+            }
+            let default = self.b.func.dfg.block_call(next, &[]);
+            let jt = self.b.create_jump_table(JumpTableData::new(default, &targets));
+            self.b.ins().br_table(resume, jt);
+        }
+
+        // Next thread: t += 1, and tid advanced with carries into y and z.
+        self.b.switch_to_block(next);
+        let t = self.b.use_var(self.t);
+        let t1 = self.b.ins().iadd_imm_s(t, 1);
+        self.b.def_var(self.t, t1);
+        let ntx = self.b.ins().load(I32, trusted(), self.ctx, cx::NTID);
+        let nty = self.b.ins().load(I32, trusted(), self.ctx, cx::NTID + 4);
+        let x = self.b.use_var(self.tid[0]);
+        let y = self.b.use_var(self.tid[1]);
+        let z = self.b.use_var(self.tid[2]);
+        let x1 = self.b.ins().iadd_imm_s(x, 1);
+        let wrap_x = self.b.ins().icmp(IntCC::Equal, x1, ntx);
+        let zero32 = self.b.ins().iconst(I32, 0);
+        let nx = self.b.ins().select(wrap_x, zero32, x1);
+        let y1 = self.b.ins().iadd_imm_s(y, 1);
+        let y1 = self.b.ins().select(wrap_x, y1, y);
+        let wrap_y = self.b.ins().icmp(IntCC::Equal, y1, nty);
+        let ny = self.b.ins().select(wrap_y, zero32, y1);
+        let z1 = self.b.ins().iadd_imm_s(z, 1);
+        let nz = self.b.ins().select(wrap_y, z1, z);
+        self.b.def_var(self.tid[0], nx);
+        self.b.def_var(self.tid[1], ny);
+        self.b.def_var(self.tid[2], nz);
+        self.b.ins().jump(head, &[]);
+
+        self.b.switch_to_block(exit);
+        self.b.ins().return_(&[]);
+
+        // Resume points: reload what was live, take the collective's results, continue after the yield.
+        for k in 0..self.plan.yields.len() {
+            let rb = self.resume_blocks[k];
+            self.b.switch_to_block(rb);
+            let y = &self.plan.yields[k];
+            let tb = self.b.use_var(self.tb);
+            let mut off = thread::SPILL;
+            for &s in &y.live_slots {
+                let v = self.b.ins().load(I64, trusted(), tb, off);
+                self.b.def_var(self.regs[s as usize], v);
+                off += 8;
+            }
+            for &p in &y.live_preds {
+                let v = self.b.ins().load(I8, trusted(), tb, off);
+                self.b.def_var(self.preds[p as usize], v);
+                off += 8;
+            }
+            let c = self.b.ins().load(I64, trusted(), tb, off);
+            self.b.def_var(self.carry, c);
+            let op = &self.prog.ops[y.op as usize];
+            let out = self.b.ins().load(I64, trusted(), tb, thread::OUT);
+            let out2 = self.b.ins().load(I64, trusted(), tb, thread::OUT2);
+            match y.kind {
+                YieldKind::Barrier => {
+                    if matches!(op.m.sub, Sub::Bar { red: Some(_), .. }) {
+                        self.write(op.dst, out);
+                    }
+                }
+                YieldKind::Collective => {
+                    self.write(op.dst, out);
+                    self.write(op.dst2, out2);
+                }
+            }
+            let cont = self.block(y.op as usize + 1);
+            self.b.ins().jump(cont, &[]);
+        }
+    }
+
+    fn init_tid_from_t(&mut self) {
+        let t = self.b.use_var(self.t);
+        let ntx = self.b.ins().load(I32, trusted(), self.ctx, cx::NTID);
+        let nty = self.b.ins().load(I32, trusted(), self.ctx, cx::NTID + 4);
+        let x = self.b.ins().urem(t, ntx);
+        let q = self.b.ins().udiv(t, ntx);
+        let y = self.b.ins().urem(q, nty);
+        let z = self.b.ins().udiv(q, nty);
+        self.b.def_var(self.tid[0], x);
+        self.b.def_var(self.tid[1], y);
+        self.b.def_var(self.tid[2], z);
+    }
+
+    /// The thread finished (`ret`/`exit` of the kernel, or `exit` anywhere).
+    fn thread_exit(&mut self) {
+        if self.is_kernel {
+            let tb = self.b.use_var(self.tb);
+            let done = self.b.ins().iconst(I32, i64::from(status::DONE));
+            self.b.ins().store(trusted(), done, tb, thread::STATUS);
+            let next = self.next_thread.expect("kernel loop");
+            self.b.ins().jump(next, &[]);
+        } else {
+            let r = self.b.ins().iconst(I32, i64::from(ret::EXIT));
+            self.b.ins().return_(&[r]);
+        }
+        self.filled = true;
+    }
+
+    fn function_end(&mut self) {
+        if self.is_kernel {
+            self.thread_exit();
+        } else {
+            let r = self.b.ins().iconst(I32, i64::from(ret::OK));
+            self.b.ins().return_(&[r]);
+            self.filled = true;
+        }
+    }
+
+    /// Records an error in the context and stops (the kernel returns at once; a device function returns
+    /// `ERROR` to its caller, which does the same).
+    fn fail(&mut self, code: u32, addr: Option<Value>, size: u32) {
+        let site = self.site();
+        let c = self.b.ins().iconst(I32, i64::from(code));
+        self.b.ins().store(trusted(), c, self.ctx, cx::ERROR_CODE);
+        let s = self.b.ins().iconst(I32, i64::from(site));
+        self.b.ins().store(trusted(), s, self.ctx, cx::ERROR_SITE);
+        let t = self.b.use_var(self.t);
+        self.b.ins().store(trusted(), t, self.ctx, cx::ERROR_THREAD);
+        if let Some(a) = addr {
+            self.b.ins().store(trusted(), a, self.ctx, cx::ERROR_ADDR);
+            let sz = self.b.ins().iconst(I64, i64::from(size));
+            self.b.ins().store(trusted(), sz, self.ctx, cx::ERROR_SIZE);
+        }
+        self.stop_on_error();
+    }
+
+    /// Leaves the function after an error was recorded.
+    fn stop_on_error(&mut self) {
+        if self.is_kernel {
+            self.b.ins().return_(&[]);
+        } else {
+            let r = self.b.ins().iconst(I32, i64::from(ret::ERROR));
+            self.b.ins().return_(&[r]);
+        }
+        self.filled = true;
+    }
+
+    /// Branches to a failure path when `cond` is non-zero, and continues otherwise.
+    fn fail_if(&mut self, cond: Value, code: u32, addr: Option<Value>, size: u32) {
+        let bad = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.ins().brif(cond, bad, &[], ok, &[]);
+        self.b.switch_to_block(bad);
+        self.fail(code, addr, size);
+        self.b.switch_to_block(ok);
+        self.filled = false;
+    }
+
+    // ---------------------------------------------------------------- operands
+
+    fn helper(&mut self, h: Helper, args: &[Value]) -> Option<Value> {
+        let sig = self.b.import_signature(helper_signature(h, self.env.call_conv));
+        let table = self.b.ins().load(I64, trusted(), self.ctx, cx::HELPERS);
+        let f = self.b.ins().load(I64, trusted(), table, (h as usize * 8) as i32);
+        let call = self.b.ins().call_indirect(sig, f, args);
+        self.b.inst_results(call).first().copied()
+    }
+
+    fn ctx_u32(&mut self, off: i32) -> Value {
+        let v = self.b.ins().load(I32, trusted(), self.ctx, off);
+        self.b.ins().uextend(I64, v)
+    }
+
+    fn lane(&mut self) -> Value {
+        let t = self.b.use_var(self.t);
+        let t = self.b.ins().uextend(I64, t);
+        self.b.ins().band_imm_s(t, 31)
+    }
+
+    fn special(&mut self, s: SpecialReg, comp: u8) -> Value {
+        let c = i32::from(comp.min(2)) * 4;
+        let comp_ok = comp < 3;
+        match s {
+            SpecialReg::Tid if comp_ok => {
+                let v = self.b.use_var(self.tid[comp as usize]);
+                self.b.ins().uextend(I64, v)
+            }
+            SpecialReg::Ntid if comp_ok => self.ctx_u32(cx::NTID + c),
+            SpecialReg::Ctaid | SpecialReg::Clusterid if comp_ok => self.ctx_u32(cx::CTAID + c),
+            SpecialReg::Nctaid | SpecialReg::Nclusterid if comp_ok => self.ctx_u32(cx::NCTAID + c),
+            SpecialReg::Laneid => self.lane(),
+            SpecialReg::Warpid => {
+                let t = self.b.use_var(self.t);
+                let t = self.b.ins().uextend(I64, t);
+                self.b.ins().ushr_imm_s(t, 5)
+            }
+            SpecialReg::Nwarpid => self.b.ins().iconst(I64, 64),
+            SpecialReg::Nsmid | SpecialReg::ClusterNctarank => self.b.ins().iconst(I64, 1),
+            SpecialReg::ClusterNctaid => self.b.ins().iconst(I64, i64::from(comp_ok)),
+            SpecialReg::LanemaskEq
+            | SpecialReg::LanemaskLt
+            | SpecialReg::LanemaskLe
+            | SpecialReg::LanemaskGt
+            | SpecialReg::LanemaskGe => {
+                let lane = self.lane();
+                let one = self.b.ins().iconst(I64, 1);
+                let eq = self.b.ins().ishl(one, lane);
+                let lt = self.b.ins().iadd_imm_s(eq, -1);
+                let le = self.b.ins().bor(lt, eq);
+                let m32 = 0xFFFF_FFFFi64;
+                match s {
+                    SpecialReg::LanemaskEq => eq,
+                    SpecialReg::LanemaskLt => lt,
+                    SpecialReg::LanemaskLe => le,
+                    SpecialReg::LanemaskGt => {
+                        let n = self.b.ins().bnot(le);
+                        self.b.ins().band_imm_s(n, m32)
+                    }
+                    _ => {
+                        let n = self.b.ins().bnot(lt);
+                        self.b.ins().band_imm_s(n, m32)
+                    }
+                }
+            }
+            SpecialReg::Clock | SpecialReg::ClockHi | SpecialReg::Clock64 => {
+                let c = self.helper(Helper::Clock, &[]).expect("clock");
+                match s {
+                    SpecialReg::Clock => self.b.ins().band_imm_s(c, 0xFFFF_FFFF),
+                    SpecialReg::ClockHi => self.b.ins().ushr_imm_s(c, 32),
+                    _ => c,
+                }
+            }
+            SpecialReg::Globaltimer | SpecialReg::GlobaltimerLo | SpecialReg::GlobaltimerHi => {
+                let c = self.helper(Helper::Clock, &[]).expect("clock");
+                match s {
+                    SpecialReg::GlobaltimerLo => self.b.ins().band_imm_s(c, 0xFFFF_FFFF),
+                    SpecialReg::GlobaltimerHi => self.b.ins().ushr_imm_s(c, 32),
+                    _ => c,
+                }
+            }
+            SpecialReg::DynamicSmemSize => self.ctx_u32(cx::DYNAMIC_SHARED),
+            SpecialReg::TotalSmemSize | SpecialReg::AggrSmemSize => {
+                self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED_SIZE)
+            }
+            _ => self.b.ins().iconst(I64, 0),
+        }
+    }
+
+    /// The device address of a module variable (loaded from the context's table).
+    fn global(&mut self, addr: u64) -> Value {
+        let k = self
+            .env
+            .globals
+            .iter()
+            .position(|&(base, size)| addr >= base && addr < base + size.max(1))
+            .or_else(|| self.env.globals.iter().position(|&(base, size)| addr == base + size))
+            .expect("a module variable");
+        let (base, _) = self.env.globals[k];
+        let table = self.b.ins().load(I64, trusted(), self.ctx, cx::GLOBALS);
+        let v = self.b.ins().load(I64, trusted(), table, (k * 8) as i32);
+        if addr == base {
+            v
+        } else {
+            self.b.ins().iadd_imm_s(v, (addr - base) as i64)
+        }
+    }
+
+    /// A symbol as a value: its address in its own space (shared: the offset; local, parameters: host
+    /// addresses, which are also their generic addresses in the JIT).
+    fn symbol(&mut self, sym: SymAddr, extra: i64) -> Value {
+        let v = match sym {
+            SymAddr::Global(a) => self.global(a),
+            SymAddr::Shared(o) => self.b.ins().iconst(I64, o as i64),
+            SymAddr::Frame(o) => {
+                let f = self.b.use_var(self.frame);
+                self.b.ins().iadd_imm_s(f, o as i64)
+            }
+            SymAddr::KernelParam(o) => {
+                let p = self.b.ins().load(I64, trusted(), self.ctx, cx::PARAMS);
+                self.b.ins().iadd_imm_s(p, o as i64)
+            }
+            SymAddr::Func(a) => self.b.ins().iconst(I64, a as i64),
+        };
+        if extra == 0 {
+            v
+        } else {
+            self.b.ins().iadd_imm_s(v, extra)
+        }
+    }
+
+    /// A source operand as the emulator reads it: the raw `u64` bits.
+    fn read(&mut self, s: &Src) -> Value {
+        match *s {
+            Src::Reg(r) => self.b.use_var(self.regs[r as usize]),
+            Src::Pred(p, neg) => {
+                let v = self.b.use_var(self.preds[p as usize]);
+                let v = self.b.ins().uextend(I64, v);
+                if neg {
+                    self.b.ins().bxor_imm_s(v, 1)
+                } else {
+                    v
+                }
+            }
+            Src::Imm(v) => self.b.ins().iconst(I64, v as i64),
+            Src::Special(s, c) => self.special(s, c),
+            Src::Sym(sym, off) => self.symbol(sym, off),
+            Src::None => self.b.ins().iconst(I64, 0),
+        }
+    }
+
+    /// A predicate source as an `i8` 0/1.
+    fn read_pred(&mut self, s: &Src) -> Value {
+        match *s {
+            Src::Pred(p, neg) => {
+                let v = self.b.use_var(self.preds[p as usize]);
+                if neg {
+                    self.b.ins().bxor_imm_s(v, 1)
+                } else {
+                    v
+                }
+            }
+            _ => {
+                let v = self.read(s);
+                let v = self.b.ins().band_imm_s(v, 1);
+                self.b.ins().ireduce(I8, v)
+            }
+        }
+    }
+
+    /// Writes raw bits to a destination (masked to the register's width, as the emulator does).
+    fn write(&mut self, d: Dst, v: Value) {
+        match d {
+            Dst::Reg(slot, mask) => {
+                let v = if mask == u64::MAX { v } else { self.b.ins().band_imm_s(v, mask as i64) };
+                self.b.def_var(self.regs[slot as usize], v);
+            }
+            Dst::Pred(p) => {
+                let z = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0);
+                self.b.def_var(self.preds[p as usize], z);
+            }
+            Dst::Sink | Dst::None => {}
+        }
+    }
+
+    fn write_bool(&mut self, d: Dst, b8: Value) {
+        match d {
+            Dst::Pred(p) => self.b.def_var(self.preds[p as usize], b8),
+            _ => {
+                let v = self.b.ins().uextend(I64, b8);
+                self.write(d, v);
+            }
+        }
+    }
+
+    fn mask(&mut self, v: Value, ty: Ty) -> Value {
+        let bits = ty.bits();
+        if bits >= 64 {
+            v
+        } else {
+            self.b.ins().band_imm_s(v, ty.mask() as i64)
+        }
+    }
+
+    /// The value extended to 64 bits by the type's signedness (the emulator's `Ty::extend`).
+    fn extend(&mut self, v: Value, ty: Ty) -> Value {
+        match ty {
+            Ty::S8 | Ty::S16 | Ty::S32 => {
+                let narrow = match ty {
+                    Ty::S8 => types::I8,
+                    Ty::S16 => types::I16,
+                    _ => I32,
+                };
+                let n = self.b.ins().ireduce(narrow, v);
+                self.b.ins().sextend(I64, n)
+            }
+            _ => self.mask(v, ty),
+        }
+    }
+
+    fn f32_of(&mut self, v: Value) -> Value {
+        let n = self.b.ins().ireduce(I32, v);
+        self.b.ins().bitcast(types::F32, MemFlagsData::new(), n)
+    }
+
+    fn f64_of(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(types::F64, MemFlagsData::new(), v)
+    }
+
+    fn bits_of_f32(&mut self, f: Value) -> Value {
+        let n = self.b.ins().bitcast(I32, MemFlagsData::new(), f);
+        self.b.ins().uextend(I64, n)
+    }
+
+    fn bits_of_f64(&mut self, f: Value) -> Value {
+        self.b.ins().bitcast(I64, MemFlagsData::new(), f)
+    }
+
+    // ---------------------------------------------------------------- ops
+
+    fn lower(&mut self, i: usize) {
+        let op = &self.prog.ops[i];
+        if let Some(y) = self.plan.yields.iter().position(|y| y.op as usize == i) {
+            self.lower_yield(i, y);
+            return;
+        }
+        match op.kind {
+            Kind::Bra => {
+                let target = self.block(op.target as usize);
+                match op.guard {
+                    Some((p, neg)) => {
+                        let c = self.b.use_var(self.preds[p as usize]);
+                        let fall = self.block(i + 1);
+                        if neg {
+                            self.b.ins().brif(c, fall, &[], target, &[]);
+                        } else {
+                            self.b.ins().brif(c, target, &[], fall, &[]);
+                        }
+                    }
+                    None => {
+                        self.b.ins().jump(target, &[]);
+                    }
+                }
+                self.filled = true;
+                return;
+            }
+            Kind::Ret | Kind::Exit | Kind::Trap => {
+                let body = self.b.create_block();
+                let fall = if op.guard.is_some() { Some(self.block(i + 1)) } else { None };
+                self.guard_branch(op, body, fall);
+                self.b.switch_to_block(body);
+                match op.kind {
+                    Kind::Trap => self.fail(error::TRAP, None, 0),
+                    Kind::Exit => self.thread_exit(),
+                    _ => self.function_end(),
+                }
+                self.filled = true;
+                return;
+            }
+            _ => {}
+        }
+        let Some((p, neg)) = op.guard else {
+            self.lower_body(op);
+            return;
+        };
+        let c = self.b.use_var(self.preds[p as usize]);
+        let yes = self.b.create_block();
+        let cont = self.b.create_block();
+        if neg {
+            self.b.ins().brif(c, cont, &[], yes, &[]);
+        } else {
+            self.b.ins().brif(c, yes, &[], cont, &[]);
+        }
+        self.b.switch_to_block(yes);
+        self.filled = false;
+        self.lower_body(op);
+        if !self.filled {
+            self.b.ins().jump(cont, &[]);
+        }
+        self.b.switch_to_block(cont);
+        self.filled = false;
+    }
+
+    /// Branches to `body` when the op's guard holds, else to `fall` (unguarded: always `body`).
+    fn guard_branch(&mut self, op: &Op, body: Block, fall: Option<Block>) {
+        match (op.guard, fall) {
+            (Some((p, neg)), Some(fall)) => {
+                let c = self.b.use_var(self.preds[p as usize]);
+                if neg {
+                    self.b.ins().brif(c, fall, &[], body, &[]);
+                } else {
+                    self.b.ins().brif(c, body, &[], fall, &[]);
+                }
+            }
+            _ => {
+                self.b.ins().jump(body, &[]);
+            }
+        }
+    }
+
+    fn lower_yield(&mut self, i: usize, k: usize) {
+        let op = &self.prog.ops[i];
+        let y = &self.plan.yields[k];
+        let body = self.b.create_block();
+        let fall = self.block(i + 1);
+        self.guard_branch(op, body, op.guard.map(|_| fall));
+        self.b.switch_to_block(body);
+        self.filled = false;
+        let tb = self.b.use_var(self.tb);
+        let (a, bb, c, st) = match y.kind {
+            YieldKind::Barrier => {
+                let red = matches!(op.m.sub, Sub::Bar { red: Some(_), .. });
+                let a = self.read(&op.a);
+                let bb = self.read(&op.b);
+                let c = if red { self.read(&op.c) } else { self.b.ins().iconst(I64, 0) };
+                (a, bb, c, status::BARRIER)
+            }
+            YieldKind::Collective => {
+                let a = self.read(&op.a);
+                let bb = self.read(&op.b);
+                let c = self.read(&op.c);
+                (a, bb, c, status::COLLECTIVE)
+            }
+        };
+        self.b.ins().store(trusted(), a, tb, thread::POST_A);
+        self.b.ins().store(trusted(), bb, tb, thread::POST_B);
+        self.b.ins().store(trusted(), c, tb, thread::POST_C);
+        let mut off = thread::SPILL;
+        for &s in &y.live_slots {
+            let v = self.b.use_var(self.regs[s as usize]);
+            self.b.ins().store(trusted(), v, tb, off);
+            off += 8;
+        }
+        for &p in &y.live_preds {
+            let v = self.b.use_var(self.preds[p as usize]);
+            self.b.ins().store(trusted(), v, tb, off);
+            off += 8;
+        }
+        let cv = self.b.use_var(self.carry);
+        self.b.ins().store(trusted(), cv, tb, off);
+        let r = self.b.ins().iconst(I32, k as i64 + 1);
+        self.b.ins().store(trusted(), r, tb, thread::RESUME);
+        let s = self.b.ins().iconst(I32, i64::from(st));
+        self.b.ins().store(trusted(), s, tb, thread::STATUS);
+        let next = self.next_thread.expect("yield points only in kernels");
+        self.b.ins().jump(next, &[]);
+        self.filled = true;
+    }
+
+    fn lower_body(&mut self, op: &Op) {
+        match op.kind {
+            Kind::Ld => self.load(op),
+            Kind::St => self.store(op),
+            Kind::Atom | Kind::Red => self.atomic(op),
+            Kind::Call => self.call(op),
+            Kind::Brx => self.brx(op),
+            Kind::Bar => {
+                // `bar.arrive` (a waiting barrier is a yield point).
+                let a = self.read(&op.a);
+                let a = self.b.ins().ireduce(I32, a);
+                let bb = self.read(&op.b);
+                let bb = self.b.ins().ireduce(I32, bb);
+                self.helper(Helper::BarArrive, &[self.ctx, a, bb]);
+            }
+            Kind::Nop => {}
+            Kind::Cvta => self.cvta(op),
+            Kind::Isspacep => self.isspacep(op),
+            Kind::Pack => {
+                let Some(Extra::Srcs(srcs)) = op.extra.as_deref() else { return };
+                let part = op.ty.bits() / srcs.len().max(1) as u32;
+                let mut acc = self.b.ins().iconst(I64, 0);
+                for (k, s) in srcs.iter().enumerate() {
+                    let v = self.read(s);
+                    let v = if part < 64 { self.b.ins().band_imm_s(v, program::mask_bits(part) as i64) } else { v };
+                    let sh = part * k as u32;
+                    let v = if sh > 0 && sh < 64 { self.b.ins().ishl_imm_s(v, i64::from(sh)) } else { v };
+                    acc = self.b.ins().bor(acc, v);
+                }
+                self.write(op.dst, acc);
+            }
+            Kind::Unpack => {
+                let Some(Extra::Dsts(dsts)) = op.extra.as_deref() else { return };
+                let a = self.read(&op.a);
+                let part = op.ty.bits() / dsts.len().max(1) as u32;
+                for (k, d) in dsts.iter().enumerate() {
+                    let sh = part * k as u32;
+                    let v = if sh > 0 && sh < 64 { self.b.ins().ushr_imm_s(a, i64::from(sh)) } else { a };
+                    self.write(*d, v);
+                }
+            }
+            _ => {
+                if !self.native_alu(op) {
+                    self.fallback(op);
+                }
+            }
+        }
+    }
+
+    /// Any op the emulator's lane arithmetic covers, through the `Alu` helper.
+    fn fallback(&mut self, op: &Op) {
+        let tb = self.b.use_var(self.tb);
+        let srcs = [op.a, op.b, op.c, op.d];
+        for (k, s) in srcs.iter().enumerate() {
+            let v = self.read(s);
+            self.b.ins().store(trusted(), v, tb, thread::SCRATCH + 8 * k as i32);
+        }
+        let c = self.b.use_var(self.carry);
+        self.b.ins().store(trusted(), c, tb, thread::SCRATCH + 32);
+        let ops = self.b.ins().load(I64, trusted(), self.ctx, cx::OPS);
+        let site = self.site();
+        let opp = self.b.ins().load(I64, trusted(), ops, (site * 8) as i32);
+        let io = self.b.ins().iadd_imm_s(tb, i64::from(thread::SCRATCH));
+        let ok = self.helper(Helper::Alu, &[opp, io]).expect("alu");
+        let bad = self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0);
+        self.fail_if(bad, error::UNSUPPORTED, None, 0);
+        let tb = self.b.use_var(self.tb);
+        let c = self.b.ins().load(I64, trusted(), tb, thread::SCRATCH + 32);
+        self.b.def_var(self.carry, c);
+        let out = self.b.ins().load(I64, trusted(), tb, thread::SCRATCH + 40);
+        self.write(op.dst, out);
+        if op.dst2 != Dst::None {
+            let out2 = self.b.ins().load(I64, trusted(), tb, thread::SCRATCH + 48);
+            self.write(op.dst2, out2);
+        }
+    }
+
+    // ---------------------------------------------------------------- memory
+
+    /// The host address of `[base + offset]` in the op's space.
+    fn address(&mut self, op: &Op) -> Value {
+        let space = op.m.space;
+        let base = match op.mem.base {
+            Src::Sym(SymAddr::Shared(o), extra) => {
+                let sh = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED);
+                return self.b.ins().iadd_imm_s(sh, o as i64 + extra + op.mem.offset);
+            }
+            Src::Sym(sym, extra) => self.symbol(sym, extra),
+            ref s => self.read(s),
+        };
+        let a = if op.mem.offset != 0 { self.b.ins().iadd_imm_s(base, op.mem.offset) } else { base };
+        if space == Space::Shared {
+            let sh = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED);
+            self.b.ins().iadd(sh, a)
+        } else {
+            a
+        }
+    }
+
+    /// Checked mode: the access must lie inside its memory.
+    fn check_access(&mut self, op: &Op, addr: Value, size: u32, write: bool) {
+        if !self.env.check {
+            return;
+        }
+        match op.m.space {
+            Space::Shared => {
+                let sh = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED);
+                let len = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED_SIZE);
+                let off = self.b.ins().isub(addr, sh);
+                let end = self.b.ins().iadd_imm_s(off, i64::from(size));
+                let bad1 = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, len);
+                let bad2 = self.b.ins().icmp(IntCC::UnsignedLessThan, end, off);
+                let bad = self.b.ins().bor(bad1, bad2);
+                let shared_off = off;
+                self.fail_if(bad, error::OUT_OF_BOUNDS, Some(shared_off), size);
+            }
+            Space::Local | Space::Param => {}
+            _ => {
+                let sz = self.b.ins().iconst(I32, i64::from(size));
+                let w = self.b.ins().iconst(I32, i64::from(write));
+                let r = self.helper(Helper::CheckAccess, &[self.ctx, addr, sz, w]).expect("check");
+                // The helper's code: 0 ok, else an error code.
+                let bad = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+                let blk_bad = self.b.create_block();
+                let ok = self.b.create_block();
+                self.b.ins().brif(bad, blk_bad, &[], ok, &[]);
+                self.b.switch_to_block(blk_bad);
+                let site = self.site();
+                self.b.ins().store(trusted(), r, self.ctx, cx::ERROR_CODE);
+                let s = self.b.ins().iconst(I32, i64::from(site));
+                self.b.ins().store(trusted(), s, self.ctx, cx::ERROR_SITE);
+                let t = self.b.use_var(self.t);
+                self.b.ins().store(trusted(), t, self.ctx, cx::ERROR_THREAD);
+                self.b.ins().store(trusted(), addr, self.ctx, cx::ERROR_ADDR);
+                let szv = self.b.ins().iconst(I64, i64::from(size));
+                self.b.ins().store(trusted(), szv, self.ctx, cx::ERROR_SIZE);
+                self.stop_on_error();
+                self.b.switch_to_block(ok);
+                self.filled = false;
+            }
+        }
+    }
+
+    fn mem_type(bytes: u32) -> Type {
+        match bytes {
+            1 => types::I8,
+            2 => types::I16,
+            4 => I32,
+            _ => I64,
+        }
+    }
+
+    fn load_value(&mut self, addr: Value, off: i32, ty: Ty) -> Value {
+        let bytes = ty.bytes();
+        if bytes == 8 {
+            return self.b.ins().load(I64, flags(), addr, off);
+        }
+        let mt = Self::mem_type(bytes);
+        if ty.is_signed() {
+            match mt {
+                types::I8 => self.b.ins().sload8(I64, flags(), addr, off),
+                types::I16 => self.b.ins().sload16(I64, flags(), addr, off),
+                _ => self.b.ins().sload32(flags(), addr, off),
+            }
+        } else {
+            match mt {
+                types::I8 => self.b.ins().uload8(I64, flags(), addr, off),
+                types::I16 => self.b.ins().uload16(I64, flags(), addr, off),
+                _ => self.b.ins().uload32(flags(), addr, off),
+            }
+        }
+    }
+
+    fn store_value(&mut self, v: Value, addr: Value, off: i32, bytes: u32) {
+        match bytes {
+            1 => self.b.ins().istore8(flags(), v, addr, off),
+            2 => self.b.ins().istore16(flags(), v, addr, off),
+            4 => self.b.ins().istore32(flags(), v, addr, off),
+            _ => self.b.ins().store(flags(), v, addr, off),
+        };
+    }
+
+    fn load(&mut self, op: &Op) {
+        let addr = self.address(op);
+        let elem = op.ty.bytes();
+        let dsts: Vec<Dst> = match op.extra.as_deref() {
+            Some(Extra::Dsts(d)) => d.to_vec(),
+            _ => vec![op.dst],
+        };
+        self.check_access(op, addr, elem * dsts.len() as u32, false);
+        for (k, d) in dsts.iter().enumerate() {
+            let v = self.load_value(addr, (elem as usize * k) as i32, op.ty);
+            self.write(*d, v);
+        }
+    }
+
+    fn store(&mut self, op: &Op) {
+        let addr = self.address(op);
+        let elem = op.ty.bytes();
+        let srcs: Vec<Src> = match op.extra.as_deref() {
+            Some(Extra::Srcs(s)) => s.to_vec(),
+            _ => vec![op.a],
+        };
+        if self.env.check && op.m.space == Space::Const {
+            self.fail(error::READ_ONLY, Some(addr), elem);
+            let blk = self.b.create_block();
+            self.b.switch_to_block(blk);
+            self.filled = false;
+            return;
+        }
+        self.check_access(op, addr, elem * srcs.len() as u32, true);
+        for (k, s) in srcs.iter().enumerate() {
+            let v = self.read(s);
+            self.store_value(v, addr, (elem as usize * k) as i32, elem);
+        }
+    }
+
+    fn atomic(&mut self, op: &Op) {
+        let Sub::Atom(aop) = op.m.sub else { return };
+        let addr = self.address(op);
+        let elem = op.ty.bytes();
+        self.check_access(op, addr, elem, true);
+        let a = self.read(&op.a);
+        let bv = self.read(&op.b);
+        let mt = Self::mem_type(elem);
+        let shared = op.m.space == Space::Shared;
+        let int = !op.ty.is_float();
+        let rmw = match aop {
+            AtomOp::Add if int => Some(AtomicRmwOp::Add),
+            AtomOp::And => Some(AtomicRmwOp::And),
+            AtomOp::Or => Some(AtomicRmwOp::Or),
+            AtomOp::Xor => Some(AtomicRmwOp::Xor),
+            AtomOp::Exch => Some(AtomicRmwOp::Xchg),
+            AtomOp::Min if int => Some(if op.ty.is_signed() { AtomicRmwOp::Smin } else { AtomicRmwOp::Umin }),
+            AtomOp::Max if int => Some(if op.ty.is_signed() { AtomicRmwOp::Smax } else { AtomicRmwOp::Umax }),
+            _ => None,
+        };
+        let old = if elem < 4 {
+            // 8- and 16-bit atomics: the emulator's semantics, without a native instruction (one worker runs
+            // a CTA, and the ISA has no 8/16-bit global atomics but `cas.b16`).
+            self.atomic_plain(op, addr, a, bv)
+        } else if shared {
+            // A CTA's shared memory belongs to one worker thread: no other thread can race.
+            self.atomic_plain(op, addr, a, bv)
+        } else if let Some(r) = rmw {
+            let x = if mt == I32 { self.b.ins().ireduce(I32, a) } else { a };
+            let old = self.b.ins().atomic_rmw(mt, flags(), r, addr, x);
+            if mt == I32 {
+                self.b.ins().uextend(I64, old)
+            } else {
+                old
+            }
+        } else if aop == AtomOp::Cas {
+            let (e, x) =
+                if mt == I32 { (self.b.ins().ireduce(I32, a), self.b.ins().ireduce(I32, bv)) } else { (a, bv) };
+            let old = self.b.ins().atomic_cas(flags(), addr, e, x);
+            if mt == I32 {
+                self.b.ins().uextend(I64, old)
+            } else {
+                old
+            }
+        } else {
+            self.atomic_cas_loop(op, mt, addr, a, bv)
+        };
+        if op.kind == Kind::Atom {
+            let v = self.extend(old, op.ty);
+            self.write(op.dst, v);
+        }
+    }
+
+    /// The new value of an atomic from the old one: inline for float add, else the emulator's semantics.
+    fn atomic_new(&mut self, op: &Op, old: Value, a: Value, b: Value) -> Value {
+        match (op.m.sub, op.ty) {
+            (Sub::Atom(AtomOp::Add), Ty::F32) => {
+                let x = self.f32_of(old);
+                let y = self.f32_of(a);
+                let s = self.b.ins().fadd(x, y);
+                self.bits_of_f32(s)
+            }
+            (Sub::Atom(AtomOp::Add), Ty::F64) => {
+                let x = self.f64_of(old);
+                let y = self.f64_of(a);
+                let s = self.b.ins().fadd(x, y);
+                self.bits_of_f64(s)
+            }
+            _ => {
+                let ops = self.b.ins().load(I64, trusted(), self.ctx, cx::OPS);
+                let site = self.site();
+                let opp = self.b.ins().load(I64, trusted(), ops, (site * 8) as i32);
+                self.helper(Helper::AtomicNew, &[opp, old, a, b]).expect("atomic")
+            }
+        }
+    }
+
+    fn atomic_plain(&mut self, op: &Op, addr: Value, a: Value, b: Value) -> Value {
+        let elem = op.ty.bytes();
+        let old = self.load_value(addr, 0, if op.ty.is_signed() { Ty::from_bits_unsigned(elem) } else { op.ty });
+        let old = self.mask(old, op.ty);
+        let new = match (op.m.sub, op.ty.is_float()) {
+            (Sub::Atom(AtomOp::Add), false) => self.b.ins().iadd(old, a),
+            (Sub::Atom(AtomOp::And), _) => self.b.ins().band(old, a),
+            (Sub::Atom(AtomOp::Or), _) => self.b.ins().bor(old, a),
+            (Sub::Atom(AtomOp::Xor), _) => self.b.ins().bxor(old, a),
+            (Sub::Atom(AtomOp::Exch), _) => a,
+            _ => self.atomic_new(op, old, a, b),
+        };
+        self.store_value(new, addr, 0, elem);
+        old
+    }
+
+    fn atomic_cas_loop(&mut self, op: &Op, mt: Type, addr: Value, a: Value, b: Value) -> Value {
+        let head = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.append_block_param(done, I64);
+        let cur0 = self.b.ins().load(mt, flags(), addr, 0);
+        self.b.append_block_param(head, mt);
+        self.b.ins().jump(head, &[cur0.into()]);
+        self.b.switch_to_block(head);
+        let cur = self.b.block_params(head)[0];
+        let old = if mt == I32 { self.b.ins().uextend(I64, cur) } else { cur };
+        let new = self.atomic_new(op, old, a, b);
+        let new = if mt == I32 { self.b.ins().ireduce(I32, new) } else { new };
+        let seen = self.b.ins().atomic_cas(flags(), addr, cur, new);
+        let same = self.b.ins().icmp(IntCC::Equal, seen, cur);
+        self.b.ins().brif(same, done, &[old.into()], head, &[seen.into()]);
+        self.b.switch_to_block(done);
+        self.b.block_params(done)[0]
+    }
+
+    fn cvta(&mut self, op: &Op) {
+        let a = self.read(&op.a);
+        let to = matches!(op.m.sub, Sub::Cvta { to: true });
+        let v = if op.m.space == Space::Shared {
+            let sh = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED);
+            if to {
+                self.b.ins().isub(a, sh)
+            } else {
+                self.b.ins().iadd(a, sh)
+            }
+        } else {
+            // Global, local and parameter addresses are host addresses in every space.
+            a
+        };
+        let v = self.mask(v, op.ty);
+        self.write(op.dst, v);
+    }
+
+    fn isspacep(&mut self, op: &Op) {
+        let a = self.read(&op.a);
+        let in_range = |me: &mut Self, base: Value, len: Value| {
+            let off = me.b.ins().isub(a, base);
+            me.b.ins().icmp(IntCC::UnsignedLessThan, off, len)
+        };
+        let sh = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED);
+        let shl = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED_SIZE);
+        let is_shared = in_range(self, sh, shl);
+        let tb = self.b.use_var(self.tb);
+        let stride = self.b.ins().load(I64, trusted(), self.ctx, cx::STRIDE);
+        let is_local = in_range(self, tb, stride);
+        let r = match op.m.space {
+            Space::Shared => is_shared,
+            Space::Local => is_local,
+            Space::Param => {
+                let p = self.b.ins().load(I64, trusted(), self.ctx, cx::PARAMS);
+                let len = self.b.ins().iconst(I64, 4096);
+                in_range(self, p, len)
+            }
+            _ => {
+                let either = self.b.ins().bor(is_shared, is_local);
+                let z = self.b.ins().icmp_imm_s(IntCC::NotEqual, a, 0);
+                let not = self.b.ins().bxor_imm_s(either, 1);
+                self.b.ins().band(not, z)
+            }
+        };
+        self.write_bool(op.dst, r);
+    }
+
+    // ---------------------------------------------------------------- control
+
+    fn brx(&mut self, op: &Op) {
+        let Some(Extra::Targets(targets)) = op.extra.as_deref() else { return };
+        let idx = self.read(&op.a);
+        let idx = self.b.ins().ireduce(I32, idx);
+        let bad = self.b.create_block();
+        let blocks: Vec<Block> = targets.iter().map(|&t| self.blocks[&(t as usize)]).collect();
+        let calls: Vec<_> = blocks.into_iter().map(|b| self.b.func.dfg.block_call(b, &[])).collect();
+        let default = self.b.func.dfg.block_call(bad, &[]);
+        let jt = self.b.create_jump_table(JumpTableData::new(default, &calls));
+        self.b.ins().br_table(idx, jt);
+        self.b.switch_to_block(bad);
+        self.fail(error::UNSUPPORTED, None, 0);
+    }
+
+    fn call(&mut self, op: &Op) {
+        let Some(Extra::Call { callee, args, rets }) = op.extra.as_deref() else { return };
+        let Callee::Direct(f) = *callee else {
+            self.fail(error::UNSUPPORTED, None, 0);
+            let blk = self.b.create_block();
+            self.b.switch_to_block(blk);
+            self.filled = false;
+            return;
+        };
+        let frame = self.b.use_var(self.frame);
+        let Some(callee) = self.env.programs.get(&f) else {
+            self.builtin_call(f, args, rets);
+            return;
+        };
+        let callee_frame = self.b.ins().iadd_imm_s(frame, self.prog.frame.size as i64);
+        // The callee's frame must fit in the thread's local memory.
+        let tb = self.b.use_var(self.tb);
+        let stride = self.b.ins().load(I64, trusted(), self.ctx, cx::STRIDE);
+        let limit = self.b.ins().iadd(tb, stride);
+        let end = self.b.ins().iadd_imm_s(callee_frame, callee.frame.size as i64);
+        let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
+        self.fail_if(over, error::STACK_OVERFLOW, None, 0);
+        for (k, arg) in args.iter().enumerate() {
+            let Some(&(off, size)) = callee.frame.params.get(k) else { continue };
+            self.copy_in(arg, callee_frame, off as i32, size);
+        }
+        let index = self.env.func_index[&f];
+        let sig = self.b.import_signature(device_signature(self.env.call_conv));
+        let table = self.b.ins().load(I64, trusted(), self.ctx, cx::FUNCS);
+        let fp = self.b.ins().load(I64, trusted(), table, (index * 8) as i32);
+        let t = self.b.use_var(self.t);
+        let tb = self.b.use_var(self.tb);
+        let call = self.b.ins().call_indirect(sig, fp, &[self.ctx, tb, callee_frame, t]);
+        let r = self.b.inst_results(call)[0];
+        let ok = self.b.create_block();
+        let not_ok = self.b.create_block();
+        self.b.ins().brif(r, not_ok, &[], ok, &[]);
+        self.b.switch_to_block(not_ok);
+        let is_exit = self.b.ins().icmp_imm_s(IntCC::Equal, r, i64::from(ret::EXIT));
+        let exit = self.b.create_block();
+        let err = self.b.create_block();
+        self.b.ins().brif(is_exit, exit, &[], err, &[]);
+        self.b.switch_to_block(exit);
+        self.thread_exit();
+        self.b.switch_to_block(err);
+        self.stop_on_error();
+        self.b.switch_to_block(ok);
+        self.filled = false;
+        for (k, r) in rets.iter().enumerate() {
+            let Some(&(off, size)) = callee.frame.returns.get(k) else { continue };
+            self.copy_out(r, callee_frame, off as i32, size);
+        }
+    }
+
+    /// Copies a call argument into the callee's frame.
+    fn copy_in(&mut self, arg: &CallArg, dst: Value, off: i32, size: u64) {
+        match *arg {
+            CallArg::Frame(src_off, sz) => {
+                let frame = self.b.use_var(self.frame);
+                self.copy_bytes(frame, src_off as i32, dst, off, sz.min(size));
+            }
+            CallArg::Reg(slot, sz) => {
+                let v = self.b.use_var(self.regs[slot as usize]);
+                self.store_value(v, dst, off, sz.min(size).min(8) as u32);
+            }
+            CallArg::Imm(v) => {
+                let v = self.b.ins().iconst(I64, v as i64);
+                self.store_value(v, dst, off, size.min(8) as u32);
+            }
+        }
+    }
+
+    fn copy_out(&mut self, r: &CallArg, src: Value, off: i32, size: u64) {
+        match *r {
+            CallArg::Frame(dst_off, sz) => {
+                let frame = self.b.use_var(self.frame);
+                self.copy_bytes(src, off, frame, dst_off as i32, sz.min(size));
+            }
+            CallArg::Reg(slot, sz) => {
+                let ty = match sz.min(size) {
+                    1 => Ty::U8,
+                    2 => Ty::U16,
+                    4 => Ty::U32,
+                    _ => Ty::U64,
+                };
+                let v = self.load_value(src, off, ty);
+                self.b.def_var(self.regs[slot as usize], v);
+            }
+            CallArg::Imm(_) => {}
+        }
+    }
+
+    fn copy_bytes(&mut self, src: Value, so: i32, dst: Value, d_o: i32, len: u64) {
+        let mut k = 0u64;
+        while k < len {
+            let chunk = match len - k {
+                8.. => 8,
+                4..=7 => 4,
+                2..=3 => 2,
+                _ => 1,
+            };
+            let ty = match chunk {
+                8 => Ty::U64,
+                4 => Ty::U32,
+                2 => Ty::U16,
+                _ => Ty::U8,
+            };
+            let v = self.load_value(src, so + k as i32, ty);
+            self.store_value(v, dst, d_o + k as i32, chunk as u32);
+            k += chunk;
+        }
+    }
+
+    /// Calls of functions declared but not defined: `vprintf` and `__assertfail`.
+    fn builtin_call(&mut self, f: FuncId, args: &[CallArg], rets: &[CallArg]) {
+        let arg = |me: &mut Self, k: usize| -> Value {
+            match args.get(k) {
+                Some(CallArg::Frame(off, _)) => {
+                    let frame = me.b.use_var(me.frame);
+                    me.b.ins().load(I64, flags(), frame, *off as i32)
+                }
+                Some(CallArg::Reg(slot, _)) => me.b.use_var(me.regs[*slot as usize]),
+                Some(CallArg::Imm(v)) => me.b.ins().iconst(I64, *v as i64),
+                None => me.b.ins().iconst(I64, 0),
+            }
+        };
+        let name = self.env.func_name(f);
+        if name == "vprintf" {
+            let fmt = arg(self, 0);
+            let a = arg(self, 1);
+            let t = self.b.use_var(self.t);
+            let n = self.helper(Helper::Printf, &[self.ctx, t, fmt, a]).expect("printf");
+            let bad = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, n, 0);
+            self.fail_if(bad, error::HELPER, None, 0);
+            if let Some(r) = rets.first() {
+                let v = self.b.ins().uextend(I64, n);
+                match *r {
+                    CallArg::Frame(off, _) => {
+                        let frame = self.b.use_var(self.frame);
+                        self.store_value(v, frame, off as i32, 4);
+                    }
+                    CallArg::Reg(slot, _) => self.b.def_var(self.regs[slot as usize], v),
+                    CallArg::Imm(_) => {}
+                }
+            }
+        } else {
+            // `__assertfail(message, file, line, function, char_size)`.
+            let vals: Vec<Value> = (0..4).map(|k| arg(self, k)).collect();
+            let t = self.b.use_var(self.t);
+            self.helper(Helper::AssertFail, &[self.ctx, t, vals[0], vals[1], vals[2], vals[3]]);
+            self.fail(error::ASSERT, None, 0);
+            let blk = self.b.create_block();
+            self.b.switch_to_block(blk);
+            self.filled = false;
+        }
+    }
+
+    // ---------------------------------------------------------------- arithmetic
+
+    /// Native lowering of the common arithmetic; `false` leaves the op to the helper.
+    fn native_alu(&mut self, op: &Op) -> bool {
+        let ty = op.ty;
+        let m = &op.m;
+        if ty.is_float() && !matches!(op.kind, Kind::Mov | Kind::Cvt | Kind::Setp | Kind::Set | Kind::Selp | Kind::Slct)
+        {
+            return self.native_float(op);
+        }
+        if ty == Ty::B128 || ty == Ty::Other {
+            return false;
+        }
+        let bits = ty.bits().min(64);
+        match op.kind {
+            Kind::Add | Kind::Sub if !m.cc && !m.sat => {
+                let a = self.read(&op.a);
+                let b = self.read(&op.b);
+                let r = if op.kind == Kind::Add { self.b.ins().iadd(a, b) } else { self.b.ins().isub(a, b) };
+                let r = self.mask(r, ty);
+                self.write(op.dst, r);
+            }
+            Kind::Mul | Kind::Mad if !m.cc && !m.sat => {
+                let a = self.read(&op.a);
+                let b = self.read(&op.b);
+                let (prod, wide) = match m.part {
+                    Part::Lo => (self.b.ins().imul(a, b), false),
+                    Part::Wide if bits <= 32 => {
+                        let x = self.extend(a, ty);
+                        let y = self.extend(b, ty);
+                        (self.b.ins().imul(x, y), true)
+                    }
+                    Part::Hi if bits == 32 => {
+                        let x = self.extend(a, ty);
+                        let y = self.extend(b, ty);
+                        let p = self.b.ins().imul(x, y);
+                        let h = if ty.is_signed() {
+                            self.b.ins().sshr_imm_s(p, 32)
+                        } else {
+                            self.b.ins().ushr_imm_s(p, 32)
+                        };
+                        (h, false)
+                    }
+                    Part::Hi if bits == 64 => {
+                        let h = if ty.is_signed() { self.b.ins().smulhi(a, b) } else { self.b.ins().umulhi(a, b) };
+                        (h, false)
+                    }
+                    _ => return false,
+                };
+                let r = if op.kind == Kind::Mad {
+                    let c = self.read(&op.c);
+                    self.b.ins().iadd(prod, c)
+                } else {
+                    prod
+                };
+                let r = if wide { self.mask(r, Ty::wide(ty)) } else { self.mask(r, ty) };
+                self.write(op.dst, r);
+            }
+            Kind::Abs | Kind::Neg if !ty.is_float() => {
+                let a = self.read(&op.a);
+                let x = self.extend(a, if ty.is_signed() { ty } else { Ty::signed_of(ty) });
+                let r = if op.kind == Kind::Abs { self.b.ins().iabs(x) } else { self.b.ins().ineg(x) };
+                let r = self.mask(r, ty);
+                self.write(op.dst, r);
+            }
+            Kind::Min | Kind::Max if !m.relu => {
+                let a = self.read(&op.a);
+                let b = self.read(&op.b);
+                let x = self.extend(a, ty);
+                let y = self.extend(b, ty);
+                let r = match (op.kind, ty.is_signed()) {
+                    (Kind::Min, true) => self.b.ins().smin(x, y),
+                    (Kind::Min, false) => self.b.ins().umin(x, y),
+                    (_, true) => self.b.ins().smax(x, y),
+                    (_, false) => self.b.ins().umax(x, y),
+                };
+                let r = self.mask(r, ty);
+                self.write(op.dst, r);
+            }
+            Kind::And | Kind::Or | Kind::Xor => {
+                let a = self.read(&op.a);
+                let b = self.read(&op.b);
+                let r = match op.kind {
+                    Kind::And => self.b.ins().band(a, b),
+                    Kind::Or => self.b.ins().bor(a, b),
+                    _ => self.b.ins().bxor(a, b),
+                };
+                let r = self.mask(r, ty);
+                self.write(op.dst, r);
+            }
+            Kind::Not => {
+                let a = self.read(&op.a);
+                let r = self.b.ins().bnot(a);
+                let r = self.mask(r, ty);
+                self.write(op.dst, r);
+            }
+            Kind::Shl | Kind::Shr => {
+                let a = self.read(&op.a);
+                let b = self.read(&op.b);
+                let amt = self.b.ins().band_imm_s(b, 0xFFFF_FFFF);
+                let big = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, amt, i64::from(bits));
+                let r = if op.kind == Kind::Shl {
+                    let s = self.b.ins().ishl(a, amt);
+                    let zero = self.b.ins().iconst(I64, 0);
+                    self.b.ins().select(big, zero, s)
+                } else if ty.is_signed() {
+                    let x = self.extend(a, ty);
+                    let clamped = self.b.ins().iconst(I64, 63);
+                    let amt = self.b.ins().select(big, clamped, amt);
+                    self.b.ins().sshr(x, amt)
+                } else {
+                    let x = self.mask(a, ty);
+                    let s = self.b.ins().ushr(x, amt);
+                    let zero = self.b.ins().iconst(I64, 0);
+                    self.b.ins().select(big, zero, s)
+                };
+                let r = self.mask(r, ty);
+                self.write(op.dst, r);
+            }
+            Kind::Popc => {
+                let a = self.read(&op.a);
+                let x = self.mask(a, ty);
+                let r = self.b.ins().popcnt(x);
+                self.write(op.dst, r);
+            }
+            Kind::Clz if bits == 32 || bits == 64 => {
+                let a = self.read(&op.a);
+                let r = if bits == 32 {
+                    let x = self.b.ins().ireduce(I32, a);
+                    let c = self.b.ins().clz(x);
+                    self.b.ins().uextend(I64, c)
+                } else {
+                    self.b.ins().clz(a)
+                };
+                self.write(op.dst, r);
+            }
+            Kind::Brev if bits == 32 || bits == 64 => {
+                let a = self.read(&op.a);
+                let r = if bits == 32 {
+                    let x = self.b.ins().ireduce(I32, a);
+                    let c = self.b.ins().bitrev(x);
+                    self.b.ins().uextend(I64, c)
+                } else {
+                    self.b.ins().bitrev(a)
+                };
+                self.write(op.dst, r);
+            }
+            Kind::Setp => {
+                let Some(r) = self.compare(op) else { return false };
+                let c = match op.m.boolop {
+                    Some(_) => Some(self.read_pred(&op.c)),
+                    None => None,
+                };
+                let nr = self.b.ins().bxor_imm_s(r, 1);
+                let (p, q) = match (op.m.boolop, c) {
+                    (Some(bo), Some(c)) => (self.bool_op(bo, r, c), self.bool_op(bo, nr, c)),
+                    _ => (r, nr),
+                };
+                self.write_bool(op.dst, p);
+                if op.dst2 != Dst::None {
+                    self.write_bool(op.dst2, q);
+                }
+            }
+            Kind::Selp => {
+                let a = self.read(&op.a);
+                let b = self.read(&op.b);
+                let c = self.read_pred(&op.c);
+                let r = self.b.ins().select(c, a, b);
+                self.write(op.dst, r);
+            }
+            Kind::Mov => {
+                let a = self.read(&op.a);
+                let r = if ty == Ty::Pred { a } else { self.mask(a, ty) };
+                self.write(op.dst, r);
+            }
+            Kind::Cvt => return self.cvt(op),
+            _ => return false,
+        }
+        true
+    }
+
+    fn bool_op(&mut self, op: BoolOp, a: Value, b: Value) -> Value {
+        match op {
+            BoolOp::And => self.b.ins().band(a, b),
+            BoolOp::Or => self.b.ins().bor(a, b),
+            BoolOp::Xor => self.b.ins().bxor(a, b),
+        }
+    }
+
+    /// `a cmp b` as an `i8` 0/1, or `None` to leave the op to the helper.
+    fn compare(&mut self, op: &Op) -> Option<Value> {
+        let ty = op.ty;
+        let cmp = op.m.cmp.unwrap_or(Cmp::Eq);
+        match ty {
+            Ty::F32 | Ty::F64 => {
+                let cc = match cmp {
+                    Cmp::Eq => FloatCC::Equal,
+                    Cmp::Ne => FloatCC::OrderedNotEqual,
+                    Cmp::Lt => FloatCC::LessThan,
+                    Cmp::Le => FloatCC::LessThanOrEqual,
+                    Cmp::Gt => FloatCC::GreaterThan,
+                    Cmp::Ge => FloatCC::GreaterThanOrEqual,
+                    Cmp::Equ => FloatCC::UnorderedOrEqual,
+                    Cmp::Neu => FloatCC::NotEqual,
+                    Cmp::Ltu => FloatCC::UnorderedOrLessThan,
+                    Cmp::Leu => FloatCC::UnorderedOrLessThanOrEqual,
+                    Cmp::Gtu => FloatCC::UnorderedOrGreaterThan,
+                    Cmp::Geu => FloatCC::UnorderedOrGreaterThanOrEqual,
+                    Cmp::Num => FloatCC::Ordered,
+                    Cmp::Nan => FloatCC::Unordered,
+                    _ => return None,
+                };
+                let a = self.read(&op.a);
+                let b = self.read(&op.b);
+                let (x, y) = if ty == Ty::F32 {
+                    let x = self.f32_of(a);
+                    let y = self.f32_of(b);
+                    if op.m.ftz {
+                        (self.flush(x), self.flush(y))
+                    } else {
+                        (x, y)
+                    }
+                } else {
+                    (self.f64_of(a), self.f64_of(b))
+                };
+                Some(self.b.ins().fcmp(cc, x, y))
+            }
+            _ if !ty.is_float() && ty != Ty::Pred && ty.bits() <= 64 => {
+                let signed = ty.is_signed();
+                let cc = match cmp {
+                    Cmp::Eq => IntCC::Equal,
+                    Cmp::Ne => IntCC::NotEqual,
+                    Cmp::Lt if signed => IntCC::SignedLessThan,
+                    Cmp::Le if signed => IntCC::SignedLessThanOrEqual,
+                    Cmp::Gt if signed => IntCC::SignedGreaterThan,
+                    Cmp::Ge if signed => IntCC::SignedGreaterThanOrEqual,
+                    Cmp::Lt | Cmp::Lo => IntCC::UnsignedLessThan,
+                    Cmp::Le | Cmp::Ls => IntCC::UnsignedLessThanOrEqual,
+                    Cmp::Gt | Cmp::Hi => IntCC::UnsignedGreaterThan,
+                    Cmp::Ge | Cmp::Hs => IntCC::UnsignedGreaterThanOrEqual,
+                    _ => return None,
+                };
+                let a = self.read(&op.a);
+                let b = self.read(&op.b);
+                let x = self.extend(a, ty);
+                let y = self.extend(b, ty);
+                Some(self.b.ins().icmp(cc, x, y))
+            }
+            _ => None,
+        }
+    }
+
+    /// Flushes an f32 subnormal to a zero of the same sign (`.ftz`).
+    fn flush(&mut self, x: Value) -> Value {
+        let bits = self.b.ins().bitcast(I32, MemFlagsData::new(), x);
+        let exp = self.b.ins().band_imm_s(bits, 0x7F80_0000);
+        let sub = self.b.ins().icmp_imm_s(IntCC::Equal, exp, 0);
+        let sign = self.b.ins().band_imm_s(bits, 0x8000_0000u32 as i32 as i64);
+        let r = self.b.ins().select(sub, sign, bits);
+        self.b.ins().bitcast(types::F32, MemFlagsData::new(), r)
+    }
+
+    fn native_float(&mut self, op: &Op) -> bool {
+        let m = &op.m;
+        let f32_ = match op.ty {
+            Ty::F32 => true,
+            Ty::F64 => false,
+            _ => return false,
+        };
+        if !matches!(m.rnd, Rnd::None | Rnd::Rn) || m.sat || (m.ftz && !f32_) {
+            return false;
+        }
+        let ftz = m.ftz;
+        let arity = match op.kind {
+            Kind::Add | Kind::Sub | Kind::Mul | Kind::Min | Kind::Max => 2,
+            Kind::Div if !m.approx && !m.full => 2,
+            Kind::Fma | Kind::Mad => 3,
+            Kind::Sqrt | Kind::Rcp if !m.approx => 1,
+            Kind::Abs | Kind::Neg => 1,
+            _ => return false,
+        };
+        if matches!(op.kind, Kind::Min | Kind::Max) && m.nan {
+            return false;
+        }
+        let srcs = [op.a, op.b, op.c];
+        let mut v = Vec::with_capacity(3);
+        for s in &srcs[..arity] {
+            let raw = self.read(s);
+            let x = if f32_ { self.f32_of(raw) } else { self.f64_of(raw) };
+            v.push(if ftz { self.flush(x) } else { x });
+        }
+        let r = match op.kind {
+            Kind::Add => self.b.ins().fadd(v[0], v[1]),
+            Kind::Sub => self.b.ins().fsub(v[0], v[1]),
+            Kind::Mul => self.b.ins().fmul(v[0], v[1]),
+            Kind::Div => self.b.ins().fdiv(v[0], v[1]),
+            Kind::Fma | Kind::Mad => self.b.ins().fma(v[0], v[1], v[2]),
+            Kind::Sqrt => self.b.ins().sqrt(v[0]),
+            Kind::Rcp => {
+                let one = if f32_ { self.b.ins().f32const(1.0) } else { self.b.ins().f64const(1.0) };
+                self.b.ins().fdiv(one, v[0])
+            }
+            Kind::Abs => self.b.ins().fabs(v[0]),
+            Kind::Neg => self.b.ins().fneg(v[0]),
+            Kind::Min | Kind::Max => {
+                // PTX: a NaN operand yields the other operand; -0 orders below +0.
+                let r =
+                    if op.kind == Kind::Min { self.b.ins().fmin(v[0], v[1]) } else { self.b.ins().fmax(v[0], v[1]) };
+                let a_nan = self.b.ins().fcmp(FloatCC::Unordered, v[0], v[0]);
+                let b_nan = self.b.ins().fcmp(FloatCC::Unordered, v[1], v[1]);
+                let r = self.b.ins().select(a_nan, v[1], r);
+                self.b.ins().select(b_nan, v[0], r)
+            }
+            _ => return false,
+        };
+        let r = if ftz { self.flush(r) } else { r };
+        let bits = if f32_ { self.bits_of_f32(r) } else { self.bits_of_f64(r) };
+        self.write(op.dst, bits);
+        true
+    }
+
+    fn cvt(&mut self, op: &Op) -> bool {
+        let (dt, st) = (op.ty, op.ty2);
+        let m = &op.m;
+        if m.sat || m.ftz || m.relu {
+            return false;
+        }
+        let int = |t: Ty| !t.is_float() && t != Ty::Pred && t.bits() <= 64;
+        let a = self.read(&op.a);
+        if int(dt) && int(st) {
+            if m.rnd != Rnd::None {
+                return false;
+            }
+            let x = self.extend(a, st);
+            let r = self.mask(x, dt);
+            self.write(op.dst, r);
+            return true;
+        }
+        let fty = |t: Ty| match t {
+            Ty::F32 => Some(types::F32),
+            Ty::F64 => Some(types::F64),
+            _ => None,
+        };
+        let to_float = |me: &mut Self, v: Value, t: Ty| if t == Ty::F32 { me.f32_of(v) } else { me.f64_of(v) };
+        let from_float =
+            |me: &mut Self, f: Value, t: Ty| if t == Ty::F32 { me.bits_of_f32(f) } else { me.bits_of_f64(f) };
+        match (fty(dt), fty(st)) {
+            (Some(d), Some(_)) => {
+                let x = to_float(self, a, st);
+                let r = if dt == st {
+                    match m.rnd {
+                        Rnd::Rni => self.b.ins().nearest(x),
+                        Rnd::Rzi => self.b.ins().trunc(x),
+                        Rnd::Rmi => self.b.ins().floor(x),
+                        Rnd::Rpi => self.b.ins().ceil(x),
+                        Rnd::None | Rnd::Rn => x,
+                        _ => return false,
+                    }
+                } else if d == types::F64 {
+                    if m.rnd != Rnd::None {
+                        return false;
+                    }
+                    self.b.ins().fpromote(types::F64, x)
+                } else {
+                    if !matches!(m.rnd, Rnd::Rn) {
+                        return false;
+                    }
+                    self.b.ins().fdemote(types::F32, x)
+                };
+                let bits = from_float(self, r, dt);
+                self.write(op.dst, bits);
+                true
+            }
+            (Some(d), None) if int(st) => {
+                if m.rnd != Rnd::Rn {
+                    return false;
+                }
+                let x = self.extend(a, st);
+                let r =
+                    if st.is_signed() { self.b.ins().fcvt_from_sint(d, x) } else { self.b.ins().fcvt_from_uint(d, x) };
+                let bits = from_float(self, r, dt);
+                self.write(op.dst, bits);
+                true
+            }
+            (None, Some(_)) if int(dt) && dt.bits() >= 32 => {
+                let x = to_float(self, a, st);
+                let x = match m.rnd {
+                    Rnd::Rzi => x,
+                    Rnd::Rni => self.b.ins().nearest(x),
+                    Rnd::Rmi => self.b.ins().floor(x),
+                    Rnd::Rpi => self.b.ins().ceil(x),
+                    _ => return false,
+                };
+                let it = if dt.bits() == 32 { I32 } else { I64 };
+                let r = if dt.is_signed() {
+                    self.b.ins().fcvt_to_sint_sat(it, x)
+                } else {
+                    self.b.ins().fcvt_to_uint_sat(it, x)
+                };
+                let r = if it == I32 { self.b.ins().uextend(I64, r) } else { r };
+                self.write(op.dst, r);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Env<'_> {
+    fn func_name(&self, f: FuncId) -> &str {
+        self.names.get(&f).map_or("", String::as_str)
+    }
+}
+
+/// Helper type functions the lowering needs.
+trait TyExt {
+    fn wide(t: Ty) -> Ty;
+    fn signed_of(t: Ty) -> Ty;
+    fn from_bits_unsigned(bytes: u32) -> Ty;
+}
+
+impl TyExt for Ty {
+    fn wide(t: Ty) -> Ty {
+        match t.bits() {
+            8 => Ty::U16,
+            16 => Ty::U32,
+            _ => Ty::U64,
+        }
+    }
+    fn signed_of(t: Ty) -> Ty {
+        match t.bits() {
+            8 => Ty::S8,
+            16 => Ty::S16,
+            32 => Ty::S32,
+            _ => Ty::S64,
+        }
+    }
+    fn from_bits_unsigned(bytes: u32) -> Ty {
+        match bytes {
+            1 => Ty::U8,
+            2 => Ty::U16,
+            4 => Ty::U32,
+            _ => Ty::U64,
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! Warp-level matrix instructions: `wmma.load` / `wmma.store` / `wmma.mma`, `mma.sync` and `ldmatrix`.
+//!
+//! All of them are collective: the 32 lanes of a warp execute them together (`.sync.aligned`), so each is
+//! executed once per warp over every lane's registers, and the emulator requires the whole warp to execute
+//! it (a partial warp or a divergent warp is an error naming the instruction and its PTX line).
+//!
+//! # Fragment layouts
+//!
+//! - **`mma.sync`** (`m16n8k8`, `m16n8k16`; `.f16`/`.bf16` inputs, `.f16`/`.f32` accumulators) and
+//!   **`ldmatrix`** (`m8n8`, `.x1/.x2/.x4`, `.trans`, `.b16`) follow the layouts the PTX ISA specifies, with
+//!   `g = %laneid >> 2` and `t = %laneid % 4`. A (`a0..a7`, two per `.b32` register, low half first): row
+//!   `g + 8·((i >> 1) & 1)`, column `2t + (i & 1) + 8·(i >> 2)`; B (`b0..b3`): row `2t + (i & 1) + 8·(i >> 1)`,
+//!   column `g`; C and D (`c0..c3`, one per `.f32` register or two per `.f16x2` register): row
+//!   `g + 8·(i >> 1)`, column `2t + (i & 1)`. `ldmatrix`: lanes `8j .. 8j+7` give the addresses of rows 0–7 of
+//!   matrix `j`; lane `l` receives, in destination register `j`, row `l / 4`, columns `2(l % 4)` and
+//!   `2(l % 4) + 1` of matrix `j` (with `.trans`: rows `2(l % 4)`, `2(l % 4) + 1` of column `l / 4`).
+//! - **`wmma`** fragments are opaque in PTX (their layout is implementation-defined and differs between GPU
+//!   generations), so the emulator uses its own, the same for `wmma.load`, `wmma.mma` and `wmma.store`:
+//!   slot `e` of lane `l` (16-bit elements two per `.b32` register, low half first; `.f32` one per
+//!   register) holds element `(32·e + l) mod (rows·cols)` of the fragment's matrix in row-major order,
+//!   whatever the memory layout (`.row`/`.col`) it was loaded from. A fragment with more slots than the
+//!   matrix has elements (the `.f16` A and B fragments: eight registers, sixteen slots, for 256 or 128
+//!   elements) holds every element twice or four times; `wmma.load` fills every copy, `wmma.mma` reads the
+//!   first. Loads and stores honour the layout qualifier and the stride (in elements; by default the
+//!   leading dimension), and check the ISA's alignment rule: the address and the stride in bytes must be
+//!   multiples of the fragment's size in bytes. The address and stride must be the same in every lane.
+//!
+//! # Arithmetic
+//!
+//! `D = A·B + C` is computed per element as the sequence `acc = C[m][n]`, then for `k = 0, 1, …, K-1`:
+//! `acc = fma(A[m][k], B[k][n], acc)` in `.f32` with round-to-nearest-even (one rounding per accumulate
+//! step; the products of `.f16`/`.bf16` values are exact in `.f32`), no flushing of subnormals. An `.f16`
+//! C is widened exactly to `.f32` first, and an `.f16` D is the final `.f32` accumulator rounded to nearest
+//! `.f16`. Real tensor cores add the products of a step in a wider, truncating adder, so hardware results
+//! may differ from these in the last bits; the emulator's are reproducible and order-defined. NaN results are
+//! the canonical NaN.
+//!
+//! Statistics count these as instructions; their memory accesses are not part of the coalescing and
+//! bank-conflict statistics.
+
+use ir::{Modifier, Operand, ScalarType, Word};
+use scalar::half::{self as sh, Bf16, F16};
+use scalar::round::Rounding;
+use smallvec::SmallVec;
+
+use crate::types::Ty;
+use crate::{Dst, Op, OperandCx, Space, Src, WARP};
+
+/// Element type of a fragment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    F16,
+    Bf16,
+    F32,
+}
+
+impl Elem {
+    pub fn from_scalar(t: ScalarType) -> Option<Elem> {
+        match t {
+            ScalarType::F16 | ScalarType::F16x2 => Some(Elem::F16),
+            ScalarType::Bf16 | ScalarType::Bf16x2 => Some(Elem::Bf16),
+            ScalarType::F32 => Some(Elem::F32),
+            _ => None,
+        }
+    }
+
+    pub fn bytes(self) -> u32 {
+        match self {
+            Elem::F16 | Elem::Bf16 => 2,
+            Elem::F32 => 4,
+        }
+    }
+
+    /// Elements per 32-bit register.
+    pub fn per_reg(self) -> u32 {
+        4 / self.bytes()
+    }
+
+    pub fn to_f32(self, bits: u64) -> f32 {
+        match self {
+            Elem::F16 => sh::to_f32::<F16>(bits as u16),
+            Elem::Bf16 => sh::to_f32::<Bf16>(bits as u16),
+            Elem::F32 => f32::from_bits(bits as u32),
+        }
+    }
+
+    pub fn round_from(self, x: f32) -> u64 {
+        match self {
+            Elem::F16 => u64::from(sh::from_f32::<F16>(x, Rounding::Rn)),
+            Elem::Bf16 => u64::from(sh::from_f32::<Bf16>(x, Rounding::Rn)),
+            Elem::F32 => u64::from(x.to_bits()),
+        }
+    }
+}
+
+/// Which lane holds which element of a fragment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// The emulator's `wmma` layout (see the module documentation).
+    Wmma,
+    /// The `mma.sync` layouts of the PTX ISA.
+    MmaA,
+    MmaB,
+    MmaC,
+}
+
+/// The geometry of one fragment: the matrix it holds, its element type, and how many registers it takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frag {
+    pub rows: u32,
+    pub cols: u32,
+    pub elem: Elem,
+    pub regs: u32,
+    pub layout: Layout,
+}
+
+impl Frag {
+    /// A `wmma` fragment: `role` is `a` (M×K), `b` (K×N) or `c`/`d` (M×N).
+    pub fn wmma(role: Word, (m, n, k): (u32, u32, u32), elem: Elem) -> Frag {
+        let (rows, cols) = match role {
+            Word::A => (m, k),
+            Word::B => (k, n),
+            _ => (m, n),
+        };
+        let total = rows * cols;
+        let regs = match (role, elem) {
+            // The `.f16` multiplicand fragments are eight `.f16x2` registers for every shape.
+            (Word::A | Word::B, Elem::F16) => 8,
+            (_, e) => total / WARP as u32 / e.per_reg(),
+        };
+        Frag { rows, cols, elem, regs, layout: Layout::Wmma }
+    }
+
+    /// An `mma.sync` fragment for shape `m16n8k{k}`.
+    pub fn mma(layout: Layout, k: u32, elem: Elem) -> Frag {
+        let (rows, cols) = match layout {
+            Layout::MmaA => (16, k),
+            Layout::MmaB => (k, 8),
+            _ => (16, 8),
+        };
+        let regs = rows * cols / WARP as u32 / elem.per_reg();
+        Frag { rows, cols, elem, regs, layout }
+    }
+
+    pub fn slots(&self) -> u32 {
+        self.regs * self.elem.per_reg()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        u64::from(self.regs) * 4
+    }
+
+    /// The (row, column) of the element in slot `e` of `lane`.
+    pub fn position(&self, lane: u32, e: u32) -> (u32, u32) {
+        let (g, t) = (lane >> 2, lane & 3);
+        match self.layout {
+            Layout::Wmma => {
+                let idx = (e * WARP as u32 + lane) % (self.rows * self.cols);
+                (idx / self.cols, idx % self.cols)
+            }
+            Layout::MmaA => (g + 8 * ((e >> 1) & 1), 2 * t + (e & 1) + 8 * (e >> 2)),
+            Layout::MmaB => (2 * t + (e & 1) + 8 * (e >> 1), g),
+            Layout::MmaC => (g + 8 * (e >> 1), 2 * t + (e & 1)),
+        }
+    }
+
+    /// The matrix (row-major element bits) held by the registers `regs` (one value per lane each). Where
+    /// several slots hold the same element, the first one counts.
+    pub fn gather(&self, regs: &[[u64; WARP]]) -> Vec<u64> {
+        let per = self.elem.per_reg();
+        let bits = self.elem.bytes() * 8;
+        let mask = crate::types::mask_bits(bits);
+        let mut tile = vec![None; (self.rows * self.cols) as usize];
+        for e in 0..self.slots() {
+            for lane in 0..WARP as u32 {
+                let (r, c) = self.position(lane, e);
+                let slot = &mut tile[(r * self.cols + c) as usize];
+                if slot.is_none() {
+                    let v = regs[(e / per) as usize][lane as usize];
+                    *slot = Some((v >> (bits * (e % per))) & mask);
+                }
+            }
+        }
+        tile.into_iter().map(Option::unwrap_or_default).collect()
+    }
+
+    /// The registers (one value per lane each) holding the row-major matrix `tile`.
+    pub fn scatter(&self, tile: &[u64]) -> Vec<[u64; WARP]> {
+        let per = self.elem.per_reg();
+        let bits = self.elem.bytes() * 8;
+        let mut regs = vec![[0u64; WARP]; self.regs as usize];
+        for e in 0..self.slots() {
+            for lane in 0..WARP as u32 {
+                let (r, c) = self.position(lane, e);
+                regs[(e / per) as usize][lane as usize] |= tile[(r * self.cols + c) as usize] << (bits * (e % per));
+            }
+        }
+        regs
+    }
+}
+
+/// A decoded matrix instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MatrixOp {
+    /// `wmma.load.{a,b,c}`
+    Load { frag: Frag, col_major: bool, dsts: SmallVec<[Dst; 8]>, stride: Option<Src> },
+    /// `wmma.store.d`
+    Store { frag: Frag, col_major: bool, srcs: SmallVec<[Src; 8]>, stride: Option<Src> },
+    /// `wmma.mma` and `mma.sync`: `D = A·B + C`.
+    Mma(Box<MmaOp>),
+    /// `ldmatrix.m8n8.{x1,x2,x4}{.trans}.b16`: one destination register per matrix.
+    Ldmatrix { trans: bool, dsts: SmallVec<[Dst; 4]> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MmaOp {
+    pub k: u32,
+    pub a: Frag,
+    pub b: Frag,
+    pub c: Frag,
+    pub d: Frag,
+    pub dsts: SmallVec<[Dst; 8]>,
+    pub srcs: [SmallVec<[Src; 8]>; 3],
+}
+
+/// Decodes a `wmma`, `mma` or `ldmatrix` instruction; `None` (after recording why) if the emulator does not
+/// implement its form.
+pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp> {
+    let inst = cx.inst();
+    let words: SmallVec<[Word; 8]> = inst
+        .modifiers
+        .iter()
+        .filter_map(|m| match m {
+            Modifier::Word(w) => Some(*w),
+            _ => None,
+        })
+        .collect();
+    let shape = inst.modifiers.iter().find_map(|m| match m {
+        Modifier::Shape(s) => Some((u32::from(s.m), u32::from(s.n), s.k.map(u32::from))),
+        _ => None,
+    });
+    let types: SmallVec<[ScalarType; 4]> = inst.types().collect();
+    let has = |w: Word| words.contains(&w);
+    let ops = &inst.operands;
+    let fail = |cx: &mut OperandCx<'_, '_>, why: &str| {
+        cx.unsupported(why);
+        None
+    };
+    match inst.opcode {
+        ir::Opcode::Ldmatrix => {
+            if shape != Some((8, 8, None)) || types.as_slice() != [ScalarType::B16] {
+                return fail(cx, "only `ldmatrix.m8n8` with `.b16` elements is implemented");
+            }
+            let num = if has(Word::X4) {
+                4
+            } else if has(Word::X2) {
+                2
+            } else if has(Word::X1) {
+                1
+            } else {
+                return fail(cx, "`ldmatrix` needs `.x1`, `.x2` or `.x4`");
+            };
+            if !matches!(op.m.space, Space::Shared | Space::Generic) {
+                return fail(cx, "`ldmatrix` reads shared memory");
+            }
+            op.mem = cx.mem(ops.get(1));
+            let dsts = dst_list(cx, ops.first())?;
+            if dsts.len() != num {
+                return fail(cx, &format!("`ldmatrix .x{num}` needs {num} destination registers"));
+            }
+            Some(MatrixOp::Ldmatrix { trans: has(Word::Trans), dsts: dsts.into_iter().collect() })
+        }
+        ir::Opcode::Wmma => {
+            let Some((m, n, Some(k))) = shape else { return fail(cx, "`wmma` needs a shape such as `.m16n16k16`") };
+            if !matches!((m, n, k), (16, 16, 16) | (32, 8, 16) | (8, 32, 16)) {
+                return fail(cx, "only the `.m16n16k16`, `.m32n8k16` and `.m8n32k16` `wmma` shapes are implemented");
+            }
+            if has(Word::Satfinite) {
+                return fail(cx, "`wmma.mma.satfinite` is not implemented");
+            }
+            let col_major = has(Word::Col);
+            if has(Word::Load) || has(Word::Store) {
+                let Some(role) = [Word::A, Word::B, Word::C, Word::D].into_iter().find(|w| has(*w)) else {
+                    return fail(cx, "`wmma.load`/`wmma.store` need a fragment `.a`, `.b`, `.c` or `.d`");
+                };
+                let elem = match types.as_slice() {
+                    [t] => Elem::from_scalar(*t),
+                    _ => None,
+                };
+                let Some(elem) = elem.filter(|e| role == Word::C || role == Word::D || *e != Elem::F32) else {
+                    return fail(
+                        cx,
+                        "only `.f16` and `.bf16` multiplicands and `.f16`/`.f32` accumulators are implemented",
+                    );
+                };
+                if elem == Elem::Bf16 && matches!(role, Word::C | Word::D) {
+                    return fail(cx, "`wmma` accumulators are `.f16` or `.f32`");
+                }
+                let frag = Frag::wmma(role, (m, n, k), elem);
+                let (regs_at, mem_at) = if has(Word::Load) { (0, 1) } else { (1, 0) };
+                let stride = ops.get(2).map(|o| cx.src(o, Ty::U32));
+                op.mem = cx.mem(ops.get(mem_at));
+                if has(Word::Load) {
+                    let dsts = dst_list(cx, ops.get(regs_at))?;
+                    check_count(cx, dsts.len(), frag.regs)?;
+                    Some(MatrixOp::Load { frag, col_major, dsts, stride })
+                } else {
+                    let srcs = src_list(cx, ops.get(regs_at))?;
+                    check_count(cx, srcs.len(), frag.regs)?;
+                    Some(MatrixOp::Store { frag, col_major, srcs, stride })
+                }
+            } else {
+                // wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype (f16 multiplicands), or
+                // .dtype.atype.btype.ctype. The fragments are already in logical (row, column) order, so the
+                // layout qualifiers have no further effect.
+                let (d, ab, c) = match types.as_slice() {
+                    [d, c] => (Elem::from_scalar(*d), Some(Elem::F16), Elem::from_scalar(*c)),
+                    [d, a, b, c] if a == b => (Elem::from_scalar(*d), Elem::from_scalar(*a), Elem::from_scalar(*c)),
+                    _ => (None, None, None),
+                };
+                let (Some(d), Some(ab), Some(c)) = (d, ab, c) else {
+                    return fail(
+                        cx,
+                        "only `.f16`/`.bf16` multiplicands with `.f16`/`.f32` accumulators are implemented",
+                    );
+                };
+                if ab == Elem::F32
+                    || d == Elem::Bf16
+                    || c == Elem::Bf16
+                    || (ab == Elem::Bf16 && (d, c) != (Elem::F32, Elem::F32))
+                {
+                    return fail(cx, "unsupported `wmma.mma` type combination");
+                }
+                let frags = [
+                    Frag::wmma(Word::A, (m, n, k), ab),
+                    Frag::wmma(Word::B, (m, n, k), ab),
+                    Frag::wmma(Word::C, (m, n, k), c),
+                    Frag::wmma(Word::D, (m, n, k), d),
+                ];
+                mma_operands(cx, ops, k, frags)
+            }
+        }
+        ir::Opcode::Mma => {
+            let Some((16, 8, Some(k @ (8 | 16)))) = shape else {
+                return fail(cx, "only the `.m16n8k8` and `.m16n8k16` `mma` shapes are implemented");
+            };
+            if !has(Word::Row) || !has(Word::Col) || has(Word::Satfinite) || has(Word::Sp) {
+                return fail(cx, "only `mma.sync.aligned.{shape}.row.col` is implemented");
+            }
+            let elems: SmallVec<[Option<Elem>; 4]> = types.iter().map(|t| Elem::from_scalar(*t)).collect();
+            let [Some(d), Some(a), Some(b), Some(c)] = elems.as_slice() else {
+                return fail(cx, "`mma` needs `.dtype.atype.btype.ctype` with `.f16`/`.bf16` multiplicands");
+            };
+            if a != b
+                || *a == Elem::F32
+                || *d == Elem::Bf16
+                || *c == Elem::Bf16
+                || (*a == Elem::Bf16 && (*d, *c) != (Elem::F32, Elem::F32))
+            {
+                return fail(cx, "unsupported `mma` type combination");
+            }
+            let frags = [
+                Frag::mma(Layout::MmaA, k, *a),
+                Frag::mma(Layout::MmaB, k, *b),
+                Frag::mma(Layout::MmaC, k, *c),
+                Frag::mma(Layout::MmaC, k, *d),
+            ];
+            mma_operands(cx, ops, k, frags)
+        }
+        _ => None,
+    }
+}
+
+pub fn check_count(cx: &mut OperandCx<'_, '_>, got: usize, want: u32) -> Option<()> {
+    if got == want as usize {
+        Some(())
+    } else {
+        cx.unsupported(&format!("the fragment has {want} registers, the instruction names {got}"));
+        None
+    }
+}
+
+pub fn mma_operands(cx: &mut OperandCx<'_, '_>, ops: &[Operand], k: u32, frags: [Frag; 4]) -> Option<MatrixOp> {
+    let [a, b, c, d] = frags;
+    let dsts = dst_list(cx, ops.first())?;
+    check_count(cx, dsts.len(), d.regs)?;
+    let mut srcs: [SmallVec<[Src; 8]>; 3] = Default::default();
+    for (i, f) in [a, b, c].iter().enumerate() {
+        srcs[i] = src_list(cx, ops.get(i + 1))?;
+        check_count(cx, srcs[i].len(), f.regs)?;
+    }
+    Some(MatrixOp::Mma(Box::new(MmaOp { k, a, b, c, d, dsts, srcs })))
+}
+
+/// The registers of a vector operand `{r0, r1, ...}` (or of a single register) as destinations.
+pub fn dst_list(cx: &mut OperandCx<'_, '_>, o: Option<&Operand>) -> Option<SmallVec<[Dst; 8]>> {
+    match o {
+        Some(Operand::Vector(items)) => Some(items.iter().map(|o| cx.dst(o)).collect()),
+        Some(o @ Operand::Reg(_)) => Some(std::iter::once(cx.dst(o)).collect()),
+        _ => {
+            cx.unsupported("expected a vector of registers");
+            None
+        }
+    }
+}
+
+pub fn src_list(cx: &mut OperandCx<'_, '_>, o: Option<&Operand>) -> Option<SmallVec<[Src; 8]>> {
+    match o {
+        Some(Operand::Vector(items)) => Some(items.iter().map(|o| cx.src(o, Ty::B32)).collect()),
+        Some(o @ Operand::Reg(_)) => Some(std::iter::once(cx.src(o, Ty::B32)).collect()),
+        _ => {
+            cx.unsupported("expected a vector of registers");
+            None
+        }
+    }
+}
