@@ -9,8 +9,10 @@
 //!
 //! ```text
 //! cargo run --release -p bench --example engines -- [--threads N] [--quick] [--json]
-//!     [--kernels a,b,...] [--no-compile] [--no-emu]
+//!     [--kernels a,b,...] [--no-compile] [--no-emu] [--corpus DIR]
 //! ```
+//!
+//! `--corpus` is where the PTX files for the compile-time figure are (default: this checkout's `corpus/ptx`).
 //!
 //! Times are the best of several launches after one warm-up launch (the JIT compiles during the warm-up);
 //! module loading and resetting the output buffers are not timed. Every output is checked against the native
@@ -30,14 +32,23 @@ struct Args {
     kernels: Vec<Kernel>,
     compile: bool,
     emu: bool,
+    corpus: PathBuf,
 }
 
-const USAGE: &str = "usage: engines [--threads N] [--quick] [--json] [--kernels a,b,...] [--no-compile] [--no-emu]";
+const USAGE: &str =
+    "usage: engines [--threads N] [--quick] [--json] [--kernels a,b,...] [--no-compile] [--no-emu] [--corpus DIR]";
 
 fn parse_args() -> Result<Args, String> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut args =
-        Args { threads: cores, quick: false, json: false, kernels: Kernel::ALL.to_vec(), compile: true, emu: true };
+    let mut args = Args {
+        threads: cores,
+        quick: false,
+        json: false,
+        kernels: Kernel::ALL.to_vec(),
+        compile: true,
+        emu: true,
+        corpus: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/ptx"),
+    };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -52,6 +63,7 @@ fn parse_args() -> Result<Args, String> {
             "--json" => args.json = true,
             "--no-compile" => args.compile = false,
             "--no-emu" => args.emu = false,
+            "--corpus" => args.corpus = it.next().ok_or("--corpus needs a value")?.into(),
             "--kernels" => {
                 let v = it.next().ok_or("--kernels needs a value")?;
                 args.kernels = v
@@ -242,9 +254,8 @@ struct Pools {
     one: Pool,
 }
 
-fn compile_summary(quick: bool) -> Result<CompileSummary, String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/ptx");
-    let root = root.canonicalize().unwrap_or(root);
+fn compile_summary(root: &Path, quick: bool) -> Result<CompileSummary, String> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut files: Vec<PathBuf> = bench::ptx_files(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     if quick {
         // One target per source: the sm_80 builds, and files with no target in their name.
@@ -409,7 +420,7 @@ fn main() {
         if !args.json {
             eprintln!("compiling the corpus ...");
         }
-        match compile_summary(args.quick) {
+        match compile_summary(&args.corpus, args.quick) {
             Ok(c) => Some(c),
             Err(m) => {
                 eprintln!("compile times: {m}");

@@ -126,9 +126,9 @@ impl Kernel {
 
 /// `1048576` → `1Mi`, `65536` → `64Ki`, `1000` → `1000`.
 fn human(n: usize) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{}Mi", n >> 20)
-    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
         format!("{}Ki", n >> 10)
     } else {
         n.to_string()

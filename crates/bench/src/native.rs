@@ -69,7 +69,7 @@ pub fn saxpy(pool: &Pool, alpha: f32, x: &[f32], y: &mut [f32], block: usize) {
     pool.install(|| {
         y.par_chunks_mut(block).zip(x.par_chunks(block)).for_each(|(y, x)| {
             for (y, x) in y.iter_mut().zip(x) {
-                *y = alpha * x + *y;
+                *y += alpha * x;
             }
         })
     });
@@ -96,12 +96,15 @@ pub fn reduce_tree(pool: &Pool, input: &[f32], partial: &mut [f32], block: usize
     assert!(block.is_power_of_two() && block <= MAX_BLOCK, "reduce_tree: block {block}");
     assert_eq!(partial.len(), input.len().div_ceil(block));
     pool.install(|| {
-        partial.par_iter_mut().zip(input.par_chunks(block)).for_each(|(p, chunk)| {
-            let mut shared = [0.0f32; MAX_BLOCK];
-            let shared = &mut shared[..block];
-            shared[..chunk.len()].copy_from_slice(chunk);
-            *p = tree_sum(shared);
-        })
+        // One block-sized scratch array per rayon job, standing in for the block's shared memory.
+        partial.par_iter_mut().zip(input.par_chunks(block)).for_each_init(
+            || vec![0.0f32; block],
+            |shared, (p, chunk)| {
+                shared[..chunk.len()].copy_from_slice(chunk);
+                shared[chunk.len()..].fill(0.0);
+                *p = tree_sum(shared);
+            },
+        )
     });
 }
 
@@ -181,24 +184,26 @@ pub fn stencil_1d(pool: &Pool, input: &[f32], out: &mut [f32], block: usize) {
     let n = out.len();
     let input = &input[..n];
     pool.install(|| {
-        out.par_chunks_mut(block).enumerate().for_each(|(b, out)| {
-            let mut shared = [0.0f32; MAX_STENCIL_BLOCK + 2 * RADIUS];
-            let shared = &mut shared[..block + 2 * RADIUS];
-            // shared[l] holds in[b * block + l - RADIUS].
-            let first = (b * block) as isize - RADIUS as isize;
-            let lo = first.max(0) as usize;
-            let hi = (b * block + block + RADIUS).min(n);
-            let offset = (lo as isize - first) as usize;
-            shared[offset..offset + (hi - lo)].copy_from_slice(&input[lo..hi]);
-            for (t, o) in out.iter_mut().enumerate() {
-                let window = &shared[t..t + 2 * RADIUS + 1];
-                let mut acc = 0.0f32;
-                for &v in window {
-                    acc += v;
+        out.par_chunks_mut(block).enumerate().for_each_init(
+            || vec![0.0f32; block + 2 * RADIUS],
+            |shared, (b, out)| {
+                // shared[l] holds in[b * block + l - RADIUS], zero outside [0, n).
+                let first = (b * block) as isize - RADIUS as isize;
+                let lo = first.max(0) as usize;
+                let hi = (b * block + block + RADIUS).min(n);
+                let offset = (lo as isize - first) as usize;
+                shared[..offset].fill(0.0);
+                shared[offset..offset + (hi - lo)].copy_from_slice(&input[lo..hi]);
+                shared[offset + (hi - lo)..].fill(0.0);
+                for (t, o) in out.iter_mut().enumerate() {
+                    let mut acc = 0.0f32;
+                    for &v in &shared[t..t + 2 * RADIUS + 1] {
+                        acc += v;
+                    }
+                    *o = acc / (2 * RADIUS + 1) as f32;
                 }
-                *o = acc / (2 * RADIUS + 1) as f32;
-            }
-        })
+            },
+        )
     });
 }
 

@@ -78,6 +78,11 @@ Examples:
       --arg 'f32[]:@a.bin' --arg 'f32[]:@b.bin' --arg 'f32[1024]:0' \\
       --arg s32:1024 --out 2=c.bin --json
 
+  # The same on the JIT, on 2 worker threads, with checked memory accesses:
+  lockstep run workloads.ptx --kernel vector_add --grid 8 --block 128 \\
+      --arg 'f32[]:@a.bin' --arg 'f32[]:@b.bin' --arg 'f32[1024]:0' \\
+      --arg s32:1024 --out 2=c.bin --backend jit --threads 2 --check
+
   # 2D launch with dynamic shared memory and __constant__ data:
   lockstep run stencil.ptx --grid 16,16 --block 16,16 --shared 4096 \\
       --symbol coeffs=@coeffs.bin --arg 'f32[65536]:@in.bin' \\
@@ -88,8 +93,19 @@ Examples:
 pub enum BackendChoice {
     /// The SIMT emulator: warps of 32 lanes in lock-step, with statistics.
     Emu,
-    /// The Cranelift JIT (not available yet).
+    /// The Cranelift JIT: native code, all cores, no statistics.
     Jit,
+}
+
+/// How the JIT spreads CTAs over its worker threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScheduleChoice {
+    /// Each worker runs one contiguous run of CTAs.
+    Static,
+    /// Worker w runs CTAs w, w+W, w+2W, ... (Ocelot's policy).
+    Interleaved,
+    /// Workers take the next CTA from a shared counter (best for uneven CTAs).
+    Dynamic,
 }
 
 impl BackendChoice {
@@ -101,10 +117,22 @@ impl BackendChoice {
     }
 
     /// Constructs the engine.
-    fn create(self) -> Result<Box<dyn Backend>, UsageError> {
+    fn create(self, a: &RunArgs) -> Result<Box<dyn Backend>, UsageError> {
+        if self == BackendChoice::Emu && (a.threads.is_some() || a.schedule.is_some() || a.check) {
+            return Err(UsageError("--threads, --schedule and --check apply to --backend jit".into()));
+        }
         match self {
             BackendChoice::Emu => Ok(Box::new(emu::Emulator::new())),
-            BackendChoice::Jit => Err(UsageError("the JIT backend is not available yet; use --backend emu".into())),
+            BackendChoice::Jit => Ok(Box::new(jit::Jit::new(jit::Options {
+                threads: a.threads.map_or(0, usize::from),
+                schedule: match a.schedule.unwrap_or(ScheduleChoice::Interleaved) {
+                    ScheduleChoice::Static => jit::Schedule::Static,
+                    ScheduleChoice::Interleaved => jit::Schedule::Interleaved,
+                    ScheduleChoice::Dynamic => jit::Schedule::Dynamic,
+                },
+                check: a.check,
+                cache_dir: if a.no_cache { None } else { jit::default_cache_dir() },
+            }))),
         }
     }
 }
@@ -153,6 +181,20 @@ pub struct RunArgs {
     /// The execution engine.
     #[arg(long, value_enum, default_value_t = BackendChoice::Emu)]
     pub backend: BackendChoice,
+    /// JIT worker threads (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+    /// How the JIT spreads CTAs over its workers.
+    #[arg(long, value_enum)]
+    pub schedule: Option<ScheduleChoice>,
+    /// JIT: check every global, generic and shared access against the memory it may touch, and report
+    /// out-of-bounds and misaligned accesses as the emulator does (slower). Without it, an access to
+    /// unmapped memory stops the program with an error naming the kernel and the address.
+    #[arg(long)]
+    pub check: bool,
+    /// JIT: do not read or write the on-disk cache of compiled kernels (~/.cache/lockstep/jit).
+    #[arg(long)]
+    pub no_cache: bool,
     /// Print a summary of the execution statistics: SIMT efficiency, divergent branches, memory
     /// coalescing, bank conflicts, instruction mix, transit-model parameters.
     #[arg(long)]
@@ -201,7 +243,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let config = LaunchConfig { grid: a.grid, block: a.block, dynamic_shared: a.shared };
     config.validate().map_err(|m| usage(format!("--grid/--block: {m}")))?;
-    let mut rt = Runtime::new(a.backend.create()?);
+    let mut rt = Runtime::new(a.backend.create(a)?);
     if a.json {
         rt.set_printf_output(Box::new(std::io::stderr()));
     }

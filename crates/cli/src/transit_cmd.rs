@@ -318,12 +318,13 @@ fn text_report(a: &Analysis) -> String {
             _ => String::new(),
         };
         if d.helps {
+            let gain = d.cs_gain.map(short).unwrap_or_default();
             let limit = match (d.limit, d.next_bound) {
-                (Some(l), Some(b)) => format!(" up to {}{unit}, then {b} bound", short(l)),
-                _ => " without a limit".into(),
+                (Some(l), Some(b)) => format!(" up to {}{unit} (CS throughput ×{gain}), then {b} bound", short(l)),
+                _ => format!(" without a change of bound (CS throughput approaches ×{gain})"),
             };
-            let gain = d.cs_gain.map(|g| format!(" (CS throughput ×{})", short(g))).unwrap_or_default();
-            let _ = writeln!(o, "  + raise {}{limit}{gain}: {}", d.param, d.why);
+            let note = d.note.as_ref().map(|n| format!(" [{n}]")).unwrap_or_default();
+            let _ = writeln!(o, "  + raise {}{limit}{note}: {}", d.param, d.why);
         } else {
             let _ = writeln!(o, "  - raising {} does not help: {}", d.param, d.why);
         }

@@ -108,6 +108,8 @@ pub mod error {
     /// A helper failed and left its message in the runtime state.
     pub const HELPER: u32 = 7;
     pub const READ_ONLY: u32 = 8;
+    /// An indirect call to something that is not a function this kernel can call (address recorded).
+    pub const BAD_CALL: u32 = 9;
 }
 
 /// Return codes of device functions.
@@ -137,6 +139,8 @@ pub enum Helper {
     Clock,
     /// `fn(ctx, id: u32, count: u32)`: `bar.arrive`.
     BarArrive,
+    /// `fn(ctx, addr: u64, only_const: u32) -> u32`: `isspacep.global` / `isspacep.const`.
+    IsGlobal,
 }
 
-pub const HELPER_COUNT: usize = 7;
+pub const HELPER_COUNT: usize = 8;

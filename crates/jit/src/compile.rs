@@ -15,6 +15,7 @@ use ir::FuncId;
 use program::{Callee, Extra, Kind, Program};
 
 use crate::abi::thread;
+use crate::cache;
 use crate::code::Code;
 use crate::plan::{yield_kind, Plan, YieldKind};
 use crate::translate::{device_signature, kernel_signature, Env, Translator};
@@ -29,7 +30,7 @@ pub struct Compiled {
     pub kernel: FuncId,
     /// Entry of the kernel's thread loop.
     pub entry: usize,
-    /// Entries of the device functions, by index.
+    /// Entries of the device functions, by `FuncId` (0 for functions the kernel cannot call).
     pub funcs: Vec<usize>,
     pub programs: HashMap<FuncId, Program>,
     /// `*const Op` by site number, and the function and op index of each site.
@@ -37,6 +38,8 @@ pub struct Compiled {
     pub sites: Vec<(FuncId, u32)>,
     pub plan: Plan,
     pub has_collectives: bool,
+    /// Whether the kernel has `bar.red`.
+    pub has_reductions: bool,
     pub shared: SharedLayout,
     /// Bytes of a thread's state block, and where its local memory starts.
     pub stride: u64,
@@ -63,10 +66,7 @@ pub fn unsupported(module: &LoadedModule, programs: &HashMap<FuncId, Program>) -
             let why = match op.kind {
                 Kind::Matrix => Some("warp-level matrix instructions are not implemented by the JIT"),
                 Kind::Texture => Some("texture and surface instructions are not implemented by the JIT"),
-                Kind::Call if matches!(op.extra.as_deref(), Some(Extra::Call { callee: Callee::Indirect(_), .. })) => {
-                    Some("indirect calls are not implemented by the JIT")
-                }
-                _ if !prog.is_kernel && yield_kind(op).is_some() => Some(
+                        _ if !prog.is_kernel && yield_kind(op).is_some() => Some(
                     "barriers and warp collectives inside device functions are not implemented by the JIT (only in kernels)",
                 ),
                 _ => None,
@@ -120,6 +120,7 @@ pub fn compile(
     module: &LoadedModule,
     kernel: FuncId,
     check: bool,
+    cache_dir: Option<&std::path::Path>,
 ) -> Result<Compiled, Vec<String>> {
     let start = Instant::now();
     let shared = SharedLayout::for_kernel(&module.module, kernel);
@@ -129,10 +130,11 @@ pub fn compile(
         return Err(bad);
     }
     // Kernel first, then device functions in id order.
-    let mut order: Vec<FuncId> = programs.keys().copied().filter(|&f| f != kernel).collect();
+    // (Other kernels the decoder reached through address-taking cannot be called from this one.)
+    let mut order: Vec<FuncId> =
+        programs.iter().filter(|(&f, p)| f != kernel && !p.is_kernel).map(|(&f, _)| f).collect();
     order.sort();
     order.insert(0, kernel);
-    let func_index: HashMap<FuncId, u32> = order.iter().enumerate().map(|(i, &f)| (f, i as u32)).collect();
     let mut site_base = HashMap::new();
     let mut sites = Vec::new();
     let mut ops = Vec::new();
@@ -161,7 +163,6 @@ pub fn compile(
     let stride = (local_offset + local).max(64).div_ceil(64) * 64;
     let env = Env {
         programs: &programs,
-        func_index: &func_index,
         site_base: &site_base,
         globals: &globals,
         local_offset: local_offset as u32,
@@ -169,42 +170,37 @@ pub fn compile(
         call_conv: isa.default_call_conv(),
         names: &names,
     };
-    let mut buffer: Vec<u8> = Vec::new();
-    let mut offsets = Vec::new();
-    let mut fctx = FunctionBuilderContext::new();
-    for (i, &f) in order.iter().enumerate() {
-        let prog = &programs[&f];
-        let plan = if f == kernel { kernel_plan.clone() } else { Plan::new(prog) };
-        let sig = if f == kernel {
-            kernel_signature(isa.default_call_conv())
-        } else {
-            device_signature(isa.default_call_conv())
-        };
-        let mut func = Function::with_name_signature(UserFuncName::user(0, i as u32), sig);
-        let builder = FunctionBuilder::new(&mut func, &mut fctx);
-        Translator::new(builder, &env, f, prog, &plan).translate(isa.frontend_config());
-        let mut ctx = Context::for_function(func);
-        let compiled = ctx
-            .compile(&**isa, &mut ControlPlane::default())
-            .map_err(|e| vec![format!("Cranelift rejected `{}`: {:?}", prog.name, e.inner)])?;
-        if !compiled.buffer.relocs().is_empty() {
-            return Err(vec![format!(
-                "`{}` needs a library call this JIT does not link (relocations: {:?})",
-                prog.name,
-                compiled.buffer.relocs()
-            )]);
+    let isa_text = format!("{} {:?}", isa.triple(), isa.isa_flags().iter().map(|f| f.to_string()).collect::<Vec<_>>());
+    let kernel_name = &module.module.functions[kernel].name;
+    let key = cache::key(&module.module.source, kernel_name, check, &isa_text);
+    let cached = cache_dir.and_then(|d| cache::load(d, &key)).filter(|(o, _)| o.len() == order.len());
+    let (buffer, offsets) = match cached {
+        Some((offsets, code)) => (code, offsets),
+        None => {
+            let (buffer, offsets) = generate(isa, &env, &order, &programs, kernel, &kernel_plan)?;
+            if let Some(d) = cache_dir {
+                cache::store(d, &key, &offsets, &buffer);
+            }
+            (buffer, offsets)
         }
-        while buffer.len() % 16 != 0 {
-            buffer.push(0xCC);
-        }
-        offsets.push(buffer.len());
-        buffer.extend_from_slice(compiled.code_buffer());
-    }
+    };
     let code = Code::new(&buffer).map_err(|e| vec![format!("cannot map executable memory: {e}")])?;
-    let funcs: Vec<usize> = offsets.iter().map(|&o| code.address(o)).collect();
+    // Device functions by `FuncId` (0 where this kernel cannot call one); the kernel's loop is `entry`.
+    let mut funcs = vec![0usize; module.module.functions.len()];
+    for (&f, &o) in order.iter().zip(&offsets) {
+        if f != kernel {
+            funcs[f.as_u32() as usize] = code.address(o);
+        }
+    }
+    let entry = code.address(offsets[0]);
+    crate::fault::register(code.address(0), code.address(buffer.len()), kernel_name);
     let has_collectives = kernel_plan.yields.iter().any(|y| y.kind == YieldKind::Collective);
+    let has_reductions = kernel_plan
+        .yields
+        .iter()
+        .any(|y| matches!(programs[&kernel].ops[y.op as usize].m.sub, program::Sub::Bar { red: Some(_), .. }));
     Ok(Compiled {
-        entry: funcs[0],
+        entry,
         funcs,
         code,
         kernel,
@@ -213,6 +209,7 @@ pub fn compile(
         sites,
         plan: kernel_plan,
         has_collectives,
+        has_reductions,
         shared,
         stride,
         local_offset: local_offset as u32,
@@ -226,4 +223,50 @@ impl Compiled {
     pub fn contains(&self, pc: usize) -> bool {
         self.code.contains(pc)
     }
+}
+
+/// Translates and compiles every function; returns the machine code and each function's offset in it.
+fn generate(
+    isa: &OwnedTargetIsa,
+    env: &Env<'_>,
+    order: &[FuncId],
+    programs: &HashMap<FuncId, Program>,
+    kernel: FuncId,
+    kernel_plan: &Plan,
+) -> Result<(Vec<u8>, Vec<usize>), Vec<String>> {
+    let mut buffer: Vec<u8> = Vec::new();
+    let mut offsets = Vec::new();
+    let mut fctx = FunctionBuilderContext::new();
+    for (i, &f) in order.iter().enumerate() {
+        let prog = &programs[&f];
+        let plan = if f == kernel { kernel_plan.clone() } else { Plan::new(prog) };
+        let sig = if f == kernel {
+            kernel_signature(isa.default_call_conv())
+        } else {
+            device_signature(isa.default_call_conv())
+        };
+        let mut func = Function::with_name_signature(UserFuncName::user(0, i as u32), sig);
+        let builder = FunctionBuilder::new(&mut func, &mut fctx);
+        Translator::new(builder, env, f, prog, &plan).translate(isa.frontend_config());
+        let mut ctx = Context::for_function(func);
+        ctx.compile(&**isa, &mut ControlPlane::default())
+            .map_err(|e| vec![format!("Cranelift rejected `{}`: {:?}", prog.name, e.inner)])?;
+        if std::env::var_os("LOCKSTEP_JIT_DUMP").is_some() {
+            eprintln!("; {} (optimized Cranelift IR)\n{}", prog.name, ctx.func.display());
+        }
+        let compiled = ctx.compiled_code().expect("compiled above");
+        if !compiled.buffer.relocs().is_empty() {
+            return Err(vec![format!(
+                "`{}` needs a library call this JIT does not link (relocations: {:?})",
+                prog.name,
+                compiled.buffer.relocs()
+            )]);
+        }
+        while buffer.len() % 16 != 0 {
+            buffer.push(0xCC);
+        }
+        offsets.push(buffer.len());
+        buffer.extend_from_slice(compiled.code_buffer());
+    }
+    Ok((buffer, offsets))
 }

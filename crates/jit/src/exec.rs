@@ -44,10 +44,11 @@ pub struct WorkerState {
 
 impl WorkerState {
     pub fn printf(&mut self, t: u32, text: Vec<u8>) {
-        let s = self.seq.get(t as usize).copied().unwrap_or(0);
-        if let Some(x) = self.seq.get_mut(t as usize) {
-            *x += 1;
+        if self.seq.len() <= t as usize {
+            self.seq.resize(t as usize + 1, 0);
         }
+        let s = self.seq[t as usize];
+        self.seq[t as usize] += 1;
         self.log.push((self.phase, t, s, text));
     }
 
@@ -67,6 +68,11 @@ impl WorkerState {
         let i = self.regions.partition_point(|r| r.0 <= addr);
         let r = self.regions.get(i.checked_sub(1)?)?;
         Self::in_range(addr, size, r.0, r.1).then_some(r)
+    }
+
+    /// `isspacep.global` (any allocation) and `isspacep.const` (a read-only one).
+    pub fn is_global(&self, addr: u64, only_const: bool) -> bool {
+        self.region(addr, 1).is_some_and(|r| !only_const || r.2)
     }
 
     /// Checked mode: 0 when the access is allowed, else an error code.
@@ -93,30 +99,45 @@ impl WorkerState {
 pub struct Worker {
     shared: Vec<u128>,
     threads: Vec<u128>,
+    state: WorkerState,
 }
 
-/// What a CTA produced: its printf output.
+/// What a CTA printed (also when it failed: what it printed before).
 pub type CtaOutput = Vec<u8>;
 
 impl Worker {
-    pub fn run_cta(&mut self, data: &LaunchData<'_>, cta_index: u64) -> Result<CtaOutput, ExecError> {
+    pub fn run_cta(&mut self, data: &LaunchData<'_>, cta_index: u64) -> (CtaOutput, Option<ExecError>) {
         let c = data.compiled;
         let n = data.block.count().unwrap_or(0) as u32;
-        let shared_words = (data.shared_size as usize).div_ceil(16);
-        self.shared.clear();
-        self.shared.resize(shared_words.max(1), 0);
+        let shared_words = (data.shared_size as usize).div_ceil(16).max(1);
+        if self.shared.len() != shared_words {
+            self.shared.resize(shared_words, 0);
+        }
+        // Shared memory starts zeroed, as in the emulator.
+        self.shared.fill(0);
         let stride = c.stride as usize;
         let words = (stride * n as usize).div_ceil(16);
-        self.threads.clear();
-        self.threads.resize(words, 0);
+        if self.threads.len() != words {
+            self.threads.clear();
+            self.threads.resize(words, 0);
+        }
+        let base = self.threads.as_mut_ptr() as *mut u8;
+        for t in 0..n as usize {
+            // SAFETY: each thread's block header (status, resume point) is inside the buffer.
+            unsafe { (base.add(t * stride) as *mut u64).write(0) };
+        }
         let id = data.grid.unflatten(cta_index);
-        let mut state = WorkerState {
-            seq: vec![0; n as usize],
-            regions: data.regions.iter().map(|r| (r.0, r.1, r.2)).collect(),
-            params: (data.params.as_ptr() as u64, data.params.len() as u64),
-            threads: (self.threads.as_ptr() as u64, (stride * n as usize) as u64),
-            ..WorkerState::default()
-        };
+        let mut state = std::mem::take(&mut self.state);
+        state.message = None;
+        state.arrivals.clear();
+        state.log.clear();
+        state.seq.clear();
+        state.phase = 0;
+        if state.regions.len() != data.regions.len() {
+            state.regions = data.regions.iter().map(|r| (r.0, r.1, r.2)).collect();
+        }
+        state.params = (data.params.as_ptr() as u64, data.params.len() as u64);
+        state.threads = (self.threads.as_ptr() as u64, (stride * n as usize) as u64);
         let mut ctx = CtaCtx {
             shared: self.shared.as_mut_ptr() as *mut u8,
             params: data.params.as_ptr(),
@@ -154,9 +175,12 @@ impl Worker {
         if c.plan.yields.is_empty() {
             entry(&mut ctx, 0, n);
             if ctx.error_code != 0 {
-                return Err(fail(&ctx, &mut state));
+                {
+                    let e = fail(&ctx, &mut state);
+                    return (self.finish(state), Some(e));
+                }
             }
-            return Ok(finish(state));
+            return (self.finish(state), None);
         }
         loop {
             // Run every thread until it finishes or stops; with warp collectives, warp by warp, resolving
@@ -168,7 +192,10 @@ impl Worker {
                     loop {
                         entry(&mut ctx, lo, hi);
                         if ctx.error_code != 0 {
-                            return Err(fail(&ctx, &mut state));
+                            {
+                                let e = fail(&ctx, &mut state);
+                                return (self.finish(state), Some(e));
+                            }
                         }
                         if !self.resolve_collectives(data, lo, hi, &status_of, &word) {
                             break;
@@ -179,14 +206,18 @@ impl Worker {
             } else {
                 entry(&mut ctx, 0, n);
                 if ctx.error_code != 0 {
-                    return Err(fail(&ctx, &mut state));
+                    {
+                        let e = fail(&ctx, &mut state);
+                        return (self.finish(state), Some(e));
+                    }
                 }
             }
             if (0..n).all(|t| status_of(t) == status::DONE) {
-                return Ok(finish(state));
+                return (self.finish(state), None);
             }
             if !release_barriers(data, n, &mut state, &status_of, &word) {
-                return Err(deadlock(data, n, id, &state, &status_of, &word));
+                let e = deadlock(data, n, id, &state, &status_of, &word);
+                return (self.finish(state), Some(e));
             }
             state.phase += 1;
         }
@@ -247,10 +278,15 @@ impl Worker {
     }
 }
 
-fn finish(mut state: WorkerState) -> CtaOutput {
-    // The order a GPU (and the emulator) prints in: by barrier phase, warp, the thread's k-th printf, lane.
-    state.log.sort_by_key(|&(phase, t, seq, _)| (phase, t / WARP as u32, seq, t % WARP as u32));
-    state.log.into_iter().flat_map(|(.., text)| text).collect()
+impl Worker {
+    /// The CTA's printf output, and the state back to the worker for the next CTA.
+    fn finish(&mut self, mut state: WorkerState) -> CtaOutput {
+        // The order a GPU (and the emulator) prints in: by barrier phase, warp, the thread's k-th printf, lane.
+        state.log.sort_by_key(|&(phase, t, seq, _)| (phase, t / WARP as u32, seq, t % WARP as u32));
+        let out = state.log.drain(..).flat_map(|(.., text)| text).collect();
+        self.state = state;
+        out
+    }
 }
 
 /// Releases every barrier all its expected threads have reached (the emulator's rule: `bar.sync` without a
@@ -264,6 +300,22 @@ fn release_barriers(
 ) -> bool {
     let c = data.compiled;
     let kernel = &c.programs[&c.kernel];
+    // The common case: every thread waits at `bar.sync 0` (no count, no reduction, nobody arrived early).
+    if state.arrivals.is_empty() && !c.has_reductions {
+        // SAFETY: posted id and count words of waiting threads.
+        let all = (0..n).all(|t| {
+            status_of(t) == status::BARRIER
+                && unsafe { word(t, thread::POST_A).read() } == 0
+                && unsafe { word(t, thread::POST_B).read() } == 0
+        });
+        if all {
+            for t in 0..n {
+                // SAFETY: the status word of a thread of this CTA.
+                unsafe { (word(t, thread::STATUS) as *mut u32).write(status::READY) };
+            }
+            return true;
+        }
+    }
     let mut waiting: HashMap<u32, Vec<u32>> = HashMap::new();
     for t in 0..n {
         if status_of(t) == status::BARRIER {
@@ -364,6 +416,9 @@ fn error(data: &LaunchData<'_>, ctx: &CtaCtx, state: &mut WorkerState, cta: Dim3
         }
         error::MISALIGNED => ErrorKind::Misaligned { space, address: ctx.error_addr, size: ctx.error_size as u32 },
         error::READ_ONLY => ErrorKind::ReadOnly { space, address: ctx.error_addr },
+        error::BAD_CALL => {
+            ErrorKind::Invalid(format!("indirect call to {:#x}, which is not a device function", ctx.error_addr))
+        }
         error::ASSERT | error::HELPER => {
             ErrorKind::Invalid(state.message.take().unwrap_or_else(|| "a runtime helper failed".into()))
         }

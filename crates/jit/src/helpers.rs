@@ -4,7 +4,7 @@
 
 use simt::LaneMask;
 
-use crate::abi::{error, CtaCtx, Helper, HELPER_COUNT};
+use crate::abi::{CtaCtx, Helper, HELPER_COUNT};
 use crate::exec::WorkerState;
 use program::{AtomOp, Op, Sub, WARP};
 
@@ -18,6 +18,7 @@ pub fn table() -> [usize; HELPER_COUNT] {
     t[Helper::CheckAccess as usize] = check_access as *const () as usize;
     t[Helper::Clock as usize] = clock as *const () as usize;
     t[Helper::BarArrive as usize] = bar_arrive as *const () as usize;
+    t[Helper::IsGlobal as usize] = is_global as *const () as usize;
     t
 }
 
@@ -125,11 +126,7 @@ extern "C" fn bar_arrive(ctx: *mut CtaCtx, id: u32, count: u32) {
     }
 }
 
-/// The error code a failed checked access records.
-pub fn access_error(out_of_bounds: bool) -> u32 {
-    if out_of_bounds {
-        error::OUT_OF_BOUNDS
-    } else {
-        error::READ_ONLY
-    }
+extern "C" fn is_global(ctx: *mut CtaCtx, addr: u64, only_const: u32) -> u32 {
+    let (_, st) = state(ctx);
+    u32::from(st.is_global(addr, only_const != 0))
 }

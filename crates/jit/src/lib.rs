@@ -14,10 +14,13 @@
 //! values into local, parameter and shared memory therefore differ between the engines.
 
 mod abi;
+mod cache;
 mod code;
 mod compile;
 mod exec;
+mod fault;
 mod helpers;
+pub mod inline;
 mod plan;
 mod pool;
 mod translate;
@@ -60,6 +63,8 @@ pub struct Options {
     /// Where compiled kernels are cached on disk; `None` keeps them in memory only.
     pub cache_dir: Option<std::path::PathBuf>,
 }
+
+pub use cache::default_dir as default_cache_dir;
 
 /// Cache key: the PTX text, the kernel, the options that change the code.
 type Key = (u64, String, bool);
@@ -126,7 +131,7 @@ impl Jit {
                 kernel_location(module, kernel),
             )
         })?;
-        let compiled = compile::compile(isa, module, kernel, self.options.check)
+        let compiled = compile::compile(isa, module, kernel, self.options.check, self.options.cache_dir.as_deref())
             .map_err(|list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel)))?;
         let c = Arc::new(compiled);
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, c.clone());
@@ -136,7 +141,7 @@ impl Jit {
     /// Compiles a kernel (bypassing the cache) and returns how long translation and code generation took.
     pub fn compile_kernel(&self, module: &LoadedModule, kernel: FuncId) -> Result<Duration, ExecError> {
         let isa = self.isa.as_ref().ok_or_else(|| ExecError::launch("?", "no Cranelift backend for this CPU"))?;
-        let c = compile::compile(isa, module, kernel, self.options.check)
+        let c = compile::compile(isa, module, kernel, self.options.check, None)
             .map_err(|list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel)))?;
         Ok(c.compile_time)
     }
@@ -197,21 +202,21 @@ impl Backend for Jit {
         // CTAs above the lowest failing one are skipped, so the error reported is the first in CTA order,
         // whatever the schedule.
         let first_error = std::sync::atomic::AtomicU64::new(u64::MAX);
-        let results: Mutex<Vec<(u64, Result<Vec<u8>, ExecError>)>> = Mutex::new(Vec::new());
+        let results: Mutex<Vec<(u64, Vec<u8>, Option<ExecError>)>> = Mutex::new(Vec::new());
         let job = |w: usize| {
             let w = w as u64;
             let mut worker = Worker::default();
             let mut local = Vec::new();
-            let mut run = |cta: u64, local: &mut Vec<(u64, Result<Vec<u8>, ExecError>)>| {
+            let mut run = |cta: u64, local: &mut Vec<(u64, Vec<u8>, Option<ExecError>)>| {
                 if cta > first_error.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
                 }
-                let r = worker.run_cta(&data, cta);
-                if r.is_err() {
+                let (out, err) = worker.run_cta(&data, cta);
+                if err.is_some() {
                     first_error.fetch_min(cta, std::sync::atomic::Ordering::Relaxed);
                 }
-                if r.as_ref().map_or(true, |out| !out.is_empty()) {
-                    local.push((cta, r));
+                if err.is_some() || !out.is_empty() {
+                    local.push((cta, out, err));
                 }
             };
             match schedule {
@@ -246,11 +251,11 @@ impl Backend for Jit {
         }
         drop(regions);
         let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-        results.sort_by_key(|(cta, _)| *cta);
-        for (_, r) in results {
-            match r {
-                Ok(out) => stdout.write_all(&out).map_err(|e| ExecError::launch(&name, format!("printf: {e}")))?,
-                Err(e) => return Err(e),
+        results.sort_by_key(|(cta, ..)| *cta);
+        for (_, out, err) in results {
+            stdout.write_all(&out).map_err(|e| ExecError::launch(&name, format!("printf: {e}")))?;
+            if let Some(e) = err {
+                return Err(e);
             }
         }
         Ok(LaunchReport { stats: None })

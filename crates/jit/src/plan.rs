@@ -40,7 +40,9 @@ pub fn yield_kind(op: &Op) -> Option<YieldKind> {
             Sub::Bar { wait: true, .. } => Some(YieldKind::Barrier),
             _ => None,
         },
-        Kind::Shfl | Kind::Vote | Kind::Match | Kind::Redux | Kind::Activemask => Some(YieldKind::Collective),
+        Kind::Shfl | Kind::Vote | Kind::Match | Kind::Redux | Kind::Activemask | Kind::WarpSync => {
+            Some(YieldKind::Collective)
+        }
         _ => None,
     }
 }

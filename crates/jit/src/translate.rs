@@ -33,8 +33,6 @@ const I8: Type = types::I8;
 /// What translation needs to know beyond the function itself.
 pub struct Env<'a> {
     pub programs: &'a HashMap<FuncId, Program>,
-    /// Index of each compiled function in [`crate::abi::CtaCtx::funcs`].
-    pub func_index: &'a HashMap<FuncId, u32>,
     /// First global site number of each function's ops.
     pub site_base: &'a HashMap<FuncId, u32>,
     /// Module variables: (device address, size) by the index the code loads from [`crate::abi::CtaCtx::globals`].
@@ -82,6 +80,10 @@ fn helper_signature(h: Helper, cc: CallConv) -> Signature {
         }
         Helper::Clock => s.returns.push(p(I64)),
         Helper::BarArrive => s.params.extend([p(I64), p(I32), p(I32)]),
+        Helper::IsGlobal => {
+            s.params.extend([p(I64), p(I64), p(I32)]);
+            s.returns.push(p(I32));
+        }
     }
     s
 }
@@ -92,6 +94,12 @@ fn flags() -> MemFlagsData {
 
 fn trusted() -> MemFlagsData {
     MemFlagsData::trusted()
+}
+
+/// Loads of what never changes during a launch (context fields, tables, kernel parameters): Cranelift may
+/// merge them and hoist them out of loops, the thread loop included.
+fn ro() -> MemFlagsData {
+    MemFlagsData::trusted().with_readonly().with_can_move()
 }
 
 pub struct Translator<'a, 'b> {
@@ -236,8 +244,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().brif(done, exit, &[], start, &[]);
 
         self.b.switch_to_block(start);
-        let threads = self.b.ins().load(I64, trusted(), self.ctx, cx::THREADS);
-        let stride = self.b.ins().load(I64, trusted(), self.ctx, cx::STRIDE);
+        let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
+        let stride = self.b.ins().load(I64, ro(), self.ctx, cx::STRIDE);
         let t64 = self.b.ins().uextend(I64, t);
         let off = self.b.ins().imul(t64, stride);
         let tb = self.b.ins().iadd(threads, off);
@@ -270,8 +278,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         let t = self.b.use_var(self.t);
         let t1 = self.b.ins().iadd_imm_s(t, 1);
         self.b.def_var(self.t, t1);
-        let ntx = self.b.ins().load(I32, trusted(), self.ctx, cx::NTID);
-        let nty = self.b.ins().load(I32, trusted(), self.ctx, cx::NTID + 4);
+        let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
+        let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
         let x = self.b.use_var(self.tid[0]);
         let y = self.b.use_var(self.tid[1]);
         let z = self.b.use_var(self.tid[2]);
@@ -333,8 +341,8 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     fn init_tid_from_t(&mut self) {
         let t = self.b.use_var(self.t);
-        let ntx = self.b.ins().load(I32, trusted(), self.ctx, cx::NTID);
-        let nty = self.b.ins().load(I32, trusted(), self.ctx, cx::NTID + 4);
+        let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
+        let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
         let x = self.b.ins().urem(t, ntx);
         let q = self.b.ins().udiv(t, ntx);
         let y = self.b.ins().urem(q, nty);
@@ -413,8 +421,8 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     fn helper(&mut self, h: Helper, args: &[Value]) -> Option<Value> {
         let sig = self.b.import_signature(helper_signature(h, self.env.call_conv));
-        let table = self.b.ins().load(I64, trusted(), self.ctx, cx::HELPERS);
-        let f = self.b.ins().load(I64, trusted(), table, (h as usize * 8) as i32);
+        let table = self.b.ins().load(I64, ro(), self.ctx, cx::HELPERS);
+        let f = self.b.ins().load(I64, ro(), table, (h as usize * 8) as i32);
         let call = self.b.ins().call_indirect(sig, f, args);
         self.b.inst_results(call).first().copied()
     }
@@ -493,7 +501,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             SpecialReg::DynamicSmemSize => self.ctx_u32(cx::DYNAMIC_SHARED),
             SpecialReg::TotalSmemSize | SpecialReg::AggrSmemSize => {
-                self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED_SIZE)
+                self.b.ins().load(I64, ro(), self.ctx, cx::SHARED_SIZE)
             }
             _ => self.b.ins().iconst(I64, 0),
         }
@@ -509,8 +517,8 @@ impl<'a, 'b> Translator<'a, 'b> {
             .or_else(|| self.env.globals.iter().position(|&(base, size)| addr == base + size))
             .expect("a module variable");
         let (base, _) = self.env.globals[k];
-        let table = self.b.ins().load(I64, trusted(), self.ctx, cx::GLOBALS);
-        let v = self.b.ins().load(I64, trusted(), table, (k * 8) as i32);
+        let table = self.b.ins().load(I64, ro(), self.ctx, cx::GLOBALS);
+        let v = self.b.ins().load(I64, ro(), table, (k * 8) as i32);
         if addr == base {
             v
         } else {
@@ -529,7 +537,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.b.ins().iadd_imm_s(f, o as i64)
             }
             SymAddr::KernelParam(o) => {
-                let p = self.b.ins().load(I64, trusted(), self.ctx, cx::PARAMS);
+                let p = self.b.ins().load(I64, ro(), self.ctx, cx::PARAMS);
                 self.b.ins().iadd_imm_s(p, o as i64)
             }
             SymAddr::Func(a) => self.b.ins().iconst(I64, a as i64),
@@ -838,9 +846,9 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         let c = self.b.use_var(self.carry);
         self.b.ins().store(trusted(), c, tb, thread::SCRATCH + 32);
-        let ops = self.b.ins().load(I64, trusted(), self.ctx, cx::OPS);
+        let ops = self.b.ins().load(I64, ro(), self.ctx, cx::OPS);
         let site = self.site();
-        let opp = self.b.ins().load(I64, trusted(), ops, (site * 8) as i32);
+        let opp = self.b.ins().load(I64, ro(), ops, (site * 8) as i32);
         let io = self.b.ins().iadd_imm_s(tb, i64::from(thread::SCRATCH));
         let ok = self.helper(Helper::Alu, &[opp, io]).expect("alu");
         let bad = self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0);
@@ -863,7 +871,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let space = op.m.space;
         let base = match op.mem.base {
             Src::Sym(SymAddr::Shared(o), extra) => {
-                let sh = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED);
+                let sh = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED);
                 return self.b.ins().iadd_imm_s(sh, o as i64 + extra + op.mem.offset);
             }
             Src::Sym(sym, extra) => self.symbol(sym, extra),
@@ -871,7 +879,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         };
         let a = if op.mem.offset != 0 { self.b.ins().iadd_imm_s(base, op.mem.offset) } else { base };
         if space == Space::Shared {
-            let sh = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED);
+            let sh = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED);
             self.b.ins().iadd(sh, a)
         } else {
             a
@@ -885,8 +893,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         match op.m.space {
             Space::Shared => {
-                let sh = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED);
-                let len = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED_SIZE);
+                let sh = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED);
+                let len = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED_SIZE);
                 let off = self.b.ins().isub(addr, sh);
                 let end = self.b.ins().iadd_imm_s(off, i64::from(size));
                 let bad1 = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, len);
@@ -932,22 +940,26 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     fn load_value(&mut self, addr: Value, off: i32, ty: Ty) -> Value {
+        self.load_with(flags(), addr, off, ty)
+    }
+
+    fn load_with(&mut self, flags: MemFlagsData, addr: Value, off: i32, ty: Ty) -> Value {
         let bytes = ty.bytes();
         if bytes == 8 {
-            return self.b.ins().load(I64, flags(), addr, off);
+            return self.b.ins().load(I64, flags, addr, off);
         }
         let mt = Self::mem_type(bytes);
         if ty.is_signed() {
             match mt {
-                types::I8 => self.b.ins().sload8(I64, flags(), addr, off),
-                types::I16 => self.b.ins().sload16(I64, flags(), addr, off),
-                _ => self.b.ins().sload32(flags(), addr, off),
+                types::I8 => self.b.ins().sload8(I64, flags, addr, off),
+                types::I16 => self.b.ins().sload16(I64, flags, addr, off),
+                _ => self.b.ins().sload32(flags, addr, off),
             }
         } else {
             match mt {
-                types::I8 => self.b.ins().uload8(I64, flags(), addr, off),
-                types::I16 => self.b.ins().uload16(I64, flags(), addr, off),
-                _ => self.b.ins().uload32(flags(), addr, off),
+                types::I8 => self.b.ins().uload8(I64, flags, addr, off),
+                types::I16 => self.b.ins().uload16(I64, flags, addr, off),
+                _ => self.b.ins().uload32(flags, addr, off),
             }
         }
     }
@@ -969,8 +981,17 @@ impl<'a, 'b> Translator<'a, 'b> {
             _ => vec![op.dst],
         };
         self.check_access(op, addr, elem * dsts.len() as u32, false);
+        // Kernel parameters and constant memory do not change while the kernel runs.
+        let kernel_param = self.is_kernel && matches!(op.mem.base, Src::Sym(SymAddr::KernelParam(_), _));
+        let fl = if kernel_param {
+            ro()
+        } else if op.m.space == Space::Const {
+            flags().with_readonly()
+        } else {
+            flags()
+        };
         for (k, d) in dsts.iter().enumerate() {
-            let v = self.load_value(addr, (elem as usize * k) as i32, op.ty);
+            let v = self.load_with(fl, addr, (elem as usize * k) as i32, op.ty);
             self.write(*d, v);
         }
     }
@@ -1065,9 +1086,9 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.bits_of_f64(s)
             }
             _ => {
-                let ops = self.b.ins().load(I64, trusted(), self.ctx, cx::OPS);
+                let ops = self.b.ins().load(I64, ro(), self.ctx, cx::OPS);
                 let site = self.site();
-                let opp = self.b.ins().load(I64, trusted(), ops, (site * 8) as i32);
+                let opp = self.b.ins().load(I64, ro(), ops, (site * 8) as i32);
                 self.helper(Helper::AtomicNew, &[opp, old, a, b]).expect("atomic")
             }
         }
@@ -1112,7 +1133,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let a = self.read(&op.a);
         let to = matches!(op.m.sub, Sub::Cvta { to: true });
         let v = if op.m.space == Space::Shared {
-            let sh = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED);
+            let sh = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED);
             if to {
                 self.b.ins().isub(a, sh)
             } else {
@@ -1132,25 +1153,24 @@ impl<'a, 'b> Translator<'a, 'b> {
             let off = me.b.ins().isub(a, base);
             me.b.ins().icmp(IntCC::UnsignedLessThan, off, len)
         };
-        let sh = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED);
-        let shl = self.b.ins().load(I64, trusted(), self.ctx, cx::SHARED_SIZE);
+        let sh = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED);
+        let shl = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED_SIZE);
         let is_shared = in_range(self, sh, shl);
         let tb = self.b.use_var(self.tb);
-        let stride = self.b.ins().load(I64, trusted(), self.ctx, cx::STRIDE);
+        let stride = self.b.ins().load(I64, ro(), self.ctx, cx::STRIDE);
         let is_local = in_range(self, tb, stride);
         let r = match op.m.space {
             Space::Shared => is_shared,
             Space::Local => is_local,
             Space::Param => {
-                let p = self.b.ins().load(I64, trusted(), self.ctx, cx::PARAMS);
+                let p = self.b.ins().load(I64, ro(), self.ctx, cx::PARAMS);
                 let len = self.b.ins().iconst(I64, 4096);
                 in_range(self, p, len)
             }
-            _ => {
-                let either = self.b.ins().bor(is_shared, is_local);
-                let z = self.b.ins().icmp_imm_s(IntCC::NotEqual, a, 0);
-                let not = self.b.ins().bxor_imm_s(either, 1);
-                self.b.ins().band(not, z)
+            space => {
+                let only_const = self.b.ins().iconst(I32, i64::from(space == Space::Const));
+                let r = self.helper(Helper::IsGlobal, &[self.ctx, a, only_const]).expect("isspacep");
+                self.b.ins().ireduce(I8, r)
             }
         };
         self.write_bool(op.dst, r);
@@ -1174,34 +1194,77 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     fn call(&mut self, op: &Op) {
         let Some(Extra::Call { callee, args, rets }) = op.extra.as_deref() else { return };
-        let Callee::Direct(f) = *callee else {
-            self.fail(error::UNSUPPORTED, None, 0);
-            let blk = self.b.create_block();
-            self.b.switch_to_block(blk);
-            self.filled = false;
-            return;
-        };
         let frame = self.b.use_var(self.frame);
-        let Some(callee) = self.env.programs.get(&f) else {
-            self.builtin_call(f, args, rets);
-            return;
+        // The function whose frame layout the call uses: the callee, or for an indirect call any defined
+        // function with the prototype's parameters (all possible targets share it).
+        let layout = match *callee {
+            Callee::Direct(f) => match self.env.programs.get(&f) {
+                Some(p) => p,
+                None => {
+                    self.builtin_call(f, args, rets);
+                    return;
+                }
+            },
+            Callee::Indirect(_) => {
+                let sizes = |p: &&Program| {
+                    !p.is_kernel
+                        && p.frame.params.len() == args.len()
+                        && p.frame.returns.len() == rets.len()
+                        && args.iter().zip(&p.frame.params).all(|(a, &(_, size))| match *a {
+                            CallArg::Frame(_, s) | CallArg::Reg(_, s) => s == size,
+                            CallArg::Imm(_) => true,
+                        })
+                };
+                let mut candidates: Vec<&Program> = self.env.programs.values().filter(sizes).collect();
+                candidates.sort_by_key(|p| std::cmp::Reverse(p.frame.size));
+                match candidates.first().copied() {
+                    Some(p) => p,
+                    None => {
+                        self.fail(error::UNSUPPORTED, None, 0);
+                        let blk = self.b.create_block();
+                        self.b.switch_to_block(blk);
+                        self.filled = false;
+                        return;
+                    }
+                }
+            }
         };
         let callee_frame = self.b.ins().iadd_imm_s(frame, self.prog.frame.size as i64);
         // The callee's frame must fit in the thread's local memory.
         let tb = self.b.use_var(self.tb);
-        let stride = self.b.ins().load(I64, trusted(), self.ctx, cx::STRIDE);
+        let stride = self.b.ins().load(I64, ro(), self.ctx, cx::STRIDE);
         let limit = self.b.ins().iadd(tb, stride);
-        let end = self.b.ins().iadd_imm_s(callee_frame, callee.frame.size as i64);
+        let end = self.b.ins().iadd_imm_s(callee_frame, layout.frame.size as i64);
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
         self.fail_if(over, error::STACK_OVERFLOW, None, 0);
         for (k, arg) in args.iter().enumerate() {
-            let Some(&(off, size)) = callee.frame.params.get(k) else { continue };
+            let Some(&(off, size)) = layout.frame.params.get(k) else { continue };
             self.copy_in(arg, callee_frame, off as i32, size);
         }
-        let index = self.env.func_index[&f];
         let sig = self.b.import_signature(device_signature(self.env.call_conv));
-        let table = self.b.ins().load(I64, trusted(), self.ctx, cx::FUNCS);
-        let fp = self.b.ins().load(I64, trusted(), table, (index * 8) as i32);
+        let table = self.b.ins().load(I64, ro(), self.ctx, cx::FUNCS);
+        let fp = match *callee {
+            Callee::Direct(f) => self.b.ins().load(I64, ro(), table, (f.as_u32() * 8) as i32),
+            Callee::Indirect(src) => {
+                // A function address is FUNCTION_WINDOW + 16 * id; anything else, or a function this kernel
+                // cannot reach, is an error.
+                let token = self.read(&src);
+                let off = self.b.ins().iadd_imm_s(token, device::module::FUNCTION_WINDOW.wrapping_neg() as i64);
+                let idx = self.b.ins().ushr_imm_s(off, 4);
+                let low = self.b.ins().band_imm_s(off, 15);
+                let n = self.env.names.len() as i64;
+                let out = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, idx, n);
+                let odd = self.b.ins().icmp_imm_s(IntCC::NotEqual, low, 0);
+                let bad = self.b.ins().bor(out, odd);
+                self.fail_if(bad, error::BAD_CALL, Some(token), 0);
+                let byte = self.b.ins().ishl_imm_s(idx, 3);
+                let at = self.b.ins().iadd(table, byte);
+                let fp = self.b.ins().load(I64, ro(), at, 0);
+                let none = self.b.ins().icmp_imm_s(IntCC::Equal, fp, 0);
+                self.fail_if(none, error::BAD_CALL, Some(token), 0);
+                fp
+            }
+        };
         let t = self.b.use_var(self.t);
         let tb = self.b.use_var(self.tb);
         let call = self.b.ins().call_indirect(sig, fp, &[self.ctx, tb, callee_frame, t]);
@@ -1221,7 +1284,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.switch_to_block(ok);
         self.filled = false;
         for (k, r) in rets.iter().enumerate() {
-            let Some(&(off, size)) = callee.frame.returns.get(k) else { continue };
+            let Some(&(off, size)) = layout.frame.returns.get(k) else { continue };
             self.copy_out(r, callee_frame, off as i32, size);
         }
     }
@@ -1715,11 +1778,12 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             (None, Some(_)) if int(dt) && dt.bits() >= 32 => {
                 let x = to_float(self, a, st);
+                // A float rounding acts as its integer form; none means `.rzi`.
                 let x = match m.rnd {
-                    Rnd::Rzi => x,
-                    Rnd::Rni => self.b.ins().nearest(x),
-                    Rnd::Rmi => self.b.ins().floor(x),
-                    Rnd::Rpi => self.b.ins().ceil(x),
+                    Rnd::Rzi | Rnd::Rz | Rnd::None => x,
+                    Rnd::Rni | Rnd::Rn => self.b.ins().nearest(x),
+                    Rnd::Rmi | Rnd::Rm => self.b.ins().floor(x),
+                    Rnd::Rpi | Rnd::Rp => self.b.ins().ceil(x),
                     _ => return false,
                 };
                 let it = if dt.bits() == 32 { I32 } else { I64 };
@@ -1729,6 +1793,14 @@ impl<'a, 'b> Translator<'a, 'b> {
                     self.b.ins().fcvt_to_uint_sat(it, x)
                 };
                 let r = if it == I32 { self.b.ins().uextend(I64, r) } else { r };
+                // NaN gives 0, except from `.f64` or into 64 bits, where it gives the top bit (the ISA's rule).
+                let r = if st == Ty::F64 || dt.bits() == 64 {
+                    let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                    let top = self.b.ins().iconst(I64, (1u64 << (dt.bits() - 1)) as i64);
+                    self.b.ins().select(nan, top, r)
+                } else {
+                    r
+                };
                 self.write(op.dst, r);
                 true
             }

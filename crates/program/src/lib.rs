@@ -290,8 +290,10 @@ pub enum Kind {
     Matrix,
     /// Texture and surface instructions (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`): see `texture.rs`.
     Texture,
-    /// Fences, prefetches, `nanosleep`, `bar.warp.sync`, `pmevent`, `brkpt`: no effect in the emulator.
+    /// Fences, prefetches, `nanosleep`, `pmevent`: no effect.
     Nop,
+    /// `bar.warp.sync`: no effect where warps run in lock-step (the emulator); a warp rendezvous in the JIT.
+    WarpSync,
 }
 
 /// A call's argument or return value as the caller names it.
@@ -785,7 +787,7 @@ impl Decoder<'_> {
             O::Trap => Kind::Trap,
             O::Bar | O::Barrier => {
                 if inst.has(Word::Warp) {
-                    Kind::Nop
+                    Kind::WarpSync
                 } else {
                     Kind::Bar
                 }
@@ -865,7 +867,7 @@ impl Decoder<'_> {
                 let mut cx = OperandCx { d: self, i, regs, frame };
                 op.extra = crate::texture::decode(&mut cx).map(|t| Box::new(Extra::Texture(t)));
             }
-            Kind::Ret | Kind::Exit | Kind::Trap | Kind::Nop => {}
+            Kind::Ret | Kind::Exit | Kind::Trap | Kind::Nop | Kind::WarpSync => {}
             Kind::Bar => {
                 let srcs: SmallVec<[Src; 4]> = ops.iter().map(|o| self.src(i, o, Ty::U32, regs, frame)).collect();
                 if let Sub::Bar { red: Some(_), .. } = op.m.sub {

@@ -23,7 +23,7 @@ type MemCb = extern "C" fn(c_uint, qemu_plugin_meminfo_t, u64, *mut c_void);
 static INLINE_MEMINFO: AtomicBool = AtomicBool::new(false);
 
 use crate::encode::{access_bits, MemSite};
-use crate::state::{end_thread, new_state, state, with_state};
+use crate::state::{end_thread, new_state, state, with_state, ThreadState};
 use crate::statics::TbDesc;
 use crate::{disabled, lock, Config, Mode, Tracer, DISABLED, TRACER};
 
@@ -65,21 +65,17 @@ extern "C" fn on_tb_exec(vcpu: c_uint, udata: *mut c_void) {
     }
     // SAFETY: `udata` is the address of a `TbDesc` leaked at translation (never freed, never moved).
     let tb: &'static TbDesc = unsafe { &*(udata as *const TbDesc) };
-    match state(vcpu) {
-        Some(st) => st.on_tb(tb),
-        None => first_block(vcpu, tb),
+    if let Some(st) = state(vcpu).or_else(|| first_state(vcpu)) {
+        st.on_tb(tb);
     }
 }
 
 /// A thread's first block: its state is made.
 #[cold]
 #[inline(never)]
-fn first_block(vcpu: u32, tb: &'static TbDesc) {
-    let Some(t) = TRACER.get() else { return };
-    match new_state(t, vcpu) {
-        Ok(st) => st.on_tb(tb),
-        Err(e) => t.fail(&e),
-    }
+fn first_state(vcpu: u32) -> Option<&'static mut ThreadState> {
+    let t = TRACER.get()?;
+    new_state(t, vcpu).map_err(|e| t.fail(&e)).ok()
 }
 
 /// `udata` is a [`MemSite`]; `INLINE`: see [`check_meminfo_layout`].
@@ -90,6 +86,24 @@ extern "C" fn on_mem<const INLINE: bool>(vcpu: c_uint, info: qemu_plugin_meminfo
     if let Some(st) = state(vcpu) {
         st.on_mem(MemSite(udata as u64), access::<INLINE>(info), vaddr);
     }
+}
+
+/// The memory callback of a block's [`TbDesc::fold_at`] instruction: the block starts, then the access.
+/// `udata` is the block's `TbDesc`.
+extern "C" fn on_first_mem<const INLINE: bool>(
+    vcpu: c_uint,
+    info: qemu_plugin_meminfo_t,
+    vaddr: u64,
+    udata: *mut c_void,
+) {
+    if disabled() {
+        return;
+    }
+    // SAFETY: as in `on_tb_exec`.
+    let tb: &'static TbDesc = unsafe { &*(udata as *const TbDesc) };
+    let Some(st) = state(vcpu).or_else(|| first_state(vcpu)) else { return };
+    st.on_tb(tb);
+    st.on_mem(tb.fold_site, access::<INLINE>(info), vaddr);
 }
 
 /// `mode=null`: QEMU's own cost of calling the plugin.
@@ -127,31 +141,38 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     };
     let atomics = atomic_flags(&bytes);
     let null = t.cfg.mode == Mode::Null;
-    let (tb_cb, mem_cb): (TbCb, MemCb) = match (null, INLINE_MEMINFO.load(Relaxed)) {
-        (true, _) => (on_tb_exec_null, on_mem_null),
-        (false, true) => (on_tb_exec, on_mem::<true>),
-        (false, false) => (on_tb_exec, on_mem::<false>),
+    let (tb_cb, mem_cb, first_cb): (TbCb, MemCb, MemCb) = match (null, INLINE_MEMINFO.load(Relaxed)) {
+        (true, _) => (on_tb_exec_null, on_mem_null, on_mem_null),
+        (false, true) => (on_tb_exec, on_mem::<true>, on_first_mem::<true>),
+        (false, false) => (on_tb_exec, on_mem::<false>, on_first_mem::<false>),
     };
+    let desc_ptr = desc as *const TbDesc as *mut c_void;
     // SAFETY: registering callbacks on the handles QEMU gave us, during the translation callback as the API
     // requires; the user data are a leaked `TbDesc` and plain integers.
     unsafe {
-        qemu_plugin_register_vcpu_tb_exec_cb(
-            tb,
-            Some(tb_cb),
-            qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
-            desc as *const TbDesc as *mut c_void,
-        );
+        if desc.fold_at == u16::MAX {
+            qemu_plugin_register_vcpu_tb_exec_cb(
+                tb,
+                Some(tb_cb),
+                qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
+                desc_ptr,
+            );
+        }
         for (i, (insn, _)) in insns.iter().enumerate() {
             if t.cfg.mode == Mode::Blocks {
                 break;
             }
-            let site = MemSite::new(desc.first_insn, i as u16, atomics[i]);
+            let (cb, udata) = if i == usize::from(desc.fold_at) {
+                (first_cb, desc_ptr)
+            } else {
+                (mem_cb, MemSite::new(desc.first_insn, i as u16, atomics[i]).0 as *mut c_void)
+            };
             qemu_plugin_register_vcpu_mem_cb(
                 *insn,
-                Some(mem_cb),
+                Some(cb),
                 qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
                 qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_RW,
-                site.0 as *mut c_void,
+                udata,
             );
         }
     }

@@ -57,6 +57,9 @@ pub struct Config {
     /// Benchmarking aid: `full` (default), `null` (callbacks registered but empty: QEMU's own cost of
     /// instrumentation), `blocks` (no memory callbacks).
     pub mode: Mode,
+    /// Let a block's first memory access report its start where that is safe ([`statics::fold_point`]);
+    /// `fold=off` gives every block its own callback (for comparison).
+    pub fold: bool,
 }
 
 /// See [`Config::mode`].
@@ -84,6 +87,7 @@ impl Config {
             chunk_bytes: 256 << 10,
             level: 1,
             mode: Mode::Full,
+            fold: true,
         };
         let on = |v: &str| matches!(v, "on" | "true" | "yes" | "1");
         for a in raw {
@@ -100,6 +104,7 @@ impl Config {
                     let n: usize = v.parse().map_err(|_| format!("chunk_kib={v} is not a number"))?;
                     cfg.chunk_bytes = n.clamp(4, 16 << 10) << 10;
                 }
+                "fold" => cfg.fold = on(v),
                 "level" => cfg.level = v.parse().map_err(|_| format!("level={v} is not a number"))?,
                 "mode" => {
                     cfg.mode = match v {
@@ -109,9 +114,11 @@ impl Config {
                         _ => return Err(format!("mode={v}: expected full, null or blocks")),
                     }
                 }
-                _ => return Err(format!("unknown plugin argument `{k}` (known: out, spill, header, function, per_iteration, exclude, program, chunk_kib, level)")),
+                _ => return Err(format!("unknown plugin argument `{k}` (known: out, spill, header, function, per_iteration, exclude, program, chunk_kib, level, mode, fold)")),
             }
         }
+        // Without memory callbacks there is nothing to fold a block into.
+        cfg.fold &= cfg.mode != Mode::Blocks;
         cfg.out = out.ok_or("missing plugin argument out=FILE")?;
         match spill {
             Some(d) => cfg.spill_dir = d,

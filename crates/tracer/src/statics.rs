@@ -4,12 +4,14 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
-use iced_x86::{Decoder, DecoderOptions, FlowControl, InstructionInfoFactory, Mnemonic, OpAccess, OpKind};
+use iced_x86::{
+    CpuidFeature, Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
+};
 use trace::{
     Access, Block, Flow, Insn, LockKind, MemOperand, MetaRecord, Module, ModuleKind, Symbol, SymbolKind, NONE,
 };
 
-use crate::encode::BlockEvent;
+use crate::encode::{BlockEvent, MemSite};
 use crate::loops::{outer_loop, OuterLoop};
 use crate::modules::{load_elf, object_at, parse_maps, LoadedElf};
 use crate::out::SpillBuf;
@@ -46,6 +48,10 @@ pub struct TbDesc {
     pub exit: Exit,
     /// The block's `Block` event, encoded.
     pub ev: BlockEvent,
+    /// Index of the instruction whose memory access stands in for the block's start ([`fold_point`];
+    /// `u16::MAX`: none, the block has its own callback), and that access's site.
+    pub fold_at: u16,
+    pub fold_site: MemSite,
     /// Symbol id when the block starts a function (or a call made it one); `NONE` otherwise.
     pub entry_sym: AtomicU32,
     /// `ROLE_*` bits of the function the block starts.
@@ -347,6 +353,7 @@ impl Statics {
         self.next_insn = self.next_insn.wrapping_add(out.len() as u32);
         let term = out.last().map_or(Flow::Next, |i| i.flow);
         let (entry_sym, role) = self.entries.get(&vaddr).copied().unwrap_or((NONE, 0));
+        let fold = if cfg.fold { fold_point(&mut self.info, insns) } else { None };
         let desc: &'static TbDesc = Box::leak(Box::new(TbDesc {
             id,
             addr: vaddr,
@@ -356,6 +363,8 @@ impl Statics {
             term,
             exit: Exit::of(term),
             ev: BlockEvent::new(id),
+            fold_at: fold.map_or(u16::MAX, |k| k as u16),
+            fold_site: MemSite::new(first_insn, fold.unwrap_or(0) as u16, false),
             entry_sym: AtomicU32::new(entry_sym),
             role: AtomicU8::new(role),
             loop_flags: AtomicU32::new(0),
@@ -470,6 +479,98 @@ impl Statics {
             .collect();
         Insn { addr, bytes: bytes.to_vec(), flow, atomic, mnemonic: format!("{:?}", i.mnemonic()).to_lowercase(), mem }
     }
+}
+
+/// The instruction whose memory callback can also report the block's start, so that the block needs no
+/// callback of its own (QEMU's cost of a callback is about that of the tracer's work for it).
+///
+/// That instruction must be the block's first to access memory, and certain to make exactly one access, every
+/// time the block runs, and only after every instruction before it ran: so the instructions before it access
+/// no memory and cannot fault, and it is a plain load or store that QEMU 7.2 translates into a single access
+/// (a whitelist; a 16-byte SSE access, for instance, is two). A fault of that access itself means that the
+/// block's start is not recorded; the block did not complete in any case.
+pub fn fold_point(info: &mut InstructionInfoFactory, insns: &[&[u8]]) -> Option<usize> {
+    for (k, bytes) in insns.iter().enumerate() {
+        let mut d = Decoder::new(64, bytes, DecoderOptions::NONE);
+        let i = d.decode();
+        if i.is_invalid() {
+            return None;
+        }
+        let mut accesses = info
+            .info(&i)
+            .used_memory()
+            .iter()
+            .filter(|m| m.access() != OpAccess::NoMemAccess)
+            .map(|m| (m.access(), m.memory_size().size()));
+        match accesses.next() {
+            None if may_fault(&i) => return None,
+            None => continue,
+            Some((access, size)) => {
+                let single = accesses.next().is_none()
+                    && matches!(access, OpAccess::Read | OpAccess::Write)
+                    && (1..=8).contains(&size)
+                    && !i.has_lock_prefix()
+                    && !i.has_rep_prefix()
+                    && !i.has_repne_prefix()
+                    && !i.is_string_instruction()
+                    && ONE_ACCESS.contains(&i.mnemonic());
+                return single.then_some(k);
+            }
+        }
+    }
+    None
+}
+
+/// Instructions that, with one plain read or write memory operand of at most 8 bytes (checked separately),
+/// QEMU 7.2 translates into exactly one guest memory access.
+const ONE_ACCESS: &[Mnemonic] = &[
+    Mnemonic::Mov,
+    Mnemonic::Movzx,
+    Mnemonic::Movsx,
+    Mnemonic::Movsxd,
+    Mnemonic::Add,
+    Mnemonic::Or,
+    Mnemonic::Adc,
+    Mnemonic::Sbb,
+    Mnemonic::And,
+    Mnemonic::Sub,
+    Mnemonic::Xor,
+    Mnemonic::Cmp,
+    Mnemonic::Test,
+    Mnemonic::Imul,
+    Mnemonic::Push,
+    Mnemonic::Pop,
+    Mnemonic::Call,
+    Mnemonic::Ret,
+    Mnemonic::Movss,
+    Mnemonic::Movsd,
+    Mnemonic::Movd,
+    Mnemonic::Movq,
+    Mnemonic::Addsd,
+    Mnemonic::Subsd,
+    Mnemonic::Mulsd,
+    Mnemonic::Divsd,
+    Mnemonic::Addss,
+    Mnemonic::Subss,
+    Mnemonic::Mulss,
+    Mnemonic::Divss,
+    Mnemonic::Ucomisd,
+    Mnemonic::Ucomiss,
+    Mnemonic::Comisd,
+    Mnemonic::Comiss,
+    Mnemonic::Cvtsi2sd,
+    Mnemonic::Cvtsi2ss,
+    Mnemonic::Cvtss2sd,
+    Mnemonic::Cvtsd2ss,
+];
+
+/// Whether an instruction without memory access may raise a signal (so that what follows may not run).
+fn may_fault(i: &Instruction) -> bool {
+    i.is_privileged()
+        || matches!(i.flow_control(), FlowControl::Exception | FlowControl::Interrupt)
+        || matches!(i.mnemonic(), Mnemonic::Div | Mnemonic::Idiv | Mnemonic::Syscall | Mnemonic::Sysenter)
+        // x87 reports pending exceptions at a later instruction.
+        || i.cpuid_features().contains(&CpuidFeature::FPU)
 }
 
 fn module_short_name(path: &str) -> &str {

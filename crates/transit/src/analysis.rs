@@ -106,9 +106,11 @@ pub struct DirectionReport {
     /// R: GB/s per unit).
     pub limit: Option<f64>,
     pub next_bound: Option<Bound>,
-    /// CS throughput at the limit over CS throughput now.
+    /// CS throughput at the limit over CS throughput now (without a limit: what it approaches).
     pub cs_gain: Option<f64>,
     pub why: String,
+    /// What the machine allows (n is capped by the resident threads a unit holds).
+    pub note: Option<String>,
 }
 
 /// The equilibrium of one scenario in profile units.
@@ -175,16 +177,38 @@ impl Analysis {
         let base = scenario("base", &model, scale);
         let gbs = |req_per_cycle: f64| scale.bytes_per_s(req_per_cycle) / 1e9;
         let to_profile_units = |p: Param, v: f64| if p == Param::R { gbs(v) } else { v };
+        let cap = profile.max_threads;
         let directions = model
             .directions()
             .into_iter()
-            .map(|d| DirectionReport {
-                param: d.param,
-                helps: d.helps,
-                limit: d.limit.map(|v| to_profile_units(d.param, v)),
-                next_bound: d.next_bound,
-                cs_gain: d.cs_gain,
-                why: d.why,
+            .map(|d| {
+                let note = match (d.param, d.helps, d.limit) {
+                    (Param::N, true, _) if workload.n >= cap => Some(format!(
+                        "n is already at the {} resident threads one {} holds",
+                        short(cap),
+                        profile.unit_name
+                    )),
+                    (Param::N, true, Some(limit)) if limit > cap => {
+                        let now = base.equilibrium.cs;
+                        let at_cap = model.with(Param::N, cap).solve().cs;
+                        Some(format!(
+                            "one {} holds {} threads: CS ×{} at most",
+                            profile.unit_name,
+                            short(cap),
+                            short(if now > 0.0 { at_cap / now } else { 0.0 })
+                        ))
+                    }
+                    _ => None,
+                };
+                DirectionReport {
+                    param: d.param,
+                    helps: d.helps,
+                    limit: d.limit.map(|v| to_profile_units(d.param, v)),
+                    next_bound: d.next_bound,
+                    cs_gain: d.cs_gain,
+                    why: d.why,
+                    note,
+                }
             })
             .collect();
         let mut scenarios = Vec::new();

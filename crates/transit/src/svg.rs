@@ -1,5 +1,6 @@
 //! The transit figure as a self-contained SVG: f(k) against k, g(x) against the reversed axis x = n − k, the
-//! equilibrium where they cross, the transition points δ and π, and what-if overlays.
+//! equilibrium where they cross, the transition points δ and π, and what-if overlays. A panel on the right
+//! holds the legend, the machine state and what lies off the plot.
 //!
 //! Elements carry ids and `data-*` attributes (`#f`, `#g`, `#equilibrium` with `data-k` and `data-gbs`,
 //! `#delta`, `#pi`, `.whatif`) so tests and scripts can read the figure back.
@@ -10,10 +11,12 @@ use crate::analysis::{short, Analysis, Scenario};
 use crate::model::Model;
 use crate::profile::{Profile, Scale};
 
-const W: f64 = 820.0;
+const W: f64 = 1060.0;
 const H: f64 = 560.0;
 const LEFT: f64 = 86.0;
-const RIGHT: f64 = 30.0;
+/// Right edge of the plot; the panel is to its right.
+const PLOT_RIGHT: f64 = 760.0;
+const PANEL: f64 = 790.0;
 const TOP: f64 = 96.0;
 const BOTTOM: f64 = 70.0;
 
@@ -30,7 +33,7 @@ struct Frame {
 
 impl Frame {
     fn px(&self, k: f64) -> f64 {
-        LEFT + (k / self.k_max) * (W - LEFT - RIGHT)
+        LEFT + (k / self.k_max) * (PLOT_RIGHT - LEFT)
     }
     fn py(&self, gbs: f64) -> f64 {
         H - BOTTOM - (gbs / self.y_max) * (H - TOP - BOTTOM)
@@ -91,6 +94,39 @@ fn polyline(o: &mut String, fr: &Frame, pts: &[(f64, f64)], attrs: &str) {
     let _ = writeln!(o, r#"<polyline points="{}" fill="none" {attrs}/>"#, coords.join(" "));
 }
 
+/// Text lines of the side panel, drawn top-down from `y`; returns the y below them.
+struct Panel {
+    o: String,
+    y: f64,
+}
+
+impl Panel {
+    fn heading(&mut self, text: &str) {
+        self.y += 8.0;
+        let _ = writeln!(self.o, r#"<text x="{PANEL}" y="{:.1}" font-weight="bold">{}</text>"#, self.y, esc(text));
+        self.y += 18.0;
+    }
+    fn line(&mut self, text: &str, color: &str, id: Option<&str>) {
+        let id = id.map(|i| format!(r#" id="{i}""#)).unwrap_or_default();
+        let _ = writeln!(self.o, r#"<text{id} x="{PANEL}" y="{:.1}" fill="{color}">{}</text>"#, self.y, esc(text));
+        self.y += 16.0;
+    }
+    fn key(&mut self, color: &str, dashed: bool, text: &str) {
+        let dash = if dashed { r#" stroke-dasharray="6 4""# } else { "" };
+        let _ = writeln!(
+            self.o,
+            r#"<line x1="{PANEL}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{color}" stroke-width="2.5"{dash}/><text x="{:.1}" y="{:.1}">{}</text>"#,
+            self.y - 4.0,
+            PANEL + 22.0,
+            self.y - 4.0,
+            PANEL + 28.0,
+            self.y,
+            esc(text)
+        );
+        self.y += 16.0;
+    }
+}
+
 /// Renders the figure of `a` (made from `profile`).
 pub fn render(a: &Analysis, profile: &Profile) -> String {
     let base = &a.model;
@@ -117,6 +153,9 @@ pub fn render(a: &Analysis, profile: &Profile) -> String {
     let fr = Frame { k_max, y_max, scale };
     let unit = &a.machine.unit_name;
     let per_unit = if a.machine.units > 1 { format!(" per {unit}") } else { String::new() };
+    let (x0, x1, y0, y1) = (LEFT, PLOT_RIGHT, TOP, H - BOTTOM);
+    let mut panel = Panel { o: String::new(), y: TOP - 10.0 };
+    let mut off_plot: Vec<(String, &str, &str)> = Vec::new();
 
     let mut o = String::new();
     let _ = writeln!(
@@ -127,9 +166,9 @@ pub fn render(a: &Analysis, profile: &Profile) -> String {
     let _ = writeln!(o, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
     let _ = writeln!(
         o,
-        r#"<defs><clipPath id="plot-area"><rect x="{LEFT}" y="{TOP}" width="{}" height="{}"/></clipPath></defs>"#,
-        W - LEFT - RIGHT,
-        H - TOP - BOTTOM
+        r#"<defs><clipPath id="plot-area"><rect x="{x0}" y="{y0}" width="{}" height="{}"/></clipPath></defs>"#,
+        x1 - x0,
+        y1 - y0
     );
     // Title and parameters.
     let _ = writeln!(
@@ -140,7 +179,7 @@ pub fn render(a: &Analysis, profile: &Profile) -> String {
     );
     let _ = writeln!(
         o,
-        r##"<text id="params" x="{LEFT}" y="44" fill="#333">Z = {} {} instr/request ({} B), n = {} threads{per_unit}; M = {} lanes, R = {} GB/s{per_unit}, δ at {} threads</text>"##,
+        r##"<text id="params" x="{LEFT}" y="44" fill="#333">Z = {} {} instructions per {}-byte request, n = {} threads{per_unit}; M = {} lanes, R = {} GB/s{per_unit}, δ at {} threads</text>"##,
         short(a.z),
         a.machine.instruction.name(),
         short(a.machine.request_bytes),
@@ -151,15 +190,29 @@ pub fn render(a: &Analysis, profile: &Profile) -> String {
     );
 
     // Axes, grid and ticks.
-    let (x0, x1, y0, y1) = (LEFT, W - RIGHT, TOP, H - BOTTOM);
     let _ = writeln!(o, r##"<g id="axes" stroke="#444" stroke-width="1">"##);
     let _ = writeln!(
         o,
         r#"<line x1="{x0}" y1="{y1}" x2="{x1}" y2="{y1}"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}"/>"#
     );
-    let _ = writeln!(o, r#"<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}"/>"#);
+    let _ = writeln!(
+        o,
+        r#"<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}"/><line x1="{x1}" y1="{y0}" x2="{x1}" y2="{y1}"/>"#
+    );
     let _ = writeln!(o, "</g>");
     let _ = writeln!(o, r##"<g id="ticks" fill="#333">"##);
+    let mut t = 0.0;
+    while t <= y_max * (1.0 + 1e-9) {
+        let y = fr.py(t);
+        let _ = writeln!(
+            o,
+            r##"<line x1="{x0}" y1="{y:.2}" x2="{x1}" y2="{y:.2}" stroke="#e4e4e4"/><text x="{:.2}" y="{:.2}" text-anchor="end">{}</text>"##,
+            x0 - 6.0,
+            y + 4.0,
+            short(t)
+        );
+        t += y_step;
+    }
     let k_step = nice_step(k_max);
     let mut t = 0.0;
     while t <= k_max * (1.0 + 1e-9) {
@@ -187,18 +240,6 @@ pub fn render(a: &Analysis, profile: &Profile) -> String {
         );
         t += nice_step(n);
     }
-    let mut t = 0.0;
-    while t <= y_max * (1.0 + 1e-9) {
-        let y = fr.py(t);
-        let _ = writeln!(
-            o,
-            r##"<line x1="{x0}" y1="{y:.2}" x2="{x1}" y2="{y:.2}" stroke="#e4e4e4"/><text x="{:.2}" y="{:.2}" text-anchor="end">{}</text>"##,
-            x0 - 6.0,
-            y + 4.0,
-            short(t)
-        );
-        t += y_step;
-    }
     let _ = writeln!(o, "</g>");
     let _ = writeln!(
         o,
@@ -220,19 +261,23 @@ pub fn render(a: &Analysis, profile: &Profile) -> String {
 
     let _ = writeln!(o, r#"<g clip-path="url(#plot-area)">"#);
     // Measured points of the MS curve, when the profile has them.
-    if !profile.ms.curve.is_empty() {
-        let _ = writeln!(o, r##"<g id="measured" fill="#888">"##);
+    let measured = !profile.ms.curve.is_empty();
+    if measured {
+        let _ = writeln!(o, r##"<g id="measured" fill="#777">"##);
         for p in &profile.ms.curve {
             let _ = writeln!(
                 o,
-                r#"<rect x="{:.2}" y="{:.2}" width="6" height="6"><title>measured: {} threads, {} GB/s</title></rect>"#,
-                fr.px(p.threads) - 3.0,
-                fr.py(p.gb_per_s) - 3.0,
+                r#"<rect x="{:.2}" y="{:.2}" width="7" height="7"><title>measured: {} threads, {} GB/s</title></rect>"#,
+                fr.px(p.threads) - 3.5,
+                fr.py(p.gb_per_s) - 3.5,
                 short(p.threads),
                 short(p.gb_per_s)
             );
         }
         let _ = writeln!(o, "</g>");
+        if profile.ms.curve.iter().any(|p| p.threads > k_max) {
+            off_plot.push(("measured points beyond n are not shown".into(), "#777", "measured-off"));
+        }
     }
     // What-if overlays under the base curves.
     for (i, s) in a.what_if.iter().enumerate() {
@@ -242,62 +287,39 @@ pub fn render(a: &Analysis, profile: &Profile) -> String {
     polyline(&mut o, &fr, &g_points(base, &fr), &format!(r#"id="g" stroke="{G_COLOR}" stroke-width="2.5""#));
     let _ = writeln!(o, "</g>");
 
-    // Transition points.
+    // Transition points: on the plot when they fall on it, in the panel when not.
     let (dk, dr) = base.delta();
     if dk <= k_max {
         let (x, y) = (fr.px(dk), fr.py(gbs(dr)));
+        let (tx, ty, anchor) = if x > x1 - 140.0 { (x - 8.0, y - 10.0, "end") } else { (x + 8.0, y + 18.0, "start") };
         let _ = writeln!(
             o,
-            r##"<circle id="delta" cx="{x:.2}" cy="{y:.2}" r="5" fill="white" stroke="{F_COLOR}" stroke-width="2"/><text x="{:.2}" y="{:.2}" fill="{F_COLOR}" font-weight="bold">δ</text><text x="{:.2}" y="{:.2}" fill="{F_COLOR}" font-size="10">({}, {})</text>"##,
-            x + 7.0,
-            y - 8.0,
-            x + 18.0,
-            y - 8.0,
+            r##"<circle id="delta" cx="{x:.2}" cy="{y:.2}" r="5" fill="white" stroke="{F_COLOR}" stroke-width="2"/><text x="{tx:.2}" y="{ty:.2}" text-anchor="{anchor}" fill="{F_COLOR}"><tspan font-weight="bold">δ</tspan> <tspan font-size="10">({}, {})</tspan></text>"##,
             short(dk),
             short(gbs(dr))
         );
     } else {
-        let _ = writeln!(
-            o,
-            r#"<text id="delta" x="{:.2}" y="{:.2}" text-anchor="end" fill="{F_COLOR}">δ at k = {} → (beyond n)</text>"#,
-            x1 - 4.0,
-            fr.py(fr.gbs(base.f(k_max))).max(y0 + 14.0) + 16.0,
-            short(dk)
-        );
+        off_plot.push((format!("δ at k = {} > n: f(k) is still rising", short(dk)), F_COLOR, "delta"));
     }
     let (pm, pg) = base.pi();
-    if n > pm {
-        let k = n - pm;
-        let (x, y) = (fr.px(k), fr.py(gbs(pg)));
-        if gbs(pg) <= y_max {
-            let _ = writeln!(
-                o,
-                r##"<circle id="pi" cx="{x:.2}" cy="{y:.2}" r="5" fill="white" stroke="{G_COLOR}" stroke-width="2"/><text x="{:.2}" y="{:.2}" fill="{G_COLOR}" font-weight="bold">π</text><text x="{:.2}" y="{:.2}" fill="{G_COLOR}" font-size="10">(x = {}, {})</text>"##,
-                x + 7.0,
-                y - 8.0,
-                x + 18.0,
-                y - 8.0,
-                short(pm),
-                short(gbs(pg))
-            );
-        } else {
-            let _ = writeln!(
-                o,
-                r#"<text id="pi" x="{:.2}" y="{:.2}" fill="{G_COLOR}">π (x = {}): g(x) plateau M/Z = {} GB/s, above the top ↑</text>"#,
-                x.min(x1 - 300.0).max(x0 + 4.0),
-                y0 + 16.0,
-                short(pm),
-                short(gbs(pg))
-            );
-        }
-    } else {
+    if n >= pm && gbs(pg) <= y_max {
+        let (x, y) = (fr.px(n - pm), fr.py(gbs(pg)));
+        let (tx, anchor) = if x > x1 - 160.0 { (x - 8.0, "end") } else { (x + 8.0, "start") };
         let _ = writeln!(
             o,
-            r#"<text id="pi" x="{:.2}" y="{:.2}" text-anchor="end" fill="{G_COLOR}">π at x = M = {} &gt; n: g(x) never flattens</text>"#,
-            x1 - 4.0,
-            y0 + 16.0,
-            short(pm)
+            r##"<circle id="pi" cx="{x:.2}" cy="{y:.2}" r="5" fill="white" stroke="{G_COLOR}" stroke-width="2"/><text x="{tx:.2}" y="{:.2}" text-anchor="{anchor}" fill="{G_COLOR}"><tspan font-weight="bold">π</tspan> <tspan font-size="10">(x = {}, {})</tspan></text>"##,
+            y - 9.0,
+            short(pm),
+            short(gbs(pg))
         );
+    } else if n >= pm {
+        off_plot.push((
+            format!("π at x = {}: g's plateau M/Z = {} GB/s is above the plot", short(pm), short(gbs(pg))),
+            G_COLOR,
+            "pi",
+        ));
+    } else {
+        off_plot.push((format!("π at x = M = {} > n: g(x) never flattens", short(pm)), G_COLOR, "pi"));
     }
 
     // The equilibrium.
@@ -310,7 +332,7 @@ pub fn render(a: &Analysis, profile: &Profile) -> String {
     if e.k_range.1 > e.k_range.0 {
         let _ = writeln!(
             o,
-            r#"<line id="capacity-range" x1="{:.2}" y1="{ey:.2}" x2="{:.2}" y2="{ey:.2}" stroke="{EQ_COLOR}" stroke-width="5" stroke-opacity="0.5"/>"#,
+            r#"<line id="capacity-range" x1="{:.2}" y1="{ey:.2}" x2="{:.2}" y2="{ey:.2}" stroke="{EQ_COLOR}" stroke-width="6" stroke-opacity="0.45"/>"#,
             fr.px(e.k_range.0),
             fr.px(e.k_range.1)
         );
@@ -323,55 +345,52 @@ pub fn render(a: &Analysis, profile: &Profile) -> String {
         gbs(e.ms),
         e.bound
     );
-    let label_left = ex > (x0 + x1) / 2.0;
-    let (lx, anchor) = if label_left { (ex - 10.0, "end") } else { (ex + 10.0, "start") };
-    let ly = if ey > y0 + 60.0 { ey - 30.0 } else { ey + 24.0 };
-    let _ = writeln!(
-        o,
-        r#"<text id="equilibrium-label" x="{lx:.2}" y="{ly:.2}" text-anchor="{anchor}" fill="{EQ_COLOR}"><tspan font-weight="bold">{} bound</tspan><tspan x="{lx:.2}" dy="14">k = {}, x = {}; MS {} GB/s, CS {} Ginstr/s{per_unit}</tspan></text>"#,
-        a.bound,
-        short(e.k),
-        short(e.x),
-        short(a.ms_gb_per_s_per_unit),
-        short(a.cs_ginstr_per_s_per_unit)
-    );
 
-    // Legend.
-    let mut items: Vec<(String, String, bool)> = vec![
-        (F_COLOR.into(), "f(k): memory-system supply".into(), false),
-        (G_COLOR.into(), "g(x): demand of the computation system".into(), false),
-    ];
+    // The panel: legend, state, what-ifs, what is off the plot.
+    panel.heading("Legend");
+    panel.key(F_COLOR, false, "f(k): memory-system supply");
+    panel.key(G_COLOR, false, "g(x): demand of the CS");
     for (i, s) in a.what_if.iter().enumerate() {
-        items.push((
-            WHATIF_COLORS[i % WHATIF_COLORS.len()].into(),
-            format!("what if {}: {} bound", s.label, s.bound),
-            true,
-        ));
+        panel.key(WHATIF_COLORS[i % WHATIF_COLORS.len()], true, &format!("what if {}", s.label));
     }
-    let lx = x0 + 10.0;
-    let mut ly = y0 + 16.0;
-    let box_w = 300.0;
-    let _ = writeln!(
-        o,
-        r##"<g id="legend"><rect x="{:.1}" y="{:.1}" width="{box_w}" height="{:.1}" fill="white" fill-opacity="0.85" stroke="#ccc"/>"##,
-        lx - 6.0,
-        ly - 12.0,
-        items.len() as f64 * 16.0 + 6.0
-    );
-    for (color, text, dashed) in &items {
-        let dash = if *dashed { r#" stroke-dasharray="6 4""# } else { "" };
+    if measured {
         let _ = writeln!(
-            o,
-            r#"<line x1="{lx:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{color}" stroke-width="2.5"{dash}/><text x="{:.1}" y="{ly:.1}">{}</text>"#,
-            ly - 4.0,
-            lx + 22.0,
-            ly - 4.0,
-            lx + 28.0,
-            esc(text)
+            panel.o,
+            r##"<rect x="{:.1}" y="{:.1}" width="7" height="7" fill="#777"/><text x="{:.1}" y="{:.1}">measured MS throughput</text>"##,
+            PANEL + 7.5,
+            panel.y - 8.0,
+            PANEL + 28.0,
+            panel.y
         );
-        ly += 16.0;
+        panel.y += 16.0;
     }
-    let _ = writeln!(o, "</g>");
+    panel.heading("Machine state");
+    panel.line(&format!("{} bound", a.bound), EQ_COLOR, Some("bound-label"));
+    panel.line(&format!("k = {} threads in the MS", short(e.k)), EQ_COLOR, None);
+    panel.line(&format!("x = {} threads in the CS", short(e.x)), EQ_COLOR, None);
+    panel.line(&format!("MS {} GB/s{per_unit}", short(a.ms_gb_per_s_per_unit)), EQ_COLOR, None);
+    panel.line(&format!("CS {} Ginstr/s{per_unit}", short(a.cs_ginstr_per_s_per_unit)), EQ_COLOR, None);
+    if e.k_range.1 > e.k_range.0 {
+        panel.line(&format!("any k in {}..{} balances", short(e.k_range.0), short(e.k_range.1)), EQ_COLOR, None);
+    }
+    if !a.what_if.is_empty() {
+        panel.heading("What if");
+        for (i, s) in a.what_if.iter().enumerate() {
+            let gain = if a.cs_throughput > 0.0 { s.cs_throughput / a.cs_throughput } else { 0.0 };
+            panel.line(
+                &format!("{}: {} bound, CS ×{}", s.label, s.bound, short(gain)),
+                WHATIF_COLORS[i % WHATIF_COLORS.len()],
+                None,
+            );
+        }
+    }
+    if !off_plot.is_empty() {
+        panel.heading("Off the plot");
+        for (text, color, id) in &off_plot {
+            panel.line(text, color, Some(id));
+        }
+    }
+    o.push_str(&panel.o);
     let _ = writeln!(o, "</svg>");
     o
 }
@@ -381,12 +400,12 @@ fn overlay(o: &mut String, fr: &Frame, i: usize, s: &Scenario, base: &Model) {
     let m = &s.model;
     let _ =
         writeln!(o, r#"<g class="whatif" id="whatif-{i}" data-label="{}" data-bound="{}">"#, esc(&s.label), s.bound);
-    let attrs = format!(r#"class="{{}}" stroke="{color}" stroke-width="2" stroke-dasharray="6 4""#);
+    let attrs = |class: &str| format!(r#"class="{class}" stroke="{color}" stroke-width="2" stroke-dasharray="6 4""#);
     if m.r != base.r || m.l != base.l {
-        polyline(o, fr, &f_points(m, fr), &attrs.replace("{}", "f"));
+        polyline(o, fr, &f_points(m, fr), &attrs("f"));
     }
     if m.n != base.n || m.z != base.z || m.m != base.m {
-        polyline(o, fr, &g_points(m, fr), &attrs.replace("{}", "g"));
+        polyline(o, fr, &g_points(m, fr), &attrs("g"));
     }
     let e = &s.equilibrium;
     let (x, y) = (fr.px(e.k), fr.py(fr.gbs(e.ms)));
@@ -395,13 +414,6 @@ fn overlay(o: &mut String, fr: &Frame, i: usize, s: &Scenario, base: &Model) {
         r#"<circle class="equilibrium" cx="{x:.2}" cy="{y:.2}" r="5" fill="white" stroke="{color}" stroke-width="2.5" data-k="{}" data-gbs="{}"/>"#,
         e.k,
         fr.gbs(e.ms)
-    );
-    let _ = writeln!(
-        o,
-        r#"<text x="{:.2}" y="{:.2}" fill="{color}" font-size="11">{}</text>"#,
-        x + 8.0,
-        y + 16.0,
-        esc(&s.label)
     );
     let _ = writeln!(o, "</g>");
 }

@@ -1,0 +1,73 @@
+//! The on-disk cache of compiled kernels. Generated code holds no absolute address (everything goes through
+//! the context's tables) and no relocation, so the machine code of a kernel can be stored as bytes and mapped
+//! again in another process. The key covers everything the bytes depend on: the PTX text, the kernel, the
+//! options that change code, this crate's and Cranelift's versions, and the target CPU's features.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"LSJIT01\0";
+
+/// Where compiled kernels are cached by default: `$XDG_CACHE_HOME/lockstep/jit` or `~/.cache/lockstep/jit`.
+pub fn default_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("lockstep").join("jit"))
+}
+
+/// FNV-1a, 64 bits: stable across Rust versions, unlike `DefaultHasher`.
+fn fnv(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for &b in p.iter().chain(&[0xFFu8]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+pub fn key(source: &str, kernel: &str, check: bool, isa: &str) -> String {
+    let version = concat!(env!("CARGO_PKG_VERSION"), "/cranelift-0.135");
+    let a = fnv(&[source.as_bytes(), kernel.as_bytes(), &[u8::from(check)], version.as_bytes(), isa.as_bytes()]);
+    let b = fnv(&[isa.as_bytes(), version.as_bytes(), kernel.as_bytes(), source.as_bytes(), &[u8::from(check)]]);
+    format!("{a:016x}{b:016x}")
+}
+
+/// The function offsets and code stored under `key`, if a valid entry exists.
+pub fn load(dir: &Path, key: &str) -> Option<(Vec<usize>, Vec<u8>)> {
+    let bytes = std::fs::read(dir.join(format!("{key}.bin"))).ok()?;
+    let rest = bytes.strip_prefix(MAGIC.as_slice())?;
+    let word = |i: usize| -> Option<u64> { Some(u64::from_le_bytes(rest.get(i * 8..i * 8 + 8)?.try_into().ok()?)) };
+    let n = usize::try_from(word(0)?).ok()?;
+    if n == 0 || n > 1 << 16 {
+        return None;
+    }
+    let offsets: Vec<usize> = (0..n).map(|i| word(1 + i).map(|o| o as usize)).collect::<Option<_>>()?;
+    let len = usize::try_from(word(1 + n)?).ok()?;
+    let code = rest.get((2 + n) * 8..)?;
+    if code.len() != len || offsets.iter().any(|&o| o >= len) {
+        return None;
+    }
+    Some((offsets, code.to_vec()))
+}
+
+/// Stores an entry atomically (a temporary file renamed into place); failures only cost the cache.
+pub fn store(dir: &Path, key: &str, offsets: &[usize], code: &[u8]) {
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        tmp.write_all(MAGIC)?;
+        tmp.write_all(&(offsets.len() as u64).to_le_bytes())?;
+        for &o in offsets {
+            tmp.write_all(&(o as u64).to_le_bytes())?;
+        }
+        tmp.write_all(&(code.len() as u64).to_le_bytes())?;
+        tmp.write_all(code)?;
+        tmp.persist(dir.join(format!("{key}.bin"))).map_err(|e| e.error)?;
+        Ok(())
+    };
+    let _ = write();
+}
