@@ -394,6 +394,9 @@ fn probe(a: &ProbeArgs) -> anyhow::Result<ExitCode> {
     if a.name.trim().is_empty() {
         return Err(usage("--name must not be empty"));
     }
+    if cfg!(debug_assertions) && !a.quiet && !a.quick {
+        eprintln!("note: this lockstep is a debug build; its compute loops run slowly (use a release build)");
+    }
     let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
@@ -454,5 +457,12 @@ fn probe_summary(r: &ProbeResult, p: &Profile) -> String {
         short(p.cs.peak_ginstr_per_s),
         short(p.cs.peak_ginstr_per_s / p.cs.lanes)
     );
+    if p.cs.lanes < r.hardware_threads as f64 {
+        let _ = writeln!(
+            o,
+            "note: fewer lanes than hardware threads: other programs are using the CPU, or hardware threads share \
+             execution units; probe again on a quiet machine, or edit `lanes` in the profile"
+        );
+    }
     o
 }

@@ -22,6 +22,7 @@ pub mod corpus;
 pub mod data;
 pub mod fp;
 pub mod math;
+pub mod random;
 pub mod runner;
 
 pub use case::{check, check_all, run_case, Case, Ctx, Expect, Report, Status};

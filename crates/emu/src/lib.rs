@@ -22,8 +22,6 @@ mod machine;
 mod mem;
 
 mod stats;
-mod tensor;
-mod texture;
 
 use std::io::Write;
 

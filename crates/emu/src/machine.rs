@@ -999,8 +999,8 @@ impl<'a> Machine<'a> {
                 self.exec_space(cta, w, op, exec);
                 Ok(())
             }
-            Kind::Matrix => crate::tensor::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),
-            Kind::Texture => crate::texture::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),
+            Kind::Matrix => program::tensor::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),
+            Kind::Texture => program::texture::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),
             Kind::Pack => {
                 // `mov.bN d, {a, b, ...}`: element k goes to bits [k*part, (k+1)*part).
                 let Some(Extra::Srcs(srcs)) = op.extra.as_deref() else { return Ok(()) };
@@ -1287,49 +1287,49 @@ pub(crate) struct WarpCx<'x, 'a> {
     op: &'x Op,
 }
 
-impl WarpCx<'_, '_> {
+impl WarpAccess for WarpCx<'_, '_> {
     /// A source operand's value in every lane.
-    pub fn read(&self, src: &Src) -> [u64; WARP] {
+    fn read(&self, src: &Src) -> [u64; WARP] {
         read_src(self.m, self.cta, self.w, src)
     }
 
     /// Writes `vals` to `dst` in the lanes of `mask`.
-    pub fn write(&mut self, dst: Dst, vals: &[u64; WARP], mask: LaneMask) {
+    fn write(&mut self, dst: Dst, vals: &[u64; WARP], mask: LaneMask) {
         let frame = self.cta.warps[self.w].frames.last_mut().expect("frame");
         write_dst(frame, dst, vals, mask);
     }
 
     /// The address `[base + offset]` of the instruction's memory operand in each lane of `exec`.
-    pub fn addresses(&self, exec: LaneMask) -> [u64; WARP] {
+    fn addresses(&self, exec: LaneMask) -> [u64; WARP] {
         self.m.addresses(self.cta, self.w, self.op, exec)
     }
 
     /// Reads `size` bytes for `lane`, with the same checks (and errors) as `ld`.
-    pub fn load(&mut self, lane: u32, space: Space, address: u64, size: u32) -> Result<u64, ExecError> {
+    fn load(&mut self, lane: u32, space: Space, address: u64, size: u32) -> Result<u64, ExecError> {
         self.m
             .load(self.cta, self.w, lane, space, address, size)
             .map_err(|e| self.m.access_error(self.cta, self.w, lane, self.f, self.op, space, e))
     }
 
     /// Writes `size` bytes for `lane`, with the same checks (and errors) as `st`.
-    pub fn store(&mut self, lane: u32, space: Space, address: u64, size: u32, value: u64) -> Result<(), ExecError> {
+    fn store(&mut self, lane: u32, space: Space, address: u64, size: u32, value: u64) -> Result<(), ExecError> {
         self.m
             .store(self.cta, self.w, lane, space, address, size, value)
             .map_err(|e| self.m.access_error(self.cta, self.w, lane, self.f, self.op, space, e))
     }
 
     /// A misaligned-access error for `lane`.
-    pub fn misaligned(&self, lane: u32, space: Space, address: u64, size: u32) -> ExecError {
+    fn misaligned(&self, lane: u32, space: Space, address: u64, size: u32) -> ExecError {
         self.m.access_error(self.cta, self.w, lane, self.f, self.op, space, MemFault::Misaligned { address, size })
     }
 
     /// An error of `lane` at this instruction.
-    pub fn error(&self, lane: u32, kind: ErrorKind) -> ExecError {
+    fn error(&self, lane: u32, kind: ErrorKind) -> ExecError {
         self.m.error(self.cta, self.w, lane, self.f, self.op, kind)
     }
 
     /// The texture and surface objects of the launch.
-    pub fn textures(&self) -> &device::Textures {
+    fn textures(&self) -> &device::Textures {
         &self.m.textures
     }
 }

@@ -12,7 +12,7 @@ use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use device::{LoadedModule, SharedLayout};
 use ir::FuncId;
-use program::{Callee, Extra, Kind, Program};
+use program::{Callee, Extra, Program};
 
 use crate::abi::thread;
 use crate::cache;
@@ -64,8 +64,6 @@ pub fn unsupported(module: &LoadedModule, programs: &HashMap<FuncId, Program>) -
         let body = m.functions[*f].body.as_ref().expect("decoded functions have bodies");
         for op in &prog.ops {
             let why = match op.kind {
-                Kind::Matrix => Some("warp-level matrix instructions are not implemented by the JIT"),
-                Kind::Texture => Some("texture and surface instructions are not implemented by the JIT"),
                         _ if !prog.is_kernel && yield_kind(op).is_some() => Some(
                     "barriers and warp collectives inside device functions are not implemented by the JIT (only in kernels)",
                 ),
@@ -194,7 +192,7 @@ pub fn compile(
     }
     let entry = code.address(offsets[0]);
     crate::fault::register(code.address(0), code.address(buffer.len()), kernel_name);
-    let has_collectives = kernel_plan.yields.iter().any(|y| y.kind == YieldKind::Collective);
+    let has_collectives = kernel_plan.yields.iter().any(|y| y.kind != YieldKind::Barrier);
     let has_reductions = kernel_plan
         .yields
         .iter()

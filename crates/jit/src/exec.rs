@@ -25,6 +25,7 @@ pub struct LaunchData<'a> {
     pub helpers: &'a [usize],
     /// Device allocations: (base, size, read-only, label), sorted by base.
     pub regions: &'a [(u64, u64, bool, String)],
+    pub textures: &'a device::Textures,
 }
 
 /// One worker's state during a CTA: what helpers record, and the CTA's `printf` output.
@@ -138,6 +139,7 @@ impl Worker {
         }
         state.params = (data.params.as_ptr() as u64, data.params.len() as u64);
         state.threads = (self.threads.as_ptr() as u64, (stride * n as usize) as u64);
+        SHARED_BASE.with(|b| b.set(self.shared.as_ptr() as u64));
         let mut ctx = CtaCtx {
             shared: self.shared.as_mut_ptr() as *mut u8,
             params: data.params.as_ptr(),
@@ -197,8 +199,10 @@ impl Worker {
                                 return (self.finish(state), Some(e));
                             }
                         }
-                        if !self.resolve_collectives(data, lo, hi, &status_of, &word) {
-                            break;
+                        match self.resolve_collectives(data, lo, hi, id, &status_of, &word) {
+                            Ok(true) => {}
+                            Ok(false) => break,
+                            Err(e) => return (self.finish(state), Some(e)),
                         }
                     }
                     lo = hi;
@@ -229,9 +233,10 @@ impl Worker {
         data: &LaunchData<'_>,
         lo: u32,
         hi: u32,
+        cta: Dim3,
         status_of: &dyn Fn(u32) -> u32,
         word: &dyn Fn(u32, i32) -> *mut u64,
-    ) -> bool {
+    ) -> Result<bool, ExecError> {
         let c = data.compiled;
         let kernel = &c.programs[&c.kernel];
         let mut groups: HashMap<u32, LaneMask> = HashMap::new();
@@ -244,11 +249,26 @@ impl Worker {
             }
         }
         if groups.is_empty() {
-            return false;
+            return Ok(false);
         }
-        for (&resume, &lanes) in &groups {
+        let mut groups: Vec<(u32, LaneMask)> = groups.into_iter().collect();
+        groups.sort_unstable_by_key(|g| g.0);
+        for (resume, lanes) in groups {
             let y = &c.plan.yields[resume as usize - 1];
             let op = &kernel.ops[y.op as usize];
+            if y.kind == YieldKind::Runtime {
+                let mut warp = RuntimeWarp { data, lo, cta, y, op, word };
+                let r = match op.kind {
+                    Kind::Matrix => program::tensor::exec(&mut warp, lanes, op),
+                    _ => program::texture::exec(&mut warp, lanes, op),
+                };
+                r?;
+                for l in lanes.iter() {
+                    // SAFETY: the status word of a thread of this CTA.
+                    unsafe { (word(lo + l, thread::STATUS) as *mut u32).write(status::READY) };
+                }
+                continue;
+            }
             let mut a = [0u64; WARP];
             let mut b = [0u64; WARP];
             let mut cc = [0u64; WARP];
@@ -274,7 +294,204 @@ impl Worker {
                 }
             }
         }
-        true
+        Ok(true)
+    }
+}
+
+/// A warp stopped at a matrix, texture or surface instruction, seen through [`WarpAccess`]: registers are
+/// the words its threads spilled at the instruction (the plan puts every register the op reads or writes
+/// there), addresses are host addresses as everywhere in the JIT.
+struct RuntimeWarp<'r, 'a> {
+    data: &'r LaunchData<'a>,
+    lo: u32,
+    cta: Dim3,
+    y: &'r crate::plan::YieldPoint,
+    op: &'r program::Op,
+    word: &'r dyn Fn(u32, i32) -> *mut u64,
+}
+
+impl RuntimeWarp<'_, '_> {
+    fn lanes(&self) -> u32 {
+        let n = self.data.block.count().unwrap_or(0) as u32;
+        n.saturating_sub(self.lo).min(WARP as u32)
+    }
+
+    /// Offset of a register slot (or predicate) in the spill area.
+    fn slot_offset(&self, slot: Option<u32>, pred: Option<u32>) -> Option<i32> {
+        let k = match (slot, pred) {
+            (Some(s), _) => self.y.live_slots.iter().position(|&x| x == s)?,
+            (_, Some(p)) => self.y.live_slots.len() + self.y.live_preds.iter().position(|&x| x == p)?,
+            _ => return None,
+        };
+        Some(thread::SPILL + 8 * k as i32)
+    }
+
+    fn shared(&self) -> u64 {
+        // The CTA's shared memory is the worker's; generated code and helpers reach it through the context.
+        SHARED_BASE.with(|b| b.get())
+    }
+
+    fn fault(&self, lane: u32, kind: ErrorKind) -> ExecError {
+        let c = self.data.compiled;
+        let site = c.sites.iter().position(|&(f, i)| f == c.kernel && i == self.y.op).unwrap_or(0) as u32;
+        let mut e = ExecError::new(kind, location(self.data, site, self.cta, Some(self.lo + lane)));
+        e.location.thread = Some(self.data.block.unflatten(u64::from(self.lo + lane)));
+        e
+    }
+
+    fn reachable(&self, addr: u64, size: u32) -> bool {
+        let in_range = |base: u64, len: u64| {
+            addr >= base && addr.checked_add(u64::from(size)).is_some_and(|end| end <= base + len)
+        };
+        in_range(self.shared(), self.data.shared_size)
+            || in_range(self.data.params.as_ptr() as u64, self.data.params.len() as u64)
+            || self.data.regions.iter().any(|r| in_range(r.0, r.1))
+    }
+
+    fn host(&self, space: program::Space, address: u64) -> u64 {
+        match space {
+            program::Space::Shared => self.shared().wrapping_add(address),
+            _ => address,
+        }
+    }
+}
+
+thread_local! {
+    /// Host address of the shared memory of the CTA this worker runs.
+    static SHARED_BASE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+impl program::WarpAccess for RuntimeWarp<'_, '_> {
+    fn read(&self, src: &program::Src) -> [u64; WARP] {
+        use program::{Src, SymAddr};
+        let mut out = [0u64; WARP];
+        for l in 0..self.lanes() {
+            let t = self.lo + l;
+            out[l as usize] = match *src {
+                Src::Reg(r) => self
+                    .slot_offset(Some(r), None)
+                    // SAFETY: a spill word of a thread of this CTA.
+                    .map_or(0, |off| unsafe { (self.word)(t, off).read() }),
+                Src::Pred(p, neg) => {
+                    // SAFETY: as above.
+                    let v = self.slot_offset(None, Some(p)).map_or(0, |off| unsafe { (self.word)(t, off).read() } & 1);
+                    v ^ u64::from(neg)
+                }
+                Src::Imm(v) => v,
+                Src::Special(s, c) => {
+                    let pick = |d: Dim3| u64::from([d.x, d.y, d.z].get(c as usize).copied().unwrap_or(0));
+                    match s {
+                        ir::SpecialReg::Tid => pick(self.data.block.unflatten(u64::from(t))),
+                        ir::SpecialReg::Ntid => pick(self.data.block),
+                        ir::SpecialReg::Ctaid => pick(self.cta),
+                        ir::SpecialReg::Nctaid => pick(self.data.grid),
+                        ir::SpecialReg::Laneid => u64::from(l),
+                        _ => 0,
+                    }
+                }
+                Src::Sym(sym, off) => {
+                    let base = match sym {
+                        SymAddr::Global(a) | SymAddr::Func(a) => a,
+                        SymAddr::Shared(o) => o,
+                        // The kernel's frame: the thread's local memory.
+                        SymAddr::Frame(o) => (self.word)(t, 0) as u64 + u64::from(self.data.compiled.local_offset) + o,
+                        SymAddr::KernelParam(o) => self.data.params.as_ptr() as u64 + o,
+                    };
+                    base.wrapping_add(off as u64)
+                }
+                Src::None => 0,
+            };
+        }
+        out
+    }
+
+    fn write(&mut self, dst: program::Dst, vals: &[u64; WARP], mask: LaneMask) {
+        let (off, m) = match dst {
+            program::Dst::Reg(r, m) => (self.slot_offset(Some(r), None), m),
+            program::Dst::Pred(p) => (self.slot_offset(None, Some(p)), 1),
+            _ => (None, 0),
+        };
+        let Some(off) = off else { return };
+        for l in mask.iter().filter(|&l| l < self.lanes()) {
+            let v = if m == 1 { u64::from(vals[l as usize] != 0) } else { vals[l as usize] & m };
+            // SAFETY: a spill word of a thread of this CTA.
+            unsafe { (self.word)(self.lo + l, off).write(v) };
+        }
+    }
+
+    fn addresses(&self, exec: LaneMask) -> [u64; WARP] {
+        use program::{Src, SymAddr};
+        let mut out = [0u64; WARP];
+        let m = &self.op.mem;
+        let vals = match m.base {
+            Src::Sym(SymAddr::Shared(o), extra) if self.op.m.space != program::Space::Shared => {
+                [self.shared().wrapping_add(o).wrapping_add(extra as u64); WARP]
+            }
+            ref b => self.read(b),
+        };
+        for l in exec.iter() {
+            out[l as usize] = vals[l as usize].wrapping_add(m.offset as u64);
+        }
+        out
+    }
+
+    fn load(&mut self, lane: u32, space: program::Space, address: u64, size: u32) -> Result<u64, ExecError> {
+        let host = self.host(space, address);
+        if !self.reachable(host, size) {
+            return Err(self.fault(
+                lane,
+                ErrorKind::OutOfBounds { space: to_space(space), address, size, detail: describe(self.data, host) },
+            ));
+        }
+        let mut buf = [0u8; 8];
+        // SAFETY: checked to lie in memory the launch owns.
+        unsafe { std::ptr::copy_nonoverlapping(host as *const u8, buf.as_mut_ptr(), size.min(8) as usize) };
+        Ok(u64::from_le_bytes(buf))
+    }
+
+    fn store(
+        &mut self,
+        lane: u32,
+        space: program::Space,
+        address: u64,
+        size: u32,
+        value: u64,
+    ) -> Result<(), ExecError> {
+        let host = self.host(space, address);
+        let read_only = self.data.regions.iter().any(|r| host >= r.0 && host < r.0 + r.1 && r.2);
+        if !self.reachable(host, size) || read_only {
+            return Err(self.fault(
+                lane,
+                ErrorKind::OutOfBounds { space: to_space(space), address, size, detail: describe(self.data, host) },
+            ));
+        }
+        let bytes = value.to_le_bytes();
+        // SAFETY: checked to lie in writable memory the launch owns.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), host as *mut u8, size.min(8) as usize) };
+        Ok(())
+    }
+
+    fn misaligned(&self, lane: u32, space: program::Space, address: u64, size: u32) -> ExecError {
+        self.fault(lane, ErrorKind::Misaligned { space: to_space(space), address, size })
+    }
+
+    fn error(&self, lane: u32, kind: ErrorKind) -> ExecError {
+        self.fault(lane, kind)
+    }
+
+    fn textures(&self) -> &device::Textures {
+        self.data.textures
+    }
+}
+
+fn to_space(s: program::Space) -> Space {
+    match s {
+        program::Space::Global => Space::Global,
+        program::Space::Shared => Space::Shared,
+        program::Space::Local => Space::Local,
+        program::Space::Const => Space::Const,
+        program::Space::Param => Space::Param,
+        program::Space::Generic => Space::Generic,
     }
 }
 

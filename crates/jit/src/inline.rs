@@ -1,11 +1,12 @@
 //! Inlining of the device functions that need the kernel's thread loop.
 //!
 //! The JIT runs a CTA's threads as a loop in the kernel function and can stop a thread (to let the others
-//! catch up) only there. A device function that contains a barrier (`bar`/`barrier`, except the no-op
-//! `bar.warp.sync`), a warp collective (`shfl`, `vote`, `match`, `redux`, `activemask`, `elect`) or a warp
-//! matrix instruction (`wmma`, `mma`, `ldmatrix`, ...), directly or through its callees, is therefore copied
-//! into the kernel at each call site. nvcc `-G` keeps such functions out of line (the `__shfl_down_sync`
-//! wrappers, `__syncthreads_count`, ...).
+//! catch up) only there. A device function that contains a barrier (`bar`/`barrier`, `bar.warp.sync`
+//! included), a warp collective (`shfl`, `vote`, `match`, `redux`, `activemask`, `elect`), a warp matrix
+//! instruction (`wmma`, `mma`, `ldmatrix`, ...) or a texture/surface instruction (all yield points of the
+//! JIT's plan), directly or through its callees, is therefore copied into the kernel at each call site. nvcc
+//! `-G` keeps such functions out of line (the `__shfl_down_sync` and `__syncwarp` wrappers,
+//! `__syncthreads_count`, `tex2D`, ...). [`needs_thread_loop_inst`] is the one place that decides.
 //!
 //! Inlining one call site (the PTX ABI as `ir::lower` builds it):
 //! - the caller block is split after the call; the callee's blocks go in between, its `ret` becomes a `bra` to
@@ -29,19 +30,37 @@ use graph::cranelift_entity::EntityRef;
 use ir::{
     Address, AddressBase, Block, BlockId, Body, FuncId, Guard, Immediate, Inst, Item, Linkage, Modifier, Module,
     Opcode, Operand, Param, RegDecl, RegId, Register, ScalarType, StateSpace, Symbol, TableTargets, VarId, Variable,
-    Word,
 };
 use smallvec::{smallvec, SmallVec};
 
-/// Whether an instruction needs the kernel's thread loop: a barrier (not `bar.warp.sync`, a no-op), a warp
-/// collective or a warp-level matrix instruction.
+/// Whether an instruction needs the kernel's thread loop (the JIT's yield points, `plan::yield_kind`): a
+/// barrier (`bar`/`barrier`, `bar.warp.sync` included: the JIT meets the warp there), a warp collective, a
+/// warp-level matrix instruction, or a texture or surface instruction (the runtime runs those for the warp).
 pub fn needs_thread_loop_inst(inst: &Inst) -> bool {
     use Opcode::*;
-    match inst.opcode {
-        Bar | Barrier => !inst.has(Word::Warp),
-        Shfl | Vote | Match | Redux | Activemask | Elect | Wmma | Mma | Ldmatrix | Stmatrix | Movmatrix | Wgmma => true,
-        _ => false,
-    }
+    matches!(
+        inst.opcode,
+        Bar | Barrier
+            | Shfl
+            | Vote
+            | Match
+            | Redux
+            | Activemask
+            | Elect
+            | Wmma
+            | Mma
+            | Ldmatrix
+            | Stmatrix
+            | Movmatrix
+            | Wgmma
+            | Tex
+            | Tld4
+            | Txq
+            | Suld
+            | Sust
+            | Suq
+            | Sured
+    )
 }
 
 /// For every function of the module (by [`FuncId`] index): whether it needs the kernel's thread loop, itself
@@ -731,9 +750,14 @@ impl<'a, 'm> Round<'a, 'm> {
         let mut tmp: Option<RegId> = None;
         for (i, (p, a)) in callee.params.iter().zip(args).enumerate() {
             let sym = match a {
-                Operand::Symbol(s @ (Symbol::Local(_) | Symbol::Param(_))) if !written[i] => *s,
+                Operand::Symbol(s @ (Symbol::Local(_) | Symbol::Param(_)))
+                    if !written[i] && self.symbol_extent(*s).0 >= p.size() =>
+                {
+                    *s
+                }
                 Operand::Symbol(s @ (Symbol::Local(_) | Symbol::Param(_))) => {
-                    // The callee works on its own copy.
+                    // The callee works on its own copy (it writes its parameter or takes its address, or the
+                    // argument is smaller than the parameter: the call zero-fills the rest).
                     let v = self.param_var(extra(&format!("arg{i}")), p, call);
                     let (src_size, src_align) = self.symbol_extent(*s);
                     let n = src_size.min(p.size());

@@ -183,6 +183,7 @@ impl Backend for Jit {
             .collect();
         let globals: Vec<u64> = module.module.globals.keys().map(|g| module.global_address(g).unwrap_or(0)).collect();
         let helpers = helpers::table();
+        let textures = memory.textures().clone();
         let data = LaunchData {
             compiled: &compiled,
             module: &module.module,
@@ -194,6 +195,7 @@ impl Backend for Jit {
             globals: &globals,
             helpers: &helpers,
             regions: &regions,
+            textures: &textures,
         };
         let ctas = launch.config.blocks();
         let workers = self.pool.threads() as u64;

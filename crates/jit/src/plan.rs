@@ -9,8 +9,11 @@ use program::{CallArg, Callee, Dst, Extra, Kind, Op, Program, Src, Sub};
 pub enum YieldKind {
     /// `bar.sync`, `barrier.sync`, `bar.red`: wait for the CTA.
     Barrier,
-    /// `shfl`, `vote`, `match`, `redux`, `activemask`: exchange with the warp.
+    /// `shfl`, `vote`, `match`, `redux`, `activemask`, `bar.warp.sync`: exchange with the warp.
     Collective,
+    /// Matrix, texture and surface instructions: the runtime executes them for the warp with the shared
+    /// semantics (`program::tensor`, `program::texture`), reading and writing the registers spilled here.
+    Runtime,
 }
 
 /// One yield point.
@@ -43,6 +46,7 @@ pub fn yield_kind(op: &Op) -> Option<YieldKind> {
         Kind::Shfl | Kind::Vote | Kind::Match | Kind::Redux | Kind::Activemask | Kind::WarpSync => {
             Some(YieldKind::Collective)
         }
+        Kind::Matrix | Kind::Texture => Some(YieldKind::Runtime),
         _ => None,
     }
 }
@@ -78,7 +82,12 @@ impl Plan {
             let live = Liveness::compute(prog, &leader);
             for &i in &yield_ops {
                 let op = &prog.ops[i as usize];
-                let after = live.live_after(prog, &leader, i as usize);
+                let mut after = live.live_after(prog, &leader, i as usize);
+                if yield_kind(op) == Some(YieldKind::Runtime) {
+                    // The runtime reads the op's sources and writes its destinations in the spill area.
+                    for_each_use(prog, op, |v| after.insert(v));
+                    for_each_def(prog, op, |v| after.insert(v));
+                }
                 let nslots = prog.slots as usize;
                 let mut live_slots = Vec::new();
                 let mut live_preds = Vec::new();
@@ -126,6 +135,12 @@ pub fn for_each_use(prog: &Program, op: &Op, mut f: impl FnMut(usize)) {
         }
         _ => {}
     }
+    // Matrix and texture operand lists: counted as read (the runtime reads the whole spill set anyway).
+    if matches!(op.kind, Kind::Matrix | Kind::Texture) {
+        for_each_matrix_reg(op, ns, &mut |v| {
+            src(&if v < ns { Src::Reg(v as u32) } else { Src::Pred((v - ns) as u32, false) })
+        });
+    }
     // A guarded write keeps the old value where the guard is false: the old value is used.
     if op.guard.is_some() {
         for_each_def(prog, op, |v| src(&if v < ns { Src::Reg(v as u32) } else { Src::Pred((v - ns) as u32, false) }));
@@ -152,6 +167,22 @@ pub fn for_each_def(prog: &Program, op: &Op, mut f: impl FnMut(usize)) {
             }
         }
         _ => {}
+    }
+}
+
+/// Registers named inside matrix and texture operand lists (not covered by the generic def/use walk).
+fn for_each_matrix_reg(op: &Op, ns: usize, f: &mut impl FnMut(usize)) {
+    let text = format!("{:?}", op.extra);
+    // Operand lists of these ops are `Src::Reg(n)` / `Dst::Reg(n, _)` / `Src::Pred(n, _)` / `Dst::Pred(n)`.
+    for (prefix, pred) in [("Reg(", false), ("Pred(", true)] {
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find(prefix) {
+            rest = &rest[at + prefix.len()..];
+            let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+            if let Ok(n) = digits.parse::<usize>() {
+                f(if pred { ns + n } else { n });
+            }
+        }
     }
 }
 

@@ -333,6 +333,8 @@ impl<'a, 'b> Translator<'a, 'b> {
                     self.write(op.dst, out);
                     self.write(op.dst2, out2);
                 }
+                // The runtime wrote the results into the spill words just reloaded.
+                YieldKind::Runtime => {}
             }
             let cont = self.block(y.op as usize + 1);
             self.b.ins().jump(cont, &[]);
@@ -755,7 +757,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let c = if red { self.read(&op.c) } else { self.b.ins().iconst(I64, 0) };
                 (a, bb, c, status::BARRIER)
             }
-            YieldKind::Collective => {
+            YieldKind::Collective | YieldKind::Runtime => {
                 let a = self.read(&op.a);
                 let bb = self.read(&op.b);
                 let c = self.read(&op.c);

@@ -27,7 +27,8 @@ fn ptx_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// An independent statement of which functions must be inlined: those containing (or calling, directly or
-/// through an alias) a barrier other than `bar.warp.sync`, a warp collective or a warp matrix instruction.
+/// through an alias) a barrier (`bar.warp.sync` included), a warp collective, a warp matrix instruction or a
+/// texture/surface instruction.
 fn must_inline(module: &Module) -> Vec<bool> {
     let alias = |f: FuncId| {
         module
@@ -41,21 +42,31 @@ fn must_inline(module: &Module) -> Vec<bool> {
     };
     let direct = |f: &ir::Function| {
         f.body.as_ref().is_some_and(|b| {
-            b.insts.values().any(|i| match i.opcode {
-                Opcode::Bar | Opcode::Barrier => !i.modifiers.contains(&ir::Modifier::Word(ir::Word::Warp)),
-                Opcode::Shfl
-                | Opcode::Vote
-                | Opcode::Match
-                | Opcode::Redux
-                | Opcode::Activemask
-                | Opcode::Elect
-                | Opcode::Wmma
-                | Opcode::Mma
-                | Opcode::Ldmatrix
-                | Opcode::Stmatrix
-                | Opcode::Movmatrix
-                | Opcode::Wgmma => true,
-                _ => false,
+            b.insts.values().any(|i| {
+                use Opcode::*;
+                matches!(
+                    i.opcode,
+                    Bar | Barrier
+                        | Shfl
+                        | Vote
+                        | Match
+                        | Redux
+                        | Activemask
+                        | Elect
+                        | Wmma
+                        | Mma
+                        | Ldmatrix
+                        | Stmatrix
+                        | Movmatrix
+                        | Wgmma
+                        | Tex
+                        | Tld4
+                        | Txq
+                        | Suld
+                        | Sust
+                        | Suq
+                        | Sured
+                )
             })
         })
     };
@@ -261,7 +272,10 @@ $L_loop:
     let printed = ir::print(&out);
     ir::compile(&printed).unwrap_or_else(|d| panic!("{d:?}\n{printed}"));
     // A function without collectives has nothing to inline.
-    let plain_only = src.replace("@%p call (%r2), sum_warp, (%r1, 0);", "").replace("call (r0), outer, (a0);", "");
+    let plain_only = src
+        .replace("@%p call (%r2), sum_warp, (%r1, 0);", "")
+        .replace("@!%p call (%r6), sum_warp, (%r1, 0);", "")
+        .replace("call (r0), outer, (a0);", "");
     let m2 = ir::compile(&plain_only).unwrap_or_else(|d| panic!("{d:?}"));
     assert!(inline_for_kernel(&m2, m2.function("k").expect("k")).expect("ok").is_none());
 
@@ -385,6 +399,15 @@ fn lcg(seed: u32) -> impl FnMut() -> u32 {
     }
 }
 
+/// Small exact values (0, ±0.5, ±1, ±2, 3) as f16 and bf16 bits.
+const F16: [u16; 8] = [0x0000, 0x3800, 0xB800, 0x3C00, 0xBC00, 0x4000, 0xC000, 0x4200];
+const BF16: [u16; 8] = [0x0000, 0x3F00, 0xBF00, 0x3F80, 0xBF80, 0x4000, 0xC000, 0x4040];
+
+/// A 16x16 matrix of such values.
+fn halves(table: [u16; 8], r: &mut dyn FnMut() -> u32) -> Arg {
+    Arg::Buf((0..256).flat_map(|_| table[r() as usize % 8].to_le_bytes()).collect())
+}
+
 /// Launches of -G corpus kernels that call functions with barriers or collectives: (file stem, kernel, grid,
 /// block, arguments).
 fn cases() -> Vec<(&'static str, &'static str, u32, u32, Vec<Arg>)> {
@@ -419,6 +442,15 @@ fn cases() -> Vec<(&'static str, &'static str, u32, u32, Vec<Arg>)> {
             vec![Arg::Buf(small_f32(288, &mut r)), zero(288 * 4), Arg::Scalar(5i32.to_le_bytes().to_vec())],
         ),
         ("barriers", "barrier_in_uniform_cond", 4, 100, vec![Arg::Buf(small_f32(400, &mut r)), zero(400 * 4)]),
+        ("tensor_core", "wmma_16x16x16_f16_f32", 1, 32, vec![halves(F16, &mut r), halves(F16, &mut r), zero(1024)]),
+        (
+            "tensor_core",
+            "wmma_16x16x16_f16_f16",
+            1,
+            32,
+            vec![halves(F16, &mut r), halves(F16, &mut r), halves(F16, &mut r)],
+        ),
+        ("tensor_core", "wmma_bf16", 1, 32, vec![halves(BF16, &mut r), halves(BF16, &mut r), zero(1024)]),
     ]
 }
 
@@ -453,11 +485,19 @@ fn debug_builds_run_the_same_after_inlining() {
                     continue;
                 }
             };
+            let initial: Vec<&Vec<u8>> = args
+                .iter()
+                .filter_map(|a| match a {
+                    Arg::Buf(b) => Some(b),
+                    Arg::Scalar(_) => None,
+                })
+                .collect();
+            assert!(before.0.iter().zip(&initial).any(|(o, i)| o != *i), "{what}: the launch wrote nothing");
             let after = run(&inlined, kernel, grid, block, &args).unwrap_or_else(|e| panic!("{what}: inlined: {e}"));
             assert!(before == after, "{what}: outputs differ after inlining");
             compared += 1;
         }
     }
     eprintln!("{compared} launches compared ({changed} kernels changed by inlining)");
-    assert!(compared >= 30, "only {compared} launches compared");
+    assert!(compared >= 40, "only {compared} launches compared");
 }

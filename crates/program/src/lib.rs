@@ -34,6 +34,29 @@ pub mod texture;
 mod types;
 pub mod warp;
 
+/// What executing a warp instruction outside the decoder's simple cases (matrix, texture and surface
+/// instructions) needs from an engine: every lane's registers, checked memory accesses, errors at the
+/// instruction, and the launch's texture objects. The emulator implements it over its warps; the JIT over the
+/// registers its threads spilled at the instruction.
+pub trait WarpAccess {
+    /// A source operand's value in every lane.
+    fn read(&self, src: &Src) -> [u64; WARP];
+    /// Writes `vals` to `dst` in the lanes of `mask`.
+    fn write(&mut self, dst: Dst, vals: &[u64; WARP], mask: simt::LaneMask);
+    /// The address `[base + offset]` of the instruction's memory operand in each lane of `exec`.
+    fn addresses(&self, exec: simt::LaneMask) -> [u64; WARP];
+    /// Reads `size` bytes for `lane`, with the same checks (and errors) as `ld`.
+    fn load(&mut self, lane: u32, space: Space, address: u64, size: u32) -> Result<u64, device::ExecError>;
+    /// Writes `size` bytes for `lane`, with the same checks (and errors) as `st`.
+    fn store(&mut self, lane: u32, space: Space, address: u64, size: u32, value: u64) -> Result<(), device::ExecError>;
+    /// A misaligned-access error for `lane`.
+    fn misaligned(&self, lane: u32, space: Space, address: u64, size: u32) -> device::ExecError;
+    /// An error of `lane` at this instruction.
+    fn error(&self, lane: u32, kind: device::ErrorKind) -> device::ExecError;
+    /// The texture and surface objects of the launch.
+    fn textures(&self) -> &device::Textures;
+}
+
 /// Rounding modifier.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Rnd {

@@ -57,7 +57,14 @@ use ir::{Modifier, Opcode, Operand, ScalarType, Word};
 use smallvec::SmallVec;
 
 use crate::types::Ty;
-use crate::{Dst, OperandCx, Src};
+use crate::OperandCx;
+use crate::WarpAccess;
+use crate::WARP;
+use crate::{Dst, Extra, Op, Space, Src};
+use device::texture::{AddressMode, ChannelType, FilterMode, Kind as ResKind, ReadMode, Resource, TextureDesc};
+use device::{ErrorKind, ExecError};
+use scalar::half::{self, F16};
+use simt::LaneMask;
 
 /// Texture geometry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,5 +396,511 @@ pub fn decode_inner(cx: &mut OperandCx<'_, '_>) -> Result<TexOp, String> {
             Ok(TexOp::Surface { store, geom, elem, mode, handle, coords, dsts, srcs })
         }
         _ => Err("not a texture or surface instruction".into()),
+    }
+}
+
+/// Executes a texture or surface instruction for the lanes of `exec`.
+pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecError> {
+    let Some(Extra::Texture(t)) = op.extra.as_deref() else { return Ok(()) };
+    match t {
+        TexOp::Fetch { geom, ret, int_coords, gather, handle, coords, dsts, pred } => {
+            let handles = x.read(handle);
+            let coords: SmallVec<[[u64; WARP]; 4]> = coords.iter().map(|c| x.read(c)).collect();
+            let mut out = [[0u64; WARP]; 4];
+            let name = if gather.is_some() { "tld4" } else { "tex" };
+            for lane in exec.iter() {
+                let l = lane as usize;
+                let Some(desc) = x.textures().texture(handles[l]).copied() else {
+                    let why = x.textures().describe(handles[l]);
+                    return Err(x.error(lane, ErrorKind::Invalid(format!("`{name}` on handle {why}"))));
+                };
+                check_geometry(x, lane, name, &desc.resource, *geom)?;
+                if (*ret == Ret::F32) != desc.returns_float() {
+                    let why = if desc.returns_float() {
+                        "the texture returns floats; the instruction asks for integers"
+                    } else {
+                        "the texture returns integers (element-type reads of integer texels); the instruction asks \
+                         for floats"
+                    };
+                    return Err(x.error(lane, ErrorKind::Invalid(format!("`{name}`: {why}"))));
+                }
+                let c: SmallVec<[u64; 4]> = coords.iter().map(|v| v[l]).collect();
+                let mut s = Sampler { x, lane, desc: &desc };
+                let v = match gather {
+                    Some(comp) => s.gather(*geom, &c, *comp)?,
+                    None => s.fetch(*geom, *int_coords, &c)?,
+                };
+                for (k, o) in out.iter_mut().enumerate() {
+                    o[l] = v[k];
+                }
+            }
+            for (d, v) in dsts.iter().zip(&out) {
+                x.write(*d, v, exec);
+            }
+            if *pred != Dst::None {
+                x.write(*pred, &[1; WARP], exec);
+            }
+            Ok(())
+        }
+        TexOp::Query { surface, query, handle, dst } => {
+            let handles = x.read(handle);
+            let mut out = [0u64; WARP];
+            for lane in exec.iter() {
+                let l = lane as usize;
+                let h = handles[l];
+                let (res, desc) = if *surface {
+                    (x.textures().surface(h).map(|s| s.resource), None)
+                } else {
+                    let t = x.textures().texture(h).copied();
+                    (t.map(|t| t.resource), t)
+                };
+                let Some(res) = res else {
+                    let name = if *surface { "suq" } else { "txq" };
+                    let why = x.textures().describe(h);
+                    return Err(x.error(lane, ErrorKind::Invalid(format!("`{name}` on handle {why}"))));
+                };
+                out[l] = u64::from(query_value(&res, desc.as_ref(), *query));
+            }
+            x.write(*dst, &out, exec);
+            Ok(())
+        }
+        TexOp::Surface { store, geom, elem, mode, handle, coords, dsts, srcs } => {
+            surface_access(x, exec, *store, *geom, *elem, *mode, handle, coords, dsts, srcs)
+        }
+    }
+}
+
+/// A texture's kind must match the instruction's geometry.
+fn check_geometry(x: &dyn WarpAccess, lane: u32, name: &str, r: &Resource, geom: Geom) -> Result<(), ExecError> {
+    let ok = matches!(
+        (geom, r.kind),
+        (Geom::D1, ResKind::D1)
+            | (Geom::D2, ResKind::D2)
+            | (Geom::D3, ResKind::D3)
+            | (Geom::A1d, ResKind::Layered1D)
+            | (Geom::A2d, ResKind::Layered2D)
+            | (Geom::Cube, ResKind::Cube)
+            | (Geom::Acube, ResKind::CubeLayered)
+    );
+    if ok {
+        Ok(())
+    } else {
+        Err(x.error(
+            lane,
+            ErrorKind::Invalid(format!("`{name}.{geom:?}` on a {:?} object (the geometries must match)", r.kind)),
+        ))
+    }
+}
+
+/// The OpenCL `channel_data_type` of a format read in `mode`.
+fn channel_data_type(ty: ChannelType, mode: ReadMode) -> u32 {
+    let norm = mode == ReadMode::NormalizedFloat;
+    match (ty, norm) {
+        (ChannelType::S8, true) => 0x10D0,
+        (ChannelType::S16, true) => 0x10D1,
+        (ChannelType::U8, true) => 0x10D2,
+        (ChannelType::U16, true) => 0x10D3,
+        (ChannelType::S8, _) => 0x10D7,
+        (ChannelType::S16, _) => 0x10D8,
+        (ChannelType::S32, _) => 0x10D9,
+        (ChannelType::U8, _) => 0x10DA,
+        (ChannelType::U16, _) => 0x10DB,
+        (ChannelType::U32, _) => 0x10DC,
+        (ChannelType::F16, _) => 0x10DD,
+        (ChannelType::F32, _) => 0x10DE,
+    }
+}
+
+fn query_value(r: &Resource, t: Option<&TextureDesc>, q: Query) -> u32 {
+    let mode = t.map_or(ReadMode::ElementType, |t| t.sampler.read_mode);
+    match q {
+        Query::Width => r.width,
+        Query::Height => r.height,
+        Query::Depth => r.depth,
+        Query::ArraySize => r.layers,
+        Query::ChannelDataType => channel_data_type(r.format.ty, mode),
+        // CL_R, CL_RG, CL_RGBA
+        Query::ChannelOrder => match r.format.channels {
+            1 => 0x10B0,
+            2 => 0x10B2,
+            _ => 0x10B5,
+        },
+        Query::NumMipmapLevels | Query::NumSamples => 1,
+        Query::NormalizedCoords => u32::from(t.is_some_and(|t| t.sampler.normalized)),
+        Query::FilterMode => u32::from(t.is_some_and(|t| t.sampler.filter == FilterMode::Linear)),
+        Query::AddrMode(k) => t.map_or(0, |t| t.sampler.address[k as usize].code()),
+        Query::ForceUnnormalizedCoords => 0,
+    }
+}
+
+/// One lane's texture read.
+struct Sampler<'s> {
+    x: &'s mut dyn WarpAccess,
+    lane: u32,
+    desc: &'s TextureDesc,
+}
+
+/// Maps texel index `i` of a dimension of `n` texels into the texture, or `None` for a border texel.
+fn address(i: i64, n: u32, mode: AddressMode) -> Option<u32> {
+    let n = i64::from(n.max(1));
+    Some(match mode {
+        AddressMode::Clamp => i.clamp(0, n - 1),
+        AddressMode::Border => {
+            if (0..n).contains(&i) {
+                i
+            } else {
+                return None;
+            }
+        }
+        AddressMode::Wrap => i.rem_euclid(n),
+        AddressMode::Mirror => {
+            let m = i.rem_euclid(2 * n);
+            if m >= n {
+                2 * n - 1 - m
+            } else {
+                m
+            }
+        }
+    } as u32)
+}
+
+/// The 8-bit fixed-point filter weight of a fraction in [0, 1).
+fn weight(frac: f64) -> f64 {
+    (frac * 256.0).round() / 256.0
+}
+
+/// A float coordinate: NaN counts as 0, an infinity as the largest finite f32 of its sign.
+fn f32_coord(bits: u64) -> f64 {
+    let v = f32::from_bits(bits as u32);
+    if v.is_nan() {
+        0.0
+    } else {
+        f64::from(v.clamp(-f32::MAX, f32::MAX))
+    }
+}
+
+/// The face and face coordinates (normalized) of a cubemap direction.
+fn cube_face(x: f64, y: f64, z: f64) -> (u32, f64, f64) {
+    let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
+    let (face, m, s, t) = if ax >= ay && ax >= az {
+        if x >= 0.0 {
+            (0, ax, -z, -y)
+        } else {
+            (1, ax, z, -y)
+        }
+    } else if ay >= az {
+        if y >= 0.0 {
+            (2, ay, x, z)
+        } else {
+            (3, ay, x, -z)
+        }
+    } else if z >= 0.0 {
+        (4, az, x, -y)
+    } else {
+        (5, az, -x, -y)
+    };
+    if m == 0.0 {
+        return (face, 0.5, 0.5);
+    }
+    (face, (s / m + 1.0) / 2.0, (t / m + 1.0) / 2.0)
+}
+
+/// Where a fetch samples: the slice (layer, cube face) for 1-D/2-D kinds, and how its coordinates read.
+struct Place {
+    /// Coordinates per dimension (texel units before the `-0.5` of linear filtering, or indices).
+    coords: [f64; 3],
+    dims: usize,
+    slice: u32,
+    /// Address modes per dimension.
+    modes: [AddressMode; 3],
+}
+
+impl Sampler<'_> {
+    fn res(&self) -> &Resource {
+        &self.desc.resource
+    }
+
+    /// Where `c` (raw operand bits) points for `geom`.
+    fn place(&self, geom: Geom, int_coords: bool, c: &[u64]) -> Place {
+        let r = self.res();
+        let sizes = [r.width, r.rows(), r.slices()];
+        let s = &self.desc.sampler;
+        let layer = |v: u64, faces: u32| -> u32 {
+            let layers = r.slices() / faces;
+            (v as u32).min(layers.saturating_sub(1)) * faces
+        };
+        let coord = |bits: u64, dim: usize| -> f64 {
+            if int_coords {
+                f64::from(bits as u32 as i32)
+            } else if s.normalized {
+                f32_coord(bits) * f64::from(sizes[dim])
+            } else {
+                f32_coord(bits)
+            }
+        };
+        match geom {
+            Geom::D1 => Place { coords: [coord(c[0], 0), 0.0, 0.0], dims: 1, slice: 0, modes: s.address },
+            Geom::D2 => Place { coords: [coord(c[0], 0), coord(c[1], 1), 0.0], dims: 2, slice: 0, modes: s.address },
+            Geom::D3 => {
+                Place { coords: [coord(c[0], 0), coord(c[1], 1), coord(c[2], 2)], dims: 3, slice: 0, modes: s.address }
+            }
+            Geom::A1d => Place { coords: [coord(c[1], 0), 0.0, 0.0], dims: 1, slice: layer(c[0], 1), modes: s.address },
+            Geom::A2d => Place {
+                coords: [coord(c[1], 0), coord(c[2], 1), 0.0],
+                dims: 2,
+                slice: layer(c[0], 1),
+                modes: s.address,
+            },
+            Geom::Cube | Geom::Acube => {
+                let (base, dir) = if geom == Geom::Acube { (layer(c[0], 6), &c[1..4]) } else { (0, &c[0..3]) };
+                let (face, u, v) = cube_face(f32_coord(dir[0]), f32_coord(dir[1]), f32_coord(dir[2]));
+                let n = f64::from(r.width);
+                Place { coords: [u * n, v * n, 0.0], dims: 2, slice: base + face, modes: [AddressMode::Clamp; 3] }
+            }
+        }
+    }
+
+    /// The raw bits of every channel of element `(i, j, slice)` (`None` for a border texel).
+    fn texel(&mut self, i: Option<u32>, j: Option<u32>, slice: Option<u32>) -> Result<[Option<u64>; 4], ExecError> {
+        let (Some(i), Some(j), Some(slice)) = (i, j, slice) else { return Ok([Some(0); 4]) };
+        let r = *self.res();
+        let base = r.element_address(i, j, slice);
+        let size = r.format.ty.bytes();
+        let mut out = [None; 4];
+        for (k, o) in out.iter_mut().enumerate().take(r.format.channels as usize) {
+            *o = Some(self.x.load(self.lane, Space::Global, base + u64::from(size) * k as u64, size)?);
+        }
+        Ok(out)
+    }
+
+    /// A channel as the value a float fetch returns.
+    fn to_float(&self, bits: u64) -> f64 {
+        let ty = self.res().format.ty;
+        match ty {
+            ChannelType::F32 => f64::from(f32::from_bits(bits as u32)),
+            ChannelType::F16 => half::to_f64::<F16>(bits as u16),
+            ChannelType::U8 => bits as u8 as f64 / 255.0,
+            ChannelType::U16 => bits as u16 as f64 / 65535.0,
+            ChannelType::S8 => (f64::from(bits as u8 as i8) / 127.0).max(-1.0),
+            ChannelType::S16 => (f64::from(bits as u16 as i16) / 32767.0).max(-1.0),
+            ChannelType::U32 | ChannelType::S32 => 0.0,
+        }
+    }
+
+    /// A channel as the integer an `.s32`/`.u32` fetch returns.
+    fn to_int(&self, bits: u64) -> u64 {
+        let ty = self.res().format.ty;
+        let v = match ty {
+            ChannelType::S8 => bits as u8 as i8 as i32 as u32,
+            ChannelType::S16 => bits as u16 as i16 as i32 as u32,
+            _ => bits as u32,
+        };
+        u64::from(v)
+    }
+
+    /// Texel indices of the filter footprint in each dimension, and the weight of the upper one.
+    fn footprint(&self, p: &Place, linear: bool) -> [([Option<u32>; 2], f64); 3] {
+        let r = self.res();
+        let sizes = [r.width, r.rows(), r.slices()];
+        let mut out = [([Some(0), Some(0)], 0.0); 3];
+        for d in 0..p.dims {
+            let t = p.coords[d];
+            out[d] = if linear {
+                let tb = t - 0.5;
+                let i0 = tb.floor();
+                let a = weight(tb - i0);
+                let i0 = i0 as i64;
+                ([address(i0, sizes[d], p.modes[d]), address(i0.saturating_add(1), sizes[d], p.modes[d])], a)
+            } else {
+                let i = address(t.floor() as i64, sizes[d], p.modes[d]);
+                ([i, i], 0.0)
+            };
+        }
+        out
+    }
+
+    fn fetch(&mut self, geom: Geom, int_coords: bool, c: &[u64]) -> Result<[u64; 4], ExecError> {
+        let p = self.place(geom, int_coords, c);
+        let linear = !int_coords && self.desc.sampler.filter == FilterMode::Linear;
+        let fp = self.footprint(&p, linear);
+        let float = self.desc.returns_float();
+        let mut acc = [0f64; 4];
+        let mut int = [0u64, 0, 0, 1];
+        let corners = if linear { 1usize << p.dims } else { 1 };
+        for corner in 0..corners {
+            let mut w = 1.0;
+            let mut idx = [Some(0u32); 3];
+            for d in 0..p.dims {
+                let hi = (corner >> d) & 1 == 1;
+                let (ix, a) = fp[d];
+                idx[d] = ix[usize::from(hi)];
+                if linear {
+                    w *= if hi { a } else { 1.0 - a };
+                }
+            }
+            if w == 0.0 {
+                continue;
+            }
+            let slice = if p.dims == 3 { idx[2] } else { Some(p.slice) };
+            let texel = self.texel(idx[0], idx[1], slice)?;
+            for k in 0..4 {
+                match texel[k] {
+                    Some(bits) if float => acc[k] += w * self.to_float(bits),
+                    Some(bits) => int[k] = self.to_int(bits),
+                    None if float => acc[k] += w * if k == 3 { 1.0 } else { 0.0 },
+                    None => {}
+                }
+            }
+        }
+        Ok(if float { acc.map(|v| u64::from((v as f32).to_bits())) } else { int })
+    }
+
+    fn gather(&mut self, geom: Geom, c: &[u64], comp: usize) -> Result<[u64; 4], ExecError> {
+        let p = self.place(geom, false, c);
+        let fp = self.footprint(&p, true);
+        let float = self.desc.returns_float();
+        let ([i0, i1], _) = fp[0];
+        let ([j0, j1], _) = fp[1];
+        let mut out = [0u64; 4];
+        for (o, (i, j)) in out.iter_mut().zip([(i0, j1), (i1, j1), (i1, j0), (i0, j0)]) {
+            let texel = self.texel(i, j, Some(p.slice))?;
+            *o = match texel[comp] {
+                Some(bits) if float => u64::from((self.to_float(bits) as f32).to_bits()),
+                Some(bits) => self.to_int(bits),
+                None => 0,
+            };
+        }
+        Ok(out)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn surface_access(
+    x: &mut dyn WarpAccess,
+    exec: LaneMask,
+    store: bool,
+    geom: Geom,
+    elem: u32,
+    mode: Boundary,
+    handle: &Src,
+    coords: &[Src],
+    dsts: &[Dst],
+    srcs: &[Src],
+) -> Result<(), ExecError> {
+    let name = if store { "sust" } else { "suld" };
+    let handles = x.read(handle);
+    let coords: SmallVec<[[u64; WARP]; 4]> = coords.iter().map(|c| x.read(c)).collect();
+    let data: SmallVec<[[u64; WARP]; 4]> = srcs.iter().map(|s| x.read(s)).collect();
+    let n = if store { srcs.len() } else { dsts.len() } as u32;
+    let size = elem * n;
+    let mut out: SmallVec<[[u64; WARP]; 4]> = dsts.iter().map(|_| [0u64; WARP]).collect();
+    for lane in exec.iter() {
+        let l = lane as usize;
+        let Some(desc) = x.textures().surface(handles[l]).copied() else {
+            let why = x.textures().describe(handles[l]);
+            return Err(x.error(lane, ErrorKind::Invalid(format!("`{name}` on handle {why}"))));
+        };
+        let r = desc.resource;
+        let kind_ok = matches!(
+            (geom, r.kind),
+            (Geom::D1, ResKind::D1)
+                | (Geom::D2, ResKind::D2)
+                | (Geom::D3, ResKind::D3)
+                | (Geom::A1d, ResKind::Layered1D)
+                | (Geom::A2d, ResKind::Layered2D)
+        );
+        if !kind_ok {
+            return Err(x.error(
+                lane,
+                ErrorKind::Invalid(format!("`{name}.{geom:?}` on a {:?} surface (the geometries must match)", r.kind)),
+            ));
+        }
+        let c = |k: usize| i64::from(coords[k][l] as u32 as i32);
+        // (byte x, row, slice) and their limits
+        let (bx, y, s) = match geom {
+            Geom::D1 => (c(0), 0, 0),
+            Geom::D2 => (c(0), c(1), 0),
+            Geom::D3 => (c(0), c(1), c(2)),
+            Geom::A1d => (c(1), 0, c(0)),
+            _ => (c(1), c(2), c(0)),
+        };
+        let row_bytes = i64::from(r.width) * i64::from(r.format.bytes());
+        let (rows, slices) = (i64::from(r.rows()), i64::from(r.slices()));
+        if bx.rem_euclid(i64::from(size)) != 0 {
+            let addr = r.element_address(0, 0, 0).wrapping_add(bx as u64);
+            return Err(x.misaligned(lane, Space::Global, addr, size));
+        }
+        let inside = bx >= 0 && bx + i64::from(size) <= row_bytes && (0..rows).contains(&y) && (0..slices).contains(&s);
+        let (bx, y, s) = if inside {
+            (bx, y, s)
+        } else {
+            match mode {
+                Boundary::Trap => {
+                    let detail = format!(
+                        "`{name}` at byte {bx}, row {y}, slice {s} of a surface of {row_bytes} bytes × {rows} rows × \
+                         {slices} slices (`.trap`)"
+                    );
+                    let address = (r.ptr as i64).wrapping_add((s * rows + y) * r.row_pitch() as i64 + bx) as u64;
+                    return Err(x.error(
+                        lane,
+                        ErrorKind::OutOfBounds { space: device::Space::Global, address, size, detail: Some(detail) },
+                    ));
+                }
+                Boundary::Zero => continue,
+                Boundary::Clamp => {
+                    let last = (row_bytes - i64::from(size)).max(0);
+                    (bx.clamp(0, last), y.clamp(0, rows - 1), s.clamp(0, slices - 1))
+                }
+            }
+        };
+        let base = r.ptr + (s as u64 * rows as u64 + y as u64) * r.row_pitch() + bx as u64;
+        for k in 0..n as usize {
+            let addr = base + u64::from(elem) * k as u64;
+            if store {
+                x.store(lane, Space::Global, addr, elem, data[k][l])?;
+            } else {
+                out[k][l] = x.load(lane, Space::Global, addr, elem)?;
+            }
+        }
+    }
+    for (d, v) in dsts.iter().zip(&out) {
+        x.write(*d, v, exec);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn address_modes() {
+        let m = |mode| (-5..9).map(|i| address(i, 4, mode)).collect::<Vec<_>>();
+        let s = |v: &[u32]| v.iter().map(|&i| Some(i)).collect::<Vec<_>>();
+        assert_eq!(m(AddressMode::Clamp), s(&[0, 0, 0, 0, 0, 0, 1, 2, 3, 3, 3, 3, 3, 3]));
+        assert_eq!(m(AddressMode::Wrap), s(&[3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0]));
+        assert_eq!(m(AddressMode::Mirror), s(&[3, 3, 2, 1, 0, 0, 1, 2, 3, 3, 2, 1, 0, 0]));
+        assert_eq!(address(-1, 4, AddressMode::Border), None);
+        assert_eq!(address(4, 4, AddressMode::Border), None);
+        assert_eq!(address(3, 4, AddressMode::Border), Some(3));
+    }
+
+    #[test]
+    fn cube_faces() {
+        assert_eq!(cube_face(1.0, 0.0, 0.0), (0, 0.5, 0.5));
+        assert_eq!(cube_face(-1.0, 0.5, 0.0), (1, 0.5, 0.25));
+        assert_eq!(cube_face(0.25, 1.0, -0.5), (2, 0.625, 0.25));
+        assert_eq!(cube_face(0.0, -1.0, 0.5), (3, 0.5, 0.25));
+        assert_eq!(cube_face(0.5, 0.0, 1.0), (4, 0.75, 0.5));
+        assert_eq!(cube_face(0.5, 0.0, -1.0), (5, 0.25, 0.5));
+    }
+
+    #[test]
+    fn weights_have_eight_fractional_bits() {
+        assert_eq!(weight(0.0), 0.0);
+        assert_eq!(weight(0.5), 0.5);
+        assert_eq!(weight(1.0 / 3.0), 85.0 / 256.0);
+        assert_eq!(weight(0.999), 1.0);
+        assert_eq!(weight(1.5 / 256.0), 2.0 / 256.0);
     }
 }
