@@ -37,8 +37,10 @@ pub const KERNEL: &str = "random_kernel";
 const POOL: usize = 3;
 /// Float and predicate registers in the pool.
 const POOL_F: usize = 5;
-/// 32-bit atomic counters after the thread slots.
-const ATOMICS: usize = 4;
+/// The operation of each 32-bit atomic counter after the thread slots: one operation per counter, so that the
+/// final value does not depend on the order the threads arrive in.
+const ATOMIC_OPS: [&str; 5] = ["add.u32", "xor.b32", "or.b32", "max.u32", "max.s32"];
+const ATOMICS: usize = ATOMIC_OPS.len();
 /// Largest CTA the shared array has room for.
 const MAX_CTA: usize = 128;
 
@@ -174,8 +176,12 @@ pub struct Features {
     pub atomics: bool,
     pub floats: bool,
     pub conversions: bool,
-    /// `cvt` from an integer type into a wider destination register (relaxed type checking).
+    /// `cvt` into a destination register wider than its type (relaxed type checking), as in
+    /// `cvt.u32.u16 %rd, %r` with a 64-bit `%rd`.
     pub cvt_wide_destination: bool,
+    /// `cvt` to a signed integer type narrower than the destination register (`cvt.s16.s32 %r, %r`,
+    /// `cvt.rzi.s32.f32 %rd, %f`): the result is sign-extended to the register's width.
+    pub cvt_sign_extension: bool,
     /// Mnemonic prefixes never to generate (for example `"cvt.rni.s8"`), matched against each instruction.
     pub exclude: Vec<String>,
 }
@@ -194,6 +200,7 @@ impl Default for Features {
             floats: true,
             conversions: true,
             cvt_wide_destination: true,
+            cvt_sign_extension: true,
             exclude: Vec::new(),
         }
     }
@@ -790,8 +797,8 @@ impl Gen<'_> {
 
     /// Order-independent atomics on the counters (the old value is not kept: it depends on the order).
     fn atomic(&mut self) -> Option<String> {
-        let op = *self.src.pick(&["add.u32", "add.u32", "and.b32", "or.b32", "xor.b32", "min.u32", "max.s32"]);
-        let k = self.src.below(ATOMICS) * 4;
+        let k = self.src.below(ATOMICS);
+        let (op, k) = (ATOMIC_OPS[k], k * 4);
         let a = self.opnd(Class::I32);
         Some(format!("atom.global.{op} %ad, [%atom+{k}], {a};"))
     }
@@ -1040,6 +1047,12 @@ impl Gen<'_> {
             };
             me.reg(c)
         };
+        // Whether the destination's value is sign-extended to a wider register.
+        let extends = |me: &Self, t: &str, d: &str| {
+            let reg_bits = if me.regs.iter().any(|r| r.name == d && r.class == Class::I64) { 64 } else { 32 };
+            let ty_bits: u32 = t[1..].parse().unwrap_or(64);
+            t.starts_with('s') && ty_bits < reg_bits
+        };
         let irnd = *self.src.pick(&[".rni", ".rzi", ".rmi", ".rpi"]);
         let frnd = *self.src.pick(&[".rn", ".rz", ".rm", ".rp"]);
         let sat = if self.src.chance(25) { ".sat" } else { "" };
@@ -1053,6 +1066,9 @@ impl Gen<'_> {
                     return None;
                 }
                 let d = int_reg(self, dt, true);
+                if extends(self, dt, &d) && !self.f().cvt_sign_extension {
+                    return None;
+                }
                 let a = int_reg(self, st, false);
                 format!("cvt{sat}.{dt}.{st} {d}, {a};")
             }
@@ -1069,6 +1085,9 @@ impl Gen<'_> {
                 let st = if self.src.chance(50) { "f32" } else { "f64" };
                 let ftz = if st == "f32" { ftz } else { "" };
                 let d = int_reg(self, dt, true);
+                if extends(self, dt, &d) && !self.f().cvt_sign_extension {
+                    return None;
+                }
                 let a = self.reg(class_of(st));
                 format!("cvt{irnd}{ftz}{sat}.{dt}.{st} {d}, {a};")
             }

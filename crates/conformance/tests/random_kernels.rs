@@ -28,7 +28,11 @@ fn env_u64(name: &str) -> Option<u64> {
 /// What the generator uses. Constructs an engine gets wrong are excluded here, each with a note, so that the
 /// rest keeps being tested; remove an exclusion once the bug is fixed.
 fn config() -> Config {
-    Config::default()
+    let mut c = Config::default();
+    // JIT bug: `cvt` to a signed type narrower than the destination register zero-extends the result
+    // (`cvt.s16.s64 %r, %rd` with -1 gives 0x0000FFFF, the emulator 0xFFFFFFFF).
+    c.features.cvt_sign_extension = false;
+    c
 }
 
 fn describe(shape: Shape) -> String {

@@ -440,7 +440,12 @@ impl program::WarpAccess for RuntimeWarp<'_, '_> {
         if !self.reachable(host, size) {
             return Err(self.fault(
                 lane,
-                ErrorKind::OutOfBounds { space: to_space(space), address, size, detail: describe(self.data, host) },
+                ErrorKind::OutOfBounds {
+                    space: to_space(space),
+                    address,
+                    size,
+                    detail: describe(self.data, host, size),
+                },
             ));
         }
         let mut buf = [0u8; 8];
@@ -462,7 +467,12 @@ impl program::WarpAccess for RuntimeWarp<'_, '_> {
         if !self.reachable(host, size) || read_only {
             return Err(self.fault(
                 lane,
-                ErrorKind::OutOfBounds { space: to_space(space), address, size, detail: describe(self.data, host) },
+                ErrorKind::OutOfBounds {
+                    space: to_space(space),
+                    address,
+                    size,
+                    detail: describe(self.data, host, size),
+                },
             ));
         }
         let bytes = value.to_le_bytes();
@@ -628,7 +638,13 @@ fn error(data: &LaunchData<'_>, ctx: &CtaCtx, state: &mut WorkerState, cta: Dim3
         error::TRAP => ErrorKind::Trap,
         error::STACK_OVERFLOW => ErrorKind::StackOverflow(0),
         error::OUT_OF_BOUNDS => {
-            let detail = describe(data, ctx.error_addr);
+            let detail = match space {
+                Space::Shared => Some(format!("the CTA's shared memory has {} bytes", data.shared_size)),
+                Space::Local => {
+                    Some(format!("the thread's local memory has {} bytes", frame_size(data, ctx.error_site)))
+                }
+                _ => describe(data, ctx.error_addr, ctx.error_size as u32),
+            };
             ErrorKind::OutOfBounds { space, address: ctx.error_addr, size: ctx.error_size as u32, detail }
         }
         error::MISALIGNED => ErrorKind::Misaligned { space, address: ctx.error_addr, size: ctx.error_size as u32 },
@@ -647,6 +663,12 @@ fn error(data: &LaunchData<'_>, ctx: &CtaCtx, state: &mut WorkerState, cta: Dim3
     ExecError::new(kind, loc)
 }
 
+/// The frame size of the function an op belongs to.
+fn frame_size(data: &LaunchData<'_>, site: u32) -> u64 {
+    let c = data.compiled;
+    c.sites.get(site as usize).map_or(0, |&(f, _)| c.programs[&f].frame.size)
+}
+
 fn space_of(data: &LaunchData<'_>, site: u32) -> Space {
     let c = data.compiled;
     let Some(&(f, i)) = c.sites.get(site as usize) else { return Space::Generic };
@@ -660,17 +682,12 @@ fn space_of(data: &LaunchData<'_>, site: u32) -> Space {
     }
 }
 
-fn describe(data: &LaunchData<'_>, addr: u64) -> Option<String> {
-    let near =
-        data.regions.iter().min_by_key(|r| if addr < r.0 { r.0 - addr } else { addr.saturating_sub(r.0 + r.1) })?;
-    let (base, size, _, label) = near;
-    Some(if addr < *base {
-        format!("{} bytes before {label} ({size} bytes at {base:#x})", base - addr)
-    } else if addr >= base + size {
-        format!("{} bytes past the end of {label} ({size} bytes at {base:#x})", addr - (base + size))
-    } else {
-        format!("inside {label} ({size} bytes at {base:#x})")
-    })
+/// Where an out-of-bounds address lies relative to the allocations around it (the emulator's wording).
+fn describe(data: &LaunchData<'_>, addr: u64, size: u32) -> Option<String> {
+    let i = data.regions.partition_point(|r| r.0 <= addr);
+    let below = i.checked_sub(1).and_then(|k| data.regions.get(k)).map(|r| (r.0, r.1, r.3.as_str()));
+    let above = data.regions.get(i).map(|r| (r.0, r.1, r.3.as_str()));
+    device::memory::describe_position(addr, size, below, above)
 }
 
 fn deadlock(
@@ -698,6 +715,23 @@ fn deadlock(
     };
     if loc.thread.is_none() {
         loc.thread = first.map(|t| data.block.unflatten(u64::from(t)));
+    }
+    // A warp some of whose lanes wait while others finished: the lanes took different paths of a branch.
+    for w in 0..n.div_ceil(WARP as u32) {
+        let lanes: Vec<u32> = (w * WARP as u32..((w + 1) * WARP as u32).min(n)).collect();
+        let at: Vec<u32> = lanes.iter().copied().filter(|&t| status_of(t) == status::BARRIER).collect();
+        if !at.is_empty() && at.len() < lanes.len() {
+            let other = lanes.iter().copied().find(|t| !at.contains(t)).unwrap_or(0);
+            let mask = at.iter().fold(0u64, |m, &t| m | 1 << (t % WARP as u32));
+            loc.thread = Some(data.block.unflatten(u64::from(other)));
+            let detail = format!(
+                "only {} of the {} live lanes of warp {w} reached the barrier together (lane mask {mask:#010x}); the \
+                 others are on another path of a divergent branch",
+                at.len(),
+                lanes.len()
+            );
+            return ExecError::new(ErrorKind::BarrierDivergence(detail), loc);
+        }
     }
     let mut ids: Vec<u32> = waiting
         .iter()

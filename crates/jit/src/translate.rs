@@ -905,7 +905,17 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let shared_off = off;
                 self.fail_if(bad, error::OUT_OF_BOUNDS, Some(shared_off), size);
             }
-            Space::Local | Space::Param => {}
+            Space::Local => {
+                // The current function's frame: [frame, frame + frame size).
+                let frame = self.b.use_var(self.frame);
+                let off = self.b.ins().isub(addr, frame);
+                let end = self.b.ins().iadd_imm_s(off, i64::from(size));
+                let bad1 = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThan, end, self.prog.frame.size as i64);
+                let bad2 = self.b.ins().icmp(IntCC::UnsignedLessThan, end, off);
+                let bad = self.b.ins().bor(bad1, bad2);
+                self.fail_if(bad, error::OUT_OF_BOUNDS, Some(off), size);
+            }
+            Space::Param => {}
             _ => {
                 let sz = self.b.ins().iconst(I32, i64::from(size));
                 let w = self.b.ins().iconst(I32, i64::from(write));
