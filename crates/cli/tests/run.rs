@@ -1,4 +1,4 @@
-//! `lockstep run`: argument errors, backend choice, and end-to-end runs on the emulator.
+//! `lockstep run`: argument errors, backend choice, and end-to-end runs on the emulator and the JIT.
 
 use std::path::{Path, PathBuf};
 
@@ -151,18 +151,63 @@ fn launch_shape_and_kernel_choice_errors_exit_2() {
 }
 
 #[test]
-fn the_jit_backend_is_not_available_yet() {
+fn the_jit_runs_vector_add_like_the_emulator() {
     let dir = tempfile::tempdir().unwrap();
-    vector_add(dir.path())
-        .args(["--backend", "jit"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("the JIT backend is not available yet"));
+    let a: Vec<f32> = (0..1024).map(|i| i as f32 * 0.5).collect();
+    let b: Vec<f32> = (0..1024).map(|i| 1000.0 - i as f32).collect();
+    std::fs::write(dir.path().join("a.bin"), f32_bytes(a.iter().copied())).unwrap();
+    std::fs::write(dir.path().join("b.bin"), f32_bytes(b.iter().copied())).unwrap();
+    for (backend, extra) in [("emu", vec![]), ("jit", vec!["--threads", "2", "--no-cache"]), ("jit", vec!["--check"])] {
+        vector_add(dir.path())
+            .args(["--arg", "f32[]:@a.bin", "--arg", "f32[]:@b.bin", "--arg", "f32[1024]:0", "--arg", "s32:1024"])
+            .args(["--out", "2=c.bin", "--backend", backend])
+            .args(extra)
+            .env("XDG_CACHE_HOME", dir.path())
+            .assert()
+            .success();
+        let c = f32s(&std::fs::read(dir.path().join("c.bin")).unwrap());
+        let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        assert_eq!(c, want, "{backend}");
+    }
     vector_add(dir.path())
         .args(["--backend", "gpu"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("invalid value 'gpu'"));
+    vector_add(dir.path())
+        .args(["--threads", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--threads, --schedule and --check apply to --backend jit"));
+}
+
+/// A wild pointer in the JIT's unchecked mode: a clear error and exit status 1, not a segmentation fault;
+/// `--check` finds the thread and the PTX line.
+#[test]
+fn a_wild_pointer_in_the_jit_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let ptx = dir.path().join("wild.ptx");
+    std::fs::write(
+        &ptx,
+        ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry wild(.param .u64 p)\n{\n\
+         .reg .b64 %rd<2>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [p];\nmov.u32 %r1, 7;\n\
+         st.global.u32 [%rd1], %r1;\nret;\n}\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut cmd = lockstep();
+        cmd.arg("run").arg(&ptx).args(["--grid", "1", "--block", "1", "--arg", "u64:0x10", "--backend", "jit"]);
+        cmd.args(extra).args(["--no-cache"]);
+        cmd.assert()
+    };
+    run(&[])
+        .code(1)
+        .stderr(predicate::str::contains("kernel `wild` (JIT) accessed unmapped memory at 0x10"))
+        .stderr(predicate::str::contains("rerun with --check"));
+    run(&["--check"])
+        .code(1)
+        .stderr(predicate::str::contains("out-of-bounds global access of 4 bytes at 0x10"))
+        .stderr(predicate::str::contains("PTX line 10"));
 }
 
 #[test]

@@ -182,6 +182,8 @@ pub struct Features {
     /// `cvt` to a signed integer type narrower than the destination register (`cvt.s16.s32 %r, %r`,
     /// `cvt.rzi.s32.f32 %rd, %f`): the result is sign-extended to the register's width.
     pub cvt_sign_extension: bool,
+    /// `shfl.sync.down` with the offset in a register (any 32-bit value, not only 0..31).
+    pub shfl_down_register_offset: bool,
     /// Mnemonic prefixes never to generate (for example `"cvt.rni.s8"`), matched against each instruction.
     pub exclude: Vec<String>,
 }
@@ -201,6 +203,7 @@ impl Default for Features {
             conversions: true,
             cvt_wide_destination: true,
             cvt_sign_extension: true,
+            shfl_down_register_offset: true,
             exclude: Vec::new(),
         }
     }
@@ -769,7 +772,8 @@ impl Gen<'_> {
         let c = if self.src.chance(75) { Class::I32 } else { Class::F32 };
         let d = self.reg(c);
         let a = self.reg(c);
-        let b = if self.src.chance(70) { format!("{}", self.src.below(33)) } else { self.reg(Class::I32) };
+        let register = self.src.chance(30) && (mode != "down" || self.f().shfl_down_register_offset);
+        let b = if register { self.reg(Class::I32) } else { format!("{}", self.src.below(33)) };
         let clamp = if self.src.chance(70) {
             if mode == "up" {
                 "0".to_string()
@@ -1243,7 +1247,9 @@ fn run_one(backend: &mut dyn Backend, module: &ir::Module, kernel: &Kernel, shap
         Arg::Scalar(n.to_le_bytes().to_vec()),
     ];
     let req = Request { kernel: KERNEL, shape, args: &args, symbol_writes: &[], symbol_reads: &[], extra: &[] };
-    match crate::runner::run(backend, module, &req) {
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::runner::run(backend, module, &req)));
+    let Ok(run) = run else { return Err("panicked".into()) };
+    match run {
         Ok(out) => Ok(out.buffer(1).to_vec()),
         Err(crate::runner::RunError::Exec(e, _)) if matches!(e.kind, device::ErrorKind::Unsupported(_)) => {
             Err(format!("UNSUPPORTED {e}"))

@@ -32,6 +32,9 @@ fn config() -> Config {
     // JIT bug: `cvt` to a signed type narrower than the destination register zero-extends the result
     // (`cvt.s16.s64 %r, %rd` with -1 gives 0x0000FFFF, the emulator 0xFFFFFFFF).
     c.features.cvt_sign_extension = false;
+    // Emulator (and JIT, through `program::warp`) bug: `shfl.sync.down` with an offset register near
+    // u32::MAX overflows `lane + b` (program/src/warp.rs) and panics in debug builds.
+    c.features.shfl_down_register_offset = false;
     c
 }
 
