@@ -1262,8 +1262,12 @@ fn run_one(backend: &mut dyn Backend, module: &ir::Module, kernel: &Kernel, shap
 pub fn check(kernel: &Kernel, shape: Shape, engines: &mut Engines) -> Result<(), Failure> {
     let ptx = kernel.ptx();
     let module = ir::compile(&ptx).map_err(|d| Failure::Invalid(diagnostics(&ptx, &d)))?;
+    let t0 = std::time::Instant::now();
     let emu = run_one(engines.emu.as_mut(), &module, kernel, shape);
+    let t1 = std::time::Instant::now();
     let jit = run_one(engines.jit.as_mut(), &module, kernel, shape);
+    let t2 = std::time::Instant::now();
+    if std::env::var("RK_TIMING").is_ok() { eprintln!("TIMING emu {:?} jit {:?} threads {}", t1-t0, t2-t1, shape.threads()); }
     let (emu, jit) = match (emu, jit) {
         (Ok(e), Ok(j)) => (e, j),
         (e, Err(j)) if j.starts_with("UNSUPPORTED ") && e.is_ok() => {

@@ -252,10 +252,13 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.def_var(self.tb, tb);
         let frame = self.b.ins().iadd_imm_s(tb, i64::from(self.env.local_offset));
         self.b.def_var(self.frame, frame);
-        let st = self.b.ins().load(I32, trusted(), tb, thread::STATUS);
-        let ready = self.b.create_block();
-        self.b.ins().brif(st, next, &[], ready, &[]);
-        self.b.switch_to_block(ready);
+        // Without yield points every thread runs to its end in one call: no status to check or record.
+        if !self.plan.yields.is_empty() {
+            let st = self.b.ins().load(I32, trusted(), tb, thread::STATUS);
+            let ready = self.b.create_block();
+            self.b.ins().brif(st, next, &[], ready, &[]);
+            self.b.switch_to_block(ready);
+        }
         let zero = self.b.ins().iconst(I64, 0);
         self.b.def_var(self.carry, zero);
         if self.plan.yields.is_empty() {
@@ -357,9 +360,11 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// The thread finished (`ret`/`exit` of the kernel, or `exit` anywhere).
     fn thread_exit(&mut self) {
         if self.is_kernel {
-            let tb = self.b.use_var(self.tb);
-            let done = self.b.ins().iconst(I32, i64::from(status::DONE));
-            self.b.ins().store(trusted(), done, tb, thread::STATUS);
+            if !self.plan.yields.is_empty() {
+                let tb = self.b.use_var(self.tb);
+                let done = self.b.ins().iconst(I32, i64::from(status::DONE));
+                self.b.ins().store(trusted(), done, tb, thread::STATUS);
+            }
             let next = self.next_thread.expect("kernel loop");
             self.b.ins().jump(next, &[]);
         } else {
@@ -430,7 +435,7 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     fn ctx_u32(&mut self, off: i32) -> Value {
-        let v = self.b.ins().load(I32, trusted(), self.ctx, off);
+        let v = self.b.ins().load(I32, ro(), self.ctx, off);
         self.b.ins().uextend(I64, v)
     }
 
