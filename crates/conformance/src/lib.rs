@@ -15,6 +15,8 @@
 //! - [`fp`]: correctly rounded reference arithmetic in every rounding mode, f16/bf16 conversions.
 //! - [`data`]: a seeded generator, edge values and little-endian encoding.
 //! - [`math`]: reference implementations of functions the Rust standard library lacks (erf, lgamma).
+//! - [`random`]: random PTX kernels and the differential check between the emulator and the JIT
+//!   (`tests/random_kernels.rs`, `fuzz/fuzz_targets/differential.rs`).
 
 pub mod case;
 pub mod compare;

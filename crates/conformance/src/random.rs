@@ -34,9 +34,9 @@ use crate::runner::{Arg, Request, Shape};
 pub const KERNEL: &str = "random_kernel";
 
 /// Registers of each declared type in the pool.
-const POOL: usize = 3;
+const POOL: usize = 2;
 /// Float and predicate registers in the pool.
-const POOL_F: usize = 5;
+const POOL_F: usize = 4;
 /// The operation of each 32-bit atomic counter after the thread slots: one operation per counter, so that the
 /// final value does not depend on the order the threads arrive in.
 const ATOMIC_OPS: [&str; 5] = ["add.u32", "xor.b32", "or.b32", "max.u32", "max.s32"];
@@ -221,6 +221,22 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config { statements: 24, max_depth: 2, features: Features::default() }
+    }
+}
+
+impl Config {
+    /// Everything except the constructs an engine is known to get wrong (the test and the fuzz target use
+    /// this; `Config::default()` includes them, to check a fix). Remove an exclusion once its bug is fixed.
+    pub fn known_good() -> Config {
+        let mut c = Config::default();
+        // JIT bug: `cvt` to a signed integer type narrower than the destination register zero-extends the
+        // result instead of sign-extending it (`cvt.s16.s64 %r, %rd` of -1: emulator 0xFFFFFFFF, JIT
+        // 0x0000FFFF; the same for `cvt.s8.*`, and `cvt.s32.*` into a 64-bit register).
+        c.features.cvt_sign_extension = false;
+        // Emulator and JIT bug (the shared `program::warp::exec`): `shfl.sync.down` with an offset register
+        // near u32::MAX overflows `lane + b` and panics in debug builds.
+        c.features.shfl_down_register_offset = false;
+        c
     }
 }
 
@@ -592,7 +608,7 @@ impl Gen<'_> {
             }
             Class::Pred => {
                 let line = match self.src.below(3) {
-                    0 => format!("setp.ne.u32 {name}, %laneid, {};", self.src.below(32)),
+                    0 => format!("mov.u32 %tc, %laneid;\n\tsetp.ne.u32 {name}, %tc, {};", self.src.below(32)),
                     1 => format!("setp.eq.u32 {name}, %tl, {};", self.src.below(8)),
                     _ => {
                         let bit = 1u32 << self.src.below(6);
@@ -980,8 +996,7 @@ impl Gen<'_> {
         let c = class_of(ty);
         let d = self.reg(c);
         let p = self.reg(Class::Pred);
-        let neg = if self.src.chance(20) { "!" } else { "" };
-        Some(format!("selp.{ty} {d}, {}, {}, {neg}{p};", self.opnd(c), self.opnd(c)))
+        Some(format!("selp.{ty} {d}, {}, {}, {p};", self.opnd(c), self.opnd(c)))
     }
 
     fn mov(&mut self) -> Option<String> {
@@ -1262,12 +1277,8 @@ fn run_one(backend: &mut dyn Backend, module: &ir::Module, kernel: &Kernel, shap
 pub fn check(kernel: &Kernel, shape: Shape, engines: &mut Engines) -> Result<(), Failure> {
     let ptx = kernel.ptx();
     let module = ir::compile(&ptx).map_err(|d| Failure::Invalid(diagnostics(&ptx, &d)))?;
-    let t0 = std::time::Instant::now();
     let emu = run_one(engines.emu.as_mut(), &module, kernel, shape);
-    let t1 = std::time::Instant::now();
     let jit = run_one(engines.jit.as_mut(), &module, kernel, shape);
-    let t2 = std::time::Instant::now();
-    if std::env::var("RK_TIMING").is_ok() { eprintln!("TIMING emu {:?} jit {:?} threads {}", t1-t0, t2-t1, shape.threads()); }
     let (emu, jit) = match (emu, jit) {
         (Ok(e), Ok(j)) => (e, j),
         (e, Err(j)) if j.starts_with("UNSUPPORTED ") && e.is_ok() => {

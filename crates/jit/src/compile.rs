@@ -46,6 +46,9 @@ pub struct Compiled {
     pub local_offset: u32,
     /// Module variables the code names: (device address at compile time, size), by `GlobalId`.
     pub globals: Vec<(u64, u64)>,
+    /// The module with device functions inlined into the kernel, when any were (its ops are what
+    /// `programs` decoded; error locations look instructions up here).
+    pub inlined: Option<ir::Module>,
     pub compile_time: Duration,
 }
 
@@ -121,6 +124,11 @@ pub fn compile(
     cache_dir: Option<&std::path::Path>,
 ) -> Result<Compiled, Vec<String>> {
     let start = Instant::now();
+    // Device functions with barriers or warp collectives are inlined: a thread can stop only in the kernel.
+    let inlined = crate::inline::inline_for_kernel(&module.module, kernel)
+        .map_err(|e| vec![format!("`{}`: {e}", module.module.functions[kernel].name)])?
+        .map(|m| LoadedModule { module: m, global_addresses: module.global_addresses.clone() });
+    let module = inlined.as_ref().unwrap_or(module);
     let shared = SharedLayout::for_kernel(&module.module, kernel);
     let programs = program::decode_all(module, kernel, &shared)?;
     let bad = unsupported(module, &programs);
@@ -212,6 +220,7 @@ pub fn compile(
         stride,
         local_offset: local_offset as u32,
         globals,
+        inlined: inlined.map(|m| m.module),
         compile_time: start.elapsed(),
     })
 }

@@ -186,7 +186,7 @@ impl Backend for Jit {
         let textures = memory.textures().clone();
         let data = LaunchData {
             compiled: &compiled,
-            module: &module.module,
+            module: compiled.inlined.as_ref().unwrap_or(&module.module),
             grid: launch.config.grid,
             block: launch.config.block,
             dynamic_shared: launch.config.dynamic_shared,

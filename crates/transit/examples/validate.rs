@@ -24,8 +24,8 @@
 //! - Accuracy of one prediction: 1 − |predicted − measured| / measured (at least 0), averaged like the
 //!   paper's over the kernels.
 //!
-//! To add a backend, extend `make_backend` (the JIT: `jit::Jit::new(jit::Options { threads: workers,
-//! ..Default::default() })`, `Workers::Internal`, after adding `jit` to this crate's dev-dependencies).
+//! Backends: `emu` (run on W host threads) and `jit` (its own W worker threads); add others in
+//! `make_backend`.
 
 use std::sync::Barrier;
 use std::time::Instant;
@@ -44,20 +44,19 @@ const OFFSET: f32 = f32::from_bits(0x3C23_D70A);
 /// Who runs the workers.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Workers {
-    /// The backend runs one launch on its own worker threads (the JIT, once `make_backend` knows it).
-    #[allow(dead_code)]
+    /// The backend runs one launch on its own worker threads (the JIT).
     Internal,
     /// The backend is single-threaded: the harness runs one runtime per worker.
     Harness,
 }
 
 fn make_backend(name: &str, workers: usize) -> Result<(Box<dyn Backend>, Workers), String> {
-    let _ = workers;
     match name {
         "emu" => Ok((Box::new(emu::Emulator::new()), Workers::Harness)),
-        // "jit" => Ok((Box::new(jit::Jit::new(jit::Options { threads: workers, ..Default::default() })),
-        //              Workers::Internal)),
-        other => Err(format!("unknown backend `{other}`; this example knows: emu (add others in make_backend)")),
+        "jit" => {
+            Ok((Box::new(jit::Jit::new(jit::Options { threads: workers, ..Default::default() })), Workers::Internal))
+        }
+        other => Err(format!("unknown backend `{other}`; this example knows emu and jit (add others in make_backend)")),
     }
 }
 
@@ -78,7 +77,7 @@ const USAGE: &str = "\
 usage: validate --backend NAME [--profile PROFILE] [--workers 1,2] [--iters 0,1,2,4,8,16,32,64]
                 [--elements N] [--seconds S] [--repeats R] [--calibrate ITERS|none] [--calibrate-ms ITERS]
                 [--json]
-  --backend    emu (others: add them in make_backend)
+  --backend    emu or jit (others: add them in make_backend)
   --profile    a profile TOML from `lockstep transit probe`, or a built-in name; probed now when absent
   --workers    worker-thread counts to run (default 1,2)
   --iters      the kernels: FMA rounds per element (default 0,1,2,4,8,16,32,64)
