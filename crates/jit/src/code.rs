@@ -47,9 +47,6 @@ impl Code {
         self.ptr as usize + offset
     }
 
-    pub fn contains(&self, pc: usize) -> bool {
-        pc >= self.ptr as usize && pc < self.ptr as usize + self.len
-    }
 }
 
 impl Drop for Code {

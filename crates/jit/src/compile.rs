@@ -26,7 +26,8 @@ const RECURSIVE_LOCAL_BYTES: u64 = 16 << 10;
 /// A compiled kernel and everything its launches need.
 #[derive(Debug)]
 pub struct Compiled {
-    code: Code,
+    /// The machine code (kept mapped while the kernel may run).
+    _code: Code,
     pub kernel: FuncId,
     /// Entry of the kernel's thread loop.
     pub entry: usize,
@@ -44,8 +45,6 @@ pub struct Compiled {
     /// Bytes of a thread's state block, and where its local memory starts.
     pub stride: u64,
     pub local_offset: u32,
-    /// Module variables the code names: (device address at compile time, size), by `GlobalId`.
-    pub globals: Vec<(u64, u64)>,
     /// The module with device functions inlined into the kernel, when any were (its ops are what
     /// `programs` decoded; error locations look instructions up here).
     pub inlined: Option<ir::Module>,
@@ -208,7 +207,7 @@ pub fn compile(
     Ok(Compiled {
         entry,
         funcs,
-        code,
+        _code: code,
         kernel,
         programs,
         ops,
@@ -219,18 +218,11 @@ pub fn compile(
         shared,
         stride,
         local_offset: local_offset as u32,
-        globals,
         inlined: inlined.map(|m| m.module),
         compile_time: start.elapsed(),
     })
 }
 
-impl Compiled {
-    /// Whether `pc` lies in this kernel's machine code.
-    pub fn contains(&self, pc: usize) -> bool {
-        self.code.contains(pc)
-    }
-}
 
 /// Translates and compiles every function; returns the machine code and each function's offset in it.
 fn generate(
@@ -269,7 +261,7 @@ fn generate(
                 compiled.buffer.relocs()
             )]);
         }
-        while buffer.len() % 16 != 0 {
+        while !buffer.len().is_multiple_of(16) {
             buffer.push(0xCC);
         }
         offsets.push(buffer.len());

@@ -88,7 +88,7 @@ impl WorkerState {
         }
         match self.region(addr, size) {
             Some(&(_, _, ro)) if write && ro => error::READ_ONLY,
-            Some(_) if addr % u64::from(size.max(1)) != 0 => error::MISALIGNED,
+            Some(_) if !addr.is_multiple_of(u64::from(size.max(1))) => error::MISALIGNED,
             Some(_) => error::NONE,
             None => error::OUT_OF_BOUNDS,
         }

@@ -66,6 +66,9 @@ pub struct Options {
 
 pub use cache::default_dir as default_cache_dir;
 
+/// What one CTA left: its index, its printf output, its error.
+type CtaResult = (u64, Vec<u8>, Option<ExecError>);
+
 /// Cache key: the PTX text, the kernel, the options that change the code.
 type Key = (u64, String, bool);
 
@@ -204,12 +207,12 @@ impl Backend for Jit {
         // CTAs above the lowest failing one are skipped, so the error reported is the first in CTA order,
         // whatever the schedule.
         let first_error = std::sync::atomic::AtomicU64::new(u64::MAX);
-        let results: Mutex<Vec<(u64, Vec<u8>, Option<ExecError>)>> = Mutex::new(Vec::new());
+        let results: Mutex<Vec<CtaResult>> = Mutex::new(Vec::new());
         let job = |w: usize| {
             let w = w as u64;
             let mut worker = Worker::default();
             let mut local = Vec::new();
-            let mut run = |cta: u64, local: &mut Vec<(u64, Vec<u8>, Option<ExecError>)>| {
+            let mut run = |cta: u64, local: &mut Vec<CtaResult>| {
                 if cta > first_error.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
                 }

@@ -1558,10 +1558,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             Kind::Setp => {
                 let Some(r) = self.compare(op) else { return false };
-                let c = match op.m.boolop {
-                    Some(_) => Some(self.read_pred(&op.c)),
-                    None => None,
-                };
+                let c = op.m.boolop.map(|_| self.read_pred(&op.c));
                 let nr = self.b.ins().bxor_imm_s(r, 1);
                 let (p, q) = match (op.m.boolop, c) {
                     (Some(bo), Some(c)) => (self.bool_op(bo, r, c), self.bool_op(bo, nr, c)),

@@ -75,7 +75,13 @@ extern "C" fn on_tb_exec(vcpu: c_uint, udata: *mut c_void) {
 #[inline(never)]
 fn first_state(vcpu: u32) -> Option<&'static mut ThreadState> {
     let t = TRACER.get()?;
-    new_state(t, vcpu).map_err(|e| t.fail(&e)).ok()
+    match new_state(t, vcpu) {
+        Ok(()) => state(vcpu),
+        Err(e) => {
+            t.fail(&e);
+            None
+        }
+    }
 }
 
 /// `udata` is a [`MemSite`]; `INLINE`: see [`check_meminfo_layout`].

@@ -8,6 +8,12 @@
 //! * `statics`: translation time: blocks (decoded with iced-x86), modules and ELF symbols, roles of functions.
 //! * `state`: execution time, per host thread: events into crash-safe per-thread buffers, shadow call stack,
 //!   SIMT-thread segmentation, `--exclude` skipping, lock addresses.
+//! * `encode`: the hot events (`Block`, `Mem`) encoded with what translation time could precompute.
+//!
+//! Cost model (QEMU 7.2, API v1): every callback is a helper call out of the translated code, about as costly
+//! as the tracer's own work for it, so a block gets no callback of its own where its first memory access can
+//! stand in for it (`statics::fold_point`), and the callbacks find their thread's state by vCPU index, with
+//! the encoding of a block's event and of most of a memory event's head done at translation.
 //! * `out`: spill buffers (shared file mappings) and the trace file.
 //! * `modules`, `loops`: `/proc/self/maps`, ELF symbol tables, demangling; a function's outermost loop.
 
@@ -54,8 +60,8 @@ pub struct Config {
     pub program_path: Option<String>,
     pub chunk_bytes: usize,
     pub level: i32,
-    /// Benchmarking aid: `full` (default), `null` (callbacks registered but empty: QEMU's own cost of
-    /// instrumentation), `blocks` (no memory callbacks).
+    /// Benchmarking aid: `full` (default), `null` (the same callbacks registered, but empty: QEMU's own cost
+    /// of the instrumentation), `blocks` (no memory callbacks).
     pub mode: Mode,
     /// Let a block's first memory access report its start where that is safe ([`statics::fold_point`]);
     /// `fold=off` gives every block its own callback (for comparison).

@@ -61,9 +61,9 @@ pub fn with_state<R>(vcpu: u32, f: impl FnOnce(&mut ThreadState) -> R) -> Option
     state(vcpu).map(f)
 }
 
-/// Creates the state of the thread running `vcpu` (at its first block).
+/// Creates the state of the thread running `vcpu` (at its first block); [`state`] then finds it.
 #[cold]
-pub fn new_state(t: &'static Tracer, vcpu: u32) -> Result<&'static mut ThreadState, String> {
+pub fn new_state(t: &'static Tracer, vcpu: u32) -> Result<(), String> {
     let entry = STATES.get(vcpu as usize).ok_or_else(|| format!("vCPU index {vcpu}: more than {MAX_VCPUS} threads"))?;
     let fresh = ThreadState::new(t, vcpu)?;
     let recycled = POOL.lock().unwrap_or_else(|e| e.into_inner()).pop();
@@ -76,8 +76,7 @@ pub fn new_state(t: &'static Tracer, vcpu: u32) -> Result<&'static mut ThreadSta
     };
     entry.store(s, Relaxed);
     MY_VCPU.with(|c| c.set(vcpu));
-    // SAFETY: as in `state`: the entry now points to this leaked state, used by this thread only.
-    Ok(unsafe { &mut *entry.load(Relaxed) })
+    Ok(())
 }
 
 /// The thread ends: finish its state and recycle it.
