@@ -46,7 +46,6 @@ impl Code {
     pub fn address(&self, offset: usize) -> usize {
         self.ptr as usize + offset
     }
-
 }
 
 impl Drop for Code {

@@ -223,7 +223,6 @@ pub fn compile(
     })
 }
 
-
 /// Translates and compiles every function; returns the machine code and each function's offset in it.
 fn generate(
     isa: &OwnedTargetIsa,

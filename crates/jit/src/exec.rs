@@ -531,11 +531,10 @@ fn release_barriers(
     let kernel = &c.programs[&c.kernel];
     // The common case: every thread waits at `bar.sync 0` (no count, no reduction, nobody arrived early).
     if state.arrivals.is_empty() && !c.has_reductions {
-        // SAFETY: posted id and count words of waiting threads.
         let all = (0..n).all(|t| {
             status_of(t) == status::BARRIER
-                && unsafe { word(t, thread::POST_A).read() } == 0
-                && unsafe { word(t, thread::POST_B).read() } == 0
+                && barrier_operand(data, t, word, true) == 0
+                && barrier_operand(data, t, word, false) == 0
         });
         if all {
             for t in 0..n {
@@ -548,8 +547,7 @@ fn release_barriers(
     let mut waiting: HashMap<u32, Vec<u32>> = HashMap::new();
     for t in 0..n {
         if status_of(t) == status::BARRIER {
-            // SAFETY: the posted barrier id of a waiting thread.
-            let id = unsafe { word(t, thread::POST_A).read() } as u32;
+            let id = barrier_operand(data, t, word, true);
             waiting.entry(id).or_default().push(t);
         }
     }
@@ -559,10 +557,9 @@ fn release_barriers(
     for id in ids {
         let threads = &waiting[&id];
         let (arrived_only, declared) = state.arrivals.get(&id).copied().unwrap_or((0, 0));
-        // SAFETY: posted counts of waiting threads.
         let expected = threads
             .iter()
-            .map(|&t| unsafe { word(t, thread::POST_B).read() } as u32)
+            .map(|&t| barrier_operand(data, t, word, false))
             .find(|&e| e > 0)
             .or((declared > 0).then_some(declared))
             .unwrap_or(n);
@@ -601,6 +598,21 @@ fn release_barriers(
         released = true;
     }
     released
+}
+
+/// The barrier id (`id`) or expected thread count of the barrier thread `t` waits at: the immediate of the
+/// op, or the value the thread posted.
+fn barrier_operand(data: &LaunchData<'_>, t: u32, word: &dyn Fn(u32, i32) -> *mut u64, id: bool) -> u32 {
+    let c = data.compiled;
+    // SAFETY: the resume word of a waiting thread.
+    let resume = unsafe { (word(t, thread::RESUME) as *const u32).read() };
+    let op = &c.programs[&c.kernel].ops[c.plan.yields[resume as usize - 1].op as usize];
+    match if id { op.a } else { op.b } {
+        program::Src::Imm(v) => v as u32,
+        program::Src::None => 0,
+        // SAFETY: the posted operand of a waiting thread.
+        _ => (unsafe { word(t, if id { thread::POST_A } else { thread::POST_B }).read() }) as u32,
+    }
 }
 
 fn location(data: &LaunchData<'_>, site: u32, cta: Dim3, t: Option<u32>) -> Location {
@@ -735,17 +747,13 @@ fn deadlock(
             return ExecError::new(ErrorKind::BarrierDivergence(detail), loc);
         }
     }
-    let mut ids: Vec<u32> = waiting
-        .iter()
-        // SAFETY: posted barrier ids.
-        .map(|&t| unsafe { word(t, thread::POST_A).read() } as u32)
-        .collect();
+    let mut ids: Vec<u32> = waiting.iter().map(|&t| barrier_operand(data, t, word, true)).collect();
     ids.sort_unstable();
     ids.dedup();
     let waits: Vec<String> = ids
         .iter()
         .map(|&id| {
-            let k = waiting.iter().filter(|&&t| unsafe { word(t, thread::POST_A).read() } as u32 == id).count() as u32
+            let k = waiting.iter().filter(|&&t| barrier_operand(data, t, word, true) == id).count() as u32
                 + state.arrivals.get(&id).map_or(0, |a| a.0);
             format!("barrier {id} reached by {k} of the {n} threads it waits for")
         })

@@ -321,20 +321,27 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.b.def_var(self.preds[p as usize], v);
                 off += 8;
             }
-            let c = self.b.ins().load(I64, trusted(), tb, off);
-            self.b.def_var(self.carry, c);
+            if self.uses_carry() {
+                let c = self.b.ins().load(I64, trusted(), tb, off);
+                self.b.def_var(self.carry, c);
+            }
             let op = &self.prog.ops[y.op as usize];
-            let out = self.b.ins().load(I64, trusted(), tb, thread::OUT);
-            let out2 = self.b.ins().load(I64, trusted(), tb, thread::OUT2);
             match y.kind {
                 YieldKind::Barrier => {
                     if matches!(op.m.sub, Sub::Bar { red: Some(_), .. }) {
+                        let out = self.b.ins().load(I64, trusted(), tb, thread::OUT);
                         self.write(op.dst, out);
                     }
                 }
                 YieldKind::Collective => {
-                    self.write(op.dst, out);
-                    self.write(op.dst2, out2);
+                    if op.dst != Dst::None {
+                        let out = self.b.ins().load(I64, trusted(), tb, thread::OUT);
+                        self.write(op.dst, out);
+                    }
+                    if op.dst2 != Dst::None {
+                        let out2 = self.b.ins().load(I64, trusted(), tb, thread::OUT2);
+                        self.write(op.dst2, out2);
+                    }
                 }
                 // The runtime wrote the results into the spill words just reloaded.
                 YieldKind::Runtime => {}
@@ -342,6 +349,11 @@ impl<'a, 'b> Translator<'a, 'b> {
             let cont = self.block(y.op as usize + 1);
             self.b.ins().jump(cont, &[]);
         }
+    }
+
+    /// Whether any op reads or writes the carry flag (`.cc`, `addc`, `subc`, `madc`).
+    fn uses_carry(&self) -> bool {
+        self.prog.ops.iter().any(|o| o.m.cc || matches!(o.kind, Kind::Addc | Kind::Subc | Kind::Madc))
     }
 
     fn init_tid_from_t(&mut self) {
@@ -769,9 +781,18 @@ impl<'a, 'b> Translator<'a, 'b> {
                 (a, bb, c, status::COLLECTIVE)
             }
         };
-        self.b.ins().store(trusted(), a, tb, thread::POST_A);
-        self.b.ins().store(trusted(), bb, tb, thread::POST_B);
-        self.b.ins().store(trusted(), c, tb, thread::POST_C);
+        // A barrier's id and count are usually immediates: the runtime then reads them from the op.
+        let constant = |s: &Src| matches!(s, Src::Imm(_) | Src::None);
+        let barrier = y.kind == YieldKind::Barrier;
+        if !(barrier && constant(&op.a)) {
+            self.b.ins().store(trusted(), a, tb, thread::POST_A);
+        }
+        if !(barrier && constant(&op.b)) {
+            self.b.ins().store(trusted(), bb, tb, thread::POST_B);
+        }
+        if y.kind != YieldKind::Barrier || matches!(op.m.sub, Sub::Bar { red: Some(_), .. }) {
+            self.b.ins().store(trusted(), c, tb, thread::POST_C);
+        }
         let mut off = thread::SPILL;
         for &s in &y.live_slots {
             let v = self.b.use_var(self.regs[s as usize]);
@@ -783,8 +804,10 @@ impl<'a, 'b> Translator<'a, 'b> {
             self.b.ins().store(trusted(), v, tb, off);
             off += 8;
         }
-        let cv = self.b.use_var(self.carry);
-        self.b.ins().store(trusted(), cv, tb, off);
+        if self.uses_carry() {
+            let cv = self.b.use_var(self.carry);
+            self.b.ins().store(trusted(), cv, tb, off);
+        }
         let r = self.b.ins().iconst(I32, k as i64 + 1);
         self.b.ins().store(trusted(), r, tb, thread::RESUME);
         let s = self.b.ins().iconst(I32, i64::from(st));
