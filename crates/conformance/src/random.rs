@@ -212,7 +212,7 @@ impl Default for Features {
 /// Generator settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
-    /// Statements at the top level (nested ones come on top).
+    /// Statements at the top level on average (half to one and a half times this; nested ones come on top).
     pub statements: usize,
     pub max_depth: usize,
     pub features: Features,
@@ -220,7 +220,7 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Config {
-        Config { statements: 24, max_depth: 2, features: Features::default() }
+        Config { statements: 24, max_depth: 3, features: Features::default() }
     }
 }
 
@@ -497,7 +497,8 @@ pub fn generate_from(src: &mut Source, seed: u64, config: &Config) -> Kernel {
     let inits: Vec<Init> = regs.iter().map(|r| g.init(r)).collect();
     let mut body = Vec::new();
     let scope = Scope { depth: 0, convergent: true };
-    for _ in 0..config.statements {
+    let n = config.statements / 2 + g.src.below(config.statements + 1);
+    for _ in 0..n {
         let s = g.stmt(scope);
         body.push(s);
     }
@@ -689,13 +690,14 @@ impl Gen<'_> {
         let nest = s.depth < self.config.max_depth.min(MAX_DEPTH);
         let f = self.f().clone();
         match self.src.below(100) {
-            0..=5 if nest && f.branches => Some(self.if_stmt(s)),
-            6..=9 if nest && f.loops => Some(self.loop_stmt(s)),
-            10..=11 if s.convergent && f.barriers => Some(Stmt::Code(vec!["bar.sync 0;".into()])),
-            12..=14 if s.convergent && f.barriers && f.shared => Some(self.exchange()),
-            15..=18 if s.convergent && f.shuffles => self.code(Self::shuffle),
-            19..=20 if s.convergent && f.votes => self.code(Self::vote),
-            21..=23 if f.atomics => self.code(Self::atomic),
+            0..=6 if nest && f.branches => Some(self.if_stmt(s)),
+            7..=11 if nest && f.loops => Some(self.loop_stmt(s)),
+            12..=13 if s.convergent && f.barriers => Some(Stmt::Code(vec!["bar.sync 0;".into()])),
+            14..=16 if s.convergent && f.barriers && f.shared => Some(self.exchange()),
+            17..=21 if s.convergent && f.shuffles => self.code(Self::shuffle),
+            22..=24 if s.convergent && f.votes => self.code(Self::vote),
+            25..=27 if f.atomics => self.code(Self::atomic),
+            28..=29 => Some(self.special()),
             _ => {
                 let mut line = self.inst()?;
                 if f.guards && !line.contains('\n') && self.src.chance(20) {
@@ -706,6 +708,26 @@ impl Gen<'_> {
                 Some(Stmt::Code(vec![line]))
             }
         }
+    }
+
+    /// A special register read anywhere (after barriers and collectives too, where the JIT resumes threads).
+    fn special(&mut self) -> Stmt {
+        let s = *self.src.pick(&[
+            "%tid.x",
+            "%tid.y",
+            "%tid.z",
+            "%ntid.x",
+            "%ntid.y",
+            "%ctaid.x",
+            "%ctaid.y",
+            "%nctaid.x",
+            "%laneid",
+            "%lanemask_eq",
+            "%lanemask_le",
+            "%lanemask_gt",
+        ]);
+        let d = self.reg(Class::I32);
+        Stmt::Code(vec![format!("mov.u32 {d}, {s};")])
     }
 
     fn code(&mut self, f: fn(&mut Self) -> Option<String>) -> Option<Stmt> {

@@ -41,6 +41,9 @@ pub struct Compiled {
     pub has_collectives: bool,
     /// Whether the kernel has `bar.red`.
     pub has_reductions: bool,
+    /// For each yield point: the barrier id and expected count when they are immediates (`None` when the
+    /// threads post them, or for collectives).
+    pub barrier_imms: Vec<(Option<u32>, Option<u32>)>,
     pub shared: SharedLayout,
     /// Bytes of a thread's state block, and where its local memory starts.
     pub stride: u64,
@@ -200,6 +203,23 @@ pub fn compile(
     let entry = code.address(offsets[0]);
     crate::fault::register(code.address(0), code.address(buffer.len()), kernel_name);
     let has_collectives = kernel_plan.yields.iter().any(|y| y.kind != YieldKind::Barrier);
+    let imm = |s: &program::Src| match *s {
+        program::Src::Imm(v) => Some(v as u32),
+        program::Src::None => Some(0),
+        _ => None,
+    };
+    let barrier_imms = kernel_plan
+        .yields
+        .iter()
+        .map(|y| {
+            let op = &programs[&kernel].ops[y.op as usize];
+            if y.kind == YieldKind::Barrier {
+                (imm(&op.a), imm(&op.b))
+            } else {
+                (None, None)
+            }
+        })
+        .collect();
     let has_reductions = kernel_plan
         .yields
         .iter()
@@ -215,6 +235,7 @@ pub fn compile(
         plan: kernel_plan,
         has_collectives,
         has_reductions,
+        barrier_imms,
         shared,
         stride,
         local_offset: local_offset as u32,

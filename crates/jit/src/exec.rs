@@ -603,15 +603,13 @@ fn release_barriers(
 /// The barrier id (`id`) or expected thread count of the barrier thread `t` waits at: the immediate of the
 /// op, or the value the thread posted.
 fn barrier_operand(data: &LaunchData<'_>, t: u32, word: &dyn Fn(u32, i32) -> *mut u64, id: bool) -> u32 {
-    let c = data.compiled;
     // SAFETY: the resume word of a waiting thread.
     let resume = unsafe { (word(t, thread::RESUME) as *const u32).read() };
-    let op = &c.programs[&c.kernel].ops[c.plan.yields[resume as usize - 1].op as usize];
-    match if id { op.a } else { op.b } {
-        program::Src::Imm(v) => v as u32,
-        program::Src::None => 0,
+    let (a, b) = data.compiled.barrier_imms[resume as usize - 1];
+    match if id { a } else { b } {
+        Some(v) => v,
         // SAFETY: the posted operand of a waiting thread.
-        _ => (unsafe { word(t, if id { thread::POST_A } else { thread::POST_B }).read() }) as u32,
+        None => (unsafe { word(t, if id { thread::POST_A } else { thread::POST_B }).read() }) as u32,
     }
 }
 

@@ -139,7 +139,7 @@ fn parse_args() -> Result<Opts, String> {
     if o.workers.is_empty() || o.workers.contains(&0) || o.iters.is_empty() {
         return Err("--workers and --iters need non-empty lists of positive counts".into());
     }
-    if !(o.seconds > 0.0) {
+    if o.seconds.is_nan() || o.seconds <= 0.0 {
         return Err("--seconds must be positive".into());
     }
     Ok(o)
