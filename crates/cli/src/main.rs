@@ -43,7 +43,7 @@ enum Command {
     Trace(trace_cmd::TraceArgs),
     #[command(about = analyze_cmd::ABOUT, long_about = analyze_cmd::LONG_ABOUT, after_long_help = analyze_cmd::EXAMPLES)]
     Analyze(analyze_cmd::AnalyzeArgs),
-    #[command(about = transit_cmd::ABOUT, long_about = transit_cmd::LONG_ABOUT, after_long_help = transit_cmd::EXAMPLES)]
+    #[command(about = transit_cmd::ABOUT, long_about = transit_cmd::LONG_ABOUT, after_help = transit_cmd::SHORT_EXAMPLE, after_long_help = transit_cmd::EXAMPLES)]
     Transit(transit_cmd::TransitArgs),
 }
 

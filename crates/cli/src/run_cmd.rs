@@ -42,6 +42,14 @@ A buffer's parameter must be an 8-byte pointer (.u64/.b64). Arguments are
 numbered from 0, scalars included: --out 3=y.bin writes the bytes of the
 fourth argument (a buffer) to y.bin, atomically, after the kernel ran.
 
+Engines: the JIT (--backend jit, the default) compiles the kernel to native
+code with Cranelift and runs CTAs on every core (--threads N, --schedule
+static|interleaved|dynamic); --check makes it bounds-check every access as
+the emulator does. The emulator (--backend emu) runs warps of 32 lanes in
+lock-step and collects the statistics of --stats, so --stats and --json use
+it unless --backend says otherwise. Both give the same results; compiled
+kernels are cached in ~/.cache/lockstep/jit (--no-cache to skip).
+
 --symbol NAME=@PATH fills a module-scope .global or .const variable (CUDA
 __device__ or __constant__ data) from a file before the launch; the file may
 be shorter than the variable (it fills a prefix) but not longer.
@@ -116,6 +124,16 @@ impl BackendChoice {
         }
     }
 
+    /// The engine a command line asks for: the explicit `--backend`, else the emulator when statistics are
+    /// wanted, else the JIT.
+    fn of(a: &RunArgs) -> BackendChoice {
+        match a.backend {
+            Some(b) => b,
+            None if a.stats || a.json => BackendChoice::Emu,
+            None => BackendChoice::Jit,
+        }
+    }
+
     /// Constructs the engine.
     fn create(self, a: &RunArgs) -> Result<Box<dyn Backend>, UsageError> {
         if self == BackendChoice::Emu && (a.threads.is_some() || a.schedule.is_some() || a.check) {
@@ -178,9 +196,10 @@ pub struct RunArgs {
     /// After the launch, write buffer argument INDEX (counting all arguments from 0) to PATH.
     #[arg(long = "out", value_name = "INDEX=PATH")]
     pub outs: Vec<String>,
-    /// The execution engine.
-    #[arg(long, value_enum, default_value_t = BackendChoice::Emu)]
-    pub backend: BackendChoice,
+    /// The execution engine: `jit` (native code on every core) by default; `emu` when --stats or --json ask
+    /// for statistics, which only the emulator collects.
+    #[arg(long, value_enum)]
+    pub backend: Option<BackendChoice>,
     /// JIT worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
@@ -243,7 +262,8 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let config = LaunchConfig { grid: a.grid, block: a.block, dynamic_shared: a.shared };
     config.validate().map_err(|m| usage(format!("--grid/--block: {m}")))?;
-    let mut rt = Runtime::new(a.backend.create(a)?);
+    let choice = BackendChoice::of(a);
+    let mut rt = Runtime::new(choice.create(a)?);
     if a.json {
         rt.set_printf_output(Box::new(std::io::stderr()));
     }
@@ -291,7 +311,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     })?;
     let written = write_outputs(&rt, &prepared, &outs)?;
 
-    let backend = a.backend.name();
+    let backend = choice.name();
     if a.json {
         let report = RunJson {
             kernel: &kernel_name,

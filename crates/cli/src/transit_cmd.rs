@@ -50,8 +50,10 @@ The workload's Z and n come from
                        program seen as SIMT threads), or
   --z Z --n N          by hand: Z in the profile's instructions per request
                        of its request size, N threads per unit.
---z and --n also override what a file says. Threads from a file are spread
-over the profile's units and capped at its resident threads per unit.
+--z and --n also override what a file says. Threads from a file come in
+groups that stay on one unit (CTAs; a traced program's warps): the groups
+are spread over the profile's units, throughputs count the busy units, and
+a unit's threads are capped at the resident threads it holds.
 
 --what-if PARAM=VALUE recomputes with one parameter changed and draws the
 new curves: n=4096, z=2x (twice the present value), m=64, r=x1.5 (R in GB/s
@@ -63,6 +65,11 @@ for the whole machine, directions, what_if, ...); --svg FILE writes the
 transit figure atomically. Exit status 2 for a bad command line, 1 for an
 unreadable or invalid profile or report (the message names the file and
 the line or field).";
+
+pub const SHORT_EXAMPLE: &str = "\
+Example (a kernel's statistics on the paper's Fermi GPU; more with --help):
+  lockstep run k.ptx --grid 64 --block 256 --arg ... --json > k.json
+  lockstep transit --machine c2075-sp --kernel-stats k.json --svg k.svg";
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -249,8 +256,13 @@ pub fn run(a: &TransitArgs) -> anyhow::Result<ExitCode> {
 fn text_report(a: &Analysis) -> String {
     let m = &a.machine;
     let per = if m.units > 1 { format!(" per {}", m.unit_name) } else { String::new() };
-    let in_all =
-        |v: String| if m.units > 1 { format!(" ({v} in all, {} {}s)", m.units, m.unit_name) } else { String::new() };
+    let in_all = |v: String| {
+        if m.units > 1 {
+            format!(" ({v} in all, {} {}s busy)", m.busy_units, m.unit_name)
+        } else {
+            String::new()
+        }
+    };
     let mut o = String::new();
     let _ = writeln!(o, "machine    {}: {}", m.name, m.description);
     let _ = writeln!(
@@ -338,8 +350,8 @@ fn text_report(a: &Analysis) -> String {
                 s.label,
                 s.bound,
                 short(s.k),
-                short(s.ms_throughput / f64::from(m.units) / 1e9),
-                short(s.cs_throughput / f64::from(m.units) / 1e9),
+                short(s.ms_throughput / f64::from(m.busy_units) / 1e9),
+                short(s.cs_throughput / f64::from(m.busy_units) / 1e9),
                 short(if a.cs_throughput > 0.0 { s.cs_throughput / a.cs_throughput } else { 0.0 })
             );
         }

@@ -111,8 +111,9 @@ fn kernel_stats_from_lockstep_run_and_the_figure() {
         .clone();
     let v = json(&out);
     assert!(v["workload_source"].as_str().unwrap().contains("vector_add"));
-    // 1024 threads over 14 SMs.
-    assert!((v["n"].as_f64().unwrap() - 1024.0 / 14.0).abs() < 1e-9);
+    // 4 CTAs of 256 threads: 4 SMs busy with 256 threads each.
+    assert_eq!(v["n"].as_f64(), Some(256.0));
+    assert_eq!(v["machine"]["busy_units"].as_u64(), Some(4));
     let svg = std::fs::read_to_string(dir.path().join("va.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains(r#"id="equilibrium""#));
     // --n overrides the file; the output file is replaced atomically (no temporary left behind).

@@ -123,7 +123,8 @@ impl Default for MemEncoder {
 
 impl MemEncoder {
     pub fn new() -> MemEncoder {
-        MemEncoder { table: Box::new([Prev::default(); ADDR_SLOTS]), gen: 1 }
+        let table = vec![Prev::default(); ADDR_SLOTS].into_boxed_slice().try_into().expect("ADDR_SLOTS entries");
+        MemEncoder { table, gen: 1 }
     }
 
     /// Forgets all previous addresses (at every segment start).

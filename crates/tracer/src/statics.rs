@@ -513,6 +513,10 @@ pub fn fold_point(info: &mut InstructionInfoFactory, insns: &[&[u8]]) -> Option<
                     && !i.has_rep_prefix()
                     && !i.has_repne_prefix()
                     && !i.is_string_instruction()
+                    // Loading a segment register also reads its descriptor.
+                    && !(0..i.op_count()).any(|n| {
+                        i.op_kind(n) == OpKind::Register && i.op_register(n).is_segment_register()
+                    })
                     && ONE_ACCESS.contains(&i.mnemonic());
                 return single.then_some(k);
             }
@@ -581,5 +585,53 @@ fn same_file(a: &str, b: &str) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOV_LOAD: &[u8] = &[0x8b, 0x07]; // mov (%rdi),%eax
+    const XOR: &[u8] = &[0x31, 0xd0]; // xor %edx,%eax
+    const IMUL: &[u8] = &[0x69, 0xc0, 0x93, 0x01, 0x00, 0x01]; // imul $0x1000193,%eax,%eax
+    const ADD_LOAD: &[u8] = &[0x03, 0x0c, 0x97]; // add (%rdi,%rdx,4),%ecx
+    const MOVZWL: &[u8] = &[0x0f, 0xb7, 0xce]; // movzwl %si,%ecx
+    const XOR_RMW: &[u8] = &[0x31, 0x04, 0x8f]; // xor %eax,(%rdi,%rcx,4): a load and a store
+    const DIV: &[u8] = &[0xf7, 0xf1]; // div %ecx
+    const MULPD: &[u8] = &[0x66, 0x0f, 0x59, 0x00]; // mulpd (%rax),%xmm0: two 8-byte loads in QEMU
+    const LEA: &[u8] = &[0x48, 0x8d, 0x47, 0x08]; // lea 0x8(%rdi),%rax
+    const REP_STOSB: &[u8] = &[0xf3, 0xaa];
+    const LOCK_ADD: &[u8] = &[0xf0, 0x83, 0x07, 0x01]; // lock addl $1,(%rdi)
+    const PUSH: &[u8] = &[0x55]; // push %rbp
+    const MOVSD_LOAD: &[u8] = &[0xf2, 0x0f, 0x10, 0x02]; // movsd (%rdx),%xmm0
+    const NOPL: &[u8] = &[0x0f, 0x1f, 0x00]; // nopl (%rax)
+    const FLD1: &[u8] = &[0xd9, 0xe8];
+    const MOV_TO_DS: &[u8] = &[0x8e, 0x1f]; // mov (%rdi),%ds
+
+    fn fold(insns: &[&[u8]]) -> Option<usize> {
+        fold_point(&mut InstructionInfoFactory::new(), insns)
+    }
+
+    #[test]
+    fn folds_at_the_first_single_access() {
+        assert_eq!(fold(&[MOV_LOAD, XOR]), Some(0));
+        assert_eq!(fold(&[XOR, IMUL, ADD_LOAD, MOV_LOAD]), Some(2));
+        assert_eq!(fold(&[PUSH, MOV_LOAD]), Some(0));
+        assert_eq!(fold(&[MOVSD_LOAD, MULPD]), Some(0));
+        // No memory access before: lea and nop with a memory operand.
+        assert_eq!(fold(&[LEA, NOPL, MOV_LOAD]), Some(2));
+    }
+
+    #[test]
+    fn does_not_fold_uncertain_accesses() {
+        assert_eq!(fold(&[XOR, IMUL]), None, "no memory access");
+        assert_eq!(fold(&[MOVZWL, XOR_RMW]), None, "two accesses");
+        assert_eq!(fold(&[MULPD, MOV_LOAD]), None, "a 16-byte access is two");
+        assert_eq!(fold(&[REP_STOSB, MOV_LOAD]), None, "may not access");
+        assert_eq!(fold(&[LOCK_ADD]), None);
+        assert_eq!(fold(&[DIV, MOV_LOAD]), None, "may fault before");
+        assert_eq!(fold(&[FLD1, MOV_LOAD]), None, "x87");
+        assert_eq!(fold(&[MOV_TO_DS]), None, "segment register");
     }
 }

@@ -440,7 +440,7 @@ fn real_main() -> Result<(), String> {
         return Ok(());
     }
     println!(
-        "backend {}, profile {} (M = {} lanes, R = {} GB/s, δ at {} threads), {} elements per launch",
+        "backend {}, profile {} (M = {} lanes, R = {} GB/s, δ at {:.3} threads), {} elements per launch",
         o.backend,
         profile.name,
         profile.cs.lanes,

@@ -76,6 +76,8 @@ pub struct MachineSummary {
     pub name: String,
     pub description: String,
     pub units: u32,
+    /// Units the workload keeps busy; the whole-machine throughputs count these.
+    pub busy_units: u32,
     pub unit_name: String,
     pub max_threads: f64,
     pub lanes: f64,
@@ -171,7 +173,8 @@ pub struct Analysis {
 impl Analysis {
     /// Solves the model of `profile` for the workload; `what_if` adds scenarios.
     pub fn new(profile: &Profile, workload: &Resolved, source: &str, what_if: &[WhatIf]) -> Result<Analysis, String> {
-        let scale = profile.scale();
+        // Totals count the busy units only.
+        let scale = Scale { units: workload.units.clamp(1, profile.units), ..profile.scale() };
         let model = profile.model(workload.z, workload.n);
         model.validate().map_err(|e| e.to_string())?;
         let base = scenario("base", &model, scale);
@@ -228,6 +231,7 @@ impl Analysis {
                 name: profile.name.clone(),
                 description: profile.description.clone(),
                 units: profile.units,
+                busy_units: scale.units,
                 unit_name: profile.unit_name.clone(),
                 max_threads: profile.max_threads,
                 lanes: profile.cs.lanes,
@@ -249,8 +253,8 @@ impl Analysis {
             x: base.x,
             ms_throughput: base.ms_throughput,
             cs_throughput: base.cs_throughput,
-            ms_gb_per_s_per_unit: base.ms_throughput / f64::from(profile.units) / 1e9,
-            cs_ginstr_per_s_per_unit: base.cs_throughput / f64::from(profile.units) / 1e9,
+            ms_gb_per_s_per_unit: base.ms_throughput / f64::from(scale.units) / 1e9,
+            cs_ginstr_per_s_per_unit: base.cs_throughput / f64::from(scale.units) / 1e9,
             delta: Point { threads: dk, gb_per_s: gbs(dy) },
             pi: Point { threads: px, gb_per_s: gbs(py) },
             directions,

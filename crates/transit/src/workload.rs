@@ -38,8 +38,10 @@ pub enum Intensity {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Threads {
-    /// Threads of the whole launch or program; spread over the profile's units and capped at its capacity.
-    Total(f64),
+    /// Threads of the whole launch or program, in groups that stay on one unit (CTAs; the warps of a traced
+    /// program): the groups are spread over the profile's units, and the threads of a busy unit are capped
+    /// at its capacity.
+    Total { threads: f64, group: f64 },
     /// Threads resident in one unit.
     PerUnit(f64),
 }
@@ -49,8 +51,10 @@ pub enum Threads {
 pub struct Resolved {
     /// Instructions (of the profile's kind) per request (of the profile's size).
     pub z: f64,
-    /// Threads per unit.
+    /// Threads per busy unit.
     pub n: f64,
+    /// Units with threads (fewer than the machine's when the launch has fewer groups than it has units).
+    pub units: u32,
     /// What was assumed or capped on the way.
     pub notes: Vec<String>,
 }
@@ -124,6 +128,7 @@ impl Workload {
             transactions += number(stats, &format!("memory.{kind}.transactions"), file, hint)?;
         }
         let threads = number(stats, "transit.resident_threads", file, hint)?;
+        let group = number(stats, "transit.threads_per_cta", file, hint)?;
         let kernel = field(stats, "kernel").and_then(Value::as_str).unwrap_or("?");
         let bytes = transactions * tx_bytes;
         if bytes <= 0.0 {
@@ -135,7 +140,7 @@ impl Workload {
         Ok(Workload {
             source: format!("kernel statistics {file} (kernel {kernel})"),
             intensity: Intensity::PerByte { thread: Some(thread_instr / bytes), warp: Some(warp_instr / bytes) },
-            threads: Threads::Total(threads),
+            threads: Threads::Total { threads, group },
         })
     }
 
@@ -170,7 +175,7 @@ impl Workload {
         Ok(Workload {
             source: format!("trace report {file} (program {program}, warps of {warp})"),
             intensity: Intensity::PerByte { thread: Some(thread_instr / bytes), warp: Some(warp_instr / bytes) },
-            threads: Threads::Total(threads),
+            threads: Threads::Total { threads, group: warp },
         })
     }
 
@@ -203,29 +208,32 @@ impl Workload {
                 message: format!("{}: Z must be a positive number (got {z})", self.source),
             });
         }
-        let n = match self.threads {
-            Threads::PerUnit(n) => n,
-            Threads::Total(total) => {
-                let units = f64::from(profile.units);
-                let per_unit = total / units;
+        let (n, units) = match self.threads {
+            Threads::PerUnit(n) => (n, profile.units),
+            Threads::Total { threads: total, group } => {
+                let name = &profile.unit_name;
+                let groups = if group > 0.0 { (total / group).ceil() } else { total };
+                let busy = groups.clamp(1.0, f64::from(profile.units));
+                let per_unit = total / busy;
+                if busy < f64::from(profile.units) {
+                    notes.push(format!(
+                        "{groups} group(s) of {group} threads keep {busy} of the {} {name}s busy; throughputs are \
+                         for those",
+                        profile.units
+                    ));
+                }
                 if per_unit > profile.max_threads {
                     notes.push(format!(
-                        "n capped at the {} resident threads one {} holds (the workload has {} threads{})",
+                        "n capped at the {} resident threads one {name} holds (the workload has {total} threads{})",
                         profile.max_threads,
-                        profile.unit_name,
-                        total,
-                        if profile.units > 1 {
-                            format!(", {per_unit:.0} per {}", profile.unit_name)
-                        } else {
-                            "".into()
-                        }
+                        if busy > 1.0 { format!(", {per_unit:.0} per {name}") } else { String::new() }
                     ));
-                    profile.max_threads
+                    (profile.max_threads, busy as u32)
                 } else {
-                    if profile.units > 1 {
-                        notes.push(format!("n = {total} threads spread over {} {}s", profile.units, profile.unit_name));
+                    if busy > 1.0 {
+                        notes.push(format!("n = {total} threads spread over {busy} {name}s"));
                     }
-                    per_unit
+                    (per_unit, busy as u32)
                 }
             }
         };
@@ -235,6 +243,6 @@ impl Workload {
                 message: format!("{}: n must be a non-negative number (got {n})", self.source),
             });
         }
-        Ok(Resolved { z, n, notes })
+        Ok(Resolved { z, n, units: units.max(1), notes })
     }
 }

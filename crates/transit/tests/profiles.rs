@@ -136,20 +136,22 @@ const RUN_JSON: &str = r#"{
 #[test]
 fn kernel_stats_give_z_and_n() {
     let w = Workload::from_kernel_stats(RUN_JSON, "va.json").unwrap();
-    assert_eq!(w.threads, Threads::Total(2048.0));
+    assert_eq!(w.threads, Threads::Total { threads: 2048.0, group: 256.0 });
     assert!(w.source.contains("va.json") && w.source.contains("vector_add"));
     // 45056 thread instructions over 768 × 32 bytes; per 4-byte request of c2075-sp: 45056 / 6144 = 7.333.
     let p = Profile::builtin("c2075-sp").unwrap();
     let r = w.resolve(&p).unwrap();
     assert!((r.z - 45056.0 / 6144.0).abs() < 1e-12, "{r:?}");
-    assert!((r.n - 2048.0 / 14.0).abs() < 1e-12);
+    // 8 CTAs of 256 threads: 8 of the 14 SMs busy, 256 threads each.
+    assert_eq!((r.n, r.units), (256.0, 8));
+    assert!(r.notes.iter().any(|n| n.contains("8 of the 14 SMs")), "{:?}", r.notes);
     // The stats object alone works too.
     let stats = serde_json::from_str::<serde_json::Value>(RUN_JSON).unwrap()["stats"].to_string();
     assert_eq!(Workload::from_kernel_stats(&stats, "s.json").unwrap().intensity, w.intensity);
     // A big launch is capped at the resident threads of an SM.
     let big = RUN_JSON.replace("\"resident_threads\": 2048", "\"resident_threads\": 1048576");
     let r = Workload::from_kernel_stats(&big, "big.json").unwrap().resolve(&p).unwrap();
-    assert_eq!(r.n, 1536.0);
+    assert_eq!((r.n, r.units), (1536.0, 14));
     assert!(r.notes.iter().any(|n| n.contains("capped")), "{:?}", r.notes);
     // A profile counting warp instructions gets warp instructions per request.
     let mut warp = p.clone();
@@ -169,6 +171,8 @@ fn bad_kernel_stats_name_the_file_and_field() {
     assert!(e.contains("`memory.transaction_bytes`"), "{e}");
     let e = err(&RUN_JSON.replace("\"resident_threads\": 2048", "\"resident_threads\": \"many\""));
     assert!(e.contains("`transit.resident_threads` is not a number"), "{e}");
+    let e = err(&RUN_JSON.replace("\"threads_per_cta\": 256", "\"tpc\": 256"));
+    assert!(e.contains("`transit.threads_per_cta`"), "{e}");
     let e = err(r#"{"kernel": "k", "stats": null}"#);
     assert!(e.contains("k.json") && e.contains("null"), "{e}");
     let e = err(r#"{"kernel": "k"}"#);
@@ -191,9 +195,10 @@ const ANALYZE_JSON: &str = r#"{
 #[test]
 fn trace_reports_give_z_and_n() {
     let w = Workload::from_trace_report(ANALYZE_JSON, "pool.json").unwrap();
-    assert_eq!(w.threads, Threads::Total(64.0));
+    assert_eq!(w.threads, Threads::Total { threads: 64.0, group: 32.0 });
     let p = Profile::parse(GOOD, "my.toml").unwrap();
     let r = w.resolve(&p).unwrap();
+    assert_eq!(r.units, 1);
     // 640000 thread instructions over 5000 × 32 bytes, per 64-byte request: 256.
     assert!((r.z - 256.0).abs() < 1e-9);
     assert_eq!(r.n, 64.0);
