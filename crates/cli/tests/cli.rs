@@ -146,6 +146,7 @@ fn demo_runs() {
     lockstep().arg("demo").assert().success().stdout(
         predicate::str::contains("reconverge")
             .and(predicate::str::contains("round-trips: true"))
-            .and(predicate::str::contains("lane_dependent_trip_count")),
+            .and(predicate::str::contains("lane_dependent_trip_count"))
+            .and(predicate::str::contains("9 of 9 outputs are identical to the emulator's")),
     );
 }

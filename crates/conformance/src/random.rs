@@ -240,8 +240,9 @@ impl Config {
         // JIT bug: `cvt` to a signed integer type narrower than the destination register zero-extends the
         // result instead of sign-extending it (translate.rs `cvt`: `mask(x, dt)` for integer sources,
         // `uextend` after `fcvt_to_sint_sat` for float sources). `cvt.s16.s64 %r, %rd` of -1: emulator
-        // 0xFFFFFFFF, JIT 0x0000FFFF; `cvt.s8.*` alike; `cvt.s32.s64 %rd, %rd` and `cvt.rzi.s32.f64 %rd, %fd`
-        // into a 64-bit register: emulator 0xFFFFFFFF_FFFFFF9F, JIT 0x00000000_FFFFFF9F.
+        // 0xFFFFFFFF, JIT 0x0000FFFF; `cvt.s8.*` alike; `cvt.s32.s8 %rd, %r` of -97 and `cvt.rpi.s32.f64 %rd, %fd`
+        // of -3.5 into a 64-bit register: emulator 0xFFFFFFFF_FFFFFF9F / ..._FFFFFFFD, JIT 0x00000000_FFFFFF9F /
+        // 0x00000000_FFFFFFFD.
         c.features.cvt_sign_extension = false;
         // Emulator and JIT bug (the shared `program::warp::exec`): `shfl.sync.down` with an offset register
         // near u32::MAX overflows `lane + b` and panics in debug builds.
