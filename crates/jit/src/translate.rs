@@ -611,7 +611,11 @@ impl<'a, 'b> Translator<'a, 'b> {
     fn write(&mut self, d: Dst, v: Value) {
         match d {
             Dst::Reg(slot, mask) => {
-                let v = if mask == u64::MAX { v } else { self.b.ins().band_imm_s(v, mask as i64) };
+                // A value zero-extended from no more bits than the register has needs no mask.
+                let narrow = self
+                    .unary_def(v, cranelift_codegen::ir::Opcode::Uextend)
+                    .is_some_and(|x| self.b.func.dfg.value_type(x).bits() <= mask.count_ones());
+                let v = if mask == u64::MAX || narrow { v } else { self.b.ins().band_imm_s(v, mask as i64) };
                 self.b.def_var(self.regs[slot as usize], v);
             }
             Dst::Pred(p) => {
@@ -657,12 +661,33 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
     }
 
+    /// The argument of `v`'s defining instruction when that is `opcode` (one value argument).
+    fn unary_def(&self, v: Value, opcode: cranelift_codegen::ir::Opcode) -> Option<Value> {
+        let dfg = &self.b.func.dfg;
+        let cranelift_codegen::ir::ValueDef::Result(inst, 0) = dfg.value_def(v) else { return None };
+        (dfg.insts[inst].opcode() == opcode).then(|| dfg.inst_args(inst).first().copied()).flatten()
+    }
+
+    /// `v`'s bits as an `f32`. When `v` holds the bits of an `f32` computed in this block, that value itself:
+    /// registers are `i64` bits, and Cranelift does not fold the float → int → float moves between ops.
     fn f32_of(&mut self, v: Value) -> Value {
+        use cranelift_codegen::ir::Opcode as O;
+        if let Some(f) = self.unary_def(v, O::Uextend).and_then(|n| self.unary_def(n, O::Bitcast)) {
+            if self.b.func.dfg.value_type(f) == types::F32 {
+                return f;
+            }
+        }
         let n = self.b.ins().ireduce(I32, v);
         self.b.ins().bitcast(types::F32, MemFlagsData::new(), n)
     }
 
     fn f64_of(&mut self, v: Value) -> Value {
+        use cranelift_codegen::ir::Opcode as O;
+        if let Some(f) = self.unary_def(v, O::Bitcast) {
+            if self.b.func.dfg.value_type(f) == types::F64 {
+                return f;
+            }
+        }
         self.b.ins().bitcast(types::F64, MemFlagsData::new(), v)
     }
 
@@ -984,6 +1009,18 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     fn load_with(&mut self, flags: MemFlagsData, addr: Value, off: i32, ty: Ty) -> Value {
+        // Floats load into float registers; the bits form folds away when the value feeds float ops.
+        match ty {
+            Ty::F32 => {
+                let f = self.b.ins().load(types::F32, flags, addr, off);
+                return self.bits_of_f32(f);
+            }
+            Ty::F64 => {
+                let f = self.b.ins().load(types::F64, flags, addr, off);
+                return self.bits_of_f64(f);
+            }
+            _ => {}
+        }
         let bytes = ty.bytes();
         if bytes == 8 {
             return self.b.ins().load(I64, flags, addr, off);
@@ -1053,7 +1090,18 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.check_access(op, addr, elem * srcs.len() as u32, true);
         for (k, s) in srcs.iter().enumerate() {
             let v = self.read(s);
-            self.store_value(v, addr, (elem as usize * k) as i32, elem);
+            let off = (elem as usize * k) as i32;
+            match op.ty {
+                Ty::F32 => {
+                    let f = self.f32_of(v);
+                    self.b.ins().store(flags(), f, addr, off);
+                }
+                Ty::F64 => {
+                    let f = self.f64_of(v);
+                    self.b.ins().store(flags(), f, addr, off);
+                }
+                _ => self.store_value(v, addr, off, elem),
+            }
         }
     }
 
