@@ -39,7 +39,10 @@ pub struct MemSite(pub u64);
 const _: () = assert!(ADDR_SLOTS == 1 << 12);
 
 impl MemSite {
+    /// `insn` < 4096 (blocks have at most 4096 instructions, QEMU's at most 512), so the head takes at most
+    /// 2 bytes; up to 16383 fit the 3 the packing allows.
     pub fn new(first_insn: u32, insn: u16, atomic: bool) -> MemSite {
+        debug_assert!(insn < 1 << 14);
         // Head = ((insn << 4 | store << 3 | size) << 3) | 1: store and size land in bits 3..7 of the first
         // byte, so the rest is fixed per instruction.
         let (head, n) = leb56(u64::from(insn) << 7 | 1);

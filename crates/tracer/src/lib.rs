@@ -9,13 +9,13 @@
 //! * `state`: execution time, per host thread: events into crash-safe per-thread buffers, shadow call stack,
 //!   SIMT-thread segmentation, `--exclude` skipping, lock addresses.
 //! * `encode`: the hot events (`Block`, `Mem`) encoded with what translation time could precompute.
-//!
-//! Cost model (QEMU 7.2, API v1): every callback is a helper call out of the translated code, about as costly
-//! as the tracer's own work for it, so a block gets no callback of its own where its first memory access can
-//! stand in for it (`statics::fold_point`), and the callbacks find their thread's state by vCPU index, with
-//! the encoding of a block's event and of most of a memory event's head done at translation.
 //! * `out`: spill buffers (shared file mappings) and the trace file.
 //! * `modules`, `loops`: `/proc/self/maps`, ELF symbol tables, demangling; a function's outermost loop.
+//!
+//! Cost model (QEMU 7.2, API v1): every callback is a helper call out of the translated code, and the
+//! callbacks are most of the tracer's cost besides compression. So they find their thread's state by vCPU
+//! index (no thread-local lookup), and what can be computed at translation is (`encode`): a block's whole
+//! event, a memory event's head but for the access's direction and size.
 
 // Unit tests do not link QEMU's symbols, so the QEMU side is left out of them (and what only it uses is then
 // unused).
@@ -63,9 +63,6 @@ pub struct Config {
     /// Benchmarking aid: `full` (default), `null` (the same callbacks registered, but empty: QEMU's own cost
     /// of the instrumentation), `blocks` (no memory callbacks).
     pub mode: Mode,
-    /// Let a block's first memory access report its start where that is safe ([`statics::fold_point`]);
-    /// `fold=off` gives every block its own callback (for comparison).
-    pub fold: bool,
 }
 
 /// See [`Config::mode`].
@@ -93,7 +90,6 @@ impl Config {
             chunk_bytes: 256 << 10,
             level: 1,
             mode: Mode::Full,
-            fold: true,
         };
         let on = |v: &str| matches!(v, "on" | "true" | "yes" | "1");
         for a in raw {
@@ -110,7 +106,6 @@ impl Config {
                     let n: usize = v.parse().map_err(|_| format!("chunk_kib={v} is not a number"))?;
                     cfg.chunk_bytes = n.clamp(4, 16 << 10) << 10;
                 }
-                "fold" => cfg.fold = on(v),
                 "level" => cfg.level = v.parse().map_err(|_| format!("level={v} is not a number"))?,
                 "mode" => {
                     cfg.mode = match v {
@@ -120,11 +115,9 @@ impl Config {
                         _ => return Err(format!("mode={v}: expected full, null or blocks")),
                     }
                 }
-                _ => return Err(format!("unknown plugin argument `{k}` (known: out, spill, header, function, per_iteration, exclude, program, chunk_kib, level, mode, fold)")),
+                _ => return Err(format!("unknown plugin argument `{k}` (known: out, spill, header, function, per_iteration, exclude, program, chunk_kib, level, mode)")),
             }
         }
-        // Without memory callbacks there is nothing to fold a block into.
-        cfg.fold &= cfg.mode != Mode::Blocks;
         cfg.out = out.ok_or("missing plugin argument out=FILE")?;
         match spill {
             Some(d) => cfg.spill_dir = d,

@@ -4,14 +4,12 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
-use iced_x86::{
-    CpuidFeature, Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
-};
+use iced_x86::{Decoder, DecoderOptions, FlowControl, InstructionInfoFactory, Mnemonic, OpAccess, OpKind};
 use trace::{
     Access, Block, Flow, Insn, LockKind, MemOperand, MetaRecord, Module, ModuleKind, Symbol, SymbolKind, NONE,
 };
 
-use crate::encode::{BlockEvent, MemSite};
+use crate::encode::BlockEvent;
 use crate::loops::{outer_loop, OuterLoop};
 use crate::modules::{load_elf, object_at, parse_maps, LoadedElf};
 use crate::out::SpillBuf;
@@ -48,10 +46,6 @@ pub struct TbDesc {
     pub exit: Exit,
     /// The block's `Block` event, encoded.
     pub ev: BlockEvent,
-    /// Index of the instruction whose memory access stands in for the block's start ([`fold_point`];
-    /// `u16::MAX`: none, the block has its own callback), and that access's site.
-    pub fold_at: u16,
-    pub fold_site: MemSite,
     /// Symbol id when the block starts a function (or a call made it one); `NONE` otherwise.
     pub entry_sym: AtomicU32,
     /// `ROLE_*` bits of the function the block starts.
@@ -353,7 +347,6 @@ impl Statics {
         self.next_insn = self.next_insn.wrapping_add(out.len() as u32);
         let term = out.last().map_or(Flow::Next, |i| i.flow);
         let (entry_sym, role) = self.entries.get(&vaddr).copied().unwrap_or((NONE, 0));
-        let fold = if cfg.fold { fold_point(&mut self.info, insns) } else { None };
         let desc: &'static TbDesc = Box::leak(Box::new(TbDesc {
             id,
             addr: vaddr,
@@ -363,8 +356,6 @@ impl Statics {
             term,
             exit: Exit::of(term),
             ev: BlockEvent::new(id),
-            fold_at: fold.map_or(u16::MAX, |k| k as u16),
-            fold_site: MemSite::new(first_insn, fold.unwrap_or(0) as u16, false),
             entry_sym: AtomicU32::new(entry_sym),
             role: AtomicU8::new(role),
             loop_flags: AtomicU32::new(0),
@@ -481,102 +472,6 @@ impl Statics {
     }
 }
 
-/// The instruction whose memory callback can also report the block's start, so that the block needs no
-/// callback of its own (QEMU's cost of a callback is about that of the tracer's work for it).
-///
-/// That instruction must be the block's first to access memory, and certain to make exactly one access, every
-/// time the block runs, and only after every instruction before it ran: so the instructions before it access
-/// no memory and cannot fault, and it is a plain load or store that QEMU 7.2 translates into a single access
-/// (a whitelist; a 16-byte SSE access, for instance, is two). A fault of that access itself means that the
-/// block's start is not recorded; the block did not complete in any case.
-pub fn fold_point(info: &mut InstructionInfoFactory, insns: &[&[u8]]) -> Option<usize> {
-    for (k, bytes) in insns.iter().enumerate() {
-        let mut d = Decoder::new(64, bytes, DecoderOptions::NONE);
-        let i = d.decode();
-        if i.is_invalid() {
-            return None;
-        }
-        let mut accesses = info
-            .info(&i)
-            .used_memory()
-            .iter()
-            .filter(|m| m.access() != OpAccess::NoMemAccess)
-            .map(|m| (m.access(), m.memory_size().size()));
-        match accesses.next() {
-            None if may_fault(&i) => return None,
-            None => continue,
-            Some((access, size)) => {
-                let single = accesses.next().is_none()
-                    && matches!(access, OpAccess::Read | OpAccess::Write)
-                    && (1..=8).contains(&size)
-                    && !i.has_lock_prefix()
-                    && !i.has_rep_prefix()
-                    && !i.has_repne_prefix()
-                    && !i.is_string_instruction()
-                    // Loading a segment register also reads its descriptor.
-                    && !(0..i.op_count()).any(|n| {
-                        i.op_kind(n) == OpKind::Register && i.op_register(n).is_segment_register()
-                    })
-                    && ONE_ACCESS.contains(&i.mnemonic());
-                return single.then_some(k);
-            }
-        }
-    }
-    None
-}
-
-/// Instructions that, with one plain read or write memory operand of at most 8 bytes (checked separately),
-/// QEMU 7.2 translates into exactly one guest memory access.
-const ONE_ACCESS: &[Mnemonic] = &[
-    Mnemonic::Mov,
-    Mnemonic::Movzx,
-    Mnemonic::Movsx,
-    Mnemonic::Movsxd,
-    Mnemonic::Add,
-    Mnemonic::Or,
-    Mnemonic::Adc,
-    Mnemonic::Sbb,
-    Mnemonic::And,
-    Mnemonic::Sub,
-    Mnemonic::Xor,
-    Mnemonic::Cmp,
-    Mnemonic::Test,
-    Mnemonic::Imul,
-    Mnemonic::Push,
-    Mnemonic::Pop,
-    Mnemonic::Call,
-    Mnemonic::Ret,
-    Mnemonic::Movss,
-    Mnemonic::Movsd,
-    Mnemonic::Movd,
-    Mnemonic::Movq,
-    Mnemonic::Addsd,
-    Mnemonic::Subsd,
-    Mnemonic::Mulsd,
-    Mnemonic::Divsd,
-    Mnemonic::Addss,
-    Mnemonic::Subss,
-    Mnemonic::Mulss,
-    Mnemonic::Divss,
-    Mnemonic::Ucomisd,
-    Mnemonic::Ucomiss,
-    Mnemonic::Comisd,
-    Mnemonic::Comiss,
-    Mnemonic::Cvtsi2sd,
-    Mnemonic::Cvtsi2ss,
-    Mnemonic::Cvtss2sd,
-    Mnemonic::Cvtsd2ss,
-];
-
-/// Whether an instruction without memory access may raise a signal (so that what follows may not run).
-fn may_fault(i: &Instruction) -> bool {
-    i.is_privileged()
-        || matches!(i.flow_control(), FlowControl::Exception | FlowControl::Interrupt)
-        || matches!(i.mnemonic(), Mnemonic::Div | Mnemonic::Idiv | Mnemonic::Syscall | Mnemonic::Sysenter)
-        // x87 reports pending exceptions at a later instruction.
-        || i.cpuid_features().contains(&CpuidFeature::FPU)
-}
-
 fn module_short_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
@@ -585,53 +480,5 @@ fn same_file(a: &str, b: &str) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const MOV_LOAD: &[u8] = &[0x8b, 0x07]; // mov (%rdi),%eax
-    const XOR: &[u8] = &[0x31, 0xd0]; // xor %edx,%eax
-    const IMUL: &[u8] = &[0x69, 0xc0, 0x93, 0x01, 0x00, 0x01]; // imul $0x1000193,%eax,%eax
-    const ADD_LOAD: &[u8] = &[0x03, 0x0c, 0x97]; // add (%rdi,%rdx,4),%ecx
-    const MOVZWL: &[u8] = &[0x0f, 0xb7, 0xce]; // movzwl %si,%ecx
-    const XOR_RMW: &[u8] = &[0x31, 0x04, 0x8f]; // xor %eax,(%rdi,%rcx,4): a load and a store
-    const DIV: &[u8] = &[0xf7, 0xf1]; // div %ecx
-    const MULPD: &[u8] = &[0x66, 0x0f, 0x59, 0x00]; // mulpd (%rax),%xmm0: two 8-byte loads in QEMU
-    const LEA: &[u8] = &[0x48, 0x8d, 0x47, 0x08]; // lea 0x8(%rdi),%rax
-    const REP_STOSB: &[u8] = &[0xf3, 0xaa];
-    const LOCK_ADD: &[u8] = &[0xf0, 0x83, 0x07, 0x01]; // lock addl $1,(%rdi)
-    const PUSH: &[u8] = &[0x55]; // push %rbp
-    const MOVSD_LOAD: &[u8] = &[0xf2, 0x0f, 0x10, 0x02]; // movsd (%rdx),%xmm0
-    const NOPL: &[u8] = &[0x0f, 0x1f, 0x00]; // nopl (%rax)
-    const FLD1: &[u8] = &[0xd9, 0xe8];
-    const MOV_TO_DS: &[u8] = &[0x8e, 0x1f]; // mov (%rdi),%ds
-
-    fn fold(insns: &[&[u8]]) -> Option<usize> {
-        fold_point(&mut InstructionInfoFactory::new(), insns)
-    }
-
-    #[test]
-    fn folds_at_the_first_single_access() {
-        assert_eq!(fold(&[MOV_LOAD, XOR]), Some(0));
-        assert_eq!(fold(&[XOR, IMUL, ADD_LOAD, MOV_LOAD]), Some(2));
-        assert_eq!(fold(&[PUSH, MOV_LOAD]), Some(0));
-        assert_eq!(fold(&[MOVSD_LOAD, MULPD]), Some(0));
-        // No memory access before: lea and nop with a memory operand.
-        assert_eq!(fold(&[LEA, NOPL, MOV_LOAD]), Some(2));
-    }
-
-    #[test]
-    fn does_not_fold_uncertain_accesses() {
-        assert_eq!(fold(&[XOR, IMUL]), None, "no memory access");
-        assert_eq!(fold(&[MOVZWL, XOR_RMW]), None, "two accesses");
-        assert_eq!(fold(&[MULPD, MOV_LOAD]), None, "a 16-byte access is two");
-        assert_eq!(fold(&[REP_STOSB, MOV_LOAD]), None, "may not access");
-        assert_eq!(fold(&[LOCK_ADD]), None);
-        assert_eq!(fold(&[DIV, MOV_LOAD]), None, "may fault before");
-        assert_eq!(fold(&[FLD1, MOV_LOAD]), None, "x87");
-        assert_eq!(fold(&[MOV_TO_DS]), None, "segment register");
     }
 }
