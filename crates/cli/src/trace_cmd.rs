@@ -99,6 +99,10 @@ pub struct RunArgs {
     /// Skip this function and its callees (their instructions are counted as skipped); repeatable.
     #[arg(long, value_name = "NAME")]
     pub exclude: Vec<String>,
+    /// zstd level of the trace: 1 (the default) is fastest, 19 smallest, 0 stores events uncompressed (less
+    /// CPU, about 20 times the bytes).
+    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub compress: Option<i32>,
     /// Do not show progress on the terminal.
     #[arg(short, long)]
     pub quiet: bool,
@@ -246,6 +250,9 @@ fn trace(a: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     if a.per_iteration {
         opt.push_str(",per_iteration=on");
+    }
+    if let Some(level) = a.compress {
+        opt.push_str(&format!(",level={level}"));
     }
     for x in &a.exclude {
         opt.push_str(&format!(",exclude={}", escape(x)));

@@ -141,11 +141,14 @@ impl ChunkHeader {
     }
 }
 
-/// Compresses `raw` (zstd at `level`, or stored raw when that is not smaller) and returns the complete chunk
-/// bytes: header followed by the payload.
+/// The compression level that stores chunks uncompressed (codec 0): the fastest to write.
+pub const STORE: i32 = 0;
+
+/// Compresses `raw` (zstd at `level`, or stored raw when that is not smaller or `level` is [`STORE`]) and
+/// returns the complete chunk bytes: header followed by the payload.
 pub fn encode_chunk(kind: ChunkKind, stream: u32, seq: u32, raw: &[u8], level: i32) -> Vec<u8> {
     assert!(raw.len() <= MAX_CHUNK_RAW as usize, "chunk payload too large");
-    let compressed = if raw.len() >= 64 { zstd::bulk::compress(raw, level).ok() } else { None };
+    let compressed = if raw.len() >= 64 && level != STORE { zstd::bulk::compress(raw, level).ok() } else { None };
     let (codec, stored): (Codec, &[u8]) = match &compressed {
         Some(c) if c.len() < raw.len() => (Codec::Zstd, c),
         _ => (Codec::Raw, raw),
@@ -167,7 +170,8 @@ impl std::fmt::Debug for ChunkEncoder {
 
 impl ChunkEncoder {
     pub fn new(level: i32) -> ChunkEncoder {
-        ChunkEncoder { level, zstd: zstd::bulk::Compressor::new(level).ok() }
+        let zstd = if level == STORE { None } else { zstd::bulk::Compressor::new(level).ok() };
+        ChunkEncoder { level, zstd }
     }
 
     /// Like [`encode_chunk`].

@@ -26,7 +26,9 @@ pub mod varint;
 pub mod writer;
 
 pub use event::{BlockShape, Event, EventDecoder, EventEncoder, LockKind, Sink, SkipKind, ADDR_SLOTS};
-pub use format::{encode_chunk, ChunkEncoder, ChunkHeader, ChunkKind, Codec, Header, CHUNK_HEADER_LEN, MAGIC, VERSION};
+pub use format::{
+    encode_chunk, ChunkEncoder, ChunkHeader, ChunkKind, Codec, Header, CHUNK_HEADER_LEN, MAGIC, STORE, VERSION,
+};
 pub use meta::{
     Access, Block, EndRecord, Flow, Insn, MemOperand, MetaRecord, Module, ModuleKind, SimtEnd, SimtStart, Symbol,
     SymbolKind, ThreadEnd, ThreadInfo,

@@ -59,6 +59,8 @@ pub struct Config {
     pub exclude: Vec<String>,
     pub program_path: Option<String>,
     pub chunk_bytes: usize,
+    /// zstd level of the chunks (1 by default); 0 stores them uncompressed (less CPU, about 20x the bytes:
+    /// a win only where writing is cheaper than compressing).
     pub level: i32,
     /// Benchmarking aid: `full` (default), `null` (the same callbacks registered, but empty: QEMU's own cost
     /// of the instrumentation), `blocks` (no memory callbacks).
