@@ -9,9 +9,12 @@ use std::cell::RefCell;
 use conformance::random::{self, Config, Engines, Source};
 use libfuzzer_sys::fuzz_target;
 
+/// Inputs run on one pair of engines before they are replaced (the JIT keeps every kernel it compiled).
+const REUSE: u32 = 256;
+
 thread_local! {
-    /// Created once per process: the JIT keeps its worker pool and compiled kernels.
-    static ENGINES: RefCell<Option<Engines>> = const { RefCell::new(None) };
+    /// The engines and how many inputs they ran: the JIT's worker pool is reused across inputs.
+    static ENGINES: RefCell<Option<(Engines, u32)>> = const { RefCell::new(None) };
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -23,7 +26,11 @@ fuzz_target!(|data: &[u8]| {
     let shape = shapes[usize::from(first) % shapes.len()];
     ENGINES.with(|cell| {
         let mut cell = cell.borrow_mut();
-        let engines = cell.get_or_insert_with(|| Engines::new().expect("both the emulator and the JIT"));
+        if cell.as_ref().is_some_and(|(_, runs)| *runs >= REUSE) {
+            *cell = None;
+        }
+        let (engines, runs) = cell.get_or_insert_with(|| (Engines::new().expect("both the emulator and the JIT"), 0));
+        *runs += 1;
         if let Err(failure) = random::check(&kernel, shape, engines) {
             panic!(
                 "engines disagree (grid {:?}, block {:?}): {}\n{}",

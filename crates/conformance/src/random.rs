@@ -3,25 +3,33 @@
 //!
 //! [`generate`] builds a random PTX kernel (PTX 7.8, `sm_80`, `.address_size 64`) from a seed, or from a
 //! fuzzer's bytes ([`Source::from_bytes`]). Every kernel has three parameters (an input buffer, an output
-//! buffer, the number of input words `n`); each thread loads its own input words, initialises every register
-//! of a fixed pool (`.u32/.s32/.b32/.u64/.s64/.b64/.f32/.f64/.pred`), runs a random program over them, and
-//! stores the whole pool into its own output slots (8 bytes a register). Atomics accumulate into a few
-//! counters after the slots.
+//! buffer, the number of input words `n`); each thread loads its own input words (8 bytes each, also as
+//! narrow, sign-extended and `.v2` loads), initialises every register of a fixed pool
+//! (`.u32/.s32/.b32/.u64/.s64/.b64/.f32/.f64/.pred`), runs a random program over them, and stores the whole
+//! pool into its own output slots (8 bytes a register). Atomics accumulate into counters after the slots,
+//! one order-independent operation per counter.
 //!
 //! The program mixes integer arithmetic and bit operations, comparisons, conversions, IEEE float arithmetic
-//! with every rounding mode, `.ftz` and `.sat`, guarded instructions, divergent `if`/`else`, loops with
-//! uniform and per-thread trip counts, and, at points every thread of the CTA reaches together, barriers,
-//! shared-memory exchanges, warp shuffles and votes. Inputs are drawn so that float special values (NaN,
-//! ±inf, ±0, subnormals, huge values) and integer edge values occur.
+//! with every rounding mode, `.ftz` and `.sat`, guarded instructions, special registers, a thread-private
+//! `.local` array (local and generic addresses), divergent `if`/`else`, loops with uniform and per-thread
+//! trip counts, and, at points every thread of the CTA reaches together (also inside CTA-uniform branches
+//! and loops), barriers, shared-memory exchanges (shared and generic addresses), warp shuffles and votes.
+//! Inputs are drawn so that float special values (NaN, ±inf, ±0, subnormals, huge values) and integer edge
+//! values occur. Addresses never reach the outputs (the engines place shared, local and generic memory
+//! differently).
 //!
 //! [`check`] runs a kernel on both engines and compares the outputs bit for bit, except that any NaN equals any
 //! NaN in float slots: NaN payloads are not specified by PTX, and the engines differ (the emulator returns the
 //! canonical NaN like the hardware, native x86 code propagates payloads). So that payloads never reach
-//! integer registers, float-to-integer bit moves (`mov.b32 %r, %f`) canonicalise NaN first.
+//! integer registers, float-to-integer bit moves (`mov.b32 %r, %f`) and float stores to the local array
+//! (which loads of other types may read) make NaN canonical first.
 //!
 //! [`shrink`] reduces a failing kernel (statements removed, branches and loops flattened, register
 //! initialisations replaced by zeros, stores limited to the differing registers, smaller launch shapes) so
 //! that the report shows the smallest program that still fails.
+//!
+//! [`Config::known_good`] leaves out the constructs an engine is known to get wrong (each with a note);
+//! `Config::default()` generates everything.
 
 use std::fmt::Write as _;
 
@@ -341,7 +349,7 @@ impl Kernel {
                 let pick = |n: usize, rng: &mut Rng| (rng.next_u64() % n as u64) as usize;
                 let v: u64 = match l {
                     Load::U32 | Load::S32 => {
-                        let mut half = |r: u64, rng: &mut Rng| match r % 4 {
+                        let half = |r: u64, rng: &mut Rng| match r % 4 {
                             0 if l == Load::U32 => u64::from(EDGE_U32[pick(EDGE_U32.len(), rng)]),
                             0 => u64::from(EDGE_I32[pick(EDGE_I32.len(), rng)] as u32),
                             1 => rng.next_u64() % 70,
@@ -742,7 +750,13 @@ impl Gen<'_> {
             14..=16 if s.convergent && f.barriers && f.shared => Some(self.exchange()),
             17..=21 if s.convergent && f.shuffles => self.code(Self::shuffle),
             22..=24 if s.convergent && f.votes => self.code(Self::vote),
-            25..=27 if f.atomics => self.code(Self::atomic),
+            25..=27 if f.atomics => {
+                let mut line = self.atomic()?;
+                if f.guards && self.src.chance(25) {
+                    line = format!("@{} {line}", self.reg(Class::Pred));
+                }
+                self.allowed(&line).then(|| Stmt::Code(vec![line]))
+            }
             28..=29 => Some(self.special()),
             30..=32 => self.reload(),
             33..=36 => Some(self.local()),

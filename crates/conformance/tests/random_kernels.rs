@@ -5,7 +5,9 @@
 //! `LOCKSTEP_RANDOM_SEED` (decimal or `0x` hex) sets the first seed, `LOCKSTEP_RANDOM_KERNELS` the number of
 //! kernels (seeds `seed, seed+1, ...`). A failing kernel is printed with its seed and written, with its shrunk
 //! form, to `lockstep-random-<seed>.ptx` and `lockstep-random-<seed>-min.ptx` in the temporary directory;
-//! `LOCKSTEP_RANDOM_SEED=<seed> LOCKSTEP_RANDOM_KERNELS=1` reruns it alone.
+//! `LOCKSTEP_RANDOM_SEED=<seed> LOCKSTEP_RANDOM_KERNELS=1` reruns it alone. The generator leaves out the
+//! constructs an engine is known to get wrong (`Config::known_good`); `LOCKSTEP_RANDOM_ALL=1` includes them.
+//! A JIT refusal (`Unsupported`) fails the test: the generator only uses what both engines support.
 
 use conformance::random::{self, Config, Engines, Failure, Kernel};
 use conformance::Shape;
