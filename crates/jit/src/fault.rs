@@ -3,24 +3,51 @@
 //! whose program counter lies in compiled code, prints the kernel and the address, and exits with status 1.
 //! Faults anywhere else get the default action.
 
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 
-/// Code ranges and their kernels. Replaced (never freed) on every registration, so the handler can read it
-/// without locks.
-static RANGES: AtomicPtr<Vec<(usize, usize, String)>> = AtomicPtr::new(std::ptr::null_mut());
+/// The most recent code ranges and their kernels' names (a ring: the oldest entry is reused). Entries are
+/// written before the count that publishes them, so the handler reads them without locks.
+const SLOTS: usize = 1024;
+static STARTS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+static ENDS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+/// Each entry's kernel name (its first `NAME` bytes) and length: no allocation, so nothing to free or leak.
+const NAME: usize = 96;
+static NAMES: [[AtomicU8; NAME]; SLOTS] = [const { [const { AtomicU8::new(0) }; NAME] }; SLOTS];
+static NAME_LENS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+static COUNT: AtomicUsize = AtomicUsize::new(0);
 static REGISTER: Mutex<()> = Mutex::new(());
 static INSTALL: Once = Once::new();
 
 /// Records that `[start, end)` holds the code of `kernel`, and installs the handler on first use.
 pub fn register(start: usize, end: usize, kernel: &str) {
     let _guard = REGISTER.lock().unwrap_or_else(|e| e.into_inner());
-    let old = RANGES.load(Ordering::Acquire);
-    // SAFETY: published vectors are never freed.
-    let mut ranges = if old.is_null() { Vec::new() } else { unsafe { (*old).clone() } };
-    ranges.push((start, end, kernel.to_string()));
-    RANGES.store(Box::into_raw(Box::new(ranges)), Ordering::Release);
+    let n = COUNT.load(Ordering::Relaxed);
+    let slot = n % SLOTS;
+    ENDS[slot].store(0, Ordering::Release);
+    STARTS[slot].store(start, Ordering::Release);
+    let bytes = &kernel.as_bytes()[..kernel.len().min(NAME)];
+    for (cell, &b) in NAMES[slot].iter().zip(bytes) {
+        cell.store(b, Ordering::Relaxed);
+    }
+    NAME_LENS[slot].store(bytes.len(), Ordering::Release);
+    ENDS[slot].store(end, Ordering::Release);
+    COUNT.store(n + 1, Ordering::Release);
     INSTALL.call_once(install);
+}
+
+/// The name of the kernel whose code holds `pc` (at most `NAME` bytes).
+fn kernel_at(pc: usize) -> Option<String> {
+    let n = COUNT.load(Ordering::Acquire).min(SLOTS);
+    (0..n).find_map(|i| {
+        let (s, e) = (STARTS[i].load(Ordering::Acquire), ENDS[i].load(Ordering::Acquire));
+        if pc < s || pc >= e {
+            return None;
+        }
+        let len = NAME_LENS[i].load(Ordering::Acquire);
+        let bytes: Vec<u8> = NAMES[i][..len].iter().map(|c| c.load(Ordering::Relaxed)).collect();
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    })
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
@@ -47,11 +74,8 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut l
         let uc = &*(uctx as *const libc::ucontext_t);
         (uc.uc_mcontext.gregs[libc::REG_RIP as usize] as usize, (*info).si_addr() as usize)
     };
-    let ranges = RANGES.load(Ordering::Acquire);
-    // SAFETY: published vectors are never freed.
-    let hit = (!ranges.is_null()).then(|| unsafe { &*ranges }).and_then(|r| r.iter().find(|x| pc >= x.0 && pc < x.1));
-    match hit {
-        Some((_, _, kernel)) => {
+    match kernel_at(pc) {
+        Some(kernel) => {
             // Generated code holds no lock, so formatting here cannot deadlock on this thread.
             let msg = format!(
                 "error: kernel `{kernel}` (JIT) accessed unmapped memory at {addr:#x}\n  \

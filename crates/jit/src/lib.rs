@@ -137,7 +137,12 @@ impl Jit {
         let compiled = compile::compile(isa, module, kernel, self.options.check, self.options.cache_dir.as_deref())
             .map_err(|list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel)))?;
         let c = Arc::new(compiled);
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, c.clone());
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        // A bound on the memory kept by long-running users (fuzzers, servers): start over when full.
+        if cache.len() >= 256 {
+            cache.clear();
+        }
+        cache.insert(key, c.clone());
         Ok(c)
     }
 

@@ -1810,8 +1810,9 @@ impl<'a, 'b> Translator<'a, 'b> {
             if m.rnd != Rnd::None {
                 return false;
             }
+            // Like the emulator: signed results stay sign-extended, so a wider register gets the right value.
             let x = self.extend(a, st);
-            let r = self.mask(x, dt);
+            let r = self.extend(x, dt);
             self.write(op.dst, r);
             return true;
         }
@@ -1877,11 +1878,22 @@ impl<'a, 'b> Translator<'a, 'b> {
                 } else {
                     self.b.ins().fcvt_to_uint_sat(it, x)
                 };
-                let r = if it == I32 { self.b.ins().uextend(I64, r) } else { r };
-                // NaN gives 0, except from `.f64` or into 64 bits, where it gives the top bit (the ISA's rule).
+                let r = match (it == I32, dt.is_signed()) {
+                    (true, true) => self.b.ins().sextend(I64, r),
+                    (true, false) => self.b.ins().uextend(I64, r),
+                    _ => r,
+                };
+                // NaN gives 0, except from `.f64` or into 64 bits, where it gives the top bit (the ISA's rule),
+                // sign-extended for a signed destination.
                 let r = if st == Ty::F64 || dt.bits() == 64 {
                     let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
-                    let top = self.b.ins().iconst(I64, (1u64 << (dt.bits() - 1)) as i64);
+                    let top_bit = 1u64 << (dt.bits() - 1);
+                    let top = if dt.is_signed() {
+                        (top_bit as i64) << (64 - dt.bits()) >> (64 - dt.bits())
+                    } else {
+                        top_bit as i64
+                    };
+                    let top = self.b.ins().iconst(I64, top);
                     self.b.ins().select(nan, top, r)
                 } else {
                     r

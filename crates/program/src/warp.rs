@@ -35,7 +35,8 @@ pub fn exec(
                         }
                     }
                     ShflMode::Down => {
-                        let j = lane + bval;
+                        // An offset past the last lane (even one that overflows 32 bits) keeps the lane's own value.
+                        let j = lane.saturating_add(bval);
                         if j <= max_lane {
                             (j, true)
                         } else {
