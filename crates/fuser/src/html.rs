@@ -35,7 +35,7 @@ fn thousands(n: u64) -> String {
     let mut out = String::new();
     let first = s.len() % 3;
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && i >= first && (i - first) % 3 == 0 {
+        if i > 0 && i >= first && (i - first).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
