@@ -157,7 +157,15 @@ fn the_jit_runs_vector_add_like_the_emulator() {
     let b: Vec<f32> = (0..1024).map(|i| 1000.0 - i as f32).collect();
     std::fs::write(dir.path().join("a.bin"), f32_bytes(a.iter().copied())).unwrap();
     std::fs::write(dir.path().join("b.bin"), f32_bytes(b.iter().copied())).unwrap();
-    for (backend, extra) in [("emu", vec![]), ("jit", vec!["--threads", "2", "--no-cache"]), ("jit", vec!["--check"])] {
+    // The second plain JIT run loads the kernel from the on-disk cache the first one wrote.
+    let runs = [
+        ("emu", vec![]),
+        ("jit", vec!["--threads", "2", "--no-cache"]),
+        ("jit", vec![]),
+        ("jit", vec!["--schedule", "dynamic"]),
+        ("jit", vec!["--check", "--schedule", "static"]),
+    ];
+    for (backend, extra) in runs {
         vector_add(dir.path())
             .args(["--arg", "f32[]:@a.bin", "--arg", "f32[]:@b.bin", "--arg", "f32[1024]:0", "--arg", "s32:1024"])
             .args(["--out", "2=c.bin", "--backend", backend])
@@ -169,6 +177,8 @@ fn the_jit_runs_vector_add_like_the_emulator() {
         let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         assert_eq!(c, want, "{backend}");
     }
+    let cached = std::fs::read_dir(dir.path().join("lockstep/jit")).unwrap().count();
+    assert_eq!(cached, 2, "one cache entry for the unchecked kernel, one for the checked");
     vector_add(dir.path())
         .args(["--backend", "gpu"])
         .assert()

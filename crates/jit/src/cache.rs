@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-const MAGIC: &[u8; 8] = b"LSJIT01\0";
+const MAGIC: &[u8; 8] = b"LSJIT02\0";
 
 /// Where compiled kernels are cached by default: `$XDG_CACHE_HOME/lockstep/jit` or `~/.cache/lockstep/jit`.
 pub fn default_dir() -> Option<PathBuf> {
@@ -47,8 +47,10 @@ pub fn load(dir: &Path, key: &str) -> Option<(Vec<usize>, Vec<u8>)> {
     }
     let offsets: Vec<usize> = (0..n).map(|i| word(1 + i).map(|o| o as usize)).collect::<Option<_>>()?;
     let len = usize::try_from(word(1 + n)?).ok()?;
-    let code = rest.get((2 + n) * 8..)?;
-    if code.len() != len || offsets.iter().any(|&o| o >= len) {
+    let sum = word(2 + n)?;
+    let code = rest.get((3 + n) * 8..)?;
+    // A damaged entry is ignored (and rewritten), never executed.
+    if code.len() != len || offsets.iter().any(|&o| o >= len) || fnv(&[code]) != sum {
         return None;
     }
     Some((offsets, code.to_vec()))
@@ -65,9 +67,34 @@ pub fn store(dir: &Path, key: &str, offsets: &[usize], code: &[u8]) {
             tmp.write_all(&(o as u64).to_le_bytes())?;
         }
         tmp.write_all(&(code.len() as u64).to_le_bytes())?;
+        tmp.write_all(&fnv(&[code]).to_le_bytes())?;
         tmp.write_all(code)?;
         tmp.persist(dir.join(format!("{key}.bin"))).map_err(|e| e.error)?;
         Ok(())
     };
     let _ = write();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_damage_is_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let code: Vec<u8> = (0..200u8).collect();
+        store(dir.path(), "k", &[0, 64], &code);
+        assert_eq!(load(dir.path(), "k"), Some((vec![0, 64], code.clone())));
+        let path = dir.path().join("k.bin");
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(load(dir.path(), "k"), None, "a flipped code byte");
+        std::fs::write(&path, &bytes[..20]).unwrap();
+        assert_eq!(load(dir.path(), "k"), None, "a truncated entry");
+        assert_eq!(load(dir.path(), "missing"), None);
+        assert_ne!(key("a", "k", false, "x86"), key("b", "k", false, "x86"));
+        assert_ne!(key("a", "k", false, "x86"), key("a", "k", true, "x86"));
+    }
 }
