@@ -172,17 +172,21 @@ pub fn for_each_def(prog: &Program, op: &Op, mut f: impl FnMut(usize)) {
 
 /// Registers named inside matrix and texture operand lists (not covered by the generic def/use walk).
 fn for_each_matrix_reg(op: &Op, ns: usize, f: &mut impl FnMut(usize)) {
-    let text = format!("{:?}", op.extra);
-    // Operand lists of these ops are `Src::Reg(n)` / `Dst::Reg(n, _)` / `Src::Pred(n, _)` / `Dst::Pred(n)`.
-    for (prefix, pred) in [("Reg(", false), ("Pred(", true)] {
-        let mut rest = text.as_str();
-        while let Some(at) = rest.find(prefix) {
-            rest = &rest[at + prefix.len()..];
-            let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-            if let Ok(n) = digits.parse::<usize>() {
-                f(if pred { ns + n } else { n });
-            }
-        }
+    let f = std::cell::RefCell::new(f);
+    let src = |s: &Src| match *s {
+        Src::Reg(r) => (f.borrow_mut())(r as usize),
+        Src::Pred(p, _) => (f.borrow_mut())(ns + p as usize),
+        _ => {}
+    };
+    let dst = |d: &Dst| match *d {
+        Dst::Reg(r, _) => (f.borrow_mut())(r as usize),
+        Dst::Pred(p) => (f.borrow_mut())(ns + p as usize),
+        _ => {}
+    };
+    match op.extra.as_deref() {
+        Some(Extra::Matrix(m)) => m.operands(src, dst),
+        Some(Extra::Texture(t)) => t.operands(src, dst),
+        _ => {}
     }
 }
 

@@ -216,6 +216,27 @@ pub enum MatrixOp {
     Ldmatrix { trans: bool, dsts: SmallVec<[Dst; 4]> },
 }
 
+impl MatrixOp {
+    /// Calls `src` for every source operand and `dst` for every destination.
+    pub fn operands(&self, mut src: impl FnMut(&Src), mut dst: impl FnMut(&Dst)) {
+        match self {
+            MatrixOp::Load { dsts, stride, .. } => {
+                dsts.iter().for_each(&mut dst);
+                stride.iter().for_each(&mut src);
+            }
+            MatrixOp::Store { srcs, stride, .. } => {
+                srcs.iter().for_each(&mut src);
+                stride.iter().for_each(&mut src);
+            }
+            MatrixOp::Mma(m) => {
+                m.dsts.iter().for_each(&mut dst);
+                m.srcs.iter().flatten().for_each(&mut src);
+            }
+            MatrixOp::Ldmatrix { dsts, .. } => dsts.iter().for_each(&mut dst),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MmaOp {
     pub k: u32,

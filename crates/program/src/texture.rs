@@ -146,6 +146,30 @@ pub enum TexOp {
     },
 }
 
+impl TexOp {
+    /// Calls `src` for every source operand and `dst` for every destination.
+    pub fn operands(&self, mut src: impl FnMut(&Src), mut dst: impl FnMut(&Dst)) {
+        match self {
+            TexOp::Fetch { handle, coords, dsts, pred, .. } => {
+                src(handle);
+                coords.iter().for_each(&mut src);
+                dsts.iter().for_each(&mut dst);
+                dst(pred);
+            }
+            TexOp::Query { handle, dst: d, .. } => {
+                src(handle);
+                dst(d);
+            }
+            TexOp::Surface { handle, coords, dsts, srcs, .. } => {
+                src(handle);
+                coords.iter().for_each(&mut src);
+                srcs.iter().for_each(&mut src);
+                dsts.iter().for_each(&mut dst);
+            }
+        }
+    }
+}
+
 pub fn geom_of(words: &[Word]) -> Option<Geom> {
     words.iter().find_map(|w| {
         Some(match w {
