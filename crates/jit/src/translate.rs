@@ -1538,6 +1538,51 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let r = if wide { self.mask(r, Ty::wide(ty)) } else { self.mask(r, ty) };
                 self.write(op.dst, r);
             }
+            Kind::Div | Kind::Rem if matches!(bits, 8 | 16 | 32 | 64) => {
+                // The emulator's rules: `a / 0` is all ones, `a % 0` is `a`, `MIN / -1` wraps to MIN and
+                // `MIN % -1` is 0. The divisor is made safe first, so the native division never traps.
+                let a = self.read(&op.a);
+                let b = self.read(&op.b);
+                let x = self.extend(a, ty);
+                let y = self.extend(b, ty);
+                let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
+                let one = self.b.ins().iconst(I64, 1);
+                let y = self.b.ins().select(zero, one, y);
+                let signed = ty.is_signed();
+                // Only 64-bit MIN / -1 overflows: narrower values are sign-extended into 64 bits.
+                let minus1 = if signed && bits == 64 {
+                    let m = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+                    Some(m)
+                } else {
+                    None
+                };
+                let y = match minus1 {
+                    Some(m) => self.b.ins().select(m, one, y),
+                    None => y,
+                };
+                let r = match (op.kind, signed) {
+                    (Kind::Div, true) => self.b.ins().sdiv(x, y),
+                    (Kind::Div, false) => self.b.ins().udiv(x, y),
+                    (_, true) => self.b.ins().srem(x, y),
+                    (_, false) => self.b.ins().urem(x, y),
+                };
+                let r = match (minus1, op.kind) {
+                    (Some(m), Kind::Div) => {
+                        let neg = self.b.ins().ineg(x);
+                        self.b.ins().select(m, neg, r)
+                    }
+                    (Some(m), _) => {
+                        let z = self.b.ins().iconst(I64, 0);
+                        self.b.ins().select(m, z, r)
+                    }
+                    (None, _) => r,
+                };
+                let by_zero =
+                    if op.kind == Kind::Div { self.b.ins().iconst(I64, ty.mask() as i64) } else { self.mask(a, ty) };
+                let r = self.b.ins().select(zero, by_zero, r);
+                let r = self.mask(r, ty);
+                self.write(op.dst, r);
+            }
             Kind::Abs | Kind::Neg if !ty.is_float() => {
                 let a = self.read(&op.a);
                 let x = self.extend(a, if ty.is_signed() { ty } else { Ty::signed_of(ty) });
