@@ -1,15 +1,40 @@
-//! Seeded faults are caught, and the error names kernel, block, thread, PTX line and address. The rendered
-//! errors are compared with `tests/expected/errors.txt` (`BLESS=1` rewrites it); device addresses, which
-//! differ from run to run, are replaced by `0xADDR`.
+//! Seeded faults are caught, and the error names kernel, block, thread, PTX line and address: by the emulator,
+//! and by the JIT in checked mode (`--check`) in exactly the same words. The rendered errors of both engines
+//! are compared with `tests/expected/errors.txt` (`BLESS=1` rewrites it from the emulator's); device
+//! addresses, which differ from run to run, are replaced by `0xADDR`.
 
 use device::{Backend, DeviceMemory, Dim3, Launch, LaunchConfig, LoadedModule, ParamBuffer};
 
-fn run(file: &str, kernel: &str, grid: u32, block: u32, buffers: usize, n: Option<u32>) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/ptx/handwritten").join(file);
-    run_text(&std::fs::read_to_string(&path).unwrap(), kernel, grid, block, buffers, n)
+/// The engines whose errors must read alike: the emulator, and the JIT checking every access.
+fn engines() -> Vec<(&'static str, Box<dyn Backend>)> {
+    vec![
+        ("emu", Box::new(emu::Emulator::new())),
+        ("jit --check", Box::new(jit::Jit::new(jit::Options { threads: 1, check: true, ..jit::Options::default() }))),
+    ]
 }
 
-fn run_text(text: &str, kernel: &str, grid: u32, block: u32, buffers: usize, n: Option<u32>) -> String {
+fn run(
+    engine: &mut dyn Backend,
+    file: &str,
+    kernel: &str,
+    grid: u32,
+    block: u32,
+    buffers: usize,
+    n: Option<u32>,
+) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/ptx/handwritten").join(file);
+    run_text(engine, &std::fs::read_to_string(&path).unwrap(), kernel, grid, block, buffers, n)
+}
+
+fn run_text(
+    engine: &mut dyn Backend,
+    text: &str,
+    kernel: &str,
+    grid: u32,
+    block: u32,
+    buffers: usize,
+    n: Option<u32>,
+) -> String {
     let text = text.to_string();
     let mut mem = DeviceMemory::new();
     let module = LoadedModule::load(ir::compile(&text).unwrap(), &mut mem).unwrap();
@@ -25,7 +50,7 @@ fn run_text(text: &str, kernel: &str, grid: u32, block: u32, buffers: usize, n: 
     }
     let config = LaunchConfig { grid: Dim3::new(grid, 1, 1), block: Dim3::new(block, 1, 1), dynamic_shared: 0 };
     let launch = Launch { module: &module, kernel: k, config, params: &params, collect_stats: false };
-    match emu::Emulator::new().launch(&launch, &mut mem, &mut std::io::sink()) {
+    match engine.launch(&launch, &mut mem, &mut std::io::sink()) {
         Ok(_) => format!("{kernel}: no error\n"),
         Err(e) => format!("{kernel}: {}\n", mask_addresses(&e.to_string())),
     }
@@ -47,23 +72,25 @@ fn mask_addresses(s: &str) -> String {
 
 #[test]
 fn seeded_faults_are_reported_with_their_location() {
-    let mut actual = String::new();
-    actual += &run("bad_oob.ptx", "bad_oob", 2, 64, 1, Some(128));
-    actual += &run("bad_misaligned.ptx", "bad_misaligned", 1, 32, 2, None);
-    actual += &run("bad_misaligned.ptx", "bad_misaligned_vec", 1, 32, 2, None);
-    actual += &run("bad_barrier_divergence.ptx", "bad_barrier_divergence", 1, 64, 1, None);
-    actual += &run("bad_barrier_divergence.ptx", "bad_barrier_partial_warps", 1, 128, 1, None);
-    actual += &run_text(SHARED_OOB, "shared_oob", 1, 64, 1, None);
-    actual += &run_text(LOCAL_OOB, "local_oob", 1, 32, 1, None);
-    actual += &run_text(TRAP, "traps", 2, 32, 1, None);
     let expected_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expected/errors.txt");
-    if std::env::var_os("BLESS").is_some() {
-        std::fs::create_dir_all(expected_path.parent().unwrap()).unwrap();
-        std::fs::write(&expected_path, &actual).unwrap();
+    for (name, mut engine) in engines() {
+        let e = engine.as_mut();
+        let mut actual = String::new();
+        actual += &run(e, "bad_oob.ptx", "bad_oob", 2, 64, 1, Some(128));
+        actual += &run(e, "bad_misaligned.ptx", "bad_misaligned", 1, 32, 2, None);
+        actual += &run(e, "bad_misaligned.ptx", "bad_misaligned_vec", 1, 32, 2, None);
+        actual += &run(e, "bad_barrier_divergence.ptx", "bad_barrier_divergence", 1, 64, 1, None);
+        actual += &run(e, "bad_barrier_divergence.ptx", "bad_barrier_partial_warps", 1, 128, 1, None);
+        actual += &run_text(e, SHARED_OOB, "shared_oob", 1, 64, 1, None);
+        actual += &run_text(e, LOCAL_OOB, "local_oob", 1, 32, 1, None);
+        actual += &run_text(e, TRAP, "traps", 2, 32, 1, None);
+        if name == "emu" && std::env::var_os("BLESS").is_some() {
+            std::fs::write(&expected_path, &actual).unwrap();
+        }
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+        assert!(!actual.contains("no error"), "{name}: a seeded fault went undetected:\n{actual}");
+        assert_eq!(actual, expected, "{name}");
     }
-    let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
-    assert!(!actual.contains("no error"), "a seeded fault went undetected:\n{actual}");
-    assert_eq!(actual, expected);
 }
 
 const SHARED_OOB: &str = ".version 8.0
