@@ -337,22 +337,12 @@ impl<'a> Machine<'a> {
     }
 
     fn line(&self, f: FuncId, op: &Op) -> u32 {
-        let body = self.module.module.functions[f].body.as_ref().expect("body");
-        self.module.module.line_of(body.insts[op.inst].span)
+        program::inst_line(&self.module.module, f, op.inst)
     }
 
     /// The instruction as the user wrote it (or as the printer spells it, for a module built without text).
     fn text(&self, f: FuncId, op: &Op) -> String {
-        let func = &self.module.module.functions[f];
-        let body = func.body.as_ref().expect("body");
-        let inst = &body.insts[op.inst];
-        let written = self.module.module.source_text(inst.span);
-        if !written.is_empty() {
-            return written.split_whitespace().collect::<Vec<_>>().join(" ");
-        }
-        let mut s = String::new();
-        let _ = ir::print::write_inst(&mut s, &self.module.module, func, body, inst);
-        s
+        program::inst_text(&self.module.module, f, op.inst)
     }
 
     fn error(&self, cta: &Cta, w: usize, lane: u32, f: FuncId, op: &Op, kind: ErrorKind) -> ExecError {

@@ -63,10 +63,8 @@ pub fn isa() -> Result<OwnedTargetIsa, String> {
 
 /// Lists what the JIT cannot run, each with its PTX line (empty when everything is supported).
 pub fn unsupported(module: &LoadedModule, programs: &HashMap<FuncId, Program>) -> Vec<String> {
-    let m = &module.module;
     let mut out = Vec::new();
     for (f, prog) in programs {
-        let body = m.functions[*f].body.as_ref().expect("decoded functions have bodies");
         for op in &prog.ops {
             let why = match op.kind {
                         _ if !prog.is_kernel && yield_kind(op).is_some() => Some(
@@ -75,10 +73,7 @@ pub fn unsupported(module: &LoadedModule, programs: &HashMap<FuncId, Program>) -
                 _ => None,
             };
             if let Some(why) = why {
-                let inst = &body.insts[op.inst];
-                let line = m.line_of(inst.span);
-                let text = m.source_text(inst.span).split_whitespace().collect::<Vec<_>>().join(" ");
-                out.push(format!("PTX line {line} in `{}`: `{text}` ({why})", prog.name));
+                out.push(program::unsupported_entry(&module.module, *f, op.inst, why));
             }
         }
     }

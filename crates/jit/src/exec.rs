@@ -53,22 +53,18 @@ impl WorkerState {
         self.log.push((self.phase, t, s, text));
     }
 
-    fn in_range(addr: u64, size: u32, base: u64, len: u64) -> bool {
-        addr >= base && addr.checked_add(u64::from(size)).is_some_and(|end| end <= base + len)
-    }
-
     /// Whether `[addr, addr+size)` lies in memory the launch can reach.
     pub fn reachable(&self, ctx: &CtaCtx, addr: u64, size: u32) -> bool {
-        Self::in_range(addr, size, ctx.shared as u64, ctx.shared_size)
-            || Self::in_range(addr, size, self.threads.0, self.threads.1)
-            || Self::in_range(addr, size, self.params.0, self.params.1)
+        in_range(addr, size, ctx.shared as u64, ctx.shared_size)
+            || in_range(addr, size, self.threads.0, self.threads.1)
+            || in_range(addr, size, self.params.0, self.params.1)
             || self.region(addr, size).is_some()
     }
 
     fn region(&self, addr: u64, size: u32) -> Option<&(u64, u64, bool)> {
         let i = self.regions.partition_point(|r| r.0 <= addr);
         let r = self.regions.get(i.checked_sub(1)?)?;
-        Self::in_range(addr, size, r.0, r.1).then_some(r)
+        in_range(addr, size, r.0, r.1).then_some(r)
     }
 
     /// `isspacep.global` (any allocation) and `isspacep.const` (a read-only one).
@@ -78,12 +74,12 @@ impl WorkerState {
 
     /// Checked mode: 0 when the access is allowed, else an error code.
     pub fn check(&self, ctx: &CtaCtx, addr: u64, size: u32, write: bool) -> u32 {
-        if Self::in_range(addr, size, ctx.shared as u64, ctx.shared_size)
-            || Self::in_range(addr, size, self.threads.0, self.threads.1)
+        if in_range(addr, size, ctx.shared as u64, ctx.shared_size)
+            || in_range(addr, size, self.threads.0, self.threads.1)
         {
             return error::NONE;
         }
-        if Self::in_range(addr, size, self.params.0, self.params.1) {
+        if in_range(addr, size, self.params.0, self.params.1) {
             return if write { error::READ_ONLY } else { error::NONE };
         }
         match self.region(addr, size) {
@@ -93,6 +89,11 @@ impl WorkerState {
             None => error::OUT_OF_BOUNDS,
         }
     }
+}
+
+/// Whether `[addr, addr+size)` lies inside `[base, base+len)`.
+fn in_range(addr: u64, size: u32, base: u64, len: u64) -> bool {
+    addr >= base && addr.checked_add(u64::from(size)).is_some_and(|end| end <= base + len)
 }
 
 /// Buffers a worker reuses from CTA to CTA.
@@ -141,7 +142,6 @@ impl Worker {
         }
         state.params = (data.params.as_ptr() as u64, data.params.len() as u64);
         state.threads = (self.threads.as_ptr() as u64, (stride * n as usize) as u64);
-        SHARED_BASE.with(|b| b.set(self.shared.as_ptr() as u64));
         let mut ctx = CtaCtx {
             shared: self.shared.as_mut_ptr() as *mut u8,
             params: data.params.as_ptr(),
@@ -259,7 +259,7 @@ impl Worker {
             let y = &c.plan.yields[resume as usize - 1];
             let op = &kernel.ops[y.op as usize];
             if y.kind == YieldKind::Runtime {
-                let mut warp = RuntimeWarp { data, lo, cta, y, op, word };
+                let mut warp = RuntimeWarp { data, lo, cta, y, op, shared: self.shared.as_ptr() as u64, word };
                 let r = match op.kind {
                     Kind::Matrix => program::tensor::exec(&mut warp, lanes, op),
                     _ => program::texture::exec(&mut warp, lanes, op),
@@ -309,6 +309,8 @@ struct RuntimeWarp<'r, 'a> {
     cta: Dim3,
     y: &'r crate::plan::YieldPoint,
     op: &'r program::Op,
+    /// Host address of the CTA's shared memory.
+    shared: u64,
     word: &'r dyn Fn(u32, i32) -> *mut u64,
 }
 
@@ -328,11 +330,6 @@ impl RuntimeWarp<'_, '_> {
         Some(thread::SPILL + 8 * k as i32)
     }
 
-    fn shared(&self) -> u64 {
-        // The CTA's shared memory is the worker's; generated code and helpers reach it through the context.
-        SHARED_BASE.with(|b| b.get())
-    }
-
     fn fault(&self, lane: u32, kind: ErrorKind) -> ExecError {
         let c = self.data.compiled;
         let site = c.sites.iter().position(|&(f, i)| f == c.kernel && i == self.y.op).unwrap_or(0) as u32;
@@ -342,25 +339,17 @@ impl RuntimeWarp<'_, '_> {
     }
 
     fn reachable(&self, addr: u64, size: u32) -> bool {
-        let in_range = |base: u64, len: u64| {
-            addr >= base && addr.checked_add(u64::from(size)).is_some_and(|end| end <= base + len)
-        };
-        in_range(self.shared(), self.data.shared_size)
-            || in_range(self.data.params.as_ptr() as u64, self.data.params.len() as u64)
-            || self.data.regions.iter().any(|r| in_range(r.0, r.1))
+        in_range(addr, size, self.shared, self.data.shared_size)
+            || in_range(addr, size, self.data.params.as_ptr() as u64, self.data.params.len() as u64)
+            || self.data.regions.iter().any(|r| in_range(addr, size, r.0, r.1))
     }
 
     fn host(&self, space: program::Space, address: u64) -> u64 {
         match space {
-            program::Space::Shared => self.shared().wrapping_add(address),
+            program::Space::Shared => self.shared.wrapping_add(address),
             _ => address,
         }
     }
-}
-
-thread_local! {
-    /// Host address of the shared memory of the CTA this worker runs.
-    static SHARED_BASE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 impl program::WarpAccess for RuntimeWarp<'_, '_> {
@@ -427,7 +416,7 @@ impl program::WarpAccess for RuntimeWarp<'_, '_> {
         let m = &self.op.mem;
         let vals = match m.base {
             Src::Sym(SymAddr::Shared(o), extra) if self.op.m.space != program::Space::Shared => {
-                [self.shared().wrapping_add(o).wrapping_add(extra as u64); WARP]
+                [self.shared.wrapping_add(o).wrapping_add(extra as u64); WARP]
             }
             ref b => self.read(b),
         };
@@ -624,23 +613,11 @@ fn location(data: &LaunchData<'_>, site: u32, cta: Dim3, t: Option<u32>) -> Loca
         let prog = &c.programs[&f];
         loc.function = Some(prog.name.clone());
         if let Some(op) = prog.ops.get(i as usize) {
-            let _ = op.kind == Kind::Nop;
-            loc.line = Some(op_line(data, f, op));
-            loc.instruction = Some(op_text(data, f, op));
+            loc.line = Some(program::inst_line(data.module, f, op.inst));
+            loc.instruction = Some(program::inst_text(data.module, f, op.inst));
         }
     }
     loc
-}
-
-fn op_line(data: &LaunchData<'_>, f: ir::FuncId, op: &program::Op) -> u32 {
-    let m = data.module;
-    m.line_of(m.functions[f].body.as_ref().expect("body").insts[op.inst].span)
-}
-
-fn op_text(data: &LaunchData<'_>, f: ir::FuncId, op: &program::Op) -> String {
-    let m = data.module;
-    let span = m.functions[f].body.as_ref().expect("body").insts[op.inst].span;
-    m.source_text(span).split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn error(data: &LaunchData<'_>, ctx: &CtaCtx, state: &mut WorkerState, cta: Dim3) -> ExecError {
@@ -684,14 +661,7 @@ fn frame_size(data: &LaunchData<'_>, site: u32) -> u64 {
 fn space_of(data: &LaunchData<'_>, site: u32) -> Space {
     let c = data.compiled;
     let Some(&(f, i)) = c.sites.get(site as usize) else { return Space::Generic };
-    match c.programs[&f].ops[i as usize].m.space {
-        program::Space::Global => Space::Global,
-        program::Space::Shared => Space::Shared,
-        program::Space::Local => Space::Local,
-        program::Space::Const => Space::Const,
-        program::Space::Param => Space::Param,
-        program::Space::Generic => Space::Generic,
-    }
+    to_space(c.programs[&f].ops[i as usize].m.space)
 }
 
 /// Where an out-of-bounds address lies relative to the allocations around it (the emulator's wording).
@@ -767,6 +737,5 @@ fn deadlock(
             waits.join(", ")
         )
     };
-    let _ = YieldKind::Barrier;
     ExecError::new(ErrorKind::BarrierDivergence(detail), loc)
 }

@@ -128,15 +128,7 @@ impl Jit {
         if let Some(c) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Ok(c.clone());
         }
-        let isa = self.isa.as_ref().ok_or_else(|| {
-            ExecError::new(
-                ErrorKind::Unsupported(vec!["Cranelift has no code generator for this CPU".into()]),
-                kernel_location(module, kernel),
-            )
-        })?;
-        let compiled = compile::compile(isa, module, kernel, self.options.check, self.options.cache_dir.as_deref())
-            .map_err(|list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel)))?;
-        let c = Arc::new(compiled);
+        let c = Arc::new(self.build(module, kernel, self.options.cache_dir.as_deref())?);
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         // A bound on the memory kept by long-running users (fuzzers, servers): start over when full.
         if cache.len() >= 256 {
@@ -146,12 +138,24 @@ impl Jit {
         Ok(c)
     }
 
-    /// Compiles a kernel (bypassing the cache) and returns how long translation and code generation took.
+    /// Compiles a kernel (bypassing the caches) and returns how long translation and code generation took.
     pub fn compile_kernel(&self, module: &LoadedModule, kernel: FuncId) -> Result<Duration, ExecError> {
-        let isa = self.isa.as_ref().ok_or_else(|| ExecError::launch("?", "no Cranelift backend for this CPU"))?;
-        let c = compile::compile(isa, module, kernel, self.options.check, None)
-            .map_err(|list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel)))?;
-        Ok(c.compile_time)
+        Ok(self.build(module, kernel, None)?.compile_time)
+    }
+
+    /// Runs the compile pipeline; what cannot be compiled is an `Unsupported` error listing why.
+    fn build(
+        &self,
+        module: &LoadedModule,
+        kernel: FuncId,
+        cache_dir: Option<&std::path::Path>,
+    ) -> Result<Compiled, ExecError> {
+        let unsupported = |list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel));
+        let isa = self
+            .isa
+            .as_ref()
+            .ok_or_else(|| unsupported(vec!["Cranelift has no code generator for this CPU".into()]))?;
+        compile::compile(isa, module, kernel, self.options.check, cache_dir).map_err(unsupported)
     }
 }
 

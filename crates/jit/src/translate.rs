@@ -244,8 +244,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().brif(done, exit, &[], start, &[]);
 
         self.b.switch_to_block(start);
-        let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
-        let stride = self.b.ins().load(I64, ro(), self.ctx, cx::STRIDE);
+        let threads = self.ctx_i64(cx::THREADS);
+        let stride = self.ctx_i64(cx::STRIDE);
         let t64 = self.b.ins().uextend(I64, t);
         let off = self.b.ins().imul(t64, stride);
         let tb = self.b.ins().iadd(threads, off);
@@ -399,9 +399,22 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// Records an error in the context and stops (the kernel returns at once; a device function returns
     /// `ERROR` to its caller, which does the same).
     fn fail(&mut self, code: u32, addr: Option<Value>, size: u32) {
-        let site = self.site();
         let c = self.b.ins().iconst(I32, i64::from(code));
-        self.b.ins().store(trusted(), c, self.ctx, cx::ERROR_CODE);
+        self.fail_with(c, addr, size);
+    }
+
+    /// [`Self::fail`] in the middle of an op's lowering: what follows goes into a fresh (unreachable) block.
+    fn fail_and_continue(&mut self, code: u32, addr: Option<Value>, size: u32) {
+        self.fail(code, addr, size);
+        let blk = self.b.create_block();
+        self.b.switch_to_block(blk);
+        self.filled = false;
+    }
+
+    /// [`Self::fail`] with an error code computed at run time (an `i32` value).
+    fn fail_with(&mut self, code: Value, addr: Option<Value>, size: u32) {
+        let site = self.site();
+        self.b.ins().store(trusted(), code, self.ctx, cx::ERROR_CODE);
         let s = self.b.ins().iconst(I32, i64::from(site));
         self.b.ins().store(trusted(), s, self.ctx, cx::ERROR_SITE);
         let t = self.b.use_var(self.t);
@@ -440,10 +453,15 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     fn helper(&mut self, h: Helper, args: &[Value]) -> Option<Value> {
         let sig = self.b.import_signature(helper_signature(h, self.env.call_conv));
-        let table = self.b.ins().load(I64, ro(), self.ctx, cx::HELPERS);
+        let table = self.ctx_i64(cx::HELPERS);
         let f = self.b.ins().load(I64, ro(), table, (h as usize * 8) as i32);
         let call = self.b.ins().call_indirect(sig, f, args);
         self.b.inst_results(call).first().copied()
+    }
+
+    /// A 64-bit field of the context (pointers, sizes): constant for the launch.
+    fn ctx_i64(&mut self, off: i32) -> Value {
+        self.b.ins().load(I64, ro(), self.ctx, off)
     }
 
     fn ctx_u32(&mut self, off: i32) -> Value {
@@ -519,9 +537,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 }
             }
             SpecialReg::DynamicSmemSize => self.ctx_u32(cx::DYNAMIC_SHARED),
-            SpecialReg::TotalSmemSize | SpecialReg::AggrSmemSize => {
-                self.b.ins().load(I64, ro(), self.ctx, cx::SHARED_SIZE)
-            }
+            SpecialReg::TotalSmemSize | SpecialReg::AggrSmemSize => self.ctx_i64(cx::SHARED_SIZE),
             _ => self.b.ins().iconst(I64, 0),
         }
     }
@@ -536,7 +552,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             .or_else(|| self.env.globals.iter().position(|&(base, size)| addr == base + size))
             .expect("a module variable");
         let (base, _) = self.env.globals[k];
-        let table = self.b.ins().load(I64, ro(), self.ctx, cx::GLOBALS);
+        let table = self.ctx_i64(cx::GLOBALS);
         let v = self.b.ins().load(I64, ro(), table, (k * 8) as i32);
         if addr == base {
             v
@@ -556,7 +572,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.b.ins().iadd_imm_s(f, o as i64)
             }
             SymAddr::KernelParam(o) => {
-                let p = self.b.ins().load(I64, ro(), self.ctx, cx::PARAMS);
+                let p = self.ctx_i64(cx::PARAMS);
                 self.b.ins().iadd_imm_s(p, o as i64)
             }
             SymAddr::Func(a) => self.b.ins().iconst(I64, a as i64),
@@ -901,7 +917,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         let c = self.b.use_var(self.carry);
         self.b.ins().store(trusted(), c, tb, thread::SCRATCH + 32);
-        let ops = self.b.ins().load(I64, ro(), self.ctx, cx::OPS);
+        let ops = self.ctx_i64(cx::OPS);
         let site = self.site();
         let opp = self.b.ins().load(I64, ro(), ops, (site * 8) as i32);
         let io = self.b.ins().iadd_imm_s(tb, i64::from(thread::SCRATCH));
@@ -926,7 +942,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let space = op.m.space;
         let base = match op.mem.base {
             Src::Sym(SymAddr::Shared(o), extra) => {
-                let sh = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED);
+                let sh = self.ctx_i64(cx::SHARED);
                 return self.b.ins().iadd_imm_s(sh, o as i64 + extra + op.mem.offset);
             }
             Src::Sym(sym, extra) => self.symbol(sym, extra),
@@ -934,7 +950,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         };
         let a = if op.mem.offset != 0 { self.b.ins().iadd_imm_s(base, op.mem.offset) } else { base };
         if space == Space::Shared {
-            let sh = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED);
+            let sh = self.ctx_i64(cx::SHARED);
             self.b.ins().iadd(sh, a)
         } else {
             a
@@ -948,8 +964,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         match op.m.space {
             Space::Shared => {
-                let sh = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED);
-                let len = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED_SIZE);
+                let sh = self.ctx_i64(cx::SHARED);
+                let len = self.ctx_i64(cx::SHARED_SIZE);
                 let off = self.b.ins().isub(addr, sh);
                 let end = self.b.ins().iadd_imm_s(off, i64::from(size));
                 let bad1 = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, len);
@@ -979,16 +995,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let ok = self.b.create_block();
                 self.b.ins().brif(bad, blk_bad, &[], ok, &[]);
                 self.b.switch_to_block(blk_bad);
-                let site = self.site();
-                self.b.ins().store(trusted(), r, self.ctx, cx::ERROR_CODE);
-                let s = self.b.ins().iconst(I32, i64::from(site));
-                self.b.ins().store(trusted(), s, self.ctx, cx::ERROR_SITE);
-                let t = self.b.use_var(self.t);
-                self.b.ins().store(trusted(), t, self.ctx, cx::ERROR_THREAD);
-                self.b.ins().store(trusted(), addr, self.ctx, cx::ERROR_ADDR);
-                let szv = self.b.ins().iconst(I64, i64::from(size));
-                self.b.ins().store(trusted(), szv, self.ctx, cx::ERROR_SIZE);
-                self.stop_on_error();
+                self.fail_with(r, Some(addr), size);
                 self.b.switch_to_block(ok);
                 self.filled = false;
             }
@@ -1081,10 +1088,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             _ => vec![op.a],
         };
         if self.env.check && op.m.space == Space::Const {
-            self.fail(error::READ_ONLY, Some(addr), elem);
-            let blk = self.b.create_block();
-            self.b.switch_to_block(blk);
-            self.filled = false;
+            self.fail_and_continue(error::READ_ONLY, Some(addr), elem);
             return;
         }
         self.check_access(op, addr, elem * srcs.len() as u32, true);
@@ -1174,7 +1178,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.bits_of_f64(s)
             }
             _ => {
-                let ops = self.b.ins().load(I64, ro(), self.ctx, cx::OPS);
+                let ops = self.ctx_i64(cx::OPS);
                 let site = self.site();
                 let opp = self.b.ins().load(I64, ro(), ops, (site * 8) as i32);
                 self.helper(Helper::AtomicNew, &[opp, old, a, b]).expect("atomic")
@@ -1221,7 +1225,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let a = self.read(&op.a);
         let to = matches!(op.m.sub, Sub::Cvta { to: true });
         let v = if op.m.space == Space::Shared {
-            let sh = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED);
+            let sh = self.ctx_i64(cx::SHARED);
             if to {
                 self.b.ins().isub(a, sh)
             } else {
@@ -1241,17 +1245,17 @@ impl<'a, 'b> Translator<'a, 'b> {
             let off = me.b.ins().isub(a, base);
             me.b.ins().icmp(IntCC::UnsignedLessThan, off, len)
         };
-        let sh = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED);
-        let shl = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED_SIZE);
+        let sh = self.ctx_i64(cx::SHARED);
+        let shl = self.ctx_i64(cx::SHARED_SIZE);
         let is_shared = in_range(self, sh, shl);
         let tb = self.b.use_var(self.tb);
-        let stride = self.b.ins().load(I64, ro(), self.ctx, cx::STRIDE);
+        let stride = self.ctx_i64(cx::STRIDE);
         let is_local = in_range(self, tb, stride);
         let r = match op.m.space {
             Space::Shared => is_shared,
             Space::Local => is_local,
             Space::Param => {
-                let p = self.b.ins().load(I64, ro(), self.ctx, cx::PARAMS);
+                let p = self.ctx_i64(cx::PARAMS);
                 let len = self.b.ins().iconst(I64, 4096);
                 in_range(self, p, len)
             }
@@ -1308,10 +1312,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 match candidates.first().copied() {
                     Some(p) => p,
                     None => {
-                        self.fail(error::UNSUPPORTED, None, 0);
-                        let blk = self.b.create_block();
-                        self.b.switch_to_block(blk);
-                        self.filled = false;
+                        self.fail_and_continue(error::UNSUPPORTED, None, 0);
                         return;
                     }
                 }
@@ -1320,7 +1321,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let callee_frame = self.b.ins().iadd_imm_s(frame, self.prog.frame.size as i64);
         // The callee's frame must fit in the thread's local memory.
         let tb = self.b.use_var(self.tb);
-        let stride = self.b.ins().load(I64, ro(), self.ctx, cx::STRIDE);
+        let stride = self.ctx_i64(cx::STRIDE);
         let limit = self.b.ins().iadd(tb, stride);
         let end = self.b.ins().iadd_imm_s(callee_frame, layout.frame.size as i64);
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
@@ -1330,7 +1331,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             self.copy_in(arg, callee_frame, off as i32, size);
         }
         let sig = self.b.import_signature(device_signature(self.env.call_conv));
-        let table = self.b.ins().load(I64, ro(), self.ctx, cx::FUNCS);
+        let table = self.ctx_i64(cx::FUNCS);
         let fp = match *callee {
             Callee::Direct(f) => self.b.ins().load(I64, ro(), table, (f.as_u32() * 8) as i32),
             Callee::Indirect(src) => {
@@ -1473,10 +1474,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             let vals: Vec<Value> = (0..4).map(|k| arg(self, k)).collect();
             let t = self.b.use_var(self.t);
             self.helper(Helper::AssertFail, &[self.ctx, t, vals[0], vals[1], vals[2], vals[3]]);
-            self.fail(error::ASSERT, None, 0);
-            let blk = self.b.create_block();
-            self.b.switch_to_block(blk);
-            self.filled = false;
+            self.fail_and_continue(error::ASSERT, None, 0);
         }
     }
 

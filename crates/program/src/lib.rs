@@ -405,6 +405,32 @@ pub struct Program {
     pub is_kernel: bool,
 }
 
+/// The 1-based PTX line of an instruction of `func`.
+pub fn inst_line(module: &Module, func: FuncId, inst: InstId) -> u32 {
+    let body = module.functions[func].body.as_ref().expect("instructions belong to defined functions");
+    module.line_of(body.insts[inst].span)
+}
+
+/// An instruction as the user wrote it, on one line (or as the printer spells it, for a module built without
+/// text): what error messages quote.
+pub fn inst_text(module: &Module, func: FuncId, inst: InstId) -> String {
+    let function = &module.functions[func];
+    let body = function.body.as_ref().expect("instructions belong to defined functions");
+    let written = module.source_text(body.insts[inst].span);
+    if !written.is_empty() {
+        return written.split_whitespace().collect::<Vec<_>>().join(" ");
+    }
+    let mut s = String::new();
+    let _ = ir::print::write_inst(&mut s, module, function, body, &body.insts[inst]);
+    s
+}
+
+/// One entry of an engine's list of unsupported instructions: "PTX line N in `f`: `text` (why)".
+pub fn unsupported_entry(module: &Module, func: FuncId, inst: InstId, why: &str) -> String {
+    let (line, text) = (inst_line(module, func, inst), inst_text(module, func, inst));
+    format!("PTX line {line} in `{}`: `{text}` ({why})", module.functions[func].name)
+}
+
 /// The address windows the emulator gives non-global spaces in generic addressing. No host pointer (and so
 /// no device pointer) lies in them.
 pub const SHARED_WINDOW: u64 = 0xFF00_0000_0000_0000;
@@ -578,18 +604,8 @@ impl Decoder<'_> {
         frame
     }
 
-    fn line(&self, inst: InstId) -> u32 {
-        self.module.line_of(self.body.insts[inst].span)
-    }
-
     fn unsupported(&mut self, inst: InstId, why: &str) {
-        let mut text =
-            self.module.source_text(self.body.insts[inst].span).split_whitespace().collect::<Vec<_>>().join(" ");
-        if text.is_empty() {
-            let _ = ir::print::write_inst(&mut text, self.module, self.func, self.body, &self.body.insts[inst]);
-        }
-        let line = self.line(inst);
-        self.unsupported.push(format!("PTX line {line} in `{}`: `{text}` ({why})", self.func.name));
+        self.unsupported.push(unsupported_entry(self.module, self.fid, inst, why));
     }
 
     fn symbol_addr(&self, s: Symbol, frame: &Frame) -> Option<SymAddr> {
