@@ -36,6 +36,8 @@ pub struct CtaCtx {
     pub error_site: u32,
     pub error_addr: u64,
     pub error_size: u64,
+    /// Barrier phase of the CTA (counts releases; orders `printf` output).
+    pub phase: u32,
 }
 
 /// Byte offsets of [`CtaCtx`] fields, for generated code.
@@ -61,6 +63,8 @@ pub mod ctx {
     pub const ERROR_SITE: i32 = offset_of!(CtaCtx, error_site) as i32;
     pub const ERROR_ADDR: i32 = offset_of!(CtaCtx, error_addr) as i32;
     pub const ERROR_SIZE: i32 = offset_of!(CtaCtx, error_size) as i32;
+    pub const THREAD_COUNT: i32 = offset_of!(CtaCtx, thread_count) as i32;
+    pub const PHASE: i32 = offset_of!(CtaCtx, phase) as i32;
 }
 
 /// Layout of a thread's state block: status, resume point, the operands it posts at a barrier or warp

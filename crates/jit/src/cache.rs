@@ -1,7 +1,8 @@
 //! The on-disk cache of compiled kernels. Generated code holds no absolute address (everything goes through
 //! the context's tables) and no relocation, so the machine code of a kernel can be stored as bytes and mapped
 //! again in another process. The key covers everything the bytes depend on: the PTX text, the kernel, the
-//! options that change code, this crate's and Cranelift's versions, and the target CPU's features.
+//! options that change code, this crate's and Cranelift's versions, a hash of this crate's sources (`build.rs`)
+//! and the target CPU's features.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,7 +31,7 @@ fn fnv(parts: &[&[u8]]) -> u64 {
 }
 
 pub fn key(source: &str, kernel: &str, check: bool, isa: &str) -> String {
-    let version = concat!(env!("CARGO_PKG_VERSION"), "/cranelift-0.135");
+    let version = concat!(env!("CARGO_PKG_VERSION"), "/cranelift-0.135/", env!("JIT_SOURCE_HASH"));
     let a = fnv(&[source.as_bytes(), kernel.as_bytes(), &[u8::from(check)], version.as_bytes(), isa.as_bytes()]);
     let b = fnv(&[isa.as_bytes(), version.as_bytes(), kernel.as_bytes(), source.as_bytes(), &[u8::from(check)]]);
     format!("{a:016x}{b:016x}")

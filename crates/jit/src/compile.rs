@@ -99,10 +99,16 @@ fn local_bytes(programs: &HashMap<FuncId, Program>, kernel: FuncId) -> u64 {
         on_path.push(f);
         let mut deepest = 0;
         for op in &prog.ops {
-            if let Some(Extra::Call { callee: Callee::Direct(g), .. }) = op.extra.as_deref() {
-                if programs.contains_key(g) {
-                    deepest = deepest.max(depth(*g, programs, on_path, memo)?);
+            let callees: Vec<FuncId> = match op.extra.as_deref() {
+                Some(Extra::Call { callee: Callee::Direct(g), .. }) => vec![*g],
+                // An indirect call may reach any device function.
+                Some(Extra::Call { callee: Callee::Indirect(_), .. }) => {
+                    programs.iter().filter(|(_, p)| !p.is_kernel).map(|(&g, _)| g).collect()
                 }
+                _ => Vec::new(),
+            };
+            for g in callees.into_iter().filter(|g| programs.contains_key(g)) {
+                deepest = deepest.max(depth(g, programs, on_path, memo)?);
             }
         }
         on_path.pop();

@@ -37,20 +37,19 @@ pub struct WorkerState {
     /// (barrier phase, thread, printf number within the thread, text).
     log: Vec<(u32, u32, u32, Vec<u8>)>,
     seq: Vec<u32>,
-    phase: u32,
     regions: Vec<(u64, u64, bool)>,
     params: (u64, u64),
     threads: (u64, u64),
 }
 
 impl WorkerState {
-    pub fn printf(&mut self, t: u32, text: Vec<u8>) {
+    pub fn printf(&mut self, phase: u32, t: u32, text: Vec<u8>) {
         if self.seq.len() <= t as usize {
             self.seq.resize(t as usize + 1, 0);
         }
         let s = self.seq[t as usize];
         self.seq[t as usize] += 1;
-        self.log.push((self.phase, t, s, text));
+        self.log.push((phase, t, s, text));
     }
 
     /// Whether `[addr, addr+size)` lies in memory the launch can reach.
@@ -136,7 +135,6 @@ impl Worker {
         state.arrivals.clear();
         state.log.clear();
         state.seq.clear();
-        state.phase = 0;
         if state.regions.len() != data.regions.len() {
             state.regions = data.regions.iter().map(|r| (r.0, r.1, r.2)).collect();
         }
@@ -163,6 +161,7 @@ impl Worker {
             error_site: 0,
             error_addr: 0,
             error_size: 0,
+            phase: 0,
         };
         // SAFETY: `entry` is the compiled kernel's thread loop with the signature `fn(ctx, lo, hi)`.
         let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
@@ -225,7 +224,7 @@ impl Worker {
                 let e = deadlock(data, n, id, &state, &status_of, &word);
                 return (self.finish(state), Some(e));
             }
-            state.phase += 1;
+            ctx.phase += 1;
         }
     }
 
@@ -322,12 +321,12 @@ impl RuntimeWarp<'_, '_> {
 
     /// Offset of a register slot (or predicate) in the spill area.
     fn slot_offset(&self, slot: Option<u32>, pred: Option<u32>) -> Option<i32> {
-        let k = match (slot, pred) {
-            (Some(s), _) => self.y.live_slots.iter().position(|&x| x == s)?,
-            (_, Some(p)) => self.y.live_slots.len() + self.y.live_preds.iter().position(|&x| x == p)?,
+        let var = match (slot, pred) {
+            (Some(s), _) => s as usize,
+            (_, Some(p)) => self.data.compiled.programs[&self.data.compiled.kernel].slots as usize + p as usize,
             _ => return None,
         };
-        Some(thread::SPILL + 8 * k as i32)
+        self.y.live.contains(&var).then(|| self.data.compiled.plan.home_offset(var)).flatten()
     }
 
     fn fault(&self, lane: u32, kind: ErrorKind) -> ExecError {

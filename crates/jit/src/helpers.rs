@@ -76,7 +76,7 @@ extern "C" fn printf(ctx: *mut CtaCtx, t: u32, fmt: u64, args: u64) -> i32 {
     let (ctx, st) = state(ctx);
     match program::printf::format(fmt, args, &mut |a, s| load(st, ctx, a, s)) {
         Ok(text) => {
-            st.printf(t, text);
+            st.printf(ctx.phase, t, text);
             // vprintf returns the number of arguments; nvcc ignores it.
             0
         }

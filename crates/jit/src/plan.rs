@@ -2,6 +2,8 @@
 //! and warp collectives, where a thread stops so that the others can catch up), and which registers are live
 //! across each yield point (they are spilled to the thread's state block and reloaded on resume).
 
+use std::collections::HashMap;
+
 use program::{CallArg, Callee, Dst, Extra, Kind, Op, Program, Src, Sub};
 
 /// What a thread does at a yield point.
@@ -21,9 +23,12 @@ pub enum YieldKind {
 pub struct YieldPoint {
     pub op: u32,
     pub kind: YieldKind,
-    /// Register slots live after the op (to spill and reload), then predicate indices.
-    pub live_slots: Vec<u32>,
-    pub live_preds: Vec<u32>,
+    /// Registers live after the op (reloaded on resume), as liveness variables (slots, then predicates at
+    /// `slots + p`).
+    pub live: Vec<usize>,
+    /// The live registers whose home may be stale here (stored before the thread stops); the others hold
+    /// the value they were reloaded with or last stored with.
+    pub spill: Vec<usize>,
 }
 
 /// The plan of one function.
@@ -33,8 +38,16 @@ pub struct Plan {
     pub leader: Vec<bool>,
     /// Yield points in op order; resume point `k + 1` continues after `yields[k]`.
     pub yields: Vec<YieldPoint>,
-    /// The largest number of registers spilled at one yield point (slots + predicates + the carry flag).
+    /// Each register's home word in the spill area (`None`: never live across a yield point), by liveness
+    /// variable. Homes are fixed for the whole kernel, so a value reloaded at one yield point and unchanged
+    /// at the next need not be stored again.
+    pub home: Vec<Option<u32>>,
+    /// Words of the spill area: the homes, then the carry flag.
     pub spill_words: u32,
+    /// Every yield point is a plain barrier: `bar.sync` of one immediate id for the whole CTA, without a
+    /// thread count or reduction, and no thread arrives early (`bar.arrive`). The kernel loop then counts
+    /// the arrivals and releases the CTA itself, without returning to the runtime.
+    pub counted_barriers: bool,
 }
 
 pub fn yield_kind(op: &Op) -> Option<YieldKind> {
@@ -49,6 +62,22 @@ pub fn yield_kind(op: &Op) -> Option<YieldKind> {
         Kind::Matrix | Kind::Texture => Some(YieldKind::Runtime),
         _ => None,
     }
+}
+
+/// Whether every barrier op is `bar.sync ID` with one immediate ID, no count, no reduction, and nothing else
+/// yields or arrives early.
+fn plain_barriers(prog: &Program) -> bool {
+    let mut id = None;
+    prog.ops.iter().all(|op| match (op.kind, yield_kind(op)) {
+        (Kind::Bar, Some(YieldKind::Barrier)) => {
+            let plain = matches!(op.m.sub, Sub::Bar { red: None, .. }) && matches!(op.b, Src::None);
+            let Src::Imm(v) = op.a else { return false };
+            plain && *id.get_or_insert(v) == v
+        }
+        (Kind::Bar, _) => false,
+        (_, Some(_)) => false,
+        _ => true,
+    })
 }
 
 fn ends_block(op: &Op) -> bool {
@@ -76,8 +105,10 @@ impl Plan {
         leader.truncate(n.max(1));
         let yield_ops: Vec<u32> =
             prog.ops.iter().enumerate().filter(|(_, o)| yield_kind(o).is_some()).map(|(i, _)| i as u32).collect();
+        let vars = prog.slots as usize + prog.preds as usize;
         let mut yields = Vec::new();
-        let mut spill_words = 0;
+        let mut home = vec![None; vars];
+        let mut words = 0;
         if !yield_ops.is_empty() {
             let live = Liveness::compute(prog, &leader);
             for &i in &yield_ops {
@@ -88,21 +119,32 @@ impl Plan {
                     for_each_use(prog, op, |v| after.insert(v));
                     for_each_def(prog, op, |v| after.insert(v));
                 }
-                let nslots = prog.slots as usize;
-                let mut live_slots = Vec::new();
-                let mut live_preds = Vec::new();
-                for v in after.iter() {
-                    if v < nslots {
-                        live_slots.push(v as u32);
-                    } else {
-                        live_preds.push((v - nslots) as u32);
+                let live: Vec<usize> = after.iter().filter(|&v| v < vars).collect();
+                for &v in &live {
+                    if home[v].is_none() {
+                        home[v] = Some(words);
+                        words += 1;
                     }
                 }
-                spill_words = spill_words.max(live_slots.len() as u32 + live_preds.len() as u32 + 1);
-                yields.push(YieldPoint { op: i, kind: yield_kind(op).expect("a yield"), live_slots, live_preds });
+                yields.push(YieldPoint { op: i, kind: yield_kind(op).expect("a yield"), live, spill: Vec::new() });
+            }
+            let clean = Clean::compute(prog, &leader, &yields);
+            for y in &mut yields {
+                y.spill = y.live.iter().copied().filter(|&v| !clean[&(y.op as usize)].contains(v)).collect();
             }
         }
-        Plan { leader, yields, spill_words }
+        let counted_barriers = !yields.is_empty() && plain_barriers(prog);
+        Plan { leader, yields, home, spill_words: words + 1, counted_barriers }
+    }
+
+    /// Byte offset of a liveness variable's home in the thread's state block.
+    pub fn home_offset(&self, var: usize) -> Option<i32> {
+        Some(crate::abi::thread::SPILL + 8 * self.home.get(var).copied().flatten()? as i32)
+    }
+
+    /// Byte offset of the carry flag's home.
+    pub fn carry_offset(&self) -> i32 {
+        crate::abi::thread::SPILL + 8 * (self.spill_words as i32 - 1)
     }
 }
 
@@ -220,6 +262,78 @@ fn successors(prog: &Program, i: usize, mut f: impl FnMut(usize)) {
     }
 }
 
+/// Which registers hold the same value as their home in the spill area ("clean"), just before each yield
+/// point: a forward must-analysis. A thread starts with every register dirty; writing a register makes it
+/// dirty; at a yield point the live registers are stored (the dirty ones) and reloaded, so they are clean
+/// after it. Registers a barrier or collective writes on resume are dirty again.
+struct Clean;
+
+impl Clean {
+    /// The clean set before each yield point, by op index.
+    fn compute(prog: &Program, leader: &[bool], yields: &[YieldPoint]) -> HashMap<usize, BitSet> {
+        let n = prog.ops.len();
+        let vars = prog.slots as usize + prog.preds as usize;
+        let starts: Vec<usize> = (0..n).filter(|&i| leader[i]).collect();
+        let block_of = block_index(&starts, n);
+        let at: HashMap<usize, &YieldPoint> = yields.iter().map(|y| (y.op as usize, y)).collect();
+        // Unreached blocks keep "everything clean" (the top of the lattice); the entry starts with nothing.
+        let mut clean_in = vec![BitSet::full(vars); starts.len()];
+        if !starts.is_empty() {
+            clean_in[0] = BitSet::new(vars);
+        }
+        let transfer = |i: usize, clean: &mut BitSet| {
+            let op = &prog.ops[i];
+            if let Some(y) = at.get(&i) {
+                if op.guard.is_none() {
+                    y.live.iter().for_each(|&v| clean.insert(v));
+                }
+                if y.kind == YieldKind::Runtime {
+                    return;
+                }
+            }
+            for_each_def(prog, op, |v| clean.remove(v));
+        };
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for b in 0..starts.len() {
+                let end = starts.get(b + 1).copied().unwrap_or(n);
+                let mut clean = clean_in[b].clone();
+                for i in starts[b]..end {
+                    transfer(i, &mut clean);
+                }
+                successors(prog, end - 1, |s| {
+                    let t = block_of[s];
+                    let before = clean_in[t].clone();
+                    clean_in[t].intersect(&clean);
+                    changed |= clean_in[t] != before;
+                });
+            }
+        }
+        let mut out = HashMap::new();
+        for b in 0..starts.len() {
+            let end = starts.get(b + 1).copied().unwrap_or(n);
+            let mut clean = clean_in[b].clone();
+            for i in starts[b]..end {
+                if at.contains_key(&i) {
+                    out.insert(i, clean.clone());
+                }
+                transfer(i, &mut clean);
+            }
+        }
+        out
+    }
+}
+
+fn block_index(starts: &[usize], n: usize) -> Vec<usize> {
+    let mut block_of = vec![0usize; n];
+    for (b, &s) in starts.iter().enumerate() {
+        let end = starts.get(b + 1).copied().unwrap_or(n);
+        block_of[s..end].iter_mut().for_each(|x| *x = b);
+    }
+    block_of
+}
+
 /// Register liveness at block granularity over the op list, with bitsets of `slots + preds` variables.
 struct Liveness {
     /// Block index of each op, and each block's first op.
@@ -240,6 +354,21 @@ impl BitSet {
     fn remove(&mut self, i: usize) {
         self.0[i / 64] &= !(1 << (i % 64));
     }
+    fn full(n: usize) -> BitSet {
+        let mut s = BitSet(vec![u64::MAX; n.div_ceil(64)]);
+        if !n.is_multiple_of(64) {
+            *s.0.last_mut().expect("n > 0") = (1 << (n % 64)) - 1;
+        }
+        s
+    }
+    fn contains(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+    fn intersect(&mut self, o: &BitSet) {
+        for (a, b) in self.0.iter_mut().zip(&o.0) {
+            *a &= b;
+        }
+    }
     fn union(&mut self, o: &BitSet) {
         for (a, b) in self.0.iter_mut().zip(&o.0) {
             *a |= b;
@@ -258,11 +387,7 @@ impl Liveness {
         let n = prog.ops.len();
         let vars = prog.slots as usize + prog.preds as usize;
         let starts: Vec<usize> = (0..n).filter(|&i| leader[i]).collect();
-        let mut block_of = vec![0usize; n];
-        for (b, &s) in starts.iter().enumerate() {
-            let end = starts.get(b + 1).copied().unwrap_or(n);
-            block_of[s..end].iter_mut().for_each(|x| *x = b);
-        }
+        let block_of = block_index(&starts, n);
         let nb = starts.len();
         let mut live_in = vec![BitSet::new(vars); nb];
         let mut changed = true;

@@ -117,6 +117,11 @@ pub struct Translator<'a, 'b> {
     tb: Variable,
     frame: Variable,
     tid: [Variable; 3],
+    /// Kernels with counted barriers: threads that reached the barrier in this pass over the CTA, and the
+    /// mask applied to a thread's status before deciding to skip it (all ones; zero in a pass that follows
+    /// a release, where every thread waits at the barrier and continues).
+    arrived: Variable,
+    status_mask: Variable,
     ctx: Value,
     blocks: HashMap<usize, Block>,
     /// Kernel: where a thread goes when it stops (the loop's next iteration).
@@ -143,6 +148,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         let tb = b.declare_var(I64);
         let frame = b.declare_var(I64);
         let tid = [b.declare_var(I32), b.declare_var(I32), b.declare_var(I32)];
+        let arrived = b.declare_var(I32);
+        let status_mask = b.declare_var(I32);
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -161,6 +168,8 @@ impl<'a, 'b> Translator<'a, 'b> {
             tb,
             frame,
             tid,
+            arrived,
+            status_mask,
             ctx,
             blocks: HashMap::new(),
             next_thread: None,
@@ -236,6 +245,10 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.def_var(self.t, lo);
         // tid of thread `lo`, then advanced incrementally by the loop.
         self.init_tid_from_t();
+        let zero = self.b.ins().iconst(I32, 0);
+        self.b.def_var(self.arrived, zero);
+        let ones = self.b.ins().iconst(I32, -1);
+        self.b.def_var(self.status_mask, ones);
         self.b.ins().jump(head, &[]);
 
         self.b.switch_to_block(head);
@@ -255,8 +268,10 @@ impl<'a, 'b> Translator<'a, 'b> {
         // Without yield points every thread runs to its end in one call: no status to check or record.
         if !self.plan.yields.is_empty() {
             let st = self.b.ins().load(I32, trusted(), tb, thread::STATUS);
+            let mask = self.b.use_var(self.status_mask);
+            let skip = self.b.ins().band(st, mask);
             let ready = self.b.create_block();
-            self.b.ins().brif(st, next, &[], ready, &[]);
+            self.b.ins().brif(skip, next, &[], ready, &[]);
             self.b.switch_to_block(ready);
         }
         let zero = self.b.ins().iconst(I64, 0);
@@ -302,6 +317,26 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().jump(head, &[]);
 
         self.b.switch_to_block(exit);
+        if self.plan.counted_barriers {
+            // Every thread of the CTA waits at the barrier: release them all and run the next pass here.
+            let arrived = self.b.use_var(self.arrived);
+            let n = self.b.ins().load(I32, ro(), self.ctx, cx::THREAD_COUNT);
+            let all = self.b.ins().icmp(IntCC::Equal, arrived, n);
+            let release = self.b.create_block();
+            let leave = self.b.create_block();
+            self.b.ins().brif(all, release, &[], leave, &[]);
+            self.b.switch_to_block(release);
+            let zero = self.b.ins().iconst(I32, 0);
+            self.b.def_var(self.arrived, zero);
+            self.b.def_var(self.status_mask, zero);
+            self.b.def_var(self.t, lo);
+            self.init_tid_from_t();
+            let phase = self.b.ins().load(I32, trusted(), self.ctx, cx::PHASE);
+            let phase = self.b.ins().iadd_imm_s(phase, 1);
+            self.b.ins().store(trusted(), phase, self.ctx, cx::PHASE);
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(leave);
+        }
         self.b.ins().return_(&[]);
 
         // Resume points: reload what was live, take the collective's results, continue after the yield.
@@ -310,19 +345,12 @@ impl<'a, 'b> Translator<'a, 'b> {
             self.b.switch_to_block(rb);
             let y = &self.plan.yields[k];
             let tb = self.b.use_var(self.tb);
-            let mut off = thread::SPILL;
-            for &s in &y.live_slots {
-                let v = self.b.ins().load(I64, trusted(), tb, off);
-                self.b.def_var(self.regs[s as usize], v);
-                off += 8;
-            }
-            for &p in &y.live_preds {
-                let v = self.b.ins().load(I8, trusted(), tb, off);
-                self.b.def_var(self.preds[p as usize], v);
-                off += 8;
+            for &v in &y.live {
+                let off = self.plan.home_offset(v).expect("live registers have homes");
+                self.reload(v, tb, off);
             }
             if self.uses_carry() {
-                let c = self.b.ins().load(I64, trusted(), tb, off);
+                let c = self.b.ins().load(I64, trusted(), tb, self.plan.carry_offset());
                 self.b.def_var(self.carry, c);
             }
             let op = &self.prog.ops[y.op as usize];
@@ -349,6 +377,27 @@ impl<'a, 'b> Translator<'a, 'b> {
             let cont = self.block(y.op as usize + 1);
             self.b.ins().jump(cont, &[]);
         }
+    }
+
+    /// The Cranelift variable of a liveness variable (register slots, then predicates).
+    fn liveness_var(&self, v: usize) -> (Variable, Type) {
+        let ns = self.prog.slots as usize;
+        if v < ns {
+            (self.regs[v], I64)
+        } else {
+            (self.preds[v - ns], I8)
+        }
+    }
+
+    fn use_liveness_var(&mut self, v: usize) -> Value {
+        let (var, _) = self.liveness_var(v);
+        self.b.use_var(var)
+    }
+
+    fn reload(&mut self, v: usize, tb: Value, off: i32) {
+        let (var, ty) = self.liveness_var(v);
+        let value = self.b.ins().load(ty, trusted(), tb, off);
+        self.b.def_var(var, value);
     }
 
     /// Whether any op reads or writes the carry flag (`.cc`, `addc`, `subc`, `madc`).
@@ -834,25 +883,25 @@ impl<'a, 'b> Translator<'a, 'b> {
         if y.kind != YieldKind::Barrier || matches!(op.m.sub, Sub::Bar { red: Some(_), .. }) {
             self.b.ins().store(trusted(), c, tb, thread::POST_C);
         }
-        let mut off = thread::SPILL;
-        for &s in &y.live_slots {
-            let v = self.b.use_var(self.regs[s as usize]);
-            self.b.ins().store(trusted(), v, tb, off);
-            off += 8;
-        }
-        for &p in &y.live_preds {
-            let v = self.b.use_var(self.preds[p as usize]);
-            self.b.ins().store(trusted(), v, tb, off);
-            off += 8;
+        for &v in &y.spill {
+            let off = self.plan.home_offset(v).expect("live registers have homes");
+            let value = self.use_liveness_var(v);
+            self.b.ins().store(trusted(), value, tb, off);
         }
         if self.uses_carry() {
             let cv = self.b.use_var(self.carry);
-            self.b.ins().store(trusted(), cv, tb, off);
+            self.b.ins().store(trusted(), cv, tb, self.plan.carry_offset());
         }
-        let r = self.b.ins().iconst(I32, k as i64 + 1);
-        self.b.ins().store(trusted(), r, tb, thread::RESUME);
-        let s = self.b.ins().iconst(I32, i64::from(st));
-        self.b.ins().store(trusted(), s, tb, thread::STATUS);
+        // Status and resume point in one store (they are adjacent words).
+        const _: () = assert!(thread::RESUME == thread::STATUS + 4);
+        let word = i64::from(st) | (k as i64 + 1) << 32;
+        let w = self.b.ins().iconst(I64, word);
+        self.b.ins().store(trusted(), w, tb, thread::STATUS);
+        if self.plan.counted_barriers {
+            let a = self.b.use_var(self.arrived);
+            let a = self.b.ins().iadd_imm_s(a, 1);
+            self.b.def_var(self.arrived, a);
+        }
         let next = self.next_thread.expect("yield points only in kernels");
         self.b.ins().jump(next, &[]);
         self.filled = true;
