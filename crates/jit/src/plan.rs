@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use graph::EntityRef;
+
 use program::{CallArg, Callee, Dst, Extra, Kind, Op, Program, Src, Sub};
 
 /// What a thread does at a yield point.
@@ -29,6 +31,9 @@ pub struct YieldPoint {
     /// The live registers whose home may be stale here (stored before the thread stops); the others hold
     /// the value they were reloaded with or last stored with.
     pub spill: Vec<usize>,
+    /// The live registers read on resume before the next yield point (the others stay in their homes
+    /// until a later resume needs them).
+    pub reload: Vec<usize>,
 }
 
 /// The plan of one function.
@@ -44,6 +49,10 @@ pub struct Plan {
     pub home: Vec<Option<u32>>,
     /// Words of the spill area: the homes, then the carry flag.
     pub spill_words: u32,
+    /// `eager[i]`: op `i` runs at most once per thread (it is in no loop), so the registers it writes that
+    /// have homes are stored right after it; they stay clean until written again, instead of being stored
+    /// at every yield point of a loop that follows.
+    pub eager: Vec<bool>,
     /// Every yield point is a plain barrier: `bar.sync` of one immediate id for the whole CTA, without a
     /// thread count or reduction, and no thread arrives early (`bar.arrive`). The kernel loop then counts
     /// the arrivals and releases the CTA itself, without returning to the runtime.
@@ -109,6 +118,7 @@ impl Plan {
         let mut yields = Vec::new();
         let mut home = vec![None; vars];
         let mut words = 0;
+        let mut eager = vec![false; n];
         if !yield_ops.is_empty() {
             let live = Liveness::compute(prog, &leader);
             for &i in &yield_ops {
@@ -126,15 +136,22 @@ impl Plan {
                         words += 1;
                     }
                 }
-                yields.push(YieldPoint { op: i, kind: yield_kind(op).expect("a yield"), live, spill: Vec::new() });
+                let kind = yield_kind(op).expect("a yield");
+                yields.push(YieldPoint { op: i, kind, live, spill: Vec::new(), reload: Vec::new() });
             }
-            let clean = Clean::compute(prog, &leader, &yields);
+            eager = outside_loops(prog, &leader);
+            let clean = Clean::compute(prog, &leader, &yields, &eager, &home);
             for y in &mut yields {
                 y.spill = y.live.iter().copied().filter(|&v| !clean[&(y.op as usize)].contains(v)).collect();
             }
+            let needed = Liveness::compute_regions(prog, &leader, &yields);
+            for y in &mut yields {
+                let after = needed.live_after(prog, &leader, y.op as usize);
+                y.reload = y.live.iter().copied().filter(|&v| after.contains(v)).collect();
+            }
         }
         let counted_barriers = !yields.is_empty() && plain_barriers(prog);
-        Plan { leader, yields, home, spill_words: words + 1, counted_barriers }
+        Plan { leader, yields, home, spill_words: words + 1, counted_barriers, eager }
     }
 
     /// Byte offset of a liveness variable's home in the thread's state block.
@@ -270,7 +287,13 @@ struct Clean;
 
 impl Clean {
     /// The clean set before each yield point, by op index.
-    fn compute(prog: &Program, leader: &[bool], yields: &[YieldPoint]) -> HashMap<usize, BitSet> {
+    fn compute(
+        prog: &Program,
+        leader: &[bool],
+        yields: &[YieldPoint],
+        eager: &[bool],
+        home: &[Option<u32>],
+    ) -> HashMap<usize, BitSet> {
         let n = prog.ops.len();
         let vars = prog.slots as usize + prog.preds as usize;
         let starts: Vec<usize> = (0..n).filter(|&i| leader[i]).collect();
@@ -283,6 +306,8 @@ impl Clean {
         }
         let transfer = |i: usize, clean: &mut BitSet| {
             let op = &prog.ops[i];
+            // Eager stores follow ordinary ops only: a collective's or `bar.red`'s result arrives on resume.
+            let eager = eager[i] && !at.contains_key(&i);
             if let Some(y) = at.get(&i) {
                 if op.guard.is_none() {
                     y.live.iter().for_each(|&v| clean.insert(v));
@@ -291,7 +316,13 @@ impl Clean {
                     return;
                 }
             }
-            for_each_def(prog, op, |v| clean.remove(v));
+            for_each_def(prog, op, |v| {
+                if eager && home[v].is_some() {
+                    clean.insert(v);
+                } else {
+                    clean.remove(v);
+                }
+            });
         };
         let mut changed = true;
         while changed {
@@ -323,6 +354,35 @@ impl Clean {
         }
         out
     }
+}
+
+/// Which ops lie in no loop of the function (all of them in none when a cycle is irreducible).
+fn outside_loops(prog: &Program, leader: &[bool]) -> Vec<bool> {
+    use graph::{AdjacencyGraph, DominatorTree, LoopForest, NodeId};
+    let n = prog.ops.len();
+    let starts: Vec<usize> = (0..n).filter(|&i| leader[i]).collect();
+    if starts.is_empty() {
+        return vec![false; n];
+    }
+    let block_of = block_index(&starts, n);
+    let mut succs = vec![Vec::new(); starts.len()];
+    for (b, s) in succs.iter_mut().enumerate() {
+        let end = starts.get(b + 1).copied().unwrap_or(n);
+        for i in starts[b]..end {
+            successors(prog, i, |t| {
+                if t != i + 1 || i + 1 == end {
+                    s.push(NodeId::new(block_of[t]));
+                }
+            });
+        }
+    }
+    let g = AdjacencyGraph::from_successors(NodeId::new(0), &succs);
+    let dom = DominatorTree::compute(&g);
+    let loops = LoopForest::compute(&g, &dom);
+    if !loops.irreducible_edges().is_empty() {
+        return vec![false; n];
+    }
+    (0..n).map(|i| loops.loop_depth(NodeId::new(block_of[i])) == 0).collect()
 }
 
 fn block_index(starts: &[usize], n: usize) -> Vec<usize> {
@@ -383,7 +443,20 @@ impl BitSet {
 }
 
 impl Liveness {
+    /// Plain liveness: a register is live where a later read may see its value.
     fn compute(prog: &Program, leader: &[bool]) -> Liveness {
+        Liveness::solve(prog, leader, &HashMap::new())
+    }
+
+    /// Liveness within the stretches between yield points: which registers a thread reads in registers
+    /// before its next stop. An unguarded yield point ends the stretch: after it, registers come back from
+    /// their homes, so what is live after it is not needed before it, except the operands the thread posts
+    /// and the registers it stores there.
+    fn compute_regions(prog: &Program, leader: &[bool], yields: &[YieldPoint]) -> Liveness {
+        Liveness::solve(prog, leader, &yields.iter().map(|y| (y.op as usize, y)).collect())
+    }
+
+    fn solve(prog: &Program, leader: &[bool], yields: &HashMap<usize, &YieldPoint>) -> Liveness {
         let n = prog.ops.len();
         let vars = prog.slots as usize + prog.preds as usize;
         let starts: Vec<usize> = (0..n).filter(|&i| leader[i]).collect();
@@ -397,9 +470,24 @@ impl Liveness {
                 let start = starts[b];
                 let end = starts.get(b + 1).copied().unwrap_or(n);
                 let mut live = BitSet::new(vars);
-                successors(prog, end - 1, |s| live.union(&live_in[block_of[s]]));
+                let last = &prog.ops[end - 1];
+                if !(yields.contains_key(&(end - 1)) && last.guard.is_none()) {
+                    successors(prog, end - 1, |s| live.union(&live_in[block_of[s]]));
+                }
                 for i in (start..end).rev() {
                     let op = &prog.ops[i];
+                    if let Some(y) = yields.get(&i) {
+                        y.spill.iter().for_each(|&v| live.insert(v));
+                        if y.kind == YieldKind::Runtime {
+                            // The runtime reads the operands from their homes; only the guard is read here.
+                            if let Some((p, _)) = op.guard {
+                                live.insert(prog.slots as usize + p as usize);
+                            }
+                        } else {
+                            for_each_use(prog, op, |v| live.insert(v));
+                        }
+                        continue;
+                    }
                     if i != end - 1 {
                         // Guarded early exits inside a block also reach their other successors.
                         successors(prog, i, |s| {

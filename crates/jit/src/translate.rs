@@ -345,7 +345,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             self.b.switch_to_block(rb);
             let y = &self.plan.yields[k];
             let tb = self.b.use_var(self.tb);
-            for &v in &y.live {
+            for &v in &y.reload {
                 let off = self.plan.home_offset(v).expect("live registers have homes");
                 self.reload(v, tb, off);
             }
@@ -810,6 +810,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         let Some((p, neg)) = op.guard else {
             self.lower_body(op);
+            self.store_eagerly(i);
             return;
         };
         let c = self.b.use_var(self.preds[p as usize]);
@@ -828,6 +829,23 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         self.b.switch_to_block(cont);
         self.filled = false;
+        self.store_eagerly(i);
+    }
+
+    /// Stores the registers op `i` wrote into their homes when the plan says so ([`Plan::eager`]).
+    fn store_eagerly(&mut self, i: usize) {
+        if !self.plan.eager.get(i).copied().unwrap_or(false) || self.filled {
+            return;
+        }
+        let mut defs = Vec::new();
+        crate::plan::for_each_def(self.prog, &self.prog.ops[i], |v| defs.push(v));
+        for v in defs {
+            if let Some(off) = self.plan.home_offset(v) {
+                let tb = self.b.use_var(self.tb);
+                let value = self.use_liveness_var(v);
+                self.b.ins().store(trusted(), value, tb, off);
+            }
+        }
     }
 
     /// Branches to `body` when the op's guard holds, else to `fall` (unguarded: always `body`).
