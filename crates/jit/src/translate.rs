@@ -291,13 +291,25 @@ impl<'a, 'b> Translator<'a, 'b> {
             self.b.ins().br_table(resume, jt);
         }
 
-        // Next thread: t += 1, and tid advanced with carries into y and z.
+        // Next thread: t += 1, and tid advanced with carries into y and z (in a one-dimensional CTA, tid.x
+        // is t).
         self.b.switch_to_block(next);
         let t = self.b.use_var(self.t);
         let t1 = self.b.ins().iadd_imm_s(t, 1);
         self.b.def_var(self.t, t1);
-        let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
         let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
+        let ntz = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 8);
+        // Both are at least 1: their OR is 1 only when both are.
+        let yz = self.b.ins().bor(nty, ntz);
+        let one_d = self.b.ins().icmp_imm_u(IntCC::Equal, yz, 1);
+        let linear = self.b.create_block();
+        let carry = self.b.create_block();
+        self.b.ins().brif(one_d, linear, &[], carry, &[]);
+        self.b.switch_to_block(linear);
+        self.b.def_var(self.tid[0], t1);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(carry);
+        let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
         let x = self.b.use_var(self.tid[0]);
         let y = self.b.use_var(self.tid[1]);
         let z = self.b.use_var(self.tid[2]);
