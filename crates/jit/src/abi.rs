@@ -67,24 +67,25 @@ pub mod ctx {
     pub const PHASE: i32 = offset_of!(CtaCtx, phase) as i32;
 }
 
-/// Layout of a thread's state block: status, resume point, the operands it posts at a barrier or warp
-/// collective and the results it gets back, scratch for helper calls, spilled registers, then local memory.
+/// Layout of a thread's state block: status and resume point, the homes of the registers spilled at yield
+/// points, the exchange area (operands a thread posts at a barrier or warp collective, and the results it
+/// gets back), then local memory. What a thread touches at every yield (status and homes) comes first, so
+/// that it usually shares one cache line.
 pub mod thread {
     /// `u32` [`super::Status`].
     pub const STATUS: i32 = 0;
     /// `u32` resume point (0 = the kernel's start).
     pub const RESUME: i32 = 4;
-    /// `u64` operands posted at a yield.
-    pub const POST_A: i32 = 8;
-    pub const POST_B: i32 = 16;
-    pub const POST_C: i32 = 24;
-    /// `u64` results of a collective.
-    pub const OUT: i32 = 32;
-    pub const OUT2: i32 = 40;
-    /// Eight `u64`s of scratch for helper calls (inputs and outputs).
-    pub const SCRATCH: i32 = 48;
-    /// Spilled registers start here.
-    pub const SPILL: i32 = 112;
+    /// Register homes start here (see `Plan::home`).
+    pub const SPILL: i32 = 8;
+    /// `u64` operands posted at a yield, relative to the exchange area (`Plan::exchange_offset`).
+    pub const POST_A: i32 = 0;
+    pub const POST_B: i32 = 8;
+    pub const POST_C: i32 = 16;
+    /// `u64` results of a collective, relative to the exchange area.
+    pub const OUT: i32 = 24;
+    pub const OUT2: i32 = 32;
+    pub const EXCHANGE_BYTES: i32 = 40;
 }
 
 /// Thread status, at [`thread::STATUS`].

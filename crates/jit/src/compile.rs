@@ -166,8 +166,7 @@ pub fn compile(
         })
         .collect();
     let kernel_plan = Plan::new(&programs[&kernel]);
-    let spill = u64::from(kernel_plan.spill_words) * 8;
-    let local_offset = (thread::SPILL as u64 + spill).div_ceil(16) * 16;
+    let local_offset = ((kernel_plan.exchange_offset() + thread::EXCHANGE_BYTES) as u64).div_ceil(16) * 16;
     let local = local_bytes(&programs, kernel).div_ceil(16) * 16;
     let stride = (local_offset + local).max(64).div_ceil(64) * 64;
     let env = Env {

@@ -239,6 +239,7 @@ impl Worker {
         word: &dyn Fn(u32, i32) -> *mut u64,
     ) -> Result<bool, ExecError> {
         let c = data.compiled;
+        let x = c.plan.exchange_offset();
         let kernel = &c.programs[&c.kernel];
         let mut groups: HashMap<u32, LaneMask> = HashMap::new();
         for t in lo..hi {
@@ -277,9 +278,9 @@ impl Worker {
                 let t = lo + l;
                 // SAFETY: the posted operand words of a thread of this CTA.
                 unsafe {
-                    a[l as usize] = word(t, thread::POST_A).read();
-                    b[l as usize] = word(t, thread::POST_B).read();
-                    cc[l as usize] = word(t, thread::POST_C).read();
+                    a[l as usize] = word(t, x + thread::POST_A).read();
+                    b[l as usize] = word(t, x + thread::POST_B).read();
+                    cc[l as usize] = word(t, x + thread::POST_C).read();
                 }
             }
             let mut out = [0u64; WARP];
@@ -289,8 +290,8 @@ impl Worker {
                 let t = lo + l;
                 // SAFETY: writing this thread's result words and status.
                 unsafe {
-                    word(t, thread::OUT).write(out[l as usize]);
-                    word(t, thread::OUT2).write(out2[l as usize]);
+                    word(t, x + thread::OUT).write(out[l as usize]);
+                    word(t, x + thread::OUT2).write(out2[l as usize]);
                     (word(t, thread::STATUS) as *mut u32).write(status::READY);
                 }
             }
@@ -516,6 +517,7 @@ fn release_barriers(
     word: &dyn Fn(u32, i32) -> *mut u64,
 ) -> bool {
     let c = data.compiled;
+    let x = c.plan.exchange_offset();
     let kernel = &c.programs[&c.kernel];
     // The common case: every thread waits at `bar.sync 0` (no count, no reduction, nobody arrived early).
     if state.arrivals.is_empty() && !c.has_reductions {
@@ -567,7 +569,7 @@ fn release_barriers(
         if let Some(r) = red {
             for &t in threads {
                 // SAFETY: the posted reduction input.
-                let v = unsafe { word(t, thread::POST_C).read() } != 0;
+                let v = unsafe { word(t, x + thread::POST_C).read() } != 0;
                 acc = match r {
                     AtomOp::Popc => acc + u64::from(v),
                     AtomOp::And => acc & u64::from(v),
@@ -579,7 +581,7 @@ fn release_barriers(
         for &t in threads {
             // SAFETY: result word and status of a waiting thread.
             unsafe {
-                word(t, thread::OUT).write(acc);
+                word(t, x + thread::OUT).write(acc);
                 (word(t, thread::STATUS) as *mut u32).write(status::READY);
             }
         }
@@ -591,13 +593,14 @@ fn release_barriers(
 /// The barrier id (`id`) or expected thread count of the barrier thread `t` waits at: the immediate of the
 /// op, or the value the thread posted.
 fn barrier_operand(data: &LaunchData<'_>, t: u32, word: &dyn Fn(u32, i32) -> *mut u64, id: bool) -> u32 {
+    let x = data.compiled.plan.exchange_offset();
     // SAFETY: the resume word of a waiting thread.
     let resume = unsafe { (word(t, thread::RESUME) as *const u32).read() };
     let (a, b) = data.compiled.barrier_imms[resume as usize - 1];
     match if id { a } else { b } {
         Some(v) => v,
         // SAFETY: the posted operand of a waiting thread.
-        None => (unsafe { word(t, if id { thread::POST_A } else { thread::POST_B }).read() }) as u32,
+        None => (unsafe { word(t, x + if id { thread::POST_A } else { thread::POST_B }).read() }) as u32,
     }
 }
 

@@ -159,6 +159,11 @@ impl Plan {
         Some(crate::abi::thread::SPILL + 8 * self.home.get(var).copied().flatten()? as i32)
     }
 
+    /// Byte offset of the exchange area (posted operands and collective results, `abi::thread::POST_A` ...).
+    pub fn exchange_offset(&self) -> i32 {
+        crate::abi::thread::SPILL + 8 * self.spill_words as i32
+    }
+
     /// Byte offset of the carry flag's home.
     pub fn carry_offset(&self) -> i32 {
         crate::abi::thread::SPILL + 8 * (self.spill_words as i32 - 1)

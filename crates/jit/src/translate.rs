@@ -15,7 +15,8 @@ use std::collections::HashMap;
 use ::ir::{FuncId, SpecialReg};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    types, AbiParam, AtomicRmwOp, Block, InstBuilder, JumpTableData, MemFlagsData, Signature, Type, Value,
+    types, AbiParam, AtomicRmwOp, Block, InstBuilder, JumpTableData, MemFlagsData, Signature, StackSlot, StackSlotData,
+    StackSlotKind, Type, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
@@ -130,6 +131,8 @@ pub struct Translator<'a, 'b> {
     filled: bool,
     /// Op being translated (for error sites).
     cur: usize,
+    /// Stack slot for the operands and results of `Alu` helper calls.
+    scratch: Option<StackSlot>,
 }
 
 impl<'a, 'b> Translator<'a, 'b> {
@@ -176,6 +179,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             resume_blocks: Vec::new(),
             filled: false,
             cur: 0,
+            scratch: None,
         }
     }
 
@@ -369,17 +373,17 @@ impl<'a, 'b> Translator<'a, 'b> {
             match y.kind {
                 YieldKind::Barrier => {
                     if matches!(op.m.sub, Sub::Bar { red: Some(_), .. }) {
-                        let out = self.b.ins().load(I64, trusted(), tb, thread::OUT);
+                        let out = self.b.ins().load(I64, trusted(), tb, self.plan.exchange_offset() + thread::OUT);
                         self.write(op.dst, out);
                     }
                 }
                 YieldKind::Collective => {
                     if op.dst != Dst::None {
-                        let out = self.b.ins().load(I64, trusted(), tb, thread::OUT);
+                        let out = self.b.ins().load(I64, trusted(), tb, self.plan.exchange_offset() + thread::OUT);
                         self.write(op.dst, out);
                     }
                     if op.dst2 != Dst::None {
-                        let out2 = self.b.ins().load(I64, trusted(), tb, thread::OUT2);
+                        let out2 = self.b.ins().load(I64, trusted(), tb, self.plan.exchange_offset() + thread::OUT2);
                         self.write(op.dst2, out2);
                     }
                 }
@@ -905,13 +909,13 @@ impl<'a, 'b> Translator<'a, 'b> {
         let constant = |s: &Src| matches!(s, Src::Imm(_) | Src::None);
         let barrier = y.kind == YieldKind::Barrier;
         if !(barrier && constant(&op.a)) {
-            self.b.ins().store(trusted(), a, tb, thread::POST_A);
+            self.b.ins().store(trusted(), a, tb, self.plan.exchange_offset() + thread::POST_A);
         }
         if !(barrier && constant(&op.b)) {
-            self.b.ins().store(trusted(), bb, tb, thread::POST_B);
+            self.b.ins().store(trusted(), bb, tb, self.plan.exchange_offset() + thread::POST_B);
         }
         if y.kind != YieldKind::Barrier || matches!(op.m.sub, Sub::Bar { red: Some(_), .. }) {
-            self.b.ins().store(trusted(), c, tb, thread::POST_C);
+            self.b.ins().store(trusted(), c, tb, self.plan.exchange_offset() + thread::POST_C);
         }
         for &v in &y.spill {
             let off = self.plan.home_offset(v).expect("live registers have homes");
@@ -988,35 +992,34 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     /// Any op the emulator's lane arithmetic covers, through the `Alu` helper.
     fn fallback(&mut self, op: &Op) {
-        let tb = self.b.use_var(self.tb);
+        // io = [a, b, c, d, carry, out, out2] in a stack slot of this function.
+        let slot = *self.scratch.get_or_insert_with(|| {
+            self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 64, 3))
+        });
         let srcs = [op.a, op.b, op.c, op.d];
         for (k, s) in srcs.iter().enumerate() {
             let v = self.read(s);
-            self.b.ins().store(trusted(), v, tb, thread::SCRATCH + 8 * k as i32);
+            self.b.ins().stack_store(I64, v, slot, 8 * k as i32);
         }
         let c = self.b.use_var(self.carry);
-        self.b.ins().store(trusted(), c, tb, thread::SCRATCH + 32);
+        self.b.ins().stack_store(I64, c, slot, 32);
         let ops = self.ctx_i64(cx::OPS);
         let site = self.site();
         let opp = self.b.ins().load(I64, ro(), ops, (site * 8) as i32);
-        let io = self.b.ins().iadd_imm_s(tb, i64::from(thread::SCRATCH));
+        let io = self.b.ins().stack_addr(I64, slot, 0);
         let ok = self.helper(Helper::Alu, &[opp, io]).expect("alu");
         let bad = self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0);
         self.fail_if(bad, error::UNSUPPORTED, None, 0);
-        let tb = self.b.use_var(self.tb);
-        let c = self.b.ins().load(I64, trusted(), tb, thread::SCRATCH + 32);
+        let c = self.b.ins().stack_load(I64, I64, slot, 32);
         self.b.def_var(self.carry, c);
-        let out = self.b.ins().load(I64, trusted(), tb, thread::SCRATCH + 40);
+        let out = self.b.ins().stack_load(I64, I64, slot, 40);
         self.write(op.dst, out);
         if op.dst2 != Dst::None {
-            let out2 = self.b.ins().load(I64, trusted(), tb, thread::SCRATCH + 48);
+            let out2 = self.b.ins().stack_load(I64, I64, slot, 48);
             self.write(op.dst2, out2);
         }
     }
 
-    // ---------------------------------------------------------------- memory
-
-    /// The host address of `[base + offset]` in the op's space.
     fn address(&mut self, op: &Op) -> Value {
         let space = op.m.space;
         let base = match op.mem.base {
