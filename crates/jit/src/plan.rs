@@ -526,3 +526,92 @@ impl Liveness {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use device::{LoadedModule, SharedLayout};
+
+    /// Decodes the first kernel of `body` (wrapped in a module header) and plans it.
+    fn plan(body: &str) -> (Program, Plan) {
+        let ptx = format!(".version 8.0\n.target sm_80\n.address_size 64\n{body}");
+        let module = ir::compile(&ptx).unwrap_or_else(|d| panic!("{d:?}"));
+        let kernel = module.functions.iter().find(|(_, f)| f.is_kernel()).map(|(id, _)| id).expect("a kernel");
+        let shared = SharedLayout::for_kernel(&module, kernel);
+        let loaded = LoadedModule { global_addresses: vec![None; module.globals.len()], module };
+        let mut programs = program::decode_all(&loaded, kernel, &shared).expect("decodes");
+        let prog = programs.remove(&kernel).expect("the kernel");
+        let plan = Plan::new(&prog);
+        (prog, plan)
+    }
+
+    /// Register names of liveness variables, for kernels that declare `%r<N>` and then `%p<M>` (slots are
+    /// numbered in declaration order).
+    fn names(prog: &Program, vars: &[usize]) -> Vec<String> {
+        let ns = prog.slots as usize;
+        let name = |v: usize| if v < ns { format!("%r{v}") } else { format!("%p{}", v - ns) };
+        let mut v: Vec<String> = vars.iter().map(|&v| name(v)).collect();
+        v.sort();
+        v
+    }
+
+    /// A value computed before a loop with a barrier is stored once where it is written; the loop counter,
+    /// written in the loop, is stored at the barriers after its writes; a value not read before the next
+    /// barrier is not reloaded.
+    #[test]
+    fn homes_spills_and_reloads() {
+        let (prog, plan) = plan(
+            ".visible .entry k(.param .u64 p) {
+               .reg .b32 %r<8>; .reg .pred %p<2>;
+               mov.u32 %r1, %tid.x;
+               mul.lo.u32 %r2, %r1, 3;
+               mov.u32 %r3, 0;
+             LOOP:
+               bar.sync 0;
+               add.u32 %r3, %r3, 1;
+               setp.lt.u32 %p1, %r3, 4;
+               @%p1 bra LOOP;
+               bar.sync 0;
+               add.u32 %r4, %r2, %r3;
+               bar.sync 0;
+               add.u32 %r5, %r4, %r1;
+               ret;
+             }",
+        );
+        assert!(plan.counted_barriers);
+        let loop_bar = &plan.yields[0];
+        assert_eq!(names(&prog, &loop_bar.live), ["%r1", "%r2", "%r3"]);
+        // %r1 and %r2 are written outside the loop, so they were stored right after their writes.
+        assert_eq!(names(&prog, &loop_bar.spill), ["%r3"]);
+        assert_eq!(names(&prog, &loop_bar.reload), ["%r3"]);
+        // The loop's last increment follows its barrier.
+        let after = &plan.yields[1];
+        assert_eq!(names(&prog, &after.spill), ["%r3"]);
+        assert_eq!(names(&prog, &after.reload), ["%r2", "%r3"]);
+        // %r4 is written outside loops: stored at once.
+        let last = &plan.yields[2];
+        assert_eq!(names(&prog, &last.spill), Vec::<String>::new());
+        assert_eq!(names(&prog, &last.reload), ["%r1", "%r4"]);
+        assert!(plan.home.iter().filter(|h| h.is_some()).count() == 4);
+    }
+
+    #[test]
+    fn only_one_plain_barrier_is_counted() {
+        let kernel = |body: &str| {
+            plan(&format!(
+                ".visible .entry k() {{ .reg .b32 %r<4>; .reg .pred %p<2>; mov.u32 %r1, %tid.x; {body} ret; }}"
+            ))
+            .1
+            .counted_barriers
+        };
+        assert!(kernel("bar.sync 0; bar.sync 0;"));
+        assert!(kernel("barrier.sync 3;"));
+        assert!(!kernel("bar.sync 0; bar.sync 1;"), "two barrier ids");
+        assert!(!kernel("bar.sync 0, 64;"), "a thread count");
+        assert!(!kernel("bar.sync %r1;"), "an id in a register");
+        assert!(!kernel("bar.arrive 1, 64; bar.sync 0;"), "early arrival");
+        assert!(!kernel("bar.red.popc.u32 %r2, 0, %p1;"), "a reduction");
+        assert!(!kernel("bar.sync 0; shfl.sync.down.b32 %r2, %r1, 1, 31, -1;"), "a warp collective");
+        assert!(!kernel("mov.u32 %r2, 0;"), "no yield point");
+    }
+}
