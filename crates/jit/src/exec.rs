@@ -125,9 +125,11 @@ impl Worker {
         let base = self.threads.as_mut_ptr() as *mut u8;
         // Status and resume point start at 0 (ready, at the kernel's start); kernels without yield points
         // never read them.
-        for t in (0..n as usize).filter(|_| !c.plan.yields.is_empty()) {
-            // SAFETY: each thread's block header (status, resume point) is inside the buffer.
-            unsafe { (base.add(t * stride) as *mut u64).write(0) };
+        if !c.plan.yields.is_empty() {
+            for t in 0..n as usize {
+                // SAFETY: each thread's block header (status, resume point) is inside the buffer.
+                unsafe { (base.add(t * stride) as *mut u64).write(0) };
+            }
         }
         let id = data.grid.unflatten(cta_index);
         let mut state = std::mem::take(&mut self.state);
