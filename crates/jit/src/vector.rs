@@ -25,7 +25,7 @@ use cranelift_frontend::{FunctionBuilder, Variable};
 use ir::SpecialReg;
 use program::{BoolOp, Cmp, Dst, Kind, Op, Part, Program, Rnd, Space, Src, SymAddr, Ty};
 
-use crate::abi::ctx as cx;
+use crate::abi::{ctx as cx, thread, Helper};
 use crate::plan::Plan;
 use crate::translate::Env;
 
@@ -52,12 +52,15 @@ pub fn refusal(prog: &Program, plan: &Plan, check: bool) -> Option<String> {
     if !plan.yields.is_empty() {
         return Some("barriers, warp collectives or matrix/texture ops".into());
     }
-    branch_after_store(prog).map(|i| format!("op {i}: a group may diverge there after a store"))
+    None
 }
 
-/// Ops where a group stops when its lanes disagree.
-fn may_diverge(op: &Op) -> bool {
-    (op.guard.is_some() && matches!(op.kind, Kind::Bra | Kind::Ret | Kind::Exit)) || op.kind == Kind::Brx
+/// Ops where a group may stop: where its lanes may disagree on the path, and `stops` (ops lowered through
+/// the lane helper, which may refuse).
+fn may_stop(op: &Op, i: usize, stops: &[usize]) -> bool {
+    (op.guard.is_some() && matches!(op.kind, Kind::Bra | Kind::Ret | Kind::Exit))
+        || op.kind == Kind::Brx
+        || stops.contains(&i)
 }
 
 fn writes_memory(op: &Op) -> bool {
@@ -77,9 +80,9 @@ fn successors(prog: &Program, i: usize, mut f: impl FnMut(usize)) {
     }
 }
 
-/// The first op where a group could diverge after one of its lanes wrote memory (forward dataflow over the
-/// ops: "a store may have run" at each op), or `None`.
-fn branch_after_store(prog: &Program) -> Option<usize> {
+/// The first op where a group could stop after one of its lanes wrote memory (forward dataflow over the ops:
+/// "a store may have run" at each op), or `None`.
+fn stop_after_store(prog: &Program, stops: &[usize]) -> Option<usize> {
     let n = prog.ops.len();
     let mut seen = vec![false; n];
     let mut stored = vec![false; n];
@@ -91,7 +94,7 @@ fn branch_after_store(prog: &Program) -> Option<usize> {
         seen[i] = true;
         stored[i] |= s;
         let op = &prog.ops[i];
-        if stored[i] && may_diverge(op) {
+        if stored[i] && may_stop(op, i, stops) {
             return Some(i);
         }
         let after = stored[i] || writes_memory(op);
@@ -113,6 +116,9 @@ pub fn translate(
     }
     let mut v = Vector::new(b, env, prog);
     v.body(plan)?;
+    if let Some(i) = stop_after_store(prog, &v.stops) {
+        return Err(format!("op {i}: a group may stop there after a store"));
+    }
     v.b.seal_all_blocks();
     v.b.finalize(frontend);
     Ok(())
@@ -188,6 +194,9 @@ struct Vector<'a, 'b> {
     /// The current op's guard as a lane mask.
     guard: Option<Value>,
     filled: bool,
+    /// The op being lowered, and those lowered through the lane helper (a group may stop there).
+    cur: usize,
+    stops: Vec<usize>,
 }
 
 impl<'a, 'b> Vector<'a, 'b> {
@@ -225,6 +234,8 @@ impl<'a, 'b> Vector<'a, 'b> {
             stop,
             guard: None,
             filled: false,
+            cur: 0,
+            stops: Vec::new(),
         }
     }
 
@@ -322,6 +333,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 self.b.switch_to_block(blk);
                 self.filled = false;
             }
+            self.cur = i;
             self.lower(i).map_err(|e| format!("op {i} ({:?}): {e}", self.prog.ops[i].kind))?;
         }
         if !self.filled {
@@ -481,14 +493,18 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     /// A value of `ty` masked to its width (the emulator's `mask`).
     fn mask_ty(&mut self, v: V, ty: Ty) -> V {
-        let bits = ty.bits();
+        self.mask_bits(v, ty.bits())
+    }
+
+    /// The low `bits` bits of every lane.
+    fn mask_bits(&mut self, v: V, bits: u32) -> V {
         match v {
             V::W(x) if bits < 32 => {
-                let m = self.splat32(ty.mask() as u32);
+                let m = self.splat32(program::mask_bits(bits) as u32);
                 V::W(self.b.ins().band(x, m))
             }
             V::D(..) if bits < 64 => {
-                let m = self.splat64(ty.mask());
+                let m = self.splat64(program::mask_bits(bits));
                 self.map(v, |me, x| me.b.ins().band(x, m))
             }
             _ => v,
@@ -562,6 +578,30 @@ impl<'a, 'b> Vector<'a, 'b> {
             SpecialReg::Ntid if comp_ok => self.ctx_u32(cx::NTID + c),
             SpecialReg::Ctaid | SpecialReg::Clusterid if comp_ok => self.ctx_u32(cx::CTAID + c),
             SpecialReg::Nctaid | SpecialReg::Nclusterid if comp_ok => self.ctx_u32(cx::NCTAID + c),
+            SpecialReg::LanemaskEq
+            | SpecialReg::LanemaskLt
+            | SpecialReg::LanemaskLe
+            | SpecialReg::LanemaskGt
+            | SpecialReg::LanemaskGe => {
+                // Groups are aligned to 4 in their warp: lane bits 1 << (t & 31) times 1, 2, 4, 8.
+                let t = self.b.use_var(self.t);
+                let l = self.b.ins().band_imm_s(t, 31);
+                let one = self.b.ins().iconst(I32, 1);
+                let bit = self.b.ins().ishl(one, l);
+                let bit = self.b.ins().splat(I32X4, bit);
+                let k = self.lanes32([1, 2, 4, 8]);
+                let eq = self.b.ins().imul(bit, k);
+                let ones = self.splat32(1);
+                let lt = self.b.ins().isub(eq, ones);
+                let le = self.b.ins().bor(lt, eq);
+                return Ok(match s {
+                    SpecialReg::LanemaskEq => eq,
+                    SpecialReg::LanemaskLt => lt,
+                    SpecialReg::LanemaskLe => le,
+                    SpecialReg::LanemaskGt => self.b.ins().bnot(le),
+                    _ => self.b.ins().bnot(lt),
+                });
+            }
             SpecialReg::Nwarpid => return Ok(self.splat32(64)),
             SpecialReg::Nsmid | SpecialReg::ClusterNctarank => return Ok(self.splat32(1)),
             _ => return Err(format!("special register {s:?}")),
@@ -645,10 +685,25 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// keeping the old value in lanes the op's guard turns off.
     fn write(&mut self, d: Dst, v: V) -> R {
         let Dst::Reg(slot, mask) = d else {
-            return match d {
-                Dst::Pred(_) => Err("a value written to a predicate".into()),
-                _ => Ok(()),
-            };
+            if let Dst::Pred(_) = d {
+                // Non-zero lanes are true.
+                let z = self.zero(Dom::D);
+                let m = match v {
+                    V::W(x) => {
+                        let z = self.zero(Dom::W);
+                        let eq = self.b.ins().icmp(IntCC::Equal, x, z);
+                        self.b.ins().bnot(eq)
+                    }
+                    V::D(l, h) => {
+                        let el = self.b.ins().icmp(IntCC::Equal, l, z);
+                        let eh = self.b.ins().icmp(IntCC::Equal, h, z);
+                        let eq = self.narrow(el, eh);
+                        self.b.ins().bnot(eq)
+                    }
+                };
+                return self.write_mask(d, m);
+            }
+            return Ok(());
         };
         match self.regs[slot as usize] {
             Reg::W(var) => {
@@ -755,7 +810,10 @@ impl<'a, 'b> Vector<'a, 'b> {
             Some((p, neg)) => Some(self.read_pred(&Src::Pred(p, neg))?),
             None => None,
         };
-        let r = self.lower_body(op);
+        let r = match self.lower_body(op) {
+            Err(e) if lane_helper_covers(op) => self.lane_helper(op).map_err(|h| format!("{e}; {h}")),
+            r => r,
+        };
         self.guard = None;
         r
     }
@@ -912,6 +970,33 @@ impl<'a, 'b> Vector<'a, 'b> {
                 self.write(op.dst, r)
             }
             Kind::Cvt => self.cvt(op),
+            Kind::Pack => {
+                let Some(program::Extra::Srcs(srcs)) = op.extra.as_deref() else { return Err("no sources".into()) };
+                let part = ty.bits() / srcs.len().max(1) as u32;
+                let mut acc = V::W(self.zero(Dom::W));
+                acc = self.in_dom(acc, d);
+                for (k, s) in srcs.iter().enumerate() {
+                    let v = self.read(s, d)?;
+                    let v = self.mask_bits(v, part);
+                    let sh = i64::from(part * k as u32);
+                    let v = if sh > 0 && sh < 64 { self.map(v, |me, x| me.b.ins().ishl_imm_s(x, sh)) } else { v };
+                    acc = self.map2(acc, v, |me, x, y| me.b.ins().bor(x, y));
+                }
+                self.write(op.dst, acc)
+            }
+            Kind::Unpack => {
+                let Some(program::Extra::Dsts(dsts)) = op.extra.as_deref() else {
+                    return Err("no destinations".into());
+                };
+                let a = self.read(&op.a, d)?;
+                let part = ty.bits() / dsts.len().max(1) as u32;
+                for (k, dst) in dsts.iter().enumerate() {
+                    let sh = i64::from(part * k as u32);
+                    let v = if sh > 0 && sh < 64 { self.map(a, |me, x| me.b.ins().ushr_imm_s(x, sh)) } else { a };
+                    self.write(*dst, v)?;
+                }
+                Ok(())
+            }
             k => Err(format!("{k:?} with these modifiers")),
         }
     }
@@ -1329,6 +1414,63 @@ impl<'a, 'b> Vector<'a, 'b> {
         }
     }
 
+    /// An arithmetic op without a vector form here: lane by lane through the emulator's lane semantics (the
+    /// scalar JIT's `Alu` helper, with each lane's scratch words); where the helper refuses, the group stops
+    /// and the scalar loop reports the error.
+    fn lane_helper(&mut self, op: &Op) -> R {
+        if op.m.cc || matches!(op.kind, Kind::Addc | Kind::Subc | Kind::Madc) {
+            return Err("the carry flag".into());
+        }
+        let mut srcs = Vec::new();
+        for s in [&op.a, &op.b, &op.c, &op.d] {
+            let v = self.read(s, Dom::D)?;
+            srcs.push(self.as_d(v, false));
+        }
+        let site = self.env.site_base.get(&self.prog.func).ok_or("no site numbers")? + self.cur as u32;
+        let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
+        let stride = self.b.ins().load(I64, ro(), self.ctx, cx::STRIDE);
+        let table = self.b.ins().load(I64, ro(), self.ctx, cx::OPS);
+        let opp = self.b.ins().load(I64, ro(), table, (site * 8) as i32);
+        let helpers = self.b.ins().load(I64, ro(), self.ctx, cx::HELPERS);
+        let f = self.b.ins().load(I64, ro(), helpers, (Helper::Alu as usize * 8) as i32);
+        let mut sig = Signature::new(self.env.call_conv);
+        sig.params.extend([AbiParam::new(I64), AbiParam::new(I64)]);
+        sig.returns.push(AbiParam::new(I32));
+        let sig = self.b.import_signature(sig);
+        let z = self.zero(Dom::D);
+        let mut out = [[z, z], [z, z]];
+        let t = self.b.use_var(self.t);
+        let t = self.b.ins().uextend(I64, t);
+        for i in 0..WIDTH as u8 {
+            let ti = self.b.ins().iadd_imm_s(t, i64::from(i));
+            let off = self.b.ins().imul(ti, stride);
+            let tb = self.b.ins().iadd(threads, off);
+            for (k, &(l, h)) in srcs.iter().enumerate() {
+                let x = self.b.ins().extractlane(if i < 2 { l } else { h }, i % 2);
+                self.b.ins().store(MemFlagsData::trusted(), x, tb, thread::SCRATCH + 8 * k as i32);
+            }
+            let zero = self.b.ins().iconst(I64, 0);
+            self.b.ins().store(MemFlagsData::trusted(), zero, tb, thread::SCRATCH + 32);
+            let io = self.b.ins().iadd_imm_s(tb, i64::from(thread::SCRATCH));
+            let call = self.b.ins().call_indirect(sig, f, &[opp, io]);
+            let ok = self.b.inst_results(call)[0];
+            let cont = self.b.create_block();
+            self.b.ins().brif(ok, cont, &[], self.stop, &[]);
+            self.b.switch_to_block(cont);
+            for (k, o) in out.iter_mut().enumerate() {
+                let r = self.b.ins().load(I64, MemFlagsData::trusted(), tb, thread::SCRATCH + 40 + 8 * k as i32);
+                let half = &mut o[usize::from(i / 2)];
+                *half = self.b.ins().insertlane(*half, r, i % 2);
+            }
+        }
+        self.stops.push(self.cur);
+        self.write(op.dst, V::D(out[0][0], out[0][1]))?;
+        if op.dst2 != Dst::None {
+            self.write(op.dst2, V::D(out[1][0], out[1][1]))?;
+        }
+        Ok(())
+    }
+
     // ---------------------------------------------------------------- memory
 
     fn address(&mut self, op: &Op) -> R<Addr> {
@@ -1614,6 +1756,38 @@ impl<'a, 'b> Vector<'a, 'b> {
         }
         Ok(())
     }
+}
+
+/// Ops the scalar JIT lowers natively or through the `Alu` helper (everything but memory, control, calls and
+/// yield points).
+fn lane_helper_covers(op: &Op) -> bool {
+    !matches!(
+        op.kind,
+        Kind::Ld
+            | Kind::St
+            | Kind::Atom
+            | Kind::Red
+            | Kind::Call
+            | Kind::Brx
+            | Kind::Bra
+            | Kind::Ret
+            | Kind::Exit
+            | Kind::Trap
+            | Kind::Bar
+            | Kind::Nop
+            | Kind::Cvta
+            | Kind::Isspacep
+            | Kind::Pack
+            | Kind::Unpack
+            | Kind::Shfl
+            | Kind::Vote
+            | Kind::Match
+            | Kind::Redux
+            | Kind::Activemask
+            | Kind::WarpSync
+            | Kind::Matrix
+            | Kind::Texture
+    )
 }
 
 fn signed_of(t: Ty) -> Ty {
