@@ -9,8 +9,10 @@
 //!
 //! ```text
 //! cargo run --release -p bench --example engines -- [--threads N] [--quick] [--json]
-//!     [--kernels a,b,...] [--no-compile] [--no-emu] [--corpus DIR]
+//!     [--kernels a,b,...] [--no-compile] [--no-emu] [--no-vectorize] [--corpus DIR]
 //! ```
+//!
+//! `--no-vectorize` measures the JIT without its vector path (every thread on the scalar thread loop).
 //!
 //! `--corpus` is where the PTX files for the compile-time figure are (default: this checkout's `corpus/ptx`).
 //!
@@ -32,11 +34,12 @@ struct Args {
     kernels: Vec<Kernel>,
     compile: bool,
     emu: bool,
+    vectorize: bool,
     corpus: PathBuf,
 }
 
-const USAGE: &str =
-    "usage: engines [--threads N] [--quick] [--json] [--kernels a,b,...] [--no-compile] [--no-emu] [--corpus DIR]";
+const USAGE: &str = "usage: engines [--threads N] [--quick] [--json] [--kernels a,b,...] [--no-compile] [--no-emu] \
+                     [--no-vectorize] [--corpus DIR]";
 
 fn parse_args() -> Result<Args, String> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -47,6 +50,7 @@ fn parse_args() -> Result<Args, String> {
         kernels: Kernel::ALL.to_vec(),
         compile: true,
         emu: true,
+        vectorize: true,
         corpus: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/ptx"),
     };
     let mut it = std::env::args().skip(1);
@@ -63,6 +67,7 @@ fn parse_args() -> Result<Args, String> {
             "--json" => args.json = true,
             "--no-compile" => args.compile = false,
             "--no-emu" => args.emu = false,
+            "--no-vectorize" => args.vectorize = false,
             "--corpus" => args.corpus = it.next().ok_or("--corpus needs a value")?.into(),
             "--kernels" => {
                 let v = it.next().ok_or("--kernels needs a value")?;
@@ -171,6 +176,8 @@ struct CompileSummary {
 struct Report {
     threads: usize,
     quick: bool,
+    /// Whether the JIT's vector path was on.
+    vectorize: bool,
     rows: Vec<Row>,
     /// Geometric mean of jit/native over the six workloads, when the JIT ran all of them.
     geomean_jit_over_native: Option<f64>,
@@ -184,8 +191,8 @@ fn ratio(a: Option<&Measurement>, b: Option<&Measurement>) -> Option<f64> {
     Some(a?.best_per_work() / b?.best_per_work())
 }
 
-fn run_jit(w: &Workload, module: &ir::Module, threads: usize, opts: &TimingOptions) -> Outcome {
-    let mut jit = bench::jit(threads);
+fn run_jit(w: &Workload, module: &ir::Module, threads: usize, vectorize: bool, opts: &TimingOptions) -> Outcome {
+    let mut jit = jit::Jit::new(jit::Options { threads, vectorize, ..jit::Options::default() });
     Outcome::from(w.run_backend_on(&mut jit, module, threads, opts))
 }
 
@@ -195,7 +202,7 @@ fn measure(kernel: Kernel, args: &Args, pools: &Pools, opts: &TimingOptions) -> 
     let w = Workload::new(kernel, size, &pools.n);
     let native = Outcome::from(w.run_native(&pools.n, opts));
     let native_1t = if args.threads == 1 { None } else { Some(Outcome::from(w.run_native(&pools.one, opts))) };
-    let jit = run_jit(&w, &module, args.threads, opts);
+    let jit = run_jit(&w, &module, args.threads, args.vectorize, opts);
     let jit_skipped = matches!(jit, Outcome::Skipped { .. });
     let again = |threads: usize| {
         if threads == args.threads {
@@ -203,7 +210,7 @@ fn measure(kernel: Kernel, args: &Args, pools: &Pools, opts: &TimingOptions) -> 
         } else if jit_skipped {
             Some(Outcome::Skipped { skipped: jit.note().unwrap_or_default().to_string() })
         } else {
-            Some(run_jit(&w, &module, threads, opts))
+            Some(run_jit(&w, &module, threads, args.vectorize, opts))
         }
     };
     let jit_1t = again(1);
@@ -306,6 +313,9 @@ fn factor(r: Option<f64>) -> String {
 
 fn print_table(report: &Report) {
     let t = report.threads;
+    if !report.vectorize {
+        println!("(JIT without its vector path: --no-vectorize)");
+    }
     println!(
         "{:<15} {:>15} {:>10} {:>10} {:>8} {:>11} {:>9} {:>10} {:>10} {:>6} {:>7}",
         "kernel",
@@ -433,6 +443,7 @@ fn main() {
     let report = Report {
         threads: args.threads,
         quick: args.quick,
+        vectorize: args.vectorize,
         geomean_jit_over_native: if all_six { geomean(&ratios) } else { None },
         geomean_jit_over_native_partial: if all_six { None } else { geomean(&ratios).map(|g| (ratios.len(), g)) },
         rows,

@@ -45,7 +45,9 @@ fourth argument (a buffer) to y.bin, atomically, after the kernel ran.
 Engines: the JIT (--backend jit, the default) compiles the kernel to native
 code with Cranelift and runs CTAs on every core (--threads N, --schedule
 static|interleaved|dynamic); --check makes it bounds-check every access as
-the emulator does. The emulator (--backend emu) runs warps of 32 lanes in
+the emulator does. Kernels without barriers or warp collectives run four
+threads at a time in SIMD registers when they can (--no-vectorize: one at a
+time). The emulator (--backend emu) runs warps of 32 lanes in
 lock-step and collects the statistics of --stats, so --stats and --json use
 it unless --backend says otherwise. Both give the same results; compiled
 kernels are cached in ~/.cache/lockstep/jit (--no-cache to skip).
@@ -136,8 +138,8 @@ impl BackendChoice {
 
     /// Constructs the engine.
     fn create(self, a: &RunArgs) -> Result<Box<dyn Backend>, UsageError> {
-        if self == BackendChoice::Emu && (a.threads.is_some() || a.schedule.is_some() || a.check) {
-            return Err(UsageError("--threads, --schedule and --check apply to --backend jit".into()));
+        if self == BackendChoice::Emu && (a.threads.is_some() || a.schedule.is_some() || a.check || a.no_vectorize) {
+            return Err(UsageError("--threads, --schedule, --check and --no-vectorize apply to --backend jit".into()));
         }
         match self {
             BackendChoice::Emu => Ok(Box::new(emu::Emulator::new())),
@@ -149,6 +151,7 @@ impl BackendChoice {
                     ScheduleChoice::Dynamic => jit::Schedule::Dynamic,
                 },
                 check: a.check,
+                vectorize: !a.no_vectorize,
                 cache_dir: if a.no_cache { None } else { jit::default_cache_dir() },
             }))),
         }
@@ -214,6 +217,10 @@ pub struct RunArgs {
     /// JIT: do not read or write the on-disk cache of compiled kernels (~/.cache/lockstep/jit).
     #[arg(long)]
     pub no_cache: bool,
+    /// JIT: run every thread on the scalar thread loop (by default, eligible kernels run four consecutive
+    /// threads at a time in SIMD registers; the results are the same).
+    #[arg(long)]
+    pub no_vectorize: bool,
     /// Print a summary of the execution statistics: SIMT efficiency, divergent branches, memory
     /// coalescing, bank conflicts, instruction mix, transit-model parameters.
     #[arg(long)]

@@ -188,7 +188,7 @@ fn the_jit_runs_vector_add_like_the_emulator() {
         .args(["--stats", "--threads", "2"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--threads, --schedule and --check apply to --backend jit"));
+        .stderr(predicate::str::contains("--threads, --schedule, --check and --no-vectorize apply to --backend jit"));
 }
 
 /// A wild pointer in the JIT's unchecked mode: a clear error and exit status 1, not a segmentation fault;

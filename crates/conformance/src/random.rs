@@ -189,6 +189,8 @@ pub struct Features {
     pub shuffles: bool,
     pub votes: bool,
     pub atomics: bool,
+    /// The thread-private `.local` array.
+    pub local: bool,
     pub floats: bool,
     pub conversions: bool,
     /// `cvt` into a destination register wider than its type (relaxed type checking), as in
@@ -215,6 +217,7 @@ impl Default for Features {
             shuffles: true,
             votes: true,
             atomics: true,
+            local: true,
             floats: true,
             conversions: true,
             cvt_wide_destination: true,
@@ -249,6 +252,15 @@ impl Config {
     pub fn known_good() -> Config {
         Config::default()
     }
+
+    /// Kernels the JIT's vector path can take: no barriers, shared memory, warp collectives, atomics or
+    /// local memory (the rest of [`Config::known_good`]).
+    pub fn vectorizable() -> Config {
+        let mut c = Config::known_good();
+        let f = &mut c.features;
+        (f.barriers, f.shared, f.shuffles, f.votes, f.atomics, f.local) = (false, false, false, false, false, false);
+        c
+    }
 }
 
 /// A generated kernel.
@@ -265,6 +277,8 @@ pub struct Kernel {
     pub loads: Vec<Load>,
     /// Which registers are stored (all, except while shrinking).
     pub stored: Vec<bool>,
+    /// Whether the prologue sets up the shared word and the zeroed local array (when the kernel may use them).
+    pub shared_and_local: bool,
 }
 
 impl Kernel {
@@ -301,7 +315,7 @@ impl Kernel {
         let _ = writeln!(w, "\t.reg .u32 %lc<{}>;", MAX_DEPTH + 1);
         let _ = writeln!(w, "\t.reg .pred %bp<{}>, %lp<{}>, %pn;", MAX_DEPTH + 1, MAX_DEPTH + 1);
         let _ = writeln!(w);
-        for line in prologue(self.loads.len(), self.slots()) {
+        for line in prologue(self.loads.len(), self.slots(), self.shared_and_local) {
             let _ = writeln!(w, "\t{line}");
         }
         for init in &self.inits {
@@ -401,7 +415,7 @@ const MAX_DEPTH: usize = 3;
 
 /// Thread indices, addresses: `%tl` the thread's linear index in its CTA, `%nt` the CTA's size, `%gt` the
 /// global linear index, `%own` its output slots, `%mine` its shared word, `%atom` the counters.
-fn prologue(loads: usize, slots: usize) -> Vec<String> {
+fn prologue(loads: usize, slots: usize, shared_and_local: bool) -> Vec<String> {
     let mut v: Vec<String> = [
         "ld.param.u64 %in, [rk_in];",
         "ld.param.u64 %out, [rk_out];",
@@ -440,14 +454,16 @@ fn prologue(loads: usize, slots: usize) -> Vec<String> {
     v.push("mul.lo.u32 %tc, %tc, %nt;".into());
     v.push(format!("mul.wide.u32 %atom, %tc, {};", slots * 8));
     v.push("add.u64 %atom, %out, %atom;".into());
-    v.push("mov.u64 %sh, rk_sh;".into());
-    v.push("mov.u64 %loc, rk_loc;".into());
-    v.push("mov.u64 %z, 0;".into());
-    for k in 0..LOCAL_BYTES / 8 {
-        v.push(format!("st.local.u64 [%loc+{}], %z;", k * 8));
+    if shared_and_local {
+        v.push("mov.u64 %sh, rk_sh;".into());
+        v.push("mov.u64 %loc, rk_loc;".into());
+        v.push("mov.u64 %z, 0;".into());
+        for k in 0..LOCAL_BYTES / 8 {
+            v.push(format!("st.local.u64 [%loc+{}], %z;", k * 8));
+        }
+        v.push("mul.wide.u32 %mine, %tl, 8;".into());
+        v.push("add.u64 %mine, %sh, %mine;".into());
     }
-    v.push("mul.wide.u32 %mine, %tl, 8;".into());
-    v.push("add.u64 %mine, %sh, %mine;".into());
     for d in 0..=MAX_DEPTH {
         v.push(format!("mov.u32 %lc{d}, 0;"));
     }
@@ -525,7 +541,9 @@ pub fn generate_from(src: &mut Source, seed: u64, config: &Config) -> Kernel {
         body.push(s);
     }
     let stored = vec![true; regs.len()];
-    Kernel { seed, regs, inits, body, loads: g.loads, stored }
+    let f = &config.features;
+    let shared_and_local = f.shared || f.local;
+    Kernel { seed, regs, inits, body, loads: g.loads, stored, shared_and_local }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -751,7 +769,7 @@ impl Gen<'_> {
             }
             28..=29 => Some(self.special()),
             30..=32 => self.reload(),
-            33..=36 => Some(self.local()),
+            33..=36 if f.local => Some(self.local()),
             _ => {
                 let mut line = self.inst()?;
                 if f.guards && !line.contains('\n') && self.src.chance(20) {

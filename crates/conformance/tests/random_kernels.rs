@@ -15,6 +15,8 @@ use conformance::Shape;
 /// Default first seed and number of kernels.
 const SEED: u64 = 0x10C5_7E9D_0000_0000;
 const KERNELS: u64 = 200;
+/// Kernels of the vectorizable test.
+const VECTOR_KERNELS: u64 = 150;
 /// Candidate runs the shrinker may spend on one failure.
 const SHRINK_BUDGET: usize = 400;
 
@@ -75,6 +77,51 @@ fn random_kernels_agree() {
         start.elapsed().as_secs_f64()
     );
     assert!(failures.is_empty(), "{} of {count} random kernels failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Kernels the JIT's vector path can take (`Config::vectorizable`): most of them must take it, and all agree
+/// with the emulator (groups that diverge at `if`s and per-thread loops run on the scalar loop).
+#[test]
+fn vectorizable_random_kernels_agree() {
+    let Some(mut engines) = Engines::new() else {
+        eprintln!("skipped: the differential test needs both `emu` and `jit` (LOCKSTEP_BACKENDS)");
+        return;
+    };
+    let first = env_u64("LOCKSTEP_RANDOM_SEED").unwrap_or(SEED ^ 0x5EC7);
+    let count = env_u64("LOCKSTEP_RANDOM_KERNELS").unwrap_or(VECTOR_KERNELS);
+    let config = Config::vectorizable();
+    let jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
+    let start = std::time::Instant::now();
+    let (mut failures, mut vectorized, mut why_not) = (Vec::new(), 0, Vec::new());
+    for i in 0..count {
+        let seed = first.wrapping_add(i);
+        let kernel = random::generate(seed, &config);
+        let mut memory = device::DeviceMemory::new();
+        let module =
+            device::LoadedModule::load(ir::compile(&kernel.ptx()).expect("generated PTX compiles"), &mut memory)
+                .expect("loads");
+        let k = module.module.function(random::KERNEL).expect("the kernel");
+        match jit.vectorized(&module, k).expect("the JIT compiles it") {
+            Ok(()) => vectorized += 1,
+            Err(why) => why_not.push(format!("  seed {seed:#x}: {why}")),
+        }
+        for shape in shapes_for(seed) {
+            let Err(failure) = random::check(&kernel, shape, &mut engines) else { continue };
+            failures.push(report(&kernel, shape, failure, &mut engines));
+            break;
+        }
+    }
+    eprintln!(
+        "{count} vectorizable random kernels from seed {first:#x}: {vectorized} vectorized, {} failed, {:.1} s",
+        failures.len(),
+        start.elapsed().as_secs_f64()
+    );
+    assert!(failures.is_empty(), "{} of {count} random kernels failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        vectorized * 10 >= count * 7,
+        "only {vectorized} of {count} kernels take the vector path:\n{}",
+        why_not.join("\n")
+    );
 }
 
 /// Prints a failure in full, shrinks it, writes both kernels to the temporary directory; returns a one-line

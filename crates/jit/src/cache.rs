@@ -30,10 +30,11 @@ fn fnv(parts: &[&[u8]]) -> u64 {
     h
 }
 
-pub fn key(source: &str, kernel: &str, check: bool, isa: &str) -> String {
+pub fn key(source: &str, kernel: &str, check: bool, vectorize: bool, isa: &str) -> String {
     let version = concat!(env!("CARGO_PKG_VERSION"), "/cranelift-0.135/", env!("JIT_SOURCE_HASH"));
-    let a = fnv(&[source.as_bytes(), kernel.as_bytes(), &[u8::from(check)], version.as_bytes(), isa.as_bytes()]);
-    let b = fnv(&[isa.as_bytes(), version.as_bytes(), kernel.as_bytes(), source.as_bytes(), &[u8::from(check)]]);
+    let mode = [u8::from(check) | u8::from(vectorize) << 1];
+    let a = fnv(&[source.as_bytes(), kernel.as_bytes(), &mode, version.as_bytes(), isa.as_bytes()]);
+    let b = fnv(&[isa.as_bytes(), version.as_bytes(), kernel.as_bytes(), source.as_bytes(), &mode]);
     format!("{a:016x}{b:016x}")
 }
 
@@ -95,7 +96,8 @@ mod tests {
         std::fs::write(&path, &bytes[..20]).unwrap();
         assert_eq!(load(dir.path(), "k"), None, "a truncated entry");
         assert_eq!(load(dir.path(), "missing"), None);
-        assert_ne!(key("a", "k", false, "x86"), key("b", "k", false, "x86"));
-        assert_ne!(key("a", "k", false, "x86"), key("a", "k", true, "x86"));
+        assert_ne!(key("a", "k", false, true, "x86"), key("b", "k", false, true, "x86"));
+        assert_ne!(key("a", "k", false, true, "x86"), key("a", "k", true, true, "x86"));
+        assert_ne!(key("a", "k", false, true, "x86"), key("a", "k", false, false, "x86"));
     }
 }

@@ -19,6 +19,7 @@ use crate::cache;
 use crate::code::Code;
 use crate::plan::{yield_kind, Plan, YieldKind};
 use crate::translate::{device_signature, kernel_signature, Env, Translator};
+use crate::vector;
 
 /// Local memory per thread when device functions recurse (the depth is then unknown).
 const RECURSIVE_LOCAL_BYTES: u64 = 16 << 10;
@@ -31,6 +32,8 @@ pub struct Compiled {
     pub kernel: FuncId,
     /// Entry of the kernel's thread loop.
     pub entry: usize,
+    /// Entry of the kernel's vector path (`vector.rs`), or why it has none.
+    pub vector: Result<usize, String>,
     /// Entries of the device functions, by `FuncId` (0 for functions the kernel cannot call).
     pub funcs: Vec<usize>,
     pub programs: HashMap<FuncId, Program>,
@@ -124,6 +127,7 @@ pub fn compile(
     module: &LoadedModule,
     kernel: FuncId,
     check: bool,
+    vectorize: bool,
     cache_dir: Option<&std::path::Path>,
 ) -> Result<Compiled, Vec<String>> {
     let start = Instant::now();
@@ -180,16 +184,33 @@ pub fn compile(
     };
     let isa_text = format!("{} {:?}", isa.triple(), isa.isa_flags().iter().map(|f| f.to_string()).collect::<Vec<_>>());
     let kernel_name = &module.module.functions[kernel].name;
-    let key = cache::key(&module.module.source, kernel_name, check, &isa_text);
-    let cached = cache_dir.and_then(|d| cache::load(d, &key)).filter(|(o, _)| o.len() == order.len());
-    let (buffer, offsets) = match cached {
-        Some((offsets, code)) => (code, offsets),
+    let key = cache::key(&module.module.source, kernel_name, check, vectorize, &isa_text);
+    // One offset per function, and one more for the vector path when there is one.
+    let cached = cache_dir
+        .and_then(|d| cache::load(d, &key))
+        .filter(|(o, _)| o.len() == order.len() || (vectorize && o.len() == order.len() + 1));
+    let (buffer, offsets, no_vector) = match cached {
+        Some((offsets, code)) => {
+            let why = (offsets.len() == order.len()).then(|| "none in the disk cache entry".to_string());
+            (code, offsets, why)
+        }
         None => {
-            let (buffer, offsets) = generate(isa, &env, &order, &programs, kernel, &kernel_plan)?;
+            let (mut buffer, mut offsets) = generate(isa, &env, &order, &programs, kernel, &kernel_plan)?;
+            let why = if vectorize {
+                match generate_vector(isa, &env, &programs[&kernel], &kernel_plan) {
+                    Ok(code) => {
+                        append(&mut buffer, &mut offsets, &code);
+                        None
+                    }
+                    Err(why) => Some(why),
+                }
+            } else {
+                Some("vectorization is off".to_string())
+            };
             if let Some(d) = cache_dir {
                 cache::store(d, &key, &offsets, &buffer);
             }
-            (buffer, offsets)
+            (buffer, offsets, why)
         }
     };
     let code = Code::new(&buffer).map_err(|e| vec![format!("cannot map executable memory: {e}")])?;
@@ -201,6 +222,10 @@ pub fn compile(
         }
     }
     let entry = code.address(offsets[0]);
+    let vector = match no_vector {
+        None => Ok(code.address(offsets[order.len()])),
+        Some(why) => Err(why),
+    };
     crate::fault::register(code.address(0), code.address(buffer.len()), kernel_name);
     let has_collectives = kernel_plan.yields.iter().any(|y| y.kind != YieldKind::Barrier);
     let imm = |s: &program::Src| match *s {
@@ -226,6 +251,7 @@ pub fn compile(
         .any(|y| matches!(programs[&kernel].ops[y.op as usize].m.sub, program::Sub::Bar { red: Some(_), .. }));
     Ok(Compiled {
         entry,
+        vector,
         funcs,
         _code: code,
         kernel,
@@ -281,11 +307,38 @@ fn generate(
                 compiled.buffer.relocs()
             )]);
         }
-        while !buffer.len().is_multiple_of(16) {
-            buffer.push(0xCC);
-        }
-        offsets.push(buffer.len());
-        buffer.extend_from_slice(compiled.code_buffer());
+        append(&mut buffer, &mut offsets, compiled.code_buffer());
     }
     Ok((buffer, offsets))
+}
+
+/// Appends a function's code, 16-byte aligned, and records its offset.
+fn append(buffer: &mut Vec<u8>, offsets: &mut Vec<usize>, code: &[u8]) {
+    while !buffer.len().is_multiple_of(16) {
+        buffer.push(0xCC);
+    }
+    offsets.push(buffer.len());
+    buffer.extend_from_slice(code);
+}
+
+/// The kernel's vector path (`vector.rs`) compiled, or why it has none.
+fn generate_vector(isa: &OwnedTargetIsa, env: &Env<'_>, prog: &Program, plan: &Plan) -> Result<Vec<u8>, String> {
+    if let Some(why) = vector::refusal(prog, plan, env.check) {
+        return Err(why);
+    }
+    let mut func =
+        Function::with_name_signature(UserFuncName::user(0, u32::MAX), vector::signature(isa.default_call_conv()));
+    // A fresh builder context: a refused translation leaves its context unfinished.
+    let mut fctx = FunctionBuilderContext::new();
+    vector::translate(FunctionBuilder::new(&mut func, &mut fctx), env, prog, plan, isa.frontend_config())?;
+    let mut ctx = Context::for_function(func);
+    ctx.compile(&**isa, &mut ControlPlane::default()).map_err(|e| format!("Cranelift rejected it: {:?}", e.inner))?;
+    if std::env::var_os("LOCKSTEP_JIT_DUMP").is_some() {
+        eprintln!("; {} vector path (optimized Cranelift IR)\n{}", prog.name, ctx.func.display());
+    }
+    let compiled = ctx.compiled_code().ok_or("no code")?;
+    if !compiled.buffer.relocs().is_empty() {
+        return Err("it needs a library call".into());
+    }
+    Ok(compiled.code_buffer().to_vec())
 }

@@ -10,6 +10,7 @@ use simt::LaneMask;
 use crate::abi::{error, status, thread, CtaCtx};
 use crate::compile::Compiled;
 use crate::plan::YieldKind;
+use crate::vector::WIDTH;
 
 /// Everything the launch shares with every worker (read-only during the launch).
 #[derive(Debug)]
@@ -178,7 +179,24 @@ impl Worker {
         };
         let fail = |ctx: &CtaCtx, state: &mut WorkerState| -> ExecError { self::error(data, ctx, state, id) };
         if c.plan.yields.is_empty() {
-            entry(&mut ctx, 0, n);
+            match c.vector {
+                // Groups of four consecutive threads share tid.y and tid.z when ntid.x is a multiple of 4.
+                Ok(v) if data.block.x.is_multiple_of(WIDTH) => {
+                    // SAFETY: `vector` is the compiled vector path, `fn(ctx, lo, hi) -> first thread not run`.
+                    let vector: extern "C" fn(*mut CtaCtx, u32, u32) -> u32 = unsafe { std::mem::transmute(v) };
+                    // Groups it leaves (a diverged one, the last partial one) run on the scalar loop.
+                    let mut t = 0;
+                    while t < n && ctx.error_code == 0 {
+                        t = vector(&mut ctx, t, n);
+                        if t < n {
+                            let end = (t + WIDTH).min(n);
+                            entry(&mut ctx, t, end);
+                            t = end;
+                        }
+                    }
+                }
+                _ => entry(&mut ctx, 0, n),
+            }
             if ctx.error_code != 0 {
                 {
                     let e = fail(&ctx, &mut state);

@@ -6,7 +6,9 @@
 //! function), compiled and mapped executable (`compile.rs`, `code.rs`). Launches spread CTAs over a pool of
 //! one worker per core (`pool.rs`) by a [`Schedule`]; each worker runs its CTAs' threads through the compiled
 //! loop, meeting them at barriers and warp collectives (`exec.rs`). Rare ops call the emulator's lane
-//! arithmetic (`helpers.rs`), so both engines agree bit for bit on them.
+//! arithmetic (`helpers.rs`), so both engines agree bit for bit on them. Kernels without yield points also get
+//! a vector path where they can (`vector.rs`, [`Options::vectorize`]): four consecutive threads at a time in
+//! SIMD registers, with the scalar loop for the groups it leaves.
 //!
 //! Addresses: global, local and parameter memory are addressed by host address in every space (a generic
 //! address of a local variable is its host address); shared-space addresses are offsets into the CTA's
@@ -24,6 +26,7 @@ pub mod inline;
 mod plan;
 mod pool;
 mod translate;
+mod vector;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -53,15 +56,23 @@ pub enum Schedule {
 }
 
 /// JIT settings.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Worker threads; 0 means one per core.
     pub threads: usize,
     pub schedule: Schedule,
     /// Check every memory access against the allocations, as the emulator does (slower).
     pub check: bool,
+    /// Run eligible kernels four threads at a time in vector registers (`vector.rs`); on by default.
+    pub vectorize: bool,
     /// Where compiled kernels are cached on disk; `None` keeps them in memory only.
     pub cache_dir: Option<std::path::PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { threads: 0, schedule: Schedule::default(), check: false, vectorize: true, cache_dir: None }
+    }
 }
 
 pub use cache::default_dir as default_cache_dir;
@@ -69,8 +80,8 @@ pub use cache::default_dir as default_cache_dir;
 /// What one CTA left: its index, its printf output, its error.
 type CtaResult = (u64, Vec<u8>, Option<ExecError>);
 
-/// Cache key: the PTX text, the kernel, the options that change the code.
-type Key = (u64, String, bool);
+/// Cache key: the PTX text, the kernel, the options that change the code (checked mode, vectorization).
+type Key = (u64, String, bool, bool);
 
 /// The JIT backend.
 pub struct Jit {
@@ -114,17 +125,17 @@ impl Jit {
         self.pool.threads()
     }
 
-    fn key(module: &LoadedModule, kernel: FuncId, check: bool) -> Key {
+    fn key(&self, module: &LoadedModule, kernel: FuncId) -> Key {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         module.module.source.hash(&mut h);
         // Variables' addresses are part of the decoded ops the code was built from.
         module.global_addresses.hash(&mut h);
-        (h.finish(), module.module.functions[kernel].name.clone(), check)
+        (h.finish(), module.module.functions[kernel].name.clone(), self.options.check, self.options.vectorize)
     }
 
     fn compiled(&self, module: &LoadedModule, kernel: FuncId) -> Result<Arc<Compiled>, ExecError> {
-        let key = Self::key(module, kernel, self.options.check);
+        let key = self.key(module, kernel);
         if let Some(c) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Ok(c.clone());
         }
@@ -136,6 +147,11 @@ impl Jit {
         }
         cache.insert(key, c.clone());
         Ok(c)
+    }
+
+    /// Whether the kernel runs on the vector path (four threads at a time), or why not.
+    pub fn vectorized(&self, module: &LoadedModule, kernel: FuncId) -> Result<Result<(), String>, ExecError> {
+        Ok(self.compiled(module, kernel)?.vector.as_ref().map(|_| ()).map_err(String::clone))
     }
 
     /// Compiles a kernel (bypassing the caches) and returns how long translation and code generation took.
@@ -155,7 +171,8 @@ impl Jit {
             .isa
             .as_ref()
             .ok_or_else(|| unsupported(vec!["Cranelift has no code generator for this CPU".into()]))?;
-        compile::compile(isa, module, kernel, self.options.check, cache_dir).map_err(unsupported)
+        let o = &self.options;
+        compile::compile(isa, module, kernel, o.check, o.vectorize, cache_dir).map_err(unsupported)
     }
 }
 

@@ -1,5 +1,5 @@
-//! Every kernel of every corpus PTX file compiles with the JIT, or is refused with a reason: never a panic.
-//! (Running them is the conformance suite's job, `crates/conformance`.)
+//! Every kernel of every corpus PTX file compiles with the JIT, or is refused with a reason: never a panic;
+//! and how many take the vector path. (Running them is the conformance suite's job, `crates/conformance`.)
 
 use std::path::{Path, PathBuf};
 
@@ -24,7 +24,8 @@ fn every_corpus_kernel_compiles_or_is_refused_with_a_reason() {
     files.sort();
     assert!(files.len() > 300, "the corpus is missing: {} files", files.len());
     let jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
-    let (mut compiled, mut refused) = (0, Vec::new());
+    let (mut compiled, mut vectorized, mut refused) = (0, 0, Vec::new());
+    let mut why_not: std::collections::BTreeMap<String, usize> = Default::default();
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
         // Files that do not verify (the seeded bad ones do; none is expected) are the front end's business.
@@ -33,8 +34,15 @@ fn every_corpus_kernel_compiles_or_is_refused_with_a_reason() {
         let Ok(module) = LoadedModule::load(module, &mut memory) else { continue };
         let kernels: Vec<_> = module.module.kernels().map(|(id, _)| id).collect();
         for k in kernels {
-            match jit.compile_kernel(&module, k) {
-                Ok(_) => compiled += 1,
+            match jit.vectorized(&module, k) {
+                Ok(v) => {
+                    compiled += 1;
+                    match v {
+                        Ok(()) => vectorized += 1,
+                        // The reason without the op's position.
+                        Err(why) => *why_not.entry(why.split(": ").last().unwrap_or("").to_string()).or_default() += 1,
+                    }
+                }
                 Err(e) => match &e.kind {
                     ErrorKind::Unsupported(list) if list.iter().all(|r| r.contains("declared but not defined")) => {
                         refused.push(format!("{}: {e}", path.display()))
@@ -46,5 +54,12 @@ fn every_corpus_kernel_compiles_or_is_refused_with_a_reason() {
     }
     // Only kernels calling functions another module defines (rdc and hand-written linkage tests) are refused.
     assert!(compiled > 2000, "only {compiled} kernels compiled");
+    let mut reasons: Vec<_> = why_not.into_iter().collect();
+    reasons.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    eprintln!("{vectorized} of {compiled} kernels take the vector path; the most common reasons the others do not:");
+    for (why, n) in reasons.iter().take(15) {
+        eprintln!("  {n:5}  {why}");
+    }
+    assert!(vectorized > 300, "only {vectorized} kernels are vectorized");
     assert!(refused.len() < 20, "{} refused:\n{}", refused.len(), refused.join("\n"));
 }

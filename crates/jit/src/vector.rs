@@ -1,0 +1,1809 @@
+//! The SIMD path: a kernel's threads run four at a time, one group of consecutive threads in 128-bit vector
+//! registers, the lanes in lock-step.
+//!
+//! A register of at most 32 bits is one `i32x4` (an `f32` is its bits), a 64-bit one two `i64x2` (lanes 0-1,
+//! lanes 2-3), a predicate an `i32x4` mask of 0 / all ones; the lanes hold exactly the bits the scalar code
+//! (and the emulator) keeps, and every op follows `translate.rs`'s native lowering lane by lane. The kernel
+//! becomes `fn(ctx, lo, hi) -> u32`: it runs groups `t..t+4` from `lo` while a whole group fits below `hi`
+//! and returns the first thread it did not finish. A group whose lanes disagree at a conditional branch (or
+//! a guarded `ret`/`exit`) stops there and is left to the scalar thread loop, which runs it again from the
+//! start: [`refusal`] makes sure no store can have happened by then. Loads and stores take one vector access
+//! when the lanes' addresses are consecutive and every lane is active, else one access per active lane.
+//!
+//! Anything else is refused (the kernel then runs scalar only): ops or modifiers without an exact vector
+//! form here, calls, local and shared memory, kernels with yield points, checked mode.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2, I8X16};
+use cranelift_codegen::ir::{
+    AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, Signature, StackSlot, StackSlotData,
+    StackSlotKind, Type, Value,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::{FunctionBuilder, Variable};
+use ir::SpecialReg;
+use program::{BoolOp, Cmp, Dst, Kind, Op, Part, Program, Rnd, Space, Src, SymAddr, Ty};
+
+use crate::abi::{ctx as cx, Helper};
+use crate::plan::Plan;
+use crate::translate::Env;
+
+/// Threads per group.
+pub const WIDTH: u32 = 4;
+
+/// `fn(ctx, lo, hi) -> first thread not run`.
+pub fn signature(cc: CallConv) -> Signature {
+    let mut s = Signature::new(cc);
+    s.params.extend([AbiParam::new(I64), AbiParam::new(I32), AbiParam::new(I32)]);
+    s.returns.push(AbiParam::new(I32));
+    s
+}
+
+/// Why the kernel cannot have a vector path, before looking at its ops (the translator refuses the ops it
+/// has no exact form for).
+pub fn refusal(prog: &Program, plan: &Plan, check: bool) -> Option<String> {
+    if !prog.is_kernel {
+        return Some("not a kernel".into());
+    }
+    if check {
+        return Some("checked mode".into());
+    }
+    if !plan.yields.is_empty() {
+        return Some("barriers, warp collectives or matrix/texture ops".into());
+    }
+    None
+}
+
+/// Ops where a group may stop: where its lanes may disagree on the path, and `stops` (ops lowered through
+/// the lane helper, which may refuse).
+fn may_stop(op: &Op, i: usize, stops: &[usize]) -> bool {
+    (op.guard.is_some() && matches!(op.kind, Kind::Bra | Kind::Ret | Kind::Exit))
+        || op.kind == Kind::Brx
+        || stops.contains(&i)
+}
+
+fn writes_memory(op: &Op) -> bool {
+    matches!(op.kind, Kind::St | Kind::Atom | Kind::Red | Kind::Call | Kind::Texture | Kind::Matrix)
+}
+
+fn successors(prog: &Program, i: usize, mut f: impl FnMut(usize)) {
+    let op = &prog.ops[i];
+    let fall = op.guard.is_some() || !matches!(op.kind, Kind::Bra | Kind::Brx | Kind::Ret | Kind::Exit | Kind::Trap);
+    if fall && i + 1 < prog.ops.len() {
+        f(i + 1);
+    }
+    match (op.kind, op.extra.as_deref()) {
+        (Kind::Bra, _) => f(op.target as usize),
+        (Kind::Brx, Some(program::Extra::Targets(t))) => t.iter().for_each(|&x| f(x as usize)),
+        _ => {}
+    }
+}
+
+/// The first op where a group could stop after one of its lanes wrote memory (forward dataflow over the ops:
+/// "a store may have run" at each op), or `None`.
+fn stop_after_store(prog: &Program, stops: &[usize]) -> Option<usize> {
+    let n = prog.ops.len();
+    let mut seen = vec![false; n];
+    let mut stored = vec![false; n];
+    let mut work = vec![(0usize, false)];
+    while let Some((i, s)) = work.pop() {
+        if i >= n || (seen[i] && (stored[i] || !s)) {
+            continue;
+        }
+        seen[i] = true;
+        stored[i] |= s;
+        let op = &prog.ops[i];
+        if stored[i] && may_stop(op, i, stops) {
+            return Some(i);
+        }
+        let after = stored[i] || writes_memory(op);
+        successors(prog, i, |j| work.push((j, after)));
+    }
+    None
+}
+
+/// Translates the kernel's vector path into `b` (signature [`signature`]); `Err` names what it refused.
+pub fn translate(
+    b: FunctionBuilder<'_>,
+    env: &Env<'_>,
+    prog: &Program,
+    plan: &Plan,
+    frontend: cranelift_codegen::isa::TargetFrontendConfig,
+) -> Result<(), String> {
+    if prog.slot_types.iter().any(|t| t.bits() > 64) {
+        return Err("a register wider than 64 bits".into());
+    }
+    let mut v = Vector::new(b, env, prog);
+    v.body(plan)?;
+    if let Some(i) = stop_after_store(prog, &v.stops) {
+        return Err(format!("op {i}: a group may stop there after a store"));
+    }
+    v.b.seal_all_blocks();
+    v.b.finalize(frontend);
+    Ok(())
+}
+
+/// The four lanes of a value: 32-bit lanes, or 64-bit lanes as (lanes 0-1, lanes 2-3).
+#[derive(Clone, Copy)]
+enum V {
+    W(Value),
+    D(Value, Value),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dom {
+    W,
+    D,
+}
+
+fn dom(ty: Ty) -> Dom {
+    if ty.bits() > 32 {
+        Dom::D
+    } else {
+        Dom::W
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Reg {
+    W(Variable),
+    D(Variable, Variable),
+}
+
+/// A memory operand: one address for all lanes, or one per lane.
+#[derive(Clone, Copy)]
+enum Addr {
+    Uniform(Value),
+    Lanes(Value, Value),
+}
+
+/// How a load or store is made: one vector access, one access per lane, or either by a run-time test (an
+/// `i8`, non-zero for the vector access).
+enum Path {
+    Vector,
+    Lanes,
+    Test(Value),
+}
+
+type R<T = ()> = Result<T, String>;
+
+fn le() -> MemFlagsData {
+    MemFlagsData::new().with_endianness(Endianness::Little)
+}
+
+fn ro() -> MemFlagsData {
+    MemFlagsData::trusted().with_readonly().with_can_move()
+}
+
+struct Vector<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    env: &'a Env<'a>,
+    prog: &'a Program,
+    regs: Vec<Reg>,
+    preds: Vec<Variable>,
+    /// The group's first thread and its `tid` (scalar `i32`s).
+    t: Variable,
+    tid: [Variable; 3],
+    ctx: Value,
+    hi: Value,
+    blocks: HashMap<usize, Block>,
+    /// The next group; the exit returning `t` (the end, or a diverged group).
+    next: Block,
+    stop: Block,
+    /// The current op's guard as a lane mask.
+    guard: Option<Value>,
+    filled: bool,
+    /// The op being lowered, and those lowered through the lane helper (a group may stop there).
+    cur: usize,
+    stops: Vec<usize>,
+    /// Stack slot for the operands and results of `Alu` helper calls.
+    scratch: Option<StackSlot>,
+}
+
+impl<'a, 'b> Vector<'a, 'b> {
+    fn new(mut b: FunctionBuilder<'b>, env: &'a Env<'a>, prog: &'a Program) -> Vector<'a, 'b> {
+        let regs = prog
+            .slot_types
+            .iter()
+            .map(|t| match dom(*t) {
+                Dom::W => Reg::W(b.declare_var(I32X4)),
+                Dom::D => Reg::D(b.declare_var(I64X2), b.declare_var(I64X2)),
+            })
+            .collect();
+        let preds = (0..prog.preds).map(|_| b.declare_var(I32X4)).collect();
+        let t = b.declare_var(I32);
+        let tid = [b.declare_var(I32), b.declare_var(I32), b.declare_var(I32)];
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let ctx = b.block_params(entry)[0];
+        let hi = b.block_params(entry)[2];
+        let next = b.create_block();
+        let stop = b.create_block();
+        Vector {
+            b,
+            env,
+            prog,
+            regs,
+            preds,
+            t,
+            tid,
+            ctx,
+            hi,
+            blocks: HashMap::new(),
+            next,
+            stop,
+            guard: None,
+            filled: false,
+            cur: 0,
+            stops: Vec::new(),
+            scratch: None,
+        }
+    }
+
+    // ---------------------------------------------------------------- the group loop
+
+    fn body(&mut self, plan: &Plan) -> R {
+        let entry = self.b.current_block().expect("entry");
+        let lo = self.b.block_params(entry)[1];
+        for (i, &lead) in plan.leader.iter().enumerate() {
+            if lead {
+                let blk = self.b.create_block();
+                self.blocks.insert(i, blk);
+            }
+        }
+        // Registers start at zero (their values are only read after being written in correct kernels; this
+        // keeps every variable defined).
+        let z32 = self.zero(Dom::W);
+        let z64 = self.zero(Dom::D);
+        for r in self.regs.clone() {
+            match r {
+                Reg::W(v) => self.b.def_var(v, z32),
+                Reg::D(l, h) => {
+                    self.b.def_var(l, z64);
+                    self.b.def_var(h, z64);
+                }
+            }
+        }
+        for p in self.preds.clone() {
+            self.b.def_var(p, z32);
+        }
+        self.b.def_var(self.t, lo);
+        let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
+        let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
+        let x = self.b.ins().urem(lo, ntx);
+        let q = self.b.ins().udiv(lo, ntx);
+        let y = self.b.ins().urem(q, nty);
+        let z = self.b.ins().udiv(q, nty);
+        self.b.def_var(self.tid[0], x);
+        self.b.def_var(self.tid[1], y);
+        self.b.def_var(self.tid[2], z);
+        let head = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+
+        // Head: stop unless a whole group fits below `hi`.
+        self.b.switch_to_block(head);
+        let t = self.b.use_var(self.t);
+        let t64 = self.b.ins().uextend(I64, t);
+        let end = self.b.ins().iadd_imm_s(t64, i64::from(WIDTH));
+        let hi64 = self.b.ins().uextend(I64, self.hi);
+        let done = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, hi64);
+        let first = self.blocks[&0];
+        self.b.ins().brif(done, self.stop, &[], first, &[]);
+
+        self.b.switch_to_block(self.stop);
+        let t = self.b.use_var(self.t);
+        self.b.ins().return_(&[t]);
+
+        // Next group: t += 4, tid.x += 4 with carries into y and z (ntid.x is a multiple of 4).
+        self.b.switch_to_block(self.next);
+        let t = self.b.use_var(self.t);
+        let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
+        self.b.def_var(self.t, t4);
+        let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
+        let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
+        let x = self.b.use_var(self.tid[0]);
+        let y = self.b.use_var(self.tid[1]);
+        let z = self.b.use_var(self.tid[2]);
+        let x1 = self.b.ins().iadd_imm_s(x, i64::from(WIDTH));
+        let wrap_x = self.b.ins().icmp(IntCC::Equal, x1, ntx);
+        let zero = self.b.ins().iconst(I32, 0);
+        let nx = self.b.ins().select(wrap_x, zero, x1);
+        let y1 = self.b.ins().iadd_imm_s(y, 1);
+        let y1 = self.b.ins().select(wrap_x, y1, y);
+        let wrap_y = self.b.ins().icmp(IntCC::Equal, y1, nty);
+        let ny = self.b.ins().select(wrap_y, zero, y1);
+        let z1 = self.b.ins().iadd_imm_s(z, 1);
+        let nz = self.b.ins().select(wrap_y, z1, z);
+        self.b.def_var(self.tid[0], nx);
+        self.b.def_var(self.tid[1], ny);
+        self.b.def_var(self.tid[2], nz);
+        self.b.ins().jump(head, &[]);
+
+        self.filled = true;
+        for i in 0..self.prog.ops.len() {
+            if plan.leader[i] {
+                let blk = self.blocks[&i];
+                if !self.filled {
+                    self.b.ins().jump(blk, &[]);
+                }
+                self.b.switch_to_block(blk);
+                self.filled = false;
+            } else if self.filled {
+                // Unreachable code after a terminator.
+                let blk = self.b.create_block();
+                self.b.switch_to_block(blk);
+                self.filled = false;
+            }
+            self.cur = i;
+            self.lower(i).map_err(|e| format!("op {i} ({:?}): {e}", self.prog.ops[i].kind))?;
+        }
+        if !self.filled {
+            self.b.ins().jump(self.next, &[]);
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- constants and lane moves
+
+    fn zero(&mut self, d: Dom) -> Value {
+        match d {
+            Dom::W => self.vconst(I32X4, &[0; 16]),
+            Dom::D => self.vconst(I64X2, &[0; 16]),
+        }
+    }
+
+    fn vconst(&mut self, ty: Type, bytes: &[u8]) -> Value {
+        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        self.b.ins().vconst(ty, c)
+    }
+
+    fn lanes32(&mut self, l: [u32; 4]) -> Value {
+        let bytes: Vec<u8> = l.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.vconst(I32X4, &bytes)
+    }
+
+    fn lanes64(&mut self, l: [u64; 2]) -> Value {
+        let bytes: Vec<u8> = l.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.vconst(I64X2, &bytes)
+    }
+
+    fn splat32(&mut self, c: u32) -> Value {
+        self.lanes32([c; 4])
+    }
+
+    fn splat64(&mut self, c: u64) -> Value {
+        self.lanes64([c; 2])
+    }
+
+    /// A scalar `i64` in every lane of the domain.
+    fn splat_scalar(&mut self, v: Value, d: Dom) -> V {
+        match d {
+            Dom::W => {
+                let n = self.b.ins().ireduce(I32, v);
+                V::W(self.b.ins().splat(I32X4, n))
+            }
+            Dom::D => {
+                let s = self.b.ins().splat(I64X2, v);
+                V::D(s, s)
+            }
+        }
+    }
+
+    fn cast(&mut self, ty: Type, v: Value) -> Value {
+        if self.b.func.dfg.value_type(v) == ty {
+            v
+        } else {
+            self.b.ins().bitcast(ty, le(), v)
+        }
+    }
+
+    /// 32-bit lanes extended to 64 bits.
+    fn widen(&mut self, w: Value, signed: bool) -> (Value, Value) {
+        if signed {
+            (self.b.ins().swiden_low(w), self.b.ins().swiden_high(w))
+        } else {
+            (self.b.ins().uwiden_low(w), self.b.ins().uwiden_high(w))
+        }
+    }
+
+    /// The low 32 bits of 64-bit lanes.
+    fn narrow(&mut self, lo: Value, hi: Value) -> Value {
+        let a = self.cast(I8X16, lo);
+        let b = self.cast(I8X16, hi);
+        let mask: [u8; 16] = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
+        let imm = self.b.func.dfg.immediates.push(ConstantData::from(&mask[..]));
+        let s = self.b.ins().shuffle(a, b, imm);
+        self.cast(I32X4, s)
+    }
+
+    fn as_w(&mut self, v: V) -> Value {
+        match v {
+            V::W(x) => x,
+            V::D(l, h) => self.narrow(l, h),
+        }
+    }
+
+    fn as_d(&mut self, v: V, signed: bool) -> (Value, Value) {
+        match v {
+            V::D(l, h) => (l, h),
+            V::W(x) => self.widen(x, signed),
+        }
+    }
+
+    fn in_dom(&mut self, v: V, d: Dom) -> V {
+        match d {
+            Dom::W => V::W(self.as_w(v)),
+            Dom::D => {
+                let (l, h) = self.as_d(v, false);
+                V::D(l, h)
+            }
+        }
+    }
+
+    /// Applies `f` to each vector of the value (one for 32-bit lanes, two for 64-bit lanes).
+    fn map(&mut self, v: V, mut f: impl FnMut(&mut Self, Value) -> Value) -> V {
+        match v {
+            V::W(x) => V::W(f(self, x)),
+            V::D(l, h) => {
+                let l = f(self, l);
+                V::D(l, f(self, h))
+            }
+        }
+    }
+
+    fn map2(&mut self, a: V, b: V, mut f: impl FnMut(&mut Self, Value, Value) -> Value) -> V {
+        match (a, b) {
+            (V::W(x), V::W(y)) => V::W(f(self, x, y)),
+            _ => {
+                let (al, ah) = self.as_d(a, false);
+                let (bl, bh) = self.as_d(b, false);
+                let l = f(self, al, bl);
+                V::D(l, f(self, ah, bh))
+            }
+        }
+    }
+
+    /// A 32-bit lane mask in the value's domain (64-bit lanes: sign-extended).
+    fn mask_for(&mut self, m: Value, like: V) -> V {
+        match like {
+            V::W(_) => V::W(m),
+            V::D(..) => {
+                let (l, h) = self.widen(m, true);
+                V::D(l, h)
+            }
+        }
+    }
+
+    /// Lanes of `x` where `m` is set, else of `y`.
+    fn select(&mut self, m: Value, x: V, y: V) -> V {
+        let mm = self.mask_for(m, x);
+        match (mm, x, y) {
+            (V::W(m), V::W(x), V::W(y)) => {
+                let m = self.cast(self.b.func.dfg.value_type(x), m);
+                V::W(self.b.ins().bitselect(m, x, y))
+            }
+            (V::D(ml, mh), _, _) => {
+                let (xl, xh) = self.as_d(x, false);
+                let (yl, yh) = self.as_d(y, false);
+                let l = self.b.ins().bitselect(ml, xl, yl);
+                V::D(l, self.b.ins().bitselect(mh, xh, yh))
+            }
+            _ => x,
+        }
+    }
+
+    /// A value of `ty` masked to its width (the emulator's `mask`).
+    fn mask_ty(&mut self, v: V, ty: Ty) -> V {
+        self.mask_bits(v, ty.bits())
+    }
+
+    /// The low `bits` bits of every lane.
+    fn mask_bits(&mut self, v: V, bits: u32) -> V {
+        match v {
+            V::W(x) if bits < 32 => {
+                let m = self.splat32(program::mask_bits(bits) as u32);
+                V::W(self.b.ins().band(x, m))
+            }
+            V::D(..) if bits < 64 => {
+                let m = self.splat64(program::mask_bits(bits));
+                self.map(v, |me, x| me.b.ins().band(x, m))
+            }
+            _ => v,
+        }
+    }
+
+    /// Lanes extended by `ty`'s signedness within their domain (the emulator's `Ty::extend`).
+    fn extend(&mut self, v: V, ty: Ty) -> V {
+        let bits = ty.bits();
+        match v {
+            V::W(x) if bits < 32 && ty.is_signed() => {
+                let s = i64::from(32 - bits);
+                let y = self.b.ins().ishl_imm_s(x, s);
+                V::W(self.b.ins().sshr_imm_s(y, s))
+            }
+            V::D(l, h) if bits <= 32 => {
+                let w = self.narrow(l, h);
+                let w = self.extend(V::W(w), ty);
+                let w = self.as_w(w);
+                let (l, h) = self.widen(w, ty.is_signed());
+                V::D(l, h)
+            }
+            _ => self.mask_ty(v, ty),
+        }
+    }
+
+    /// A source extended by `ty` into 64-bit lanes.
+    fn read_ext64(&mut self, s: &Src, ty: Ty) -> R<(Value, Value)> {
+        let v = self.read(s, dom(ty))?;
+        let v = self.extend(v, ty);
+        Ok(self.as_d(v, ty.is_signed()))
+    }
+
+    // ---------------------------------------------------------------- operands
+
+    fn ctx_u32(&mut self, off: i32) -> Value {
+        let v = self.b.ins().load(I32, ro(), self.ctx, off);
+        self.b.ins().uextend(I64, v)
+    }
+
+    fn iota(&mut self) -> Value {
+        self.lanes32([0, 1, 2, 3])
+    }
+
+    /// A special register as 32-bit lanes.
+    fn special(&mut self, s: SpecialReg, comp: u8) -> R<Value> {
+        let c = i32::from(comp.min(2)) * 4;
+        let comp_ok = comp < 3;
+        let scalar = match s {
+            SpecialReg::Tid if comp_ok => {
+                let v = self.b.use_var(self.tid[comp as usize]);
+                let v = self.b.ins().splat(I32X4, v);
+                if comp == 0 {
+                    let i = self.iota();
+                    return Ok(self.b.ins().iadd(v, i));
+                }
+                return Ok(v);
+            }
+            SpecialReg::Laneid => {
+                let t = self.b.use_var(self.t);
+                let l = self.b.ins().band_imm_s(t, 31);
+                let v = self.b.ins().splat(I32X4, l);
+                let i = self.iota();
+                return Ok(self.b.ins().iadd(v, i));
+            }
+            SpecialReg::Warpid => {
+                let t = self.b.use_var(self.t);
+                let w = self.b.ins().ushr_imm_s(t, 5);
+                return Ok(self.b.ins().splat(I32X4, w));
+            }
+            SpecialReg::Ntid if comp_ok => self.ctx_u32(cx::NTID + c),
+            SpecialReg::Ctaid | SpecialReg::Clusterid if comp_ok => self.ctx_u32(cx::CTAID + c),
+            SpecialReg::Nctaid | SpecialReg::Nclusterid if comp_ok => self.ctx_u32(cx::NCTAID + c),
+            SpecialReg::LanemaskEq
+            | SpecialReg::LanemaskLt
+            | SpecialReg::LanemaskLe
+            | SpecialReg::LanemaskGt
+            | SpecialReg::LanemaskGe => {
+                // Groups are aligned to 4 in their warp: lane bits 1 << (t & 31) times 1, 2, 4, 8.
+                let t = self.b.use_var(self.t);
+                let l = self.b.ins().band_imm_s(t, 31);
+                let one = self.b.ins().iconst(I32, 1);
+                let bit = self.b.ins().ishl(one, l);
+                let bit = self.b.ins().splat(I32X4, bit);
+                let k = self.lanes32([1, 2, 4, 8]);
+                let eq = self.b.ins().imul(bit, k);
+                let ones = self.splat32(1);
+                let lt = self.b.ins().isub(eq, ones);
+                let le = self.b.ins().bor(lt, eq);
+                return Ok(match s {
+                    SpecialReg::LanemaskEq => eq,
+                    SpecialReg::LanemaskLt => lt,
+                    SpecialReg::LanemaskLe => le,
+                    SpecialReg::LanemaskGt => self.b.ins().bnot(le),
+                    _ => self.b.ins().bnot(lt),
+                });
+            }
+            SpecialReg::Nwarpid => return Ok(self.splat32(64)),
+            SpecialReg::Nsmid | SpecialReg::ClusterNctarank => return Ok(self.splat32(1)),
+            _ => return Err(format!("special register {s:?}")),
+        };
+        let n = self.b.ins().ireduce(I32, scalar);
+        Ok(self.b.ins().splat(I32X4, n))
+    }
+
+    /// A symbol's address (module variables and kernel parameters: the same for every lane).
+    fn symbol(&mut self, sym: SymAddr, extra: i64) -> R<Value> {
+        let v = match sym {
+            SymAddr::Global(addr) => {
+                let globals = self.env.globals;
+                let k = globals
+                    .iter()
+                    .position(|&(base, size)| addr >= base && addr < base + size.max(1))
+                    .or_else(|| globals.iter().position(|&(base, size)| addr == base + size))
+                    .ok_or("an address outside the module's variables")?;
+                let table = self.b.ins().load(I64, ro(), self.ctx, cx::GLOBALS);
+                let v = self.b.ins().load(I64, ro(), table, (k * 8) as i32);
+                self.b.ins().iadd_imm_s(v, (addr - globals[k].0) as i64)
+            }
+            SymAddr::KernelParam(o) => {
+                let p = self.b.ins().load(I64, ro(), self.ctx, cx::PARAMS);
+                self.b.ins().iadd_imm_s(p, o as i64)
+            }
+            _ => return Err(format!("{sym:?}")),
+        };
+        Ok(if extra == 0 { v } else { self.b.ins().iadd_imm_s(v, extra) })
+    }
+
+    /// A source as the emulator reads it (the raw bits) in lanes of the domain: narrower lanes zero-extended,
+    /// wider ones truncated.
+    fn read(&mut self, s: &Src, d: Dom) -> R<V> {
+        let v = match *s {
+            Src::Reg(r) => match self.regs[r as usize] {
+                Reg::W(x) => V::W(self.b.use_var(x)),
+                Reg::D(l, h) => V::D(self.b.use_var(l), self.b.use_var(h)),
+            },
+            Src::Imm(c) => match d {
+                Dom::W => V::W(self.splat32(c as u32)),
+                Dom::D => {
+                    let s = self.splat64(c);
+                    V::D(s, s)
+                }
+            },
+            Src::Special(sr, comp) => V::W(self.special(sr, comp)?),
+            Src::Sym(sym, off) => {
+                let a = self.symbol(sym, off)?;
+                self.splat_scalar(a, d)
+            }
+            Src::Pred(..) => {
+                let m = self.read_pred(s)?;
+                let one = self.splat32(1);
+                V::W(self.b.ins().band(m, one))
+            }
+            Src::None => V::W(self.zero(Dom::W)),
+        };
+        Ok(self.in_dom(v, d))
+    }
+
+    /// A predicate source as a lane mask.
+    fn read_pred(&mut self, s: &Src) -> R<Value> {
+        match *s {
+            Src::Pred(p, neg) => {
+                let m = self.b.use_var(self.preds[p as usize]);
+                Ok(if neg { self.b.ins().bnot(m) } else { m })
+            }
+            Src::Imm(c) => Ok(self.splat32(if c & 1 != 0 { u32::MAX } else { 0 })),
+            _ => {
+                let v = self.read(s, Dom::W)?;
+                let w = self.as_w(v);
+                let one = self.splat32(1);
+                let bit = self.b.ins().band(w, one);
+                Ok(self.b.ins().icmp(IntCC::Equal, bit, one))
+            }
+        }
+    }
+
+    /// Writes lanes to a register (masked to its width, as the emulator does; a narrower value zero-extended),
+    /// keeping the old value in lanes the op's guard turns off.
+    fn write(&mut self, d: Dst, v: V) -> R {
+        let Dst::Reg(slot, mask) = d else {
+            if let Dst::Pred(_) = d {
+                // Non-zero lanes are true.
+                let z = self.zero(Dom::D);
+                let m = match v {
+                    V::W(x) => {
+                        let z = self.zero(Dom::W);
+                        let eq = self.b.ins().icmp(IntCC::Equal, x, z);
+                        self.b.ins().bnot(eq)
+                    }
+                    V::D(l, h) => {
+                        let el = self.b.ins().icmp(IntCC::Equal, l, z);
+                        let eh = self.b.ins().icmp(IntCC::Equal, h, z);
+                        let eq = self.narrow(el, eh);
+                        self.b.ins().bnot(eq)
+                    }
+                };
+                return self.write_mask(d, m);
+            }
+            return Ok(());
+        };
+        match self.regs[slot as usize] {
+            Reg::W(var) => {
+                let mut x = self.as_w(v);
+                if mask as u32 != u32::MAX {
+                    let m = self.splat32(mask as u32);
+                    x = self.b.ins().band(x, m);
+                }
+                if let Some(g) = self.guard {
+                    let old = self.b.use_var(var);
+                    x = self.b.ins().bitselect(g, x, old);
+                }
+                self.b.def_var(var, x);
+            }
+            Reg::D(lv, hv) => {
+                let (l, h) = self.as_d(v, false);
+                let mut x = V::D(l, h);
+                if mask != u64::MAX {
+                    let m = self.splat64(mask);
+                    x = self.map(x, |me, y| me.b.ins().band(y, m));
+                }
+                if let Some(g) = self.guard {
+                    let old = V::D(self.b.use_var(lv), self.b.use_var(hv));
+                    x = self.select(g, x, old);
+                }
+                let (l, h) = self.as_d(x, false);
+                self.b.def_var(lv, l);
+                self.b.def_var(hv, h);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a lane mask: to a predicate, or as 0/1 to a register.
+    fn write_mask(&mut self, d: Dst, m: Value) -> R {
+        match d {
+            Dst::Pred(p) => {
+                let var = self.preds[p as usize];
+                let m = match self.guard {
+                    Some(g) => {
+                        let old = self.b.use_var(var);
+                        self.b.ins().bitselect(g, m, old)
+                    }
+                    None => m,
+                };
+                self.b.def_var(var, m);
+                Ok(())
+            }
+            _ => {
+                let one = self.splat32(1);
+                let v = self.b.ins().band(m, one);
+                self.write(d, V::W(v))
+            }
+        }
+    }
+
+    /// The domain of a destination register (32-bit lanes for anything else).
+    fn dst_dom(&self, d: Dst) -> Dom {
+        match d {
+            Dst::Reg(slot, _) => match self.regs[slot as usize] {
+                Reg::W(_) => Dom::W,
+                Reg::D(..) => Dom::D,
+            },
+            _ => Dom::W,
+        }
+    }
+
+    // ---------------------------------------------------------------- ops
+
+    fn lower(&mut self, i: usize) -> R {
+        let op = &self.prog.ops[i];
+        match op.kind {
+            Kind::Bra => {
+                let target = self.block(op.target as usize)?;
+                match op.guard {
+                    Some(_) => {
+                        let fall = self.block(i + 1)?;
+                        self.branch(op, target, fall);
+                    }
+                    None => {
+                        self.b.ins().jump(target, &[]);
+                    }
+                }
+                self.filled = true;
+                return Ok(());
+            }
+            Kind::Ret | Kind::Exit => {
+                match op.guard {
+                    Some(_) => {
+                        let fall = self.block(i + 1)?;
+                        let next = self.next;
+                        self.branch(op, next, fall);
+                    }
+                    None => {
+                        self.b.ins().jump(self.next, &[]);
+                    }
+                }
+                self.filled = true;
+                return Ok(());
+            }
+            _ => {}
+        }
+        self.guard = match op.guard {
+            Some((p, neg)) => Some(self.read_pred(&Src::Pred(p, neg))?),
+            None => None,
+        };
+        let r = match self.lower_body(op) {
+            Err(e) if lane_helper_covers(op) => self.lane_helper(op).map_err(|h| format!("{e}; {h}")),
+            r => r,
+        };
+        self.guard = None;
+        r
+    }
+
+    fn block(&self, op: usize) -> R<Block> {
+        self.blocks.get(&op).copied().ok_or_else(|| "a branch past the end".to_string())
+    }
+
+    /// A conditional branch: all lanes taken to `target`, none to `fall`, else the group stops here.
+    fn branch(&mut self, op: &Op, target: Block, fall: Block) {
+        let Some((p, neg)) = op.guard else { return };
+        let m = self.b.use_var(self.preds[p as usize]);
+        let m = if neg { self.b.ins().bnot(m) } else { m };
+        let all = self.b.ins().vall_true(m);
+        let mixed = self.b.create_block();
+        self.b.ins().brif(all, target, &[], mixed, &[]);
+        self.b.switch_to_block(mixed);
+        let any = self.b.ins().vany_true(m);
+        self.b.ins().brif(any, self.stop, &[], fall, &[]);
+    }
+
+    fn lower_body(&mut self, op: &Op) -> R {
+        let ty = op.ty;
+        let m = &op.m;
+        if ty == Ty::Pred && matches!(op.kind, Kind::Mov | Kind::And | Kind::Or | Kind::Xor | Kind::Not) {
+            let a = self.read_pred(&op.a)?;
+            let r = match op.kind {
+                Kind::Mov => a,
+                Kind::Not => self.b.ins().bnot(a),
+                _ => {
+                    let b = self.read_pred(&op.b)?;
+                    match op.kind {
+                        Kind::And => self.b.ins().band(a, b),
+                        Kind::Or => self.b.ins().bor(a, b),
+                        _ => self.b.ins().bxor(a, b),
+                    }
+                }
+            };
+            return self.write_mask(op.dst, r);
+        }
+        if ty.is_float() && !matches!(op.kind, Kind::Mov | Kind::Cvt | Kind::Setp | Kind::Selp | Kind::Ld | Kind::St) {
+            return self.float(op);
+        }
+        if !matches!(op.kind, Kind::Ld | Kind::St | Kind::Nop) && (ty.bits() > 64 || ty == Ty::Other || ty == Ty::Pred)
+        {
+            return Err(format!("type {ty:?}"));
+        }
+        let d = dom(ty);
+        match op.kind {
+            Kind::Nop => Ok(()),
+            Kind::Ld => self.load(op),
+            Kind::St => self.store(op),
+            Kind::Mov => {
+                let a = self.read(&op.a, d)?;
+                let r = self.mask_ty(a, ty);
+                self.write(op.dst, r)
+            }
+            Kind::Cvta if m.space != Space::Shared => {
+                let a = self.read(&op.a, d)?;
+                let r = self.mask_ty(a, ty);
+                self.write(op.dst, r)
+            }
+            Kind::Add | Kind::Sub if !m.cc && !m.sat => {
+                let a = self.read(&op.a, d)?;
+                let b = self.read(&op.b, d)?;
+                let add = op.kind == Kind::Add;
+                let r = self.map2(a, b, |me, x, y| if add { me.b.ins().iadd(x, y) } else { me.b.ins().isub(x, y) });
+                let r = self.mask_ty(r, ty);
+                self.write(op.dst, r)
+            }
+            Kind::Mul | Kind::Mad if !m.cc && !m.sat => self.mul(op),
+            Kind::Abs | Kind::Neg => {
+                let sty = if ty.is_signed() { ty } else { signed_of(ty) };
+                let a = self.read(&op.a, d)?;
+                let x = self.extend(a, sty);
+                let r = match (op.kind, x) {
+                    (Kind::Abs, V::W(x)) => V::W(self.b.ins().iabs(x)),
+                    (Kind::Abs, _) => {
+                        let z = self.zero(Dom::D);
+                        self.map(x, |me, v| {
+                            let n = me.b.ins().isub(z, v);
+                            let neg = me.b.ins().icmp(IntCC::SignedLessThan, v, z);
+                            me.b.ins().bitselect(neg, n, v)
+                        })
+                    }
+                    _ => {
+                        let z = self.zero(d);
+                        self.map(x, |me, v| me.b.ins().isub(z, v))
+                    }
+                };
+                let r = self.mask_ty(r, ty);
+                self.write(op.dst, r)
+            }
+            Kind::Min | Kind::Max if !m.relu => {
+                let a = self.read(&op.a, d)?;
+                let b = self.read(&op.b, d)?;
+                let x = self.extend(a, ty);
+                let y = self.extend(b, ty);
+                let cc = match (op.kind, ty.is_signed()) {
+                    (Kind::Min, true) => IntCC::SignedLessThan,
+                    (Kind::Min, false) => IntCC::UnsignedLessThan,
+                    (_, true) => IntCC::SignedGreaterThan,
+                    (_, false) => IntCC::UnsignedGreaterThan,
+                };
+                let r = self.map2(x, y, |me, x, y| {
+                    let c = me.b.ins().icmp(cc, x, y);
+                    me.b.ins().bitselect(c, x, y)
+                });
+                let r = self.mask_ty(r, ty);
+                self.write(op.dst, r)
+            }
+            Kind::And | Kind::Or | Kind::Xor => {
+                let a = self.read(&op.a, d)?;
+                let b = self.read(&op.b, d)?;
+                let k = op.kind;
+                let r = self.map2(a, b, |me, x, y| match k {
+                    Kind::And => me.b.ins().band(x, y),
+                    Kind::Or => me.b.ins().bor(x, y),
+                    _ => me.b.ins().bxor(x, y),
+                });
+                let r = self.mask_ty(r, ty);
+                self.write(op.dst, r)
+            }
+            Kind::Not => {
+                let a = self.read(&op.a, d)?;
+                let r = self.map(a, |me, x| me.b.ins().bnot(x));
+                let r = self.mask_ty(r, ty);
+                self.write(op.dst, r)
+            }
+            Kind::Shl | Kind::Shr => self.shift(op),
+            Kind::Setp => {
+                let r = self.compare(op)?;
+                let nr = self.b.ins().bnot(r);
+                let (p, q) = match m.boolop {
+                    Some(bo) => {
+                        let c = self.read_pred(&op.c)?;
+                        (self.bool_op(bo, r, c), self.bool_op(bo, nr, c))
+                    }
+                    None => (r, nr),
+                };
+                self.write_mask(op.dst, p)?;
+                if op.dst2 != Dst::None {
+                    self.write_mask(op.dst2, q)?;
+                }
+                Ok(())
+            }
+            Kind::Selp => {
+                // Not masked to the type: the raw bits of the chosen operand, in the destination's width.
+                let dd = self.dst_dom(op.dst);
+                let a = self.read(&op.a, dd)?;
+                let b = self.read(&op.b, dd)?;
+                let c = self.read_pred(&op.c)?;
+                let r = self.select(c, a, b);
+                self.write(op.dst, r)
+            }
+            Kind::Cvt => self.cvt(op),
+            Kind::Pack => {
+                let Some(program::Extra::Srcs(srcs)) = op.extra.as_deref() else { return Err("no sources".into()) };
+                let part = ty.bits() / srcs.len().max(1) as u32;
+                let mut acc = V::W(self.zero(Dom::W));
+                acc = self.in_dom(acc, d);
+                for (k, s) in srcs.iter().enumerate() {
+                    let v = self.read(s, d)?;
+                    let v = self.mask_bits(v, part);
+                    let sh = i64::from(part * k as u32);
+                    let v = if sh > 0 && sh < 64 { self.map(v, |me, x| me.b.ins().ishl_imm_s(x, sh)) } else { v };
+                    acc = self.map2(acc, v, |me, x, y| me.b.ins().bor(x, y));
+                }
+                self.write(op.dst, acc)
+            }
+            Kind::Unpack => {
+                let Some(program::Extra::Dsts(dsts)) = op.extra.as_deref() else {
+                    return Err("no destinations".into());
+                };
+                let a = self.read(&op.a, d)?;
+                let part = ty.bits() / dsts.len().max(1) as u32;
+                for (k, dst) in dsts.iter().enumerate() {
+                    let sh = i64::from(part * k as u32);
+                    let v = if sh > 0 && sh < 64 { self.map(a, |me, x| me.b.ins().ushr_imm_s(x, sh)) } else { a };
+                    self.write(*dst, v)?;
+                }
+                Ok(())
+            }
+            k => Err(format!("{k:?} with these modifiers")),
+        }
+    }
+
+    fn bool_op(&mut self, op: BoolOp, a: Value, b: Value) -> Value {
+        match op {
+            BoolOp::And => self.b.ins().band(a, b),
+            BoolOp::Or => self.b.ins().bor(a, b),
+            BoolOp::Xor => self.b.ins().bxor(a, b),
+        }
+    }
+
+    fn mul(&mut self, op: &Op) -> R {
+        let ty = op.ty;
+        let bits = ty.bits();
+        let d = dom(ty);
+        let mad = op.kind == Kind::Mad;
+        let r = match op.m.part {
+            Part::Lo => {
+                let a = self.read(&op.a, d)?;
+                let b = self.read(&op.b, d)?;
+                let p = self.map2(a, b, |me, x, y| me.b.ins().imul(x, y));
+                let p = if mad {
+                    let c = self.read(&op.c, d)?;
+                    self.map2(p, c, |me, x, y| me.b.ins().iadd(x, y))
+                } else {
+                    p
+                };
+                self.mask_ty(p, ty)
+            }
+            // Products of at most 32 bits: in 32-bit lanes.
+            Part::Wide if bits <= 16 => {
+                let a = self.read(&op.a, Dom::W)?;
+                let b = self.read(&op.b, Dom::W)?;
+                let x = self.extend(a, ty);
+                let y = self.extend(b, ty);
+                let p = self.map2(x, y, |me, x, y| me.b.ins().imul(x, y));
+                let p = if mad {
+                    let c = self.read(&op.c, Dom::W)?;
+                    self.map2(p, c, |me, x, y| me.b.ins().iadd(x, y))
+                } else {
+                    p
+                };
+                self.mask_ty(p, wide(ty))
+            }
+            Part::Wide if bits == 32 => {
+                let (xl, xh) = self.read_ext64(&op.a, ty)?;
+                let p = match op.b {
+                    // A power of two: a shift (the common index scaling).
+                    Src::Imm(c) if (ty.extend(c) as i64) > 0 && ty.extend(c).is_power_of_two() => {
+                        let s = i64::from(ty.extend(c).trailing_zeros());
+                        V::D(self.b.ins().ishl_imm_s(xl, s), self.b.ins().ishl_imm_s(xh, s))
+                    }
+                    _ => {
+                        let (yl, yh) = self.read_ext64(&op.b, ty)?;
+                        V::D(self.b.ins().imul(xl, yl), self.b.ins().imul(xh, yh))
+                    }
+                };
+                if mad {
+                    let c = self.read(&op.c, Dom::D)?;
+                    self.map2(p, c, |me, x, y| me.b.ins().iadd(x, y))
+                } else {
+                    p
+                }
+            }
+            Part::Hi if bits == 32 => {
+                let (xl, xh) = self.read_ext64(&op.a, ty)?;
+                let (yl, yh) = self.read_ext64(&op.b, ty)?;
+                let pl = self.b.ins().imul(xl, yl);
+                let ph = self.b.ins().imul(xh, yh);
+                let (hl, hh) = if ty.is_signed() {
+                    (self.b.ins().sshr_imm_s(pl, 32), self.b.ins().sshr_imm_s(ph, 32))
+                } else {
+                    (self.b.ins().ushr_imm_s(pl, 32), self.b.ins().ushr_imm_s(ph, 32))
+                };
+                let h = V::W(self.narrow(hl, hh));
+                if mad {
+                    let c = self.read(&op.c, Dom::W)?;
+                    self.map2(h, c, |me, x, y| me.b.ins().iadd(x, y))
+                } else {
+                    h
+                }
+            }
+            p => return Err(format!("{p:?} product of {bits} bits")),
+        };
+        self.write(op.dst, r)
+    }
+
+    fn shift(&mut self, op: &Op) -> R {
+        let ty = op.ty;
+        let bits = ty.bits();
+        let d = dom(ty);
+        let lane_bits = if d == Dom::W { 32 } else { 64 };
+        let Src::Imm(amt) = op.b else { return Err("a shift by a register".into()) };
+        let amt = amt & 0xFFFF_FFFF;
+        let big = amt >= u64::from(bits);
+        let a = self.read(&op.a, d)?;
+        let r = match (op.kind, ty.is_signed()) {
+            (Kind::Shl, _) | (_, false) if big => V::W(self.zero(Dom::W)),
+            (Kind::Shl, _) => self.map(a, |me, x| me.b.ins().ishl_imm_s(x, amt as i64)),
+            (_, true) => {
+                let x = self.extend(a, ty);
+                let s = amt.min(lane_bits - 1) as i64;
+                self.map(x, |me, v| me.b.ins().sshr_imm_s(v, s))
+            }
+            _ => {
+                let x = self.mask_ty(a, ty);
+                self.map(x, |me, v| me.b.ins().ushr_imm_s(v, amt as i64))
+            }
+        };
+        let r = self.in_dom(r, d);
+        let r = self.mask_ty(r, ty);
+        self.write(op.dst, r)
+    }
+
+    /// `a cmp b` as a lane mask.
+    fn compare(&mut self, op: &Op) -> R<Value> {
+        let ty = op.ty;
+        let cmp = op.m.cmp.unwrap_or(Cmp::Eq);
+        if ty == Ty::F32 || ty == Ty::F64 {
+            let xs = self.floats(&op.a, ty, op.m.ftz)?;
+            let ys = self.floats(&op.b, ty, op.m.ftz)?;
+            let mut ms = Vec::new();
+            for (x, y) in xs.into_iter().zip(ys) {
+                ms.push(self.fcmp(cmp, x, y)?);
+            }
+            return Ok(match self.float_bits(&ms) {
+                V::W(m) => m,
+                V::D(l, h) => self.narrow(l, h),
+            });
+        }
+        if ty.is_float() || ty == Ty::Pred || ty.bits() > 64 {
+            return Err(format!("comparison of {ty:?}"));
+        }
+        let signed = ty.is_signed();
+        let cc = match cmp {
+            Cmp::Eq => IntCC::Equal,
+            Cmp::Ne => IntCC::NotEqual,
+            Cmp::Lt if signed => IntCC::SignedLessThan,
+            Cmp::Le if signed => IntCC::SignedLessThanOrEqual,
+            Cmp::Gt if signed => IntCC::SignedGreaterThan,
+            Cmp::Ge if signed => IntCC::SignedGreaterThanOrEqual,
+            Cmp::Lt | Cmp::Lo => IntCC::UnsignedLessThan,
+            Cmp::Le | Cmp::Ls => IntCC::UnsignedLessThanOrEqual,
+            Cmp::Gt | Cmp::Hi => IntCC::UnsignedGreaterThan,
+            Cmp::Ge | Cmp::Hs => IntCC::UnsignedGreaterThanOrEqual,
+            c => return Err(format!("integer comparison {c:?}")),
+        };
+        let d = dom(ty);
+        let a = self.read(&op.a, d)?;
+        let b = self.read(&op.b, d)?;
+        let x = self.extend(a, ty);
+        let y = self.extend(b, ty);
+        let r = self.map2(x, y, |me, x, y| me.b.ins().icmp(cc, x, y));
+        Ok(self.as_w(r))
+    }
+
+    /// A float comparison from the conditions x86 compares directly (so every one lowers).
+    fn fcmp(&mut self, cmp: Cmp, x: Value, y: Value) -> R<Value> {
+        let mut f = |cc: FloatCC, a: Value, b: Value| self.b.ins().fcmp(cc, a, b);
+        let r = match cmp {
+            Cmp::Eq => f(FloatCC::Equal, x, y),
+            Cmp::Ne => {
+                let ne = f(FloatCC::NotEqual, x, y);
+                let ord = f(FloatCC::Ordered, x, y);
+                self.b.ins().band(ne, ord)
+            }
+            Cmp::Lt => f(FloatCC::LessThan, x, y),
+            Cmp::Le => f(FloatCC::LessThanOrEqual, x, y),
+            Cmp::Gt => f(FloatCC::LessThan, y, x),
+            Cmp::Ge => f(FloatCC::LessThanOrEqual, y, x),
+            Cmp::Equ => {
+                let eq = f(FloatCC::Equal, x, y);
+                let uno = f(FloatCC::Unordered, x, y);
+                self.b.ins().bor(eq, uno)
+            }
+            Cmp::Neu => f(FloatCC::NotEqual, x, y),
+            // Unordered or less: not (x >= y); and so on.
+            Cmp::Ltu => {
+                let ge = f(FloatCC::LessThanOrEqual, y, x);
+                self.b.ins().bnot(ge)
+            }
+            Cmp::Leu => {
+                let gt = f(FloatCC::LessThan, y, x);
+                self.b.ins().bnot(gt)
+            }
+            Cmp::Gtu => {
+                let le = f(FloatCC::LessThanOrEqual, x, y);
+                self.b.ins().bnot(le)
+            }
+            Cmp::Geu => {
+                let lt = f(FloatCC::LessThan, x, y);
+                self.b.ins().bnot(lt)
+            }
+            Cmp::Num => f(FloatCC::Ordered, x, y),
+            Cmp::Nan => f(FloatCC::Unordered, x, y),
+            c => return Err(format!("float comparison {c:?}")),
+        };
+        Ok(r)
+    }
+
+    // ---------------------------------------------------------------- floats
+
+    /// A float source as `f32x4` (one vector) or `f64x2` (two), flushed with `.ftz`.
+    fn floats(&mut self, s: &Src, ty: Ty, ftz: bool) -> R<Vec<Value>> {
+        Ok(match ty {
+            Ty::F32 => {
+                let v = self.read(s, Dom::W)?;
+                let w = self.as_w(v);
+                let f = self.cast(F32X4, w);
+                vec![if ftz { self.flush(f) } else { f }]
+            }
+            Ty::F64 if !ftz => {
+                let v = self.read(s, Dom::D)?;
+                let (l, h) = self.as_d(v, false);
+                vec![self.cast(F64X2, l), self.cast(F64X2, h)]
+            }
+            _ => return Err(format!("{ty:?} operands")),
+        })
+    }
+
+    /// Float vectors back to lanes of bits.
+    fn float_bits(&mut self, r: &[Value]) -> V {
+        match *r {
+            [l, h] => V::D(self.cast(I64X2, l), self.cast(I64X2, h)),
+            _ => V::W(self.cast(I32X4, r[0])),
+        }
+    }
+
+    /// Flushes `f32` subnormals to zeros of the same sign (`.ftz`).
+    fn flush(&mut self, x: Value) -> Value {
+        let bits = self.cast(I32X4, x);
+        let e = self.splat32(0x7F80_0000);
+        let exp = self.b.ins().band(bits, e);
+        let z = self.zero(Dom::W);
+        let sub = self.b.ins().icmp(IntCC::Equal, exp, z);
+        let s = self.splat32(0x8000_0000);
+        let sign = self.b.ins().band(bits, s);
+        let r = self.b.ins().bitselect(sub, sign, bits);
+        self.cast(F32X4, r)
+    }
+
+    /// Float arithmetic, under the same conditions as the scalar native lowering (`native_float`).
+    fn float(&mut self, op: &Op) -> R {
+        let m = &op.m;
+        let f32_ = match op.ty {
+            Ty::F32 => true,
+            Ty::F64 => false,
+            t => return Err(format!("{t:?} arithmetic")),
+        };
+        if !matches!(m.rnd, Rnd::None | Rnd::Rn) || m.sat || (m.ftz && !f32_) {
+            return Err("a rounding mode, .sat or .ftz without an exact vector form".into());
+        }
+        let arity = match op.kind {
+            Kind::Add | Kind::Sub | Kind::Mul => 2,
+            Kind::Min | Kind::Max if !m.nan => 2,
+            Kind::Div if !m.approx && !m.full => 2,
+            Kind::Fma | Kind::Mad => 3,
+            Kind::Sqrt | Kind::Rcp if !m.approx => 1,
+            Kind::Abs | Kind::Neg => 1,
+            k => return Err(format!("float {k:?} with these modifiers")),
+        };
+        let mut srcs = Vec::new();
+        for s in &[op.a, op.b, op.c][..arity] {
+            srcs.push(self.floats(s, op.ty, m.ftz)?);
+        }
+        let parts = srcs[0].len();
+        let mut out = Vec::new();
+        for k in 0..parts {
+            let v: Vec<Value> = srcs.iter().map(|s| s[k]).collect();
+            let r = match op.kind {
+                Kind::Add => self.b.ins().fadd(v[0], v[1]),
+                Kind::Sub => self.b.ins().fsub(v[0], v[1]),
+                Kind::Mul => self.b.ins().fmul(v[0], v[1]),
+                Kind::Div => self.b.ins().fdiv(v[0], v[1]),
+                Kind::Fma | Kind::Mad => self.b.ins().fma(v[0], v[1], v[2]),
+                Kind::Sqrt => self.b.ins().sqrt(v[0]),
+                Kind::Rcp => {
+                    let one = if f32_ { self.b.ins().f32const(1.0) } else { self.b.ins().f64const(1.0) };
+                    let one = self.b.ins().splat(if f32_ { F32X4 } else { F64X2 }, one);
+                    self.b.ins().fdiv(one, v[0])
+                }
+                Kind::Abs => self.b.ins().fabs(v[0]),
+                Kind::Neg => self.b.ins().fneg(v[0]),
+                _ => {
+                    // PTX: a NaN operand yields the other operand; -0 orders below +0.
+                    let r = if op.kind == Kind::Min {
+                        self.b.ins().fmin(v[0], v[1])
+                    } else {
+                        self.b.ins().fmax(v[0], v[1])
+                    };
+                    let a_nan = self.b.ins().fcmp(FloatCC::Unordered, v[0], v[0]);
+                    let b_nan = self.b.ins().fcmp(FloatCC::Unordered, v[1], v[1]);
+                    let fty = self.b.func.dfg.value_type(r);
+                    let a_nan = self.cast(fty, a_nan);
+                    let b_nan = self.cast(fty, b_nan);
+                    let r = self.b.ins().bitselect(a_nan, v[1], r);
+                    self.b.ins().bitselect(b_nan, v[0], r)
+                }
+            };
+            out.push(if m.ftz { self.flush(r) } else { r });
+        }
+        let bits = self.float_bits(&out);
+        self.write(op.dst, bits)
+    }
+
+    /// `cvt`, where the scalar lowering is native and the vector form exact.
+    fn cvt(&mut self, op: &Op) -> R {
+        let (dt, st) = (op.ty, op.ty2);
+        let m = &op.m;
+        if m.sat || m.ftz || m.relu {
+            return Err("cvt with .sat, .ftz or .relu".into());
+        }
+        let int = |t: Ty| !t.is_float() && t != Ty::Pred && t.bits() <= 64;
+        // Integer results are kept sign-extended by the emulator: a wider register gets the extension.
+        let into_dst = |me: &mut Self, w: Value| -> V {
+            match me.dst_dom(op.dst) {
+                Dom::W => V::W(w),
+                Dom::D => {
+                    let (l, h) = me.widen(w, dt.is_signed());
+                    V::D(l, h)
+                }
+            }
+        };
+        if int(dt) && int(st) {
+            if m.rnd != Rnd::None {
+                return Err("cvt between integers with a rounding".into());
+            }
+            let r = if dt.bits() <= 32 && st.bits() <= 32 {
+                let a = self.read(&op.a, Dom::W)?;
+                let x = self.extend(a, st);
+                let r = self.extend(x, dt);
+                let w = self.as_w(r);
+                into_dst(self, w)
+            } else {
+                let (l, h) = self.read_ext64(&op.a, st)?;
+                self.extend(V::D(l, h), dt)
+            };
+            return self.write(op.dst, r);
+        }
+        match (dt, st) {
+            (Ty::F32, Ty::F32) | (Ty::F64, Ty::F64) => {
+                let xs = self.floats(&op.a, st, false)?;
+                let mut out = Vec::new();
+                for x in xs {
+                    out.push(match m.rnd {
+                        Rnd::Rni => self.b.ins().nearest(x),
+                        Rnd::Rzi => self.b.ins().trunc(x),
+                        Rnd::Rmi => self.b.ins().floor(x),
+                        Rnd::Rpi => self.b.ins().ceil(x),
+                        Rnd::None | Rnd::Rn => x,
+                        r => return Err(format!("cvt.{r:?} between equal float types")),
+                    });
+                }
+                let bits = self.float_bits(&out);
+                self.write(op.dst, bits)
+            }
+            (Ty::F64, Ty::F32) if m.rnd == Rnd::None => {
+                let x = self.floats(&op.a, st, false)?[0];
+                let xi = self.cast(I8X16, x);
+                // Lanes 2-3 moved down for the second promotion.
+                let mask: [u8; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
+                let imm = self.b.func.dfg.immediates.push(ConstantData::from(&mask[..]));
+                let up = self.b.ins().shuffle(xi, xi, imm);
+                let up = self.cast(F32X4, up);
+                let l = self.b.ins().fvpromote_low(x);
+                let h = self.b.ins().fvpromote_low(up);
+                let bits = self.float_bits(&[l, h]);
+                self.write(op.dst, bits)
+            }
+            (Ty::F32, Ty::F64) if m.rnd == Rnd::Rn => {
+                let xs = self.floats(&op.a, st, false)?;
+                let l = self.b.ins().fvdemote(xs[0]);
+                let h = self.b.ins().fvdemote(xs[1]);
+                let l = self.cast(I8X16, l);
+                let h = self.cast(I8X16, h);
+                let mask: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+                let imm = self.b.func.dfg.immediates.push(ConstantData::from(&mask[..]));
+                let r = self.b.ins().shuffle(l, h, imm);
+                let r = self.cast(I32X4, r);
+                self.write(op.dst, V::W(r))
+            }
+            (Ty::F32, _) if int(st) && st.bits() <= 32 && m.rnd == Rnd::Rn => {
+                let a = self.read(&op.a, Dom::W)?;
+                let x = self.extend(a, st);
+                let x = self.as_w(x);
+                let f = if st.is_signed() {
+                    self.b.ins().fcvt_from_sint(F32X4, x)
+                } else {
+                    self.b.ins().fcvt_from_uint(F32X4, x)
+                };
+                let bits = self.float_bits(&[f]);
+                self.write(op.dst, bits)
+            }
+            (_, Ty::F32) if int(dt) && dt.bits() == 32 => {
+                let x = self.floats(&op.a, st, false)?[0];
+                // A float rounding acts as its integer form; none means `.rzi`.
+                let x = match m.rnd {
+                    Rnd::Rzi | Rnd::Rz | Rnd::None => x,
+                    Rnd::Rni | Rnd::Rn => self.b.ins().nearest(x),
+                    Rnd::Rmi | Rnd::Rm => self.b.ins().floor(x),
+                    Rnd::Rpi | Rnd::Rp => self.b.ins().ceil(x),
+                    r => return Err(format!("cvt.{r:?} to an integer")),
+                };
+                // NaN gives 0 here (from `.f32` into 32 bits), as in the scalar lowering.
+                let r = if dt.is_signed() {
+                    self.b.ins().fcvt_to_sint_sat(I32X4, x)
+                } else {
+                    self.b.ins().fcvt_to_uint_sat(I32X4, x)
+                };
+                let r = into_dst(self, r);
+                self.write(op.dst, r)
+            }
+            _ => Err(format!("cvt.{dt:?}.{st:?} ({:?})", m.rnd)),
+        }
+    }
+
+    /// An arithmetic op without a vector form here: lane by lane through the emulator's lane semantics (the
+    /// scalar JIT's `Alu` helper, with each lane's scratch words); where the helper refuses, the group stops
+    /// and the scalar loop reports the error.
+    fn lane_helper(&mut self, op: &Op) -> R {
+        if op.m.cc || matches!(op.kind, Kind::Addc | Kind::Subc | Kind::Madc) {
+            return Err("the carry flag".into());
+        }
+        let mut srcs = Vec::new();
+        for s in [&op.a, &op.b, &op.c, &op.d] {
+            let v = self.read(s, Dom::D)?;
+            srcs.push(self.as_d(v, false));
+        }
+        let site = self.env.site_base.get(&self.prog.func).ok_or("no site numbers")? + self.cur as u32;
+        let table = self.b.ins().load(I64, ro(), self.ctx, cx::OPS);
+        let opp = self.b.ins().load(I64, ro(), table, (site * 8) as i32);
+        let helpers = self.b.ins().load(I64, ro(), self.ctx, cx::HELPERS);
+        let f = self.b.ins().load(I64, ro(), helpers, (Helper::Alu as usize * 8) as i32);
+        let mut sig = Signature::new(self.env.call_conv);
+        sig.params.extend([AbiParam::new(I64), AbiParam::new(I64)]);
+        sig.returns.push(AbiParam::new(I32));
+        let sig = self.b.import_signature(sig);
+        let z = self.zero(Dom::D);
+        let mut out = [[z, z], [z, z]];
+        // io = [a, b, c, d, carry, out, out2], one lane at a time, in a stack slot.
+        let slot = *self.scratch.get_or_insert_with(|| {
+            self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 64, 3))
+        });
+        for i in 0..WIDTH as u8 {
+            for (k, &(l, h)) in srcs.iter().enumerate() {
+                let x = self.b.ins().extractlane(if i < 2 { l } else { h }, i % 2);
+                self.b.ins().stack_store(I64, x, slot, 8 * k as i32);
+            }
+            let zero = self.b.ins().iconst(I64, 0);
+            self.b.ins().stack_store(I64, zero, slot, 32);
+            let io = self.b.ins().stack_addr(I64, slot, 0);
+            let call = self.b.ins().call_indirect(sig, f, &[opp, io]);
+            let ok = self.b.inst_results(call)[0];
+            let cont = self.b.create_block();
+            self.b.ins().brif(ok, cont, &[], self.stop, &[]);
+            self.b.switch_to_block(cont);
+            for (k, o) in out.iter_mut().enumerate() {
+                let r = self.b.ins().stack_load(I64, I64, slot, 40 + 8 * k as i32);
+                let half = &mut o[usize::from(i / 2)];
+                *half = self.b.ins().insertlane(*half, r, i % 2);
+            }
+        }
+        self.stops.push(self.cur);
+        self.write(op.dst, V::D(out[0][0], out[0][1]))?;
+        if op.dst2 != Dst::None {
+            self.write(op.dst2, V::D(out[1][0], out[1][1]))?;
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- memory
+
+    fn address(&mut self, op: &Op) -> R<Addr> {
+        if !matches!(op.m.space, Space::Global | Space::Generic | Space::Const | Space::Param) {
+            return Err(format!("{:?} memory", op.m.space));
+        }
+        let off = op.mem.offset;
+        Ok(match op.mem.base {
+            Src::Sym(sym, extra) => Addr::Uniform(self.symbol(sym, extra + off)?),
+            Src::Imm(a) => Addr::Uniform(self.b.ins().iconst(I64, a.wrapping_add(off as u64) as i64)),
+            ref s => {
+                let v = self.read(s, Dom::D)?;
+                let (l, h) = self.as_d(v, false);
+                if off == 0 {
+                    Addr::Lanes(l, h)
+                } else {
+                    let o = self.splat64(off as u64);
+                    Addr::Lanes(self.b.ins().iadd(l, o), self.b.ins().iadd(h, o))
+                }
+            }
+        })
+    }
+
+    /// Lane `i`'s address plus `off`.
+    fn lane_addr(&mut self, a: Addr, i: u8, off: i64) -> Value {
+        let v = match a {
+            Addr::Uniform(v) => v,
+            Addr::Lanes(l, h) => self.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
+        };
+        if off == 0 {
+            v
+        } else {
+            self.b.ins().iadd_imm_s(v, off)
+        }
+    }
+
+    /// An `i8` that is non-zero when one vector access serves the group: every lane active and, for
+    /// per-lane addresses, `size` bytes apart in lane order. `None` when that is always the case.
+    fn whole_group(&mut self, a: Addr, size: u32) -> Option<Value> {
+        let consecutive = match a {
+            Addr::Uniform(_) => None,
+            Addr::Lanes(l, h) => {
+                let a0 = self.b.ins().extractlane(l, 0);
+                let base = self.b.ins().splat(I64X2, a0);
+                let s = u64::from(size);
+                let dl = self.lanes64([0, s]);
+                let dh = self.lanes64([2 * s, 3 * s]);
+                let el = self.b.ins().iadd(base, dl);
+                let eh = self.b.ins().iadd(base, dh);
+                let ok_l = self.b.ins().icmp(IntCC::Equal, l, el);
+                let ok_h = self.b.ins().icmp(IntCC::Equal, h, eh);
+                let ok = self.b.ins().band(ok_l, ok_h);
+                Some(self.b.ins().vall_true(ok))
+            }
+        };
+        let active = self.guard.map(|g| self.b.ins().vall_true(g));
+        match (consecutive, active) {
+            (Some(c), Some(a)) => Some(self.b.ins().band(c, a)),
+            (c, a) => c.or(a),
+        }
+    }
+
+    /// Runs `each(lane)` for every lane (or, under a guard, every active lane), in lane order.
+    fn per_lane(&mut self, mut each: impl FnMut(&mut Self, u8) -> R) -> R {
+        for i in 0..WIDTH as u8 {
+            match self.guard {
+                Some(g) => {
+                    let on = self.b.ins().extractlane(g, i);
+                    let yes = self.b.create_block();
+                    let cont = self.b.create_block();
+                    self.b.ins().brif(on, yes, &[], cont, &[]);
+                    self.b.switch_to_block(yes);
+                    each(self, i)?;
+                    self.b.ins().jump(cont, &[]);
+                    self.b.switch_to_block(cont);
+                }
+                None => each(self, i)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// How an access with a vector form (`vector_form`) is made.
+    fn path(&mut self, vector_form: bool, a: Addr, size: u32) -> Path {
+        if !vector_form {
+            return Path::Lanes;
+        }
+        match self.whole_group(a, size) {
+            Some(test) => Path::Test(test),
+            None => Path::Vector,
+        }
+    }
+
+    /// Emits the access on its path (both, behind the run-time test, for [`Path::Test`]).
+    fn two_ways(&mut self, path: Path, vector: impl FnOnce(&mut Self) -> R, lanes: impl FnOnce(&mut Self) -> R) -> R {
+        let fast = match path {
+            Path::Vector => return vector(self),
+            Path::Lanes => return lanes(self),
+            Path::Test(fast) => fast,
+        };
+        let yes = self.b.create_block();
+        let no = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(fast, yes, &[], no, &[]);
+        self.b.switch_to_block(yes);
+        vector(self)?;
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(no);
+        lanes(self)?;
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        Ok(())
+    }
+
+    /// One lane's load with the scalar lowering's extension (an `i64`).
+    fn load_scalar(&mut self, flags: MemFlagsData, addr: Value, ty: Ty) -> R<Value> {
+        let b = &mut self.b;
+        Ok(match (ty.bytes(), ty.is_signed()) {
+            (8, _) => b.ins().load(I64, flags, addr, 0),
+            (4, true) => b.ins().sload32(flags, addr, 0),
+            (4, false) => b.ins().uload32(flags, addr, 0),
+            (2, true) => b.ins().sload16(I64, flags, addr, 0),
+            (2, false) => b.ins().uload16(I64, flags, addr, 0),
+            (1, true) => b.ins().sload8(I64, flags, addr, 0),
+            (1, false) => b.ins().uload8(I64, flags, addr, 0),
+            (n, _) => return Err(format!("a {n}-byte access")),
+        })
+    }
+
+    fn load(&mut self, op: &Op) -> R {
+        let addr = self.address(op)?;
+        let ty = op.ty;
+        let elem = ty.bytes();
+        let dsts: Vec<Dst> = match op.extra.as_deref() {
+            Some(program::Extra::Dsts(d)) => d.to_vec(),
+            _ => vec![op.dst],
+        };
+        let kernel_param = matches!(op.mem.base, Src::Sym(SymAddr::KernelParam(_), _));
+        let flags = if kernel_param {
+            ro()
+        } else if op.m.space == Space::Const {
+            MemFlagsData::new().with_readonly()
+        } else {
+            MemFlagsData::new()
+        };
+        for (k, &d) in dsts.iter().enumerate() {
+            if matches!(d, Dst::Pred(_)) {
+                return Err("a load into a predicate".into());
+            }
+            let off = i64::from(elem) * k as i64;
+            let dd = self.dst_dom(d);
+            // The loaded lanes go through variables: the vector and per-lane paths both define them.
+            let (va, vb) = match dd {
+                Dom::W => (self.b.declare_var(I32X4), None),
+                Dom::D => (self.b.declare_var(I64X2), Some(self.b.declare_var(I64X2))),
+            };
+            let z = self.zero(dd);
+            self.b.def_var(va, z);
+            if let Some(vb) = vb {
+                self.b.def_var(vb, z);
+            }
+            let vector_form = matches!(addr, Addr::Uniform(_)) || elem == 4 || elem == 8;
+            let path = self.path(vector_form, addr, elem);
+            self.two_ways(
+                path,
+                |me| {
+                    let v = match addr {
+                        Addr::Uniform(a) => {
+                            let a = if off == 0 { a } else { me.b.ins().iadd_imm_s(a, off) };
+                            let s = me.load_scalar(flags, a, ty)?;
+                            me.splat_scalar(s, dd)
+                        }
+                        Addr::Lanes(l, _) => {
+                            let a0 = me.b.ins().extractlane(l, 0);
+                            if elem == 4 {
+                                let w = me.b.ins().load(I32X4, flags, a0, off as i32);
+                                match dd {
+                                    Dom::W => V::W(w),
+                                    Dom::D => {
+                                        let (l, h) = me.widen(w, ty.is_signed());
+                                        V::D(l, h)
+                                    }
+                                }
+                            } else {
+                                let l = me.b.ins().load(I64X2, flags, a0, off as i32);
+                                let h = me.b.ins().load(I64X2, flags, a0, off as i32 + 16);
+                                me.in_dom(V::D(l, h), dd)
+                            }
+                        }
+                    };
+                    match v {
+                        V::W(w) => me.b.def_var(va, w),
+                        V::D(l, h) => {
+                            me.b.def_var(va, l);
+                            me.b.def_var(vb.expect("64-bit lanes"), h);
+                        }
+                    }
+                    Ok(())
+                },
+                |me| {
+                    me.per_lane(|me, i| {
+                        let a = me.lane_addr(addr, i, off);
+                        let s = me.load_scalar(flags, a, ty)?;
+                        match vb {
+                            None => {
+                                let s = me.b.ins().ireduce(I32, s);
+                                let cur = me.b.use_var(va);
+                                let v = me.b.ins().insertlane(cur, s, i);
+                                me.b.def_var(va, v);
+                            }
+                            Some(vb) => {
+                                let var = if i < 2 { va } else { vb };
+                                let cur = me.b.use_var(var);
+                                let v = me.b.ins().insertlane(cur, s, i % 2);
+                                me.b.def_var(var, v);
+                            }
+                        }
+                        Ok(())
+                    })
+                },
+            )?;
+            let v = match vb {
+                None => V::W(self.b.use_var(va)),
+                Some(vb) => V::D(self.b.use_var(va), self.b.use_var(vb)),
+            };
+            self.write(d, v)?;
+        }
+        Ok(())
+    }
+
+    fn store(&mut self, op: &Op) -> R {
+        let addr = self.address(op)?;
+        let ty = op.ty;
+        let elem = ty.bytes();
+        if elem > 8 {
+            return Err(format!("a {elem}-byte store"));
+        }
+        let srcs: Vec<Src> = match op.extra.as_deref() {
+            Some(program::Extra::Srcs(s)) => s.to_vec(),
+            _ => vec![op.a],
+        };
+        for (k, s) in srcs.iter().enumerate() {
+            let off = i64::from(elem) * k as i64;
+            let v = self.read(s, dom(ty))?;
+            let vector_form = matches!(addr, Addr::Lanes(..)) && (elem == 4 || elem == 8);
+            let path = self.path(vector_form, addr, elem);
+            self.two_ways(
+                path,
+                |me| {
+                    let Addr::Lanes(l, _) = addr else { return Err("a uniform vector store".into()) };
+                    let a0 = me.b.ins().extractlane(l, 0);
+                    let fl = MemFlagsData::new();
+                    match v {
+                        V::W(w) => {
+                            me.b.ins().store(fl, w, a0, off as i32);
+                        }
+                        V::D(l, h) => {
+                            me.b.ins().store(fl, l, a0, off as i32);
+                            me.b.ins().store(fl, h, a0, off as i32 + 16);
+                        }
+                    }
+                    Ok(())
+                },
+                |me| {
+                    me.per_lane(|me, i| {
+                        let a = me.lane_addr(addr, i, 0);
+                        let x = match v {
+                            V::W(w) => me.b.ins().extractlane(w, i),
+                            V::D(l, h) => me.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
+                        };
+                        let fl = MemFlagsData::new();
+                        let o = off as i32;
+                        match elem {
+                            1 => me.b.ins().istore8(fl, x, a, o),
+                            2 => me.b.ins().istore16(fl, x, a, o),
+                            4 if me.b.func.dfg.value_type(x) == I64 => me.b.ins().istore32(fl, x, a, o),
+                            _ => me.b.ins().store(fl, x, a, o),
+                        };
+                        Ok(())
+                    })
+                },
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Ops the scalar JIT lowers natively or through the `Alu` helper (everything but memory, control, calls and
+/// yield points).
+fn lane_helper_covers(op: &Op) -> bool {
+    !matches!(
+        op.kind,
+        Kind::Ld
+            | Kind::St
+            | Kind::Atom
+            | Kind::Red
+            | Kind::Call
+            | Kind::Brx
+            | Kind::Bra
+            | Kind::Ret
+            | Kind::Exit
+            | Kind::Trap
+            | Kind::Bar
+            | Kind::Nop
+            | Kind::Cvta
+            | Kind::Isspacep
+            | Kind::Pack
+            | Kind::Unpack
+            | Kind::Shfl
+            | Kind::Vote
+            | Kind::Match
+            | Kind::Redux
+            | Kind::Activemask
+            | Kind::WarpSync
+            | Kind::Matrix
+            | Kind::Texture
+    )
+}
+
+fn signed_of(t: Ty) -> Ty {
+    match t.bits() {
+        8 => Ty::S8,
+        16 => Ty::S16,
+        32 => Ty::S32,
+        _ => Ty::S64,
+    }
+}
+
+fn wide(t: Ty) -> Ty {
+    match t.bits() {
+        8 => Ty::U16,
+        16 => Ty::U32,
+        _ => Ty::U64,
+    }
+}

@@ -1,0 +1,254 @@
+//! The JIT's vector path (four threads at a time): the benchmark kernels take it, and every output is
+//! bit-identical to the emulator's and to the scalar JIT's, with partial groups at the end of the grid,
+//! CTA sizes that are not multiples of 4 (scalar CTAs), groups that diverge, gathers and guarded stores.
+
+use std::path::Path;
+
+use device::{Backend, DeviceMemory, Dim3, Launch, LaunchConfig, LoadedModule, ParamBuffer};
+
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn workloads() -> String {
+    std::fs::read_to_string(root().join("corpus/ptx/workloads/workloads.sm_80.O3.ptx")).unwrap()
+}
+
+fn alu_loop() -> String {
+    std::fs::read_to_string(root().join("crates/bench/kernels/alu_loop.ptx")).unwrap()
+}
+
+enum Arg {
+    Buf(Vec<u8>),
+    Scalar(Vec<u8>),
+}
+
+fn jit(vectorize: bool) -> jit::Jit {
+    jit::Jit::new(jit::Options { threads: 2, vectorize, ..jit::Options::default() })
+}
+
+/// Runs `kernel` on fresh memory; returns every buffer's final bytes.
+fn run(backend: &mut dyn Backend, ptx: &str, kernel: &str, grid: u32, block: u32, args: &[Arg]) -> Vec<Vec<u8>> {
+    let mut memory = DeviceMemory::new();
+    let loaded = LoadedModule::load(ir::compile(ptx).unwrap(), &mut memory).unwrap();
+    let k = loaded.module.function(kernel).unwrap();
+    let mut params = ParamBuffer::for_kernel(&loaded.module.functions[k]);
+    let mut buffers = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        match a {
+            Arg::Buf(bytes) => {
+                let p = memory.alloc_bytes(bytes, format!("argument {i}"));
+                buffers.push(p);
+                params.set(i, &p.to_le_bytes()).unwrap();
+            }
+            Arg::Scalar(bytes) => params.set(i, bytes).unwrap(),
+        }
+    }
+    let config = LaunchConfig { grid: Dim3::new(grid, 1, 1), block: Dim3::new(block, 1, 1), dynamic_shared: 0 };
+    let launch = Launch { module: &loaded, kernel: k, config, params: &params, collect_stats: false };
+    backend.launch(&launch, &mut memory, &mut Vec::new()).unwrap();
+    buffers.iter().map(|&p| memory.bytes(p).unwrap().to_vec()).collect()
+}
+
+fn vectorized(ptx: &str, kernel: &str) -> Result<(), String> {
+    let mut memory = DeviceMemory::new();
+    let loaded = LoadedModule::load(ir::compile(ptx).unwrap(), &mut memory).unwrap();
+    let k = loaded.module.function(kernel).unwrap();
+    jit(true).vectorized(&loaded, k).unwrap()
+}
+
+/// The vector path and the scalar JIT agree bit for bit, and both with the emulator except that any NaN equals
+/// any NaN (payloads are unspecified; the emulator returns the canonical NaN, x86 propagates them).
+fn agree(ptx: &str, kernel: &str, grid: u32, block: u32, args: impl Fn() -> Vec<Arg>) {
+    let want = run(&mut emu::Emulator::new(), ptx, kernel, grid, block, &args());
+    let vector = run(&mut jit(true), ptx, kernel, grid, block, &args());
+    let scalar = run(&mut jit(false), ptx, kernel, grid, block, &args());
+    let at = format!("{kernel}, grid {grid}, block {block}");
+    for (b, (v, s)) in vector.iter().zip(&scalar).enumerate() {
+        if let Some(i) = (0..v.len()).find(|&i| v[i] != s[i]) {
+            panic!("{at}: buffer {b} byte {i}: vector path {:#x}, scalar JIT {:#x}", v[i], s[i]);
+        }
+    }
+    let word = |b: &[u8], i: usize| u32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap());
+    for (b, (v, e)) in vector.iter().zip(&want).enumerate() {
+        for i in 0..v.len() / 4 {
+            let (x, y) = (word(v, i), word(e, i));
+            let nan = |w: u32| f32::from_bits(w).is_nan();
+            assert!(x == y || (nan(x) && nan(y)), "{at}: buffer {b} word {i}: JIT {x:#x}, emulator {y:#x}");
+        }
+    }
+}
+
+fn lcg(seed: u32) -> impl FnMut() -> u32 {
+    let mut s = seed;
+    move || {
+        s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        s
+    }
+}
+
+/// Floats with specials (NaN, infinities, zeros, subnormals) among ordinary values.
+fn floats(n: usize, seed: u32) -> Vec<u8> {
+    let mut r = lcg(seed);
+    (0..n)
+        .map(|i| match i % 7 {
+            0 => f32::from_bits(r()),
+            1 => [f32::NAN, f32::INFINITY, -0.0, 1e-40, -1e-39, f32::MAX][(r() % 6) as usize],
+            _ => (r() % 2001) as f32 / 7.0 - 140.0,
+        })
+        .flat_map(f32::to_le_bytes)
+        .collect()
+}
+
+fn u32s(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Launch shapes: (threads n, block): tails inside a group and inside a CTA, blocks that are not multiples of
+/// 4 (scalar CTAs), a single partial group.
+const SHAPES: [(u32, u32); 6] = [(1000, 128), (1001, 128), (1022, 64), (999, 100), (3, 32), (517, 36)];
+
+#[test]
+fn the_benchmark_kernels_are_vectorized() {
+    let w = workloads();
+    for k in ["vector_add", "saxpy"] {
+        assert_eq!(vectorized(&w, k), Ok(()), "{k}");
+    }
+    assert_eq!(vectorized(&alu_loop(), "alu_loop"), Ok(()));
+}
+
+#[test]
+fn vector_add_and_saxpy_agree_with_the_emulator() {
+    let w = workloads();
+    for (n, block) in SHAPES {
+        let grid = n.div_ceil(block) + 1;
+        let len = (grid * block) as usize;
+        agree(&w, "vector_add", grid, block, || {
+            vec![
+                Arg::Buf(floats(len, 1)),
+                Arg::Buf(floats(len, 2)),
+                Arg::Buf(vec![0xAB; len * 4]),
+                Arg::Scalar(n.to_le_bytes().to_vec()),
+            ]
+        });
+        agree(&w, "saxpy", grid, block, || {
+            vec![
+                Arg::Scalar(n.to_le_bytes().to_vec()),
+                Arg::Scalar(2.5f32.to_le_bytes().to_vec()),
+                Arg::Buf(floats(len, 3)),
+                Arg::Buf(floats(len, 4)),
+            ]
+        });
+    }
+}
+
+#[test]
+fn alu_loop_agrees_with_the_emulator() {
+    let a = alu_loop();
+    for (n, block) in SHAPES {
+        for iters in [0u32, 1, 37] {
+            let grid = n.div_ceil(block);
+            agree(&a, "alu_loop", grid, block, || {
+                vec![
+                    Arg::Buf(vec![0xCD; (grid * block) as usize * 4]),
+                    Arg::Scalar(n.to_le_bytes().to_vec()),
+                    Arg::Scalar(iters.to_le_bytes().to_vec()),
+                ]
+            });
+        }
+    }
+}
+
+/// Gathers through an index (per-lane loads), a loop count that differs in one group (it diverges at the
+/// loop's end), guarded arithmetic and stores (under a mask), 64-bit and narrow arithmetic.
+const MIXED: &str = r#"
+.version 7.8
+.target sm_80
+.address_size 64
+
+.visible .entry mixed(.param .u64 p_idx, .param .u64 p_val, .param .u64 p_out, .param .u64 p_wide, .param .u32 p_n)
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<16>;
+	.reg .f32 %f<6>;
+	.reg .b64 %rd<16>;
+	.reg .b16 %h<3>;
+
+	ld.param.u64 %rd1, [p_idx];
+	ld.param.u64 %rd2, [p_val];
+	ld.param.u64 %rd3, [p_out];
+	ld.param.u64 %rd12, [p_wide];
+	ld.param.u32 %r1, [p_n];
+	mov.u32 %r2, %ctaid.x;
+	mov.u32 %r3, %ntid.x;
+	mov.u32 %r4, %tid.x;
+	mad.lo.s32 %r5, %r2, %r3, %r4;
+	setp.ge.u32 %p1, %r5, %r1;
+	@%p1 exit;
+	mul.wide.u32 %rd4, %r5, 4;
+	add.s64 %rd5, %rd1, %rd4;
+	ld.global.u32 %r6, [%rd5];
+	mul.wide.u32 %rd6, %r6, 4;
+	add.s64 %rd7, %rd2, %rd6;
+	ld.global.f32 %f1, [%rd7];
+	shr.u32 %r7, %r5, 2;
+	and.b32 %r7, %r7, 3;
+	setp.eq.u32 %p3, %r4, 10;
+	@%p3 add.u32 %r7, %r7, 1;
+	mov.u32 %r8, 0;
+	mov.f32 %f2, 0f00000000;
+$loop:
+	add.f32 %f2, %f2, %f1;
+	add.u32 %r8, %r8, 1;
+	setp.le.u32 %p2, %r8, %r7;
+	@%p2 bra $loop;
+	cvt.rni.s32.f32 %r9, %f2;
+	cvt.u16.u32 %h1, %r9;
+	mul.wide.u16 %r10, %h1, 3;
+	cvt.s64.s32 %rd8, %r9;
+	mul.lo.s64 %rd9, %rd8, -7;
+	shr.s64 %rd9, %rd9, 3;
+	xor.b64 %rd9, %rd9, %rd4;
+	max.s64 %rd9, %rd9, -100;
+	mul.hi.s32 %r11, %r9, -1640531535;
+	selp.b32 %r12, %r10, %r11, %p2;
+	add.s64 %rd10, %rd3, %rd4;
+	st.global.f32 [%rd10], %f2;
+	setp.lt.s32 %p3, %r9, 0;
+	@%p3 st.global.u32 [%rd10], %r12;
+	mul.wide.u32 %rd13, %r5, 8;
+	add.s64 %rd14, %rd12, %rd13;
+	st.global.u64 [%rd14], %rd9;
+	ret;
+}
+"#;
+
+#[test]
+fn gathers_divergence_and_guarded_stores_agree_with_the_emulator() {
+    assert_eq!(vectorized(MIXED, "mixed"), Ok(()));
+    for (n, block) in SHAPES {
+        let grid = n.div_ceil(block);
+        let len = (grid * block) as usize;
+        let mut r = lcg(n);
+        // Mostly the identity (vector loads), sometimes elsewhere (per-lane loads).
+        let idx: Vec<u32> = (0..len).map(|i| if i % 5 == 3 { r() % len as u32 } else { i as u32 }).collect();
+        agree(MIXED, "mixed", grid, block, || {
+            vec![
+                Arg::Buf(u32s(&idx)),
+                Arg::Buf(floats(len, 5)),
+                Arg::Buf(vec![0; len * 4]),
+                Arg::Buf(vec![0; len * 8]),
+                Arg::Scalar(n.to_le_bytes().to_vec()),
+            ]
+        });
+    }
+}
+
+/// A branch that may follow a store keeps the kernel on the scalar path.
+#[test]
+fn a_branch_after_a_store_is_refused() {
+    let ptx =
+        MIXED.replace("\tsetp.ge.u32 %p1, %r5, %r1;", "\tst.global.u32 [%rd3], %r5;\n\tsetp.ge.u32 %p1, %r5, %r1;");
+    let why = vectorized(&ptx, "mixed").unwrap_err();
+    assert!(why.contains("after a store"), "{why}");
+}
