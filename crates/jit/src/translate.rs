@@ -693,9 +693,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         match d {
             Dst::Reg(slot, mask) => {
                 // A value zero-extended from no more bits than the register has needs no mask.
-                let narrow = self
-                    .unary_def(v, cranelift_codegen::ir::Opcode::Uextend)
-                    .is_some_and(|x| self.b.func.dfg.value_type(x).bits() <= mask.count_ones());
+                let narrow = self.zero_extended_bits(v).is_some_and(|k| k <= mask.count_ones());
                 let v = if mask == u64::MAX || narrow { v } else { self.b.ins().band_imm_s(v, mask as i64) };
                 self.b.def_var(self.regs[slot as usize], v);
             }
@@ -719,10 +717,36 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     fn mask(&mut self, v: Value, ty: Ty) -> Value {
         let bits = ty.bits();
-        if bits >= 64 {
+        if bits >= 64 || self.zero_extended_bits(v).is_some_and(|k| k <= bits) {
             v
         } else {
             self.b.ins().band_imm_s(v, ty.mask() as i64)
+        }
+    }
+
+    /// How many low bits of `v` can be non-zero, when its definition shows it (a zero-extending load or
+    /// extension, or an AND with a low mask): masks to that width or more are then no-ops, which Cranelift
+    /// does not see by itself.
+    fn zero_extended_bits(&self, v: Value) -> Option<u32> {
+        use cranelift_codegen::ir::{InstructionData, Opcode, ValueDef};
+        let dfg = &self.b.func.dfg;
+        let ValueDef::Result(inst, 0) = dfg.value_def(v) else { return None };
+        match dfg.insts[inst].opcode() {
+            Opcode::Uextend => dfg.inst_args(inst).first().map(|&x| dfg.value_type(x).bits()),
+            Opcode::Uload8 => Some(8),
+            Opcode::Uload16 => Some(16),
+            Opcode::Uload32 => Some(32),
+            Opcode::Band => dfg.inst_args(inst).iter().find_map(|&x| {
+                let ValueDef::Result(c, 0) = dfg.value_def(x) else { return None };
+                match dfg.insts[c] {
+                    InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => {
+                        let m = imm.bits() as u64;
+                        (m & m.wrapping_add(1) == 0).then(|| 64 - m.leading_zeros())
+                    }
+                    _ => None,
+                }
+            }),
+            _ => None,
         }
     }
 
