@@ -18,6 +18,10 @@
 //! counts four arrivals (`CtaCtx::arrived`). Other groups are left to the scalar loop, which runs each thread
 //! from its own status. A group may stop only before any store of its region (since the last resume point).
 //!
+//! Simple forward branches run as masks ([`Ifs`]): the ops a branch skips execute under the lanes that do not
+//! take it, so a group goes on where its lanes disagree there (`matmul_tiled16`'s guarded loads between
+//! shared stores).
+//!
 //! Anything else is refused (the kernel then runs scalar only): ops or modifiers without an exact vector
 //! form here, calls, local memory, warp collectives, matrix/texture ops, barriers other than one plain
 //! `bar.sync` (or guarded ones), checked mode.
@@ -68,20 +72,92 @@ pub fn refusal(prog: &Program, plan: &Plan, check: bool) -> Option<String> {
     None
 }
 
-/// Ops where a group may stop: where its lanes may disagree on the path, and `stops` (ops lowered through
-/// the lane helper, which may refuse).
-fn may_stop(op: &Op, i: usize, stops: &[usize]) -> bool {
-    (op.guard.is_some() && matches!(op.kind, Kind::Bra | Kind::Ret | Kind::Exit))
+/// Ops where a group may stop: where its lanes may disagree on the path (not at branches run as masks,
+/// [`Ifs`]), and `stops` (ops lowered through the lane helper, which may refuse).
+fn may_stop(op: &Op, i: usize, stops: &[usize], ifs: &Ifs) -> bool {
+    (op.guard.is_some() && matches!(op.kind, Kind::Bra | Kind::Ret | Kind::Exit) && !ifs.converted(i))
         || op.kind == Kind::Brx
         || stops.contains(&i)
+}
+
+/// If-conversion: forward conditional branches `@p bra L` whose skipped ops the vector path runs under the
+/// mask "not p" (and the masks of the branches around), so that lanes disagreeing there do not stop the
+/// group. A branch qualifies when its range `i+1..L` holds no yield point, call, exit, indirect branch or
+/// unconditional branch (but a jump to the next op), and every other branch in it, and every branch into
+/// it, is a qualifying branch nested in it. Op indices stay as they are (resume points, homes and sites name them).
+struct Ifs {
+    /// By op: the innermost converted branch whose range holds it.
+    inside: Vec<Option<usize>>,
+    /// The converted branches.
+    branches: Vec<bool>,
+}
+
+impl Ifs {
+    fn new(prog: &Program, plan: &Plan) -> Ifs {
+        let n = prog.ops.len();
+        // Branches into each op.
+        let mut into: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
+        for (i, op) in prog.ops.iter().enumerate() {
+            match (op.kind, op.extra.as_deref()) {
+                (Kind::Bra, _) => into[(op.target as usize).min(n)].push(i),
+                // An indirect branch's targets are never inside a range (no qualifying branch is its source).
+                (Kind::Brx, Some(program::Extra::Targets(t))) => {
+                    t.iter().for_each(|&x| into[(x as usize).min(n)].push(i))
+                }
+                _ => {}
+            }
+        }
+        let yields: Vec<usize> = plan.yields.iter().map(|y| y.op as usize).collect();
+        let mut branches = vec![false; n];
+        // Inner branches first: they have larger indices.
+        for i in (0..n).rev() {
+            let op = &prog.ops[i];
+            let target = op.target as usize;
+            if op.kind != Kind::Bra || op.guard.is_none() || target <= i || target >= n {
+                continue;
+            }
+            let plain = (i + 1..target).all(|j| {
+                let o = &prog.ops[j];
+                let kind_ok = match o.kind {
+                    // A converted branch nested in this one, or a jump to the next op (an empty `else`).
+                    Kind::Bra => {
+                        (branches[j] && (o.target as usize) <= target)
+                            || (o.guard.is_none() && o.target as usize == j + 1)
+                    }
+                    Kind::Brx | Kind::Ret | Kind::Exit | Kind::Trap | Kind::Call => false,
+                    _ => !yields.contains(&j),
+                };
+                kind_ok && into[j].iter().all(|&s| s > i && s < j && branches[s])
+            });
+            branches[i] = plain;
+        }
+        let mut inside = vec![None; n];
+        for i in 0..n {
+            if branches[i] {
+                // Outer branches come first: inner ones overwrite their part.
+                for x in &mut inside[i + 1..prog.ops[i].target as usize] {
+                    *x = Some(i);
+                }
+            }
+        }
+        Ifs { inside, branches }
+    }
+
+    fn converted(&self, i: usize) -> bool {
+        self.branches.get(i).copied().unwrap_or(false)
+    }
 }
 
 fn writes_memory(op: &Op) -> bool {
     matches!(op.kind, Kind::St | Kind::Atom | Kind::Red | Kind::Call | Kind::Texture | Kind::Matrix)
 }
 
-fn successors(prog: &Program, i: usize, mut f: impl FnMut(usize)) {
+fn successors(prog: &Program, i: usize, ifs: &Ifs, mut f: impl FnMut(usize)) {
     let op = &prog.ops[i];
+    if ifs.converted(i) {
+        // The skipped ops run under a mask: only the fall-through.
+        return f(i + 1);
+    }
     let fall = op.guard.is_some() || !matches!(op.kind, Kind::Bra | Kind::Brx | Kind::Ret | Kind::Exit | Kind::Trap);
     if fall && i + 1 < prog.ops.len() {
         f(i + 1);
@@ -101,7 +177,7 @@ fn successors(prog: &Program, i: usize, mut f: impl FnMut(usize)) {
 /// The scalar loop's eager stores of register homes (`Plan::eager`) are no side effect here: a rerun from
 /// the region's start writes the same values again, and the vector path stores every live register at a
 /// yield point itself.
-fn stop_after_store(prog: &Program, plan: &Plan, stops: &[usize]) -> Option<usize> {
+fn stop_after_store(prog: &Program, plan: &Plan, stops: &[usize], ifs: &Ifs) -> Option<usize> {
     let n = prog.ops.len();
     let mut seen = vec![false; n];
     let mut stored = vec![false; n];
@@ -114,7 +190,7 @@ fn stop_after_store(prog: &Program, plan: &Plan, stops: &[usize]) -> Option<usiz
         seen[i] = true;
         stored[i] |= s;
         let op = &prog.ops[i];
-        if stored[i] && may_stop(op, i, stops) {
+        if stored[i] && may_stop(op, i, stops, ifs) {
             return Some(i);
         }
         // Yield points are unguarded (`refusal`): their region ends there.
@@ -122,7 +198,7 @@ fn stop_after_store(prog: &Program, plan: &Plan, stops: &[usize]) -> Option<usiz
             continue;
         }
         let after = stored[i] || writes_memory(op);
-        successors(prog, i, |j| work.push((j, after)));
+        successors(prog, i, ifs, |j| work.push((j, after)));
     }
     None
 }
@@ -138,9 +214,9 @@ pub fn translate(
     if prog.slot_types.iter().any(|t| t.bits() > 64) {
         return Err("a register wider than 64 bits".into());
     }
-    let mut v = Vector::new(b, env, prog);
+    let mut v = Vector::new(b, env, prog, Ifs::new(prog, plan));
     v.body(plan)?;
-    if let Some(i) = stop_after_store(prog, plan, &v.stops) {
+    if let Some(i) = stop_after_store(prog, plan, &v.stops, &v.ifs) {
         return Err(format!("op {i}: a group may stop there after a store"));
     }
     v.b.seal_all_blocks();
@@ -221,6 +297,9 @@ struct Vector<'a, 'b> {
     /// (`Plan::reloads_storing_all`).
     yield_at: HashMap<usize, usize>,
     reloads: Vec<Vec<usize>>,
+    /// Converted branches, and each one's mask of the lanes that run its range.
+    ifs: Ifs,
+    if_masks: HashMap<usize, Variable>,
     /// The current op's guard as a lane mask.
     guard: Option<Value>,
     filled: bool,
@@ -232,7 +311,7 @@ struct Vector<'a, 'b> {
 }
 
 impl<'a, 'b> Vector<'a, 'b> {
-    fn new(mut b: FunctionBuilder<'b>, env: &'a Env<'a>, prog: &'a Program) -> Vector<'a, 'b> {
+    fn new(mut b: FunctionBuilder<'b>, env: &'a Env<'a>, prog: &'a Program, ifs: Ifs) -> Vector<'a, 'b> {
         let regs = prog
             .slot_types
             .iter()
@@ -242,6 +321,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             })
             .collect();
         let preds = (0..prog.preds).map(|_| b.declare_var(I32X4)).collect();
+        let if_masks = (0..prog.ops.len()).filter(|&i| ifs.converted(i)).map(|i| (i, b.declare_var(I32X4))).collect();
         let t = b.declare_var(I32);
         let tid = [b.declare_var(I32), b.declare_var(I32), b.declare_var(I32)];
         let entry = b.create_block();
@@ -268,6 +348,8 @@ impl<'a, 'b> Vector<'a, 'b> {
             done,
             yield_at: HashMap::new(),
             reloads: Vec::new(),
+            ifs,
+            if_masks,
             guard: None,
             filled: false,
             cur: 0,
@@ -300,7 +382,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 }
             }
         }
-        for p in self.preds.clone() {
+        for p in self.preds.clone().into_iter().chain(self.if_masks.values().copied()) {
             self.b.def_var(p, z32);
         }
         self.b.def_var(self.t, lo);
@@ -979,7 +1061,22 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     fn lower(&mut self, i: usize) -> R {
         let op = &self.prog.ops[i];
+        // The lanes that run this op: those of the converted branches around it.
+        let within = match self.ifs.inside[i] {
+            Some(r) => Some(self.b.use_var(self.if_masks[&r])),
+            None => None,
+        };
         match op.kind {
+            Kind::Bra if self.ifs.converted(i) => {
+                // Lanes that do not take the branch run its range.
+                let Some((p, neg)) = op.guard else { return Err("an unguarded branch".into()) };
+                let mut run = self.read_pred(&Src::Pred(p, !neg))?;
+                if let Some(w) = within {
+                    run = self.b.ins().band(run, w);
+                }
+                self.b.def_var(self.if_masks[&i], run);
+                return Ok(());
+            }
             Kind::Bra => {
                 let target = self.block(op.target as usize)?;
                 match op.guard {
@@ -1010,9 +1107,15 @@ impl<'a, 'b> Vector<'a, 'b> {
             }
             _ => {}
         }
-        self.guard = match op.guard {
-            Some((p, neg)) => Some(self.read_pred(&Src::Pred(p, neg))?),
-            None => None,
+        self.guard = match (op.guard, within) {
+            (Some((p, neg)), w) => {
+                let g = self.read_pred(&Src::Pred(p, neg))?;
+                Some(match w {
+                    Some(w) => self.b.ins().band(g, w),
+                    None => g,
+                })
+            }
+            (None, w) => w,
         };
         let r = match self.lower_body(op) {
             Err(e) if lane_helper_covers(op) => self.lane_helper(op).map_err(|h| format!("{e}; {h}")),

@@ -336,3 +336,47 @@ fn barrier_deadlocks_read_as_in_the_emulator() {
         });
     }
 }
+
+/// Branches around a load after a store run under a mask (if-conversion): `matmul_tiled16` and `stencil_1d`
+/// take the vector path.
+#[test]
+fn guarded_loads_after_stores_are_vectorized() {
+    let w = workloads();
+    for k in ["matmul_tiled16", "stencil_1d"] {
+        assert_eq!(vectorized(&w, k), Ok(()), "{k}");
+    }
+}
+
+/// `matmul_tiled16` (16x16 blocks): tiles past the matrix edges (masked loads), sizes that are not multiples
+/// of the tile, an empty inner dimension.
+#[test]
+fn matmul_tiled16_agrees_with_the_emulator() {
+    let w = workloads();
+    for (m, n, k) in [(40u32, 24u32, 20u32), (16, 16, 16), (5, 33, 7), (17, 3, 0), (1, 1, 31)] {
+        let grid = Dim3::new(n.div_ceil(16), m.div_ceil(16), 1);
+        agree_in(&w, "matmul_tiled16", grid, Dim3::new(16, 16, 1), 0, || {
+            vec![
+                Arg::Buf(floats((m * k) as usize, 7)),
+                Arg::Buf(floats((k * n) as usize, 8)),
+                Arg::Buf(vec![0xAB; (m * n) as usize * 4]),
+                Arg::Scalar(m.to_le_bytes().to_vec()),
+                Arg::Scalar(n.to_le_bytes().to_vec()),
+                Arg::Scalar(k.to_le_bytes().to_vec()),
+            ]
+        });
+    }
+}
+
+/// `stencil_1d`: the halo threads (tid < 3: group 0 disagrees after its first shared store, nested guarded
+/// loads), the ends of the input, blocks not multiple of 4.
+#[test]
+fn stencil_1d_agrees_with_the_emulator() {
+    let w = workloads();
+    for (n, block) in [(1000u32, 256u32), (1001, 128), (37, 4), (100, 8), (517, 64), (5, 6), (3, 16)] {
+        let grid = n.div_ceil(block);
+        let len = (grid * block) as usize;
+        agree_in(&w, "stencil_1d", Dim3::new(grid, 1, 1), Dim3::new(block, 1, 1), 0, || {
+            vec![Arg::Buf(floats(len, 9)), Arg::Buf(vec![0xAB; len * 4]), Arg::Scalar(n.to_le_bytes().to_vec())]
+        });
+    }
+}
