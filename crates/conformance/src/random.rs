@@ -261,6 +261,14 @@ impl Config {
         (f.barriers, f.shared, f.shuffles, f.votes, f.atomics, f.local) = (false, false, false, false, false, false);
         c
     }
+
+    /// Kernels the vector path can take with its counted barriers: [`Config::vectorizable`] with `bar.sync 0`
+    /// and shared-memory exchanges between barriers.
+    pub fn vectorizable_with_barriers() -> Config {
+        let mut c = Config::vectorizable();
+        (c.features.barriers, c.features.shared) = (true, true);
+        c
+    }
 }
 
 /// A generated kernel.
@@ -279,6 +287,8 @@ pub struct Kernel {
     pub stored: Vec<bool>,
     /// Whether the prologue sets up the shared word and the zeroed local array (when the kernel may use them).
     pub shared_and_local: bool,
+    /// Whether it sets up the local array there (not when the kernel uses no local memory).
+    pub local: bool,
 }
 
 impl Kernel {
@@ -315,7 +325,7 @@ impl Kernel {
         let _ = writeln!(w, "\t.reg .u32 %lc<{}>;", MAX_DEPTH + 1);
         let _ = writeln!(w, "\t.reg .pred %bp<{}>, %lp<{}>, %pn;", MAX_DEPTH + 1, MAX_DEPTH + 1);
         let _ = writeln!(w);
-        for line in prologue(self.loads.len(), self.slots(), self.shared_and_local) {
+        for line in prologue(self.loads.len(), self.slots(), self.shared_and_local, self.local) {
             let _ = writeln!(w, "\t{line}");
         }
         for init in &self.inits {
@@ -415,7 +425,7 @@ const MAX_DEPTH: usize = 3;
 
 /// Thread indices, addresses: `%tl` the thread's linear index in its CTA, `%nt` the CTA's size, `%gt` the
 /// global linear index, `%own` its output slots, `%mine` its shared word, `%atom` the counters.
-fn prologue(loads: usize, slots: usize, shared_and_local: bool) -> Vec<String> {
+fn prologue(loads: usize, slots: usize, shared_and_local: bool, local: bool) -> Vec<String> {
     let mut v: Vec<String> = [
         "ld.param.u64 %in, [rk_in];",
         "ld.param.u64 %out, [rk_out];",
@@ -456,10 +466,12 @@ fn prologue(loads: usize, slots: usize, shared_and_local: bool) -> Vec<String> {
     v.push("add.u64 %atom, %out, %atom;".into());
     if shared_and_local {
         v.push("mov.u64 %sh, rk_sh;".into());
-        v.push("mov.u64 %loc, rk_loc;".into());
-        v.push("mov.u64 %z, 0;".into());
-        for k in 0..LOCAL_BYTES / 8 {
-            v.push(format!("st.local.u64 [%loc+{}], %z;", k * 8));
+        if local {
+            v.push("mov.u64 %loc, rk_loc;".into());
+            v.push("mov.u64 %z, 0;".into());
+            for k in 0..LOCAL_BYTES / 8 {
+                v.push(format!("st.local.u64 [%loc+{}], %z;", k * 8));
+            }
         }
         v.push("mul.wide.u32 %mine, %tl, 8;".into());
         v.push("add.u64 %mine, %sh, %mine;".into());
@@ -543,7 +555,7 @@ pub fn generate_from(src: &mut Source, seed: u64, config: &Config) -> Kernel {
     let stored = vec![true; regs.len()];
     let f = &config.features;
     let shared_and_local = f.shared || f.local;
-    Kernel { seed, regs, inits, body, loads: g.loads, stored, shared_and_local }
+    Kernel { seed, regs, inits, body, loads: g.loads, stored, shared_and_local, local: f.local }
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -83,19 +83,31 @@ fn random_kernels_agree() {
 /// with the emulator (groups that diverge at `if`s and per-thread loops run on the scalar loop).
 #[test]
 fn vectorizable_random_kernels_agree() {
+    vectorizable(&Config::vectorizable(), SEED ^ 0x5EC7, 7);
+}
+
+/// The same with `bar.sync 0` and shared-memory exchanges (`Config::vectorizable_with_barriers`): groups
+/// cross barriers on the vector path, diverged ones resume on the scalar loop. Branches after a store to
+/// shared memory keep some kernels scalar.
+#[test]
+fn vectorizable_random_kernels_with_barriers_agree() {
+    vectorizable(&Config::vectorizable_with_barriers(), SEED ^ 0xBA55, 5);
+}
+
+/// Runs the kernels of `config`; at least `tenths` tenths of them must take the vector path.
+fn vectorizable(config: &Config, seed: u64, tenths: u64) {
     let Some(mut engines) = Engines::new() else {
         eprintln!("skipped: the differential test needs both `emu` and `jit` (LOCKSTEP_BACKENDS)");
         return;
     };
-    let first = env_u64("LOCKSTEP_RANDOM_SEED").unwrap_or(SEED ^ 0x5EC7);
+    let first = env_u64("LOCKSTEP_RANDOM_SEED").unwrap_or(seed);
     let count = env_u64("LOCKSTEP_RANDOM_KERNELS").unwrap_or(VECTOR_KERNELS);
-    let config = Config::vectorizable();
     let jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
     let start = std::time::Instant::now();
     let (mut failures, mut vectorized, mut why_not) = (Vec::new(), 0, Vec::new());
     for i in 0..count {
         let seed = first.wrapping_add(i);
-        let kernel = random::generate(seed, &config);
+        let kernel = random::generate(seed, config);
         let mut memory = device::DeviceMemory::new();
         let module =
             device::LoadedModule::load(ir::compile(&kernel.ptx()).expect("generated PTX compiles"), &mut memory)
@@ -116,9 +128,12 @@ fn vectorizable_random_kernels_agree() {
         failures.len(),
         start.elapsed().as_secs_f64()
     );
+    if std::env::var_os("LOCKSTEP_RANDOM_WHY").is_some() {
+        eprintln!("{}", why_not.join("\n"));
+    }
     assert!(failures.is_empty(), "{} of {count} random kernels failed:\n{}", failures.len(), failures.join("\n"));
     assert!(
-        vectorized * 10 >= count * 7,
+        vectorized * 10 >= count * tenths,
         "only {vectorized} of {count} kernels take the vector path:\n{}",
         why_not.join("\n")
     );

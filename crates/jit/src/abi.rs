@@ -38,6 +38,11 @@ pub struct CtaCtx {
     pub error_size: u64,
     /// Barrier phase of the CTA (counts releases; orders `printf` output).
     pub phase: u32,
+    /// The vector path of a kernel with counted barriers (`vector.rs`): a thread is ready when its status
+    /// ANDed with this mask is 0 (all ones; zero in a pass that follows a release, where every thread waits
+    /// at the barrier and goes on), and the arrivals at the barrier in the current pass.
+    pub status_mask: u32,
+    pub arrived: u32,
 }
 
 /// Byte offsets of [`CtaCtx`] fields, for generated code.
@@ -65,6 +70,8 @@ pub mod ctx {
     pub const ERROR_SIZE: i32 = offset_of!(CtaCtx, error_size) as i32;
     pub const THREAD_COUNT: i32 = offset_of!(CtaCtx, thread_count) as i32;
     pub const PHASE: i32 = offset_of!(CtaCtx, phase) as i32;
+    pub const STATUS_MASK: i32 = offset_of!(CtaCtx, status_mask) as i32;
+    pub const ARRIVED: i32 = offset_of!(CtaCtx, arrived) as i32;
 }
 
 /// Layout of a thread's state block: status and resume point, the homes of the registers spilled at yield

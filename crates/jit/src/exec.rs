@@ -165,6 +165,8 @@ impl Worker {
             error_addr: 0,
             error_size: 0,
             phase: 0,
+            status_mask: u32::MAX,
+            arrived: 0,
         };
         // SAFETY: `entry` is the compiled kernel's thread loop with the signature `fn(ctx, lo, hi)`.
         let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
@@ -178,12 +180,17 @@ impl Worker {
             unsafe { threads.add(t as usize * stride + off as usize) as *mut u64 }
         };
         let fail = |ctx: &CtaCtx, state: &mut WorkerState| -> ExecError { self::error(data, ctx, state, id) };
+        // Groups of four consecutive threads share tid.y and tid.z when ntid.x is a multiple of 4.
+        let vector = match c.vector {
+            // SAFETY: `vector` is the compiled vector path, `fn(ctx, lo, hi) -> first thread not run`.
+            Ok(v) if data.block.x.is_multiple_of(WIDTH) => {
+                Some(unsafe { std::mem::transmute::<usize, extern "C" fn(*mut CtaCtx, u32, u32) -> u32>(v) })
+            }
+            _ => None,
+        };
         if c.plan.yields.is_empty() {
-            match c.vector {
-                // Groups of four consecutive threads share tid.y and tid.z when ntid.x is a multiple of 4.
-                Ok(v) if data.block.x.is_multiple_of(WIDTH) => {
-                    // SAFETY: `vector` is the compiled vector path, `fn(ctx, lo, hi) -> first thread not run`.
-                    let vector: extern "C" fn(*mut CtaCtx, u32, u32) -> u32 = unsafe { std::mem::transmute(v) };
+            match vector {
+                Some(vector) => {
                     // Groups it leaves (a diverged one, the last partial one) run on the scalar loop.
                     let mut t = 0;
                     while t < n && ctx.error_code == 0 {
@@ -228,6 +235,45 @@ impl Worker {
                     }
                     lo = hi;
                 }
+            } else if let (Some(vector), true) = (vector, c.plan.counted_barriers) {
+                // Passes over the CTA as in the scalar loop with counted barriers: groups on the vector path,
+                // the groups it leaves on the scalar loop, each visited once; a pass where every thread
+                // arrived at the barrier releases them all (status mask 0) and another pass follows.
+                loop {
+                    ctx.arrived = 0;
+                    let mut t = 0;
+                    while t < n {
+                        t = vector(&mut ctx, t, n);
+                        if t < n {
+                            let end = (t + WIDTH).min(n);
+                            if ctx.status_mask == 0 {
+                                // The scalar loop starts a call with the full mask: released threads are made
+                                // ready first.
+                                for u in t..end {
+                                    if status_of(u) == status::BARRIER {
+                                        // SAFETY: the status word of a thread of this CTA.
+                                        unsafe { (word(u, thread::STATUS) as *mut u32).write(status::READY) };
+                                    }
+                                }
+                            }
+                            entry(&mut ctx, t, end);
+                            if ctx.error_code != 0 {
+                                let e = fail(&ctx, &mut state);
+                                return (self.finish(state), Some(e));
+                            }
+                            ctx.arrived += (t..end).filter(|&u| status_of(u) == status::BARRIER).count() as u32;
+                            t = end;
+                        }
+                    }
+                    if ctx.arrived != n {
+                        break;
+                    }
+                    ctx.status_mask = 0;
+                    ctx.phase += 1;
+                }
+                // Every thread was visited in the last pass: statuses are exact again (done, or waiting in a
+                // CTA that cannot release: a deadlock below).
+                ctx.status_mask = u32::MAX;
             } else {
                 entry(&mut ctx, 0, n);
                 if ctx.error_code != 0 {

@@ -10,23 +10,36 @@
 //! start: [`refusal`] makes sure no store can have happened by then. Loads and stores take one vector access
 //! when the lanes' addresses are consecutive and every lane is active, else one access per active lane.
 //!
+//! Kernels whose only yield points are counted barriers (`Plan::counted_barriers`, one plain `bar.sync`) run
+//! here too, a pass over the CTA at a time, driven by `exec.rs`: a group starts only when its four threads
+//! are ready (the scalar loop's status test with `CtaCtx::status_mask`) at the same resume point, and
+//! dispatches on it, reloading what the region needs from the lanes' homes; at the barrier it stores every
+//! live register of each lane into its home, writes the status and resume words as the scalar code does and
+//! counts four arrivals (`CtaCtx::arrived`). Other groups are left to the scalar loop, which runs each thread
+//! from its own status. A group may stop only before any store of its region (since the last resume point).
+//!
+//! Simple forward branches run as masks ([`Ifs`]): the ops a branch skips execute under the lanes that do not
+//! take it, so a group goes on where its lanes disagree there (`matmul_tiled16`'s guarded loads between
+//! shared stores).
+//!
 //! Anything else is refused (the kernel then runs scalar only): ops or modifiers without an exact vector
-//! form here, calls, local and shared memory, kernels with yield points, checked mode.
+//! form here, calls, local memory, warp collectives, matrix/texture ops, barriers other than one plain
+//! `bar.sync` (or guarded ones), checked mode.
 
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2, I8X16};
+use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2, I8, I8X16};
 use cranelift_codegen::ir::{
-    AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, Signature, StackSlot, StackSlotData,
-    StackSlotKind, Type, Value,
+    AbiParam, Block, ConstantData, Endianness, InstBuilder, JumpTableData, MemFlagsData, Signature, StackSlot,
+    StackSlotData, StackSlotKind, Type, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use ir::SpecialReg;
 use program::{BoolOp, Cmp, Dst, Kind, Op, Part, Program, Rnd, Space, Src, SymAddr, Ty};
 
-use crate::abi::{ctx as cx, Helper};
+use crate::abi::{ctx as cx, status, thread, Helper};
 use crate::plan::Plan;
 use crate::translate::Env;
 
@@ -50,26 +63,101 @@ pub fn refusal(prog: &Program, plan: &Plan, check: bool) -> Option<String> {
     if check {
         return Some("checked mode".into());
     }
-    if !plan.yields.is_empty() {
-        return Some("barriers, warp collectives or matrix/texture ops".into());
+    if !plan.yields.is_empty() && !plan.counted_barriers {
+        return Some("warp collectives, matrix/texture ops, or barriers other than one plain `bar.sync`".into());
+    }
+    if plan.yields.iter().any(|y| prog.ops[y.op as usize].guard.is_some()) {
+        return Some("a guarded barrier".into());
     }
     None
 }
 
-/// Ops where a group may stop: where its lanes may disagree on the path, and `stops` (ops lowered through
-/// the lane helper, which may refuse).
-fn may_stop(op: &Op, i: usize, stops: &[usize]) -> bool {
-    (op.guard.is_some() && matches!(op.kind, Kind::Bra | Kind::Ret | Kind::Exit))
+/// Ops where a group may stop: where its lanes may disagree on the path (not at branches run as masks,
+/// [`Ifs`]), and `stops` (ops lowered through the lane helper, which may refuse).
+fn may_stop(op: &Op, i: usize, stops: &[usize], ifs: &Ifs) -> bool {
+    (op.guard.is_some() && matches!(op.kind, Kind::Bra | Kind::Ret | Kind::Exit) && !ifs.converted(i))
         || op.kind == Kind::Brx
         || stops.contains(&i)
+}
+
+/// If-conversion: forward conditional branches `@p bra L` whose skipped ops the vector path runs under the
+/// mask "not p" (and the masks of the branches around), so that lanes disagreeing there do not stop the
+/// group. A branch qualifies when its range `i+1..L` holds no yield point, call, exit, indirect branch or
+/// unconditional branch (but a jump to the next op), and every other branch in it, and every branch into
+/// it, is a qualifying branch nested in it. Op indices stay as they are (resume points, homes and sites name them).
+struct Ifs {
+    /// By op: the innermost converted branch whose range holds it.
+    inside: Vec<Option<usize>>,
+    /// The converted branches.
+    branches: Vec<bool>,
+}
+
+impl Ifs {
+    fn new(prog: &Program, plan: &Plan) -> Ifs {
+        let n = prog.ops.len();
+        // Branches into each op.
+        let mut into: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
+        for (i, op) in prog.ops.iter().enumerate() {
+            match (op.kind, op.extra.as_deref()) {
+                (Kind::Bra, _) => into[(op.target as usize).min(n)].push(i),
+                // An indirect branch's targets are never inside a range (no qualifying branch is its source).
+                (Kind::Brx, Some(program::Extra::Targets(t))) => {
+                    t.iter().for_each(|&x| into[(x as usize).min(n)].push(i))
+                }
+                _ => {}
+            }
+        }
+        let yields: Vec<usize> = plan.yields.iter().map(|y| y.op as usize).collect();
+        let mut branches = vec![false; n];
+        // Inner branches first: they have larger indices.
+        for i in (0..n).rev() {
+            let op = &prog.ops[i];
+            let target = op.target as usize;
+            if op.kind != Kind::Bra || op.guard.is_none() || target <= i || target >= n {
+                continue;
+            }
+            let plain = (i + 1..target).all(|j| {
+                let o = &prog.ops[j];
+                let kind_ok = match o.kind {
+                    // A converted branch nested in this one, or a jump to the next op (an empty `else`).
+                    Kind::Bra => {
+                        (branches[j] && (o.target as usize) <= target)
+                            || (o.guard.is_none() && o.target as usize == j + 1)
+                    }
+                    Kind::Brx | Kind::Ret | Kind::Exit | Kind::Trap | Kind::Call => false,
+                    _ => !yields.contains(&j),
+                };
+                kind_ok && into[j].iter().all(|&s| s > i && s < j && branches[s])
+            });
+            branches[i] = plain;
+        }
+        let mut inside = vec![None; n];
+        for i in 0..n {
+            if branches[i] {
+                // Outer branches come first: inner ones overwrite their part.
+                for x in &mut inside[i + 1..prog.ops[i].target as usize] {
+                    *x = Some(i);
+                }
+            }
+        }
+        Ifs { inside, branches }
+    }
+
+    fn converted(&self, i: usize) -> bool {
+        self.branches.get(i).copied().unwrap_or(false)
+    }
 }
 
 fn writes_memory(op: &Op) -> bool {
     matches!(op.kind, Kind::St | Kind::Atom | Kind::Red | Kind::Call | Kind::Texture | Kind::Matrix)
 }
 
-fn successors(prog: &Program, i: usize, mut f: impl FnMut(usize)) {
+fn successors(prog: &Program, i: usize, ifs: &Ifs, mut f: impl FnMut(usize)) {
     let op = &prog.ops[i];
+    if ifs.converted(i) {
+        // The skipped ops run under a mask: only the fall-through.
+        return f(i + 1);
+    }
     let fall = op.guard.is_some() || !matches!(op.kind, Kind::Bra | Kind::Brx | Kind::Ret | Kind::Exit | Kind::Trap);
     if fall && i + 1 < prog.ops.len() {
         f(i + 1);
@@ -81,13 +169,20 @@ fn successors(prog: &Program, i: usize, mut f: impl FnMut(usize)) {
     }
 }
 
-/// The first op where a group could stop after one of its lanes wrote memory (forward dataflow over the ops:
-/// "a store may have run" at each op), or `None`.
-fn stop_after_store(prog: &Program, stops: &[usize]) -> Option<usize> {
+/// The first op where a group could stop after one of its lanes wrote memory since the start of its region
+/// (the kernel's start or the last yield point, where the scalar loop would run the group again from), or
+/// `None`. Forward dataflow over the ops, "a store may have run in this region" at each op; a yield point
+/// ends its region.
+///
+/// The scalar loop's eager stores of register homes (`Plan::eager`) are no side effect here: a rerun from
+/// the region's start writes the same values again, and the vector path stores every live register at a
+/// yield point itself.
+fn stop_after_store(prog: &Program, plan: &Plan, stops: &[usize], ifs: &Ifs) -> Option<usize> {
     let n = prog.ops.len();
     let mut seen = vec![false; n];
     let mut stored = vec![false; n];
-    let mut work = vec![(0usize, false)];
+    let mut work: Vec<(usize, bool)> =
+        std::iter::once(0).chain(plan.yields.iter().map(|y| y.op as usize + 1)).map(|i| (i, false)).collect();
     while let Some((i, s)) = work.pop() {
         if i >= n || (seen[i] && (stored[i] || !s)) {
             continue;
@@ -95,11 +190,15 @@ fn stop_after_store(prog: &Program, stops: &[usize]) -> Option<usize> {
         seen[i] = true;
         stored[i] |= s;
         let op = &prog.ops[i];
-        if stored[i] && may_stop(op, i, stops) {
+        if stored[i] && may_stop(op, i, stops, ifs) {
             return Some(i);
         }
+        // Yield points are unguarded (`refusal`): their region ends there.
+        if plan.yields.iter().any(|y| y.op as usize == i) {
+            continue;
+        }
         let after = stored[i] || writes_memory(op);
-        successors(prog, i, |j| work.push((j, after)));
+        successors(prog, i, ifs, |j| work.push((j, after)));
     }
     None
 }
@@ -115,9 +214,9 @@ pub fn translate(
     if prog.slot_types.iter().any(|t| t.bits() > 64) {
         return Err("a register wider than 64 bits".into());
     }
-    let mut v = Vector::new(b, env, prog);
+    let mut v = Vector::new(b, env, prog, Ifs::new(prog, plan));
     v.body(plan)?;
-    if let Some(i) = stop_after_store(prog, &v.stops) {
+    if let Some(i) = stop_after_store(prog, plan, &v.stops, &v.ifs) {
         return Err(format!("op {i}: a group may stop there after a store"));
     }
     v.b.seal_all_blocks();
@@ -189,9 +288,18 @@ struct Vector<'a, 'b> {
     ctx: Value,
     hi: Value,
     blocks: HashMap<usize, Block>,
-    /// The next group; the exit returning `t` (the end, or a diverged group).
+    /// The next group; the exit returning `t` (the end, or a diverged group); where a group's threads finish
+    /// (with yield points: their status set to done, then the next group).
     next: Block,
     stop: Block,
+    done: Block,
+    /// With yield points: each one's index by op, and the registers to reload after it
+    /// (`Plan::reloads_storing_all`).
+    yield_at: HashMap<usize, usize>,
+    reloads: Vec<Vec<usize>>,
+    /// Converted branches, and each one's mask of the lanes that run its range.
+    ifs: Ifs,
+    if_masks: HashMap<usize, Variable>,
     /// The current op's guard as a lane mask.
     guard: Option<Value>,
     filled: bool,
@@ -203,7 +311,7 @@ struct Vector<'a, 'b> {
 }
 
 impl<'a, 'b> Vector<'a, 'b> {
-    fn new(mut b: FunctionBuilder<'b>, env: &'a Env<'a>, prog: &'a Program) -> Vector<'a, 'b> {
+    fn new(mut b: FunctionBuilder<'b>, env: &'a Env<'a>, prog: &'a Program, ifs: Ifs) -> Vector<'a, 'b> {
         let regs = prog
             .slot_types
             .iter()
@@ -213,6 +321,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             })
             .collect();
         let preds = (0..prog.preds).map(|_| b.declare_var(I32X4)).collect();
+        let if_masks = (0..prog.ops.len()).filter(|&i| ifs.converted(i)).map(|i| (i, b.declare_var(I32X4))).collect();
         let t = b.declare_var(I32);
         let tid = [b.declare_var(I32), b.declare_var(I32), b.declare_var(I32)];
         let entry = b.create_block();
@@ -222,6 +331,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         let hi = b.block_params(entry)[2];
         let next = b.create_block();
         let stop = b.create_block();
+        let done = b.create_block();
         Vector {
             b,
             env,
@@ -235,6 +345,11 @@ impl<'a, 'b> Vector<'a, 'b> {
             blocks: HashMap::new(),
             next,
             stop,
+            done,
+            yield_at: HashMap::new(),
+            reloads: Vec::new(),
+            ifs,
+            if_masks,
             guard: None,
             filled: false,
             cur: 0,
@@ -267,7 +382,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 }
             }
         }
-        for p in self.preds.clone() {
+        for p in self.preds.clone().into_iter().chain(self.if_masks.values().copied()) {
             self.b.def_var(p, z32);
         }
         self.b.def_var(self.t, lo);
@@ -291,7 +406,16 @@ impl<'a, 'b> Vector<'a, 'b> {
         let hi64 = self.b.ins().uextend(I64, self.hi);
         let done = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, hi64);
         let first = self.blocks[&0];
-        self.b.ins().brif(done, self.stop, &[], first, &[]);
+        if plan.yields.is_empty() {
+            self.b.ins().brif(done, self.stop, &[], first, &[]);
+            self.b.switch_to_block(self.done);
+            self.b.ins().jump(self.next, &[]);
+        } else {
+            let dispatch = self.b.create_block();
+            self.b.ins().brif(done, self.stop, &[], dispatch, &[]);
+            self.b.switch_to_block(dispatch);
+            self.dispatch(plan, first);
+        }
 
         self.b.switch_to_block(self.stop);
         let t = self.b.use_var(self.t);
@@ -338,12 +462,168 @@ impl<'a, 'b> Vector<'a, 'b> {
                 self.filled = false;
             }
             self.cur = i;
+            if let Some(&k) = self.yield_at.get(&i) {
+                self.lower_yield(k, plan);
+                continue;
+            }
             self.lower(i).map_err(|e| format!("op {i} ({:?}): {e}", self.prog.ops[i].kind))?;
         }
         if !self.filled {
-            self.b.ins().jump(self.next, &[]);
+            self.b.ins().jump(self.done, &[]);
         }
         Ok(())
+    }
+
+    // ---------------------------------------------------------------- yield points (counted barriers)
+
+    /// Lane `l`'s state block: `threads + (t + l) * stride`.
+    fn state_block(&mut self, l: u8) -> Value {
+        let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
+        let stride = self.b.ins().load(I64, ro(), self.ctx, cx::STRIDE);
+        let t = self.b.use_var(self.t);
+        let t = self.b.ins().uextend(I64, t);
+        let t = if l == 0 { t } else { self.b.ins().iadd_imm_s(t, i64::from(l)) };
+        let off = self.b.ins().imul(t, stride);
+        self.b.ins().iadd(threads, off)
+    }
+
+    /// The group's start: it runs here when its four threads are ready (the scalar loop's status test) at
+    /// the same resume point, which it dispatches on; otherwise it is left to the scalar loop. Then the
+    /// resume blocks (reload, continue after the yield point) and the finish (status done).
+    fn dispatch(&mut self, plan: &Plan, first: Block) {
+        let mut words = Vec::new();
+        for l in 0..WIDTH as u8 {
+            let tb = self.state_block(l);
+            words.push(self.b.ins().load(I64, MemFlagsData::trusted(), tb, thread::STATUS));
+        }
+        let mut same = self.b.ins().icmp(IntCC::Equal, words[0], words[1]);
+        for w in &words[2..] {
+            let e = self.b.ins().icmp(IntCC::Equal, words[0], *w);
+            same = self.b.ins().band(same, e);
+        }
+        const _: () = assert!(thread::RESUME == thread::STATUS + 4);
+        let status = self.b.ins().ireduce(I32, words[0]);
+        let mask = self.b.ins().load(I32, MemFlagsData::trusted(), self.ctx, cx::STATUS_MASK);
+        let busy = self.b.ins().band(status, mask);
+        let ready = self.b.ins().icmp_imm_s(IntCC::Equal, busy, 0);
+        let go = self.b.ins().band(same, ready);
+        let run = self.b.create_block();
+        self.b.ins().brif(go, run, &[], self.stop, &[]);
+        self.b.switch_to_block(run);
+        let resume = self.b.ins().ushr_imm_s(words[0], 32);
+        let resume = self.b.ins().ireduce(I32, resume);
+        let mut targets = vec![self.b.func.dfg.block_call(first, &[])];
+        let resume_blocks: Vec<Block> = plan.yields.iter().map(|_| self.b.create_block()).collect();
+        for &rb in &resume_blocks {
+            targets.push(self.b.func.dfg.block_call(rb, &[]));
+        }
+        let default = self.b.func.dfg.block_call(self.stop, &[]);
+        let jt = self.b.create_jump_table(JumpTableData::new(default, &targets));
+        self.b.ins().br_table(resume, jt);
+
+        self.reloads = plan.reloads_storing_all(self.prog);
+        self.yield_at = plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect();
+        for (k, &rb) in resume_blocks.iter().enumerate() {
+            self.b.switch_to_block(rb);
+            for v in self.reloads[k].clone() {
+                let off = plan.home_offset(v).expect("live registers have homes");
+                self.reload(v, off);
+            }
+            let cont = self.blocks[&(plan.yields[k].op as usize + 1)];
+            self.b.ins().jump(cont, &[]);
+        }
+
+        self.b.switch_to_block(self.done);
+        for l in 0..WIDTH as u8 {
+            let tb = self.state_block(l);
+            let d = self.b.ins().iconst(I32, i64::from(status::DONE));
+            self.b.ins().store(MemFlagsData::trusted(), d, tb, thread::STATUS);
+        }
+        self.b.ins().jump(self.next, &[]);
+    }
+
+    /// Loads a liveness variable (register slots, then predicates) from each lane's home.
+    fn reload(&mut self, v: usize, off: i32) {
+        let ns = self.prog.slots as usize;
+        let fl = MemFlagsData::trusted();
+        if v >= ns {
+            let mut m = self.zero(Dom::W);
+            for l in 0..WIDTH as u8 {
+                let tb = self.state_block(l);
+                let x = self.b.ins().uload8(I32, fl, tb, off);
+                // 0/1 to a lane mask.
+                let x = self.b.ins().ineg(x);
+                m = self.b.ins().insertlane(m, x, l);
+            }
+            self.b.def_var(self.preds[v - ns], m);
+            return;
+        }
+        match self.regs[v] {
+            Reg::W(var) => {
+                let mut w = self.zero(Dom::W);
+                for l in 0..WIDTH as u8 {
+                    let tb = self.state_block(l);
+                    let x = self.b.ins().load(I32, fl, tb, off);
+                    w = self.b.ins().insertlane(w, x, l);
+                }
+                self.b.def_var(var, w);
+            }
+            Reg::D(lv, hv) => {
+                let mut halves = [self.zero(Dom::D), self.zero(Dom::D)];
+                for l in 0..WIDTH as u8 {
+                    let tb = self.state_block(l);
+                    let x = self.b.ins().load(I64, fl, tb, off);
+                    let h = &mut halves[usize::from(l / 2)];
+                    *h = self.b.ins().insertlane(*h, x, l % 2);
+                }
+                self.b.def_var(lv, halves[0]);
+                self.b.def_var(hv, halves[1]);
+            }
+        }
+    }
+
+    /// A barrier: every live register of each lane into its home (the scalar code's form: 64-bit words,
+    /// predicates as a 0/1 byte), status and resume point as the scalar code writes them, four arrivals.
+    fn lower_yield(&mut self, k: usize, plan: &Plan) {
+        let ns = self.prog.slots as usize;
+        let fl = MemFlagsData::trusted();
+        let y = &plan.yields[k];
+        for &v in &y.live {
+            let off = plan.home_offset(v).expect("live registers have homes");
+            for l in 0..WIDTH as u8 {
+                let x = if v >= ns {
+                    let m = self.b.use_var(self.preds[v - ns]);
+                    let x = self.b.ins().extractlane(m, l);
+                    let x = self.b.ins().band_imm_s(x, 1);
+                    self.b.ins().ireduce(I8, x)
+                } else {
+                    match self.regs[v] {
+                        Reg::W(var) => {
+                            let w = self.b.use_var(var);
+                            let x = self.b.ins().extractlane(w, l);
+                            self.b.ins().uextend(I64, x)
+                        }
+                        Reg::D(lv, hv) => {
+                            let h = self.b.use_var(if l < 2 { lv } else { hv });
+                            self.b.ins().extractlane(h, l % 2)
+                        }
+                    }
+                };
+                let tb = self.state_block(l);
+                self.b.ins().store(fl, x, tb, off);
+            }
+        }
+        let word = i64::from(status::BARRIER) | (k as i64 + 1) << 32;
+        for l in 0..WIDTH as u8 {
+            let tb = self.state_block(l);
+            let w = self.b.ins().iconst(I64, word);
+            self.b.ins().store(fl, w, tb, thread::STATUS);
+        }
+        let a = self.b.ins().load(I32, fl, self.ctx, cx::ARRIVED);
+        let a = self.b.ins().iadd_imm_s(a, i64::from(WIDTH));
+        self.b.ins().store(fl, a, self.ctx, cx::ARRIVED);
+        self.b.ins().jump(self.next, &[]);
+        self.filled = true;
     }
 
     // ---------------------------------------------------------------- constants and lane moves
@@ -632,6 +912,8 @@ impl<'a, 'b> Vector<'a, 'b> {
                 let p = self.b.ins().load(I64, ro(), self.ctx, cx::PARAMS);
                 self.b.ins().iadd_imm_s(p, o as i64)
             }
+            // A shared variable's address in its own space is its offset.
+            SymAddr::Shared(o) => self.b.ins().iconst(I64, o as i64),
             _ => return Err(format!("{sym:?}")),
         };
         Ok(if extra == 0 { v } else { self.b.ins().iadd_imm_s(v, extra) })
@@ -779,7 +1061,22 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     fn lower(&mut self, i: usize) -> R {
         let op = &self.prog.ops[i];
+        // The lanes that run this op: those of the converted branches around it.
+        let within = match self.ifs.inside[i] {
+            Some(r) => Some(self.b.use_var(self.if_masks[&r])),
+            None => None,
+        };
         match op.kind {
+            Kind::Bra if self.ifs.converted(i) => {
+                // Lanes that do not take the branch run its range.
+                let Some((p, neg)) = op.guard else { return Err("an unguarded branch".into()) };
+                let mut run = self.read_pred(&Src::Pred(p, !neg))?;
+                if let Some(w) = within {
+                    run = self.b.ins().band(run, w);
+                }
+                self.b.def_var(self.if_masks[&i], run);
+                return Ok(());
+            }
             Kind::Bra => {
                 let target = self.block(op.target as usize)?;
                 match op.guard {
@@ -798,11 +1095,11 @@ impl<'a, 'b> Vector<'a, 'b> {
                 match op.guard {
                     Some(_) => {
                         let fall = self.block(i + 1)?;
-                        let next = self.next;
-                        self.branch(op, next, fall);
+                        let done = self.done;
+                        self.branch(op, done, fall);
                     }
                     None => {
-                        self.b.ins().jump(self.next, &[]);
+                        self.b.ins().jump(self.done, &[]);
                     }
                 }
                 self.filled = true;
@@ -810,9 +1107,15 @@ impl<'a, 'b> Vector<'a, 'b> {
             }
             _ => {}
         }
-        self.guard = match op.guard {
-            Some((p, neg)) => Some(self.read_pred(&Src::Pred(p, neg))?),
-            None => None,
+        self.guard = match (op.guard, within) {
+            (Some((p, neg)), w) => {
+                let g = self.read_pred(&Src::Pred(p, neg))?;
+                Some(match w {
+                    Some(w) => self.b.ins().band(g, w),
+                    None => g,
+                })
+            }
+            (None, w) => w,
         };
         let r = match self.lower_body(op) {
             Err(e) if lane_helper_covers(op) => self.lane_helper(op).map_err(|h| format!("{e}; {h}")),
@@ -878,6 +1181,17 @@ impl<'a, 'b> Vector<'a, 'b> {
             Kind::Cvta if m.space != Space::Shared => {
                 let a = self.read(&op.a, d)?;
                 let r = self.mask_ty(a, ty);
+                self.write(op.dst, r)
+            }
+            // Generic shared addresses are host addresses: the offset plus the shared memory's address.
+            Kind::Cvta => {
+                let a = self.read(&op.a, Dom::D)?;
+                let sh = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED);
+                let sh = self.b.ins().splat(I64X2, sh);
+                let to = matches!(m.sub, program::Sub::Cvta { to: true });
+                let r = self.map(a, |me, x| if to { me.b.ins().isub(x, sh) } else { me.b.ins().iadd(x, sh) });
+                let r = self.in_dom(r, d);
+                let r = self.mask_ty(r, ty);
                 self.write(op.dst, r)
             }
             Kind::Add | Kind::Sub if !m.cc && !m.sat => {
@@ -1475,10 +1789,26 @@ impl<'a, 'b> Vector<'a, 'b> {
     // ---------------------------------------------------------------- memory
 
     fn address(&mut self, op: &Op) -> R<Addr> {
+        let off = op.mem.offset;
+        if op.m.space == Space::Shared {
+            // Offsets into the CTA's shared memory, as the scalar lowering adds them to its host address.
+            let sh = self.b.ins().load(I64, ro(), self.ctx, cx::SHARED);
+            return Ok(match op.mem.base {
+                Src::Sym(SymAddr::Shared(o), extra) => {
+                    Addr::Uniform(self.b.ins().iadd_imm_s(sh, o as i64 + extra + off))
+                }
+                ref s => {
+                    let v = self.read(s, Dom::D)?;
+                    let (l, h) = self.as_d(v, false);
+                    let base = self.b.ins().iadd_imm_s(sh, off);
+                    let base = self.b.ins().splat(I64X2, base);
+                    Addr::Lanes(self.b.ins().iadd(l, base), self.b.ins().iadd(h, base))
+                }
+            });
+        }
         if !matches!(op.m.space, Space::Global | Space::Generic | Space::Const | Space::Param) {
             return Err(format!("{:?} memory", op.m.space));
         }
-        let off = op.mem.offset;
         Ok(match op.mem.base {
             Src::Sym(sym, extra) => Addr::Uniform(self.symbol(sym, extra + off)?),
             Src::Imm(a) => Addr::Uniform(self.b.ins().iconst(I64, a.wrapping_add(off as u64) as i64)),

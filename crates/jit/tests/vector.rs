@@ -27,8 +27,17 @@ fn jit(vectorize: bool) -> jit::Jit {
     jit::Jit::new(jit::Options { threads: 2, vectorize, ..jit::Options::default() })
 }
 
-/// Runs `kernel` on fresh memory; returns every buffer's final bytes.
-fn run(backend: &mut dyn Backend, ptx: &str, kernel: &str, grid: u32, block: u32, args: &[Arg]) -> Vec<Vec<u8>> {
+/// Runs `kernel` with `shared` bytes of dynamic shared memory; returns every buffer's final bytes, or the
+/// error's text.
+fn launch(
+    backend: &mut dyn Backend,
+    ptx: &str,
+    kernel: &str,
+    grid: Dim3,
+    block: Dim3,
+    shared: u32,
+    args: &[Arg],
+) -> Result<Vec<Vec<u8>>, String> {
     let mut memory = DeviceMemory::new();
     let loaded = LoadedModule::load(ir::compile(ptx).unwrap(), &mut memory).unwrap();
     let k = loaded.module.function(kernel).unwrap();
@@ -44,10 +53,10 @@ fn run(backend: &mut dyn Backend, ptx: &str, kernel: &str, grid: u32, block: u32
             Arg::Scalar(bytes) => params.set(i, bytes).unwrap(),
         }
     }
-    let config = LaunchConfig { grid: Dim3::new(grid, 1, 1), block: Dim3::new(block, 1, 1), dynamic_shared: 0 };
+    let config = LaunchConfig { grid, block, dynamic_shared: shared };
     let launch = Launch { module: &loaded, kernel: k, config, params: &params, collect_stats: false };
-    backend.launch(&launch, &mut memory, &mut Vec::new()).unwrap();
-    buffers.iter().map(|&p| memory.bytes(p).unwrap().to_vec()).collect()
+    backend.launch(&launch, &mut memory, &mut Vec::new()).map_err(|e| e.to_string())?;
+    Ok(buffers.iter().map(|&p| memory.bytes(p).unwrap().to_vec()).collect())
 }
 
 fn vectorized(ptx: &str, kernel: &str) -> Result<(), String> {
@@ -60,10 +69,26 @@ fn vectorized(ptx: &str, kernel: &str) -> Result<(), String> {
 /// The vector path and the scalar JIT agree bit for bit, and both with the emulator except that any NaN equals
 /// any NaN (payloads are unspecified; the emulator returns the canonical NaN, x86 propagates them).
 fn agree(ptx: &str, kernel: &str, grid: u32, block: u32, args: impl Fn() -> Vec<Arg>) {
-    let want = run(&mut emu::Emulator::new(), ptx, kernel, grid, block, &args());
-    let vector = run(&mut jit(true), ptx, kernel, grid, block, &args());
-    let scalar = run(&mut jit(false), ptx, kernel, grid, block, &args());
-    let at = format!("{kernel}, grid {grid}, block {block}");
+    agree_in(ptx, kernel, Dim3::new(grid, 1, 1), Dim3::new(block, 1, 1), 0, args)
+}
+
+/// [`agree`] for any launch shape and dynamic shared memory; an error must read the same on all three.
+fn agree_in(ptx: &str, kernel: &str, grid: Dim3, block: Dim3, shared: u32, args: impl Fn() -> Vec<Arg>) {
+    let at = format!("{kernel}, grid {grid:?}, block {block:?}");
+    let want = launch(&mut emu::Emulator::new(), ptx, kernel, grid, block, shared, &args());
+    let vector = launch(&mut jit(true), ptx, kernel, grid, block, shared, &args());
+    let scalar = launch(&mut jit(false), ptx, kernel, grid, block, shared, &args());
+    let (want, vector, scalar) = match (want, vector, scalar) {
+        (Ok(w), Ok(v), Ok(s)) => (w, v, s),
+        (w, v, s) => {
+            let text = |r: Result<_, String>| r.err().unwrap_or_else(|| "no error".into());
+            let (w, v, s) = (text(w), text(v), text(s));
+            assert_eq!(v, s, "{at}: vector path and scalar JIT");
+            // The JIT pads lane masks to 8 hex digits, the emulator does not: compared as numbers.
+            assert_eq!(hex_as_numbers(&v), hex_as_numbers(&w), "{at}: JIT and emulator");
+            return;
+        }
+    };
     for (b, (v, s)) in vector.iter().zip(&scalar).enumerate() {
         if let Some(i) = (0..v.len()).find(|&i| v[i] != s[i]) {
             panic!("{at}: buffer {b} byte {i}: vector path {:#x}, scalar JIT {:#x}", v[i], s[i]);
@@ -77,6 +102,22 @@ fn agree(ptx: &str, kernel: &str, grid: u32, block: u32, args: impl Fn() -> Vec<
             assert!(x == y || (nan(x) && nan(y)), "{at}: buffer {b} word {i}: JIT {x:#x}, emulator {y:#x}");
         }
     }
+}
+
+/// The text with every `0x...` literal as its decimal value.
+fn hex_as_numbers(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("0x") {
+        out += &rest[..i];
+        let digits: String = rest[i + 2..].chars().take_while(char::is_ascii_hexdigit).collect();
+        match u64::from_str_radix(&digits, 16) {
+            Ok(v) => out += &v.to_string(),
+            Err(_) => out += "0x",
+        }
+        rest = &rest[i + 2 + digits.len()..];
+    }
+    out + rest
 }
 
 fn lcg(seed: u32) -> impl FnMut() -> u32 {
@@ -251,4 +292,91 @@ fn a_branch_after_a_store_is_refused() {
         MIXED.replace("\tsetp.ge.u32 %p1, %r5, %r1;", "\tst.global.u32 [%rd3], %r5;\n\tsetp.ge.u32 %p1, %r5, %r1;");
     let why = vectorized(&ptx, "mixed").unwrap_err();
     assert!(why.contains("after a store"), "{why}");
+}
+
+/// Kernels with one plain `bar.sync` take the vector path too.
+#[test]
+fn barrier_kernels_are_vectorized() {
+    let w = workloads();
+    assert_eq!(vectorized(&w, "reduce_tree"), Ok(()));
+    let bad = std::fs::read_to_string(root().join("corpus/ptx/handwritten/bad_barrier_divergence.ptx")).unwrap();
+    for k in ["bad_barrier_divergence", "bad_barrier_partial_warps"] {
+        assert_eq!(vectorized(&bad, k), Ok(()), "{k}");
+    }
+}
+
+/// `reduce_tree`: groups on the vector path through every barrier, group 0 diverging at the strides 2 and 1
+/// and at the final `tid == 0` store (the scalar loop resumes it there), tails of the input, blocks of one
+/// group, blocks not multiple of 4 (scalar CTAs).
+#[test]
+fn reduce_tree_agrees_with_the_emulator() {
+    let w = workloads();
+    for (n, block) in [(1000u32, 256u32), (1001, 128), (37, 4), (100, 8), (517, 64), (5, 2), (70, 32), (3, 16)] {
+        let grid = n.div_ceil(block) + 1;
+        let len = (grid * block) as usize;
+        agree_in(&w, "reduce_tree", Dim3::new(grid, 1, 1), Dim3::new(block, 1, 1), block * 4, || {
+            vec![
+                Arg::Buf(floats(len, 6)),
+                Arg::Buf(vec![0xAB; grid as usize * 4]),
+                Arg::Scalar(n.to_le_bytes().to_vec()),
+            ]
+        });
+    }
+}
+
+/// A barrier only part of the CTA reaches: the same error on the vector path as in the emulator.
+#[test]
+fn barrier_deadlocks_read_as_in_the_emulator() {
+    let bad = std::fs::read_to_string(root().join("corpus/ptx/handwritten/bad_barrier_divergence.ptx")).unwrap();
+    for (k, block) in
+        [("bad_barrier_divergence", 64), ("bad_barrier_divergence", 8), ("bad_barrier_partial_warps", 128)]
+    {
+        agree_in(&bad, k, Dim3::new(2, 1, 1), Dim3::new(block, 1, 1), 0, || {
+            vec![Arg::Buf(vec![0; 2 * block as usize * 4])]
+        });
+    }
+}
+
+/// Branches around a load after a store run under a mask (if-conversion): `matmul_tiled16` and `stencil_1d`
+/// take the vector path.
+#[test]
+fn guarded_loads_after_stores_are_vectorized() {
+    let w = workloads();
+    for k in ["matmul_tiled16", "stencil_1d"] {
+        assert_eq!(vectorized(&w, k), Ok(()), "{k}");
+    }
+}
+
+/// `matmul_tiled16` (16x16 blocks): tiles past the matrix edges (masked loads), sizes that are not multiples
+/// of the tile, an empty inner dimension.
+#[test]
+fn matmul_tiled16_agrees_with_the_emulator() {
+    let w = workloads();
+    for (m, n, k) in [(40u32, 24u32, 20u32), (16, 16, 16), (5, 33, 7), (17, 3, 0), (1, 1, 31)] {
+        let grid = Dim3::new(n.div_ceil(16), m.div_ceil(16), 1);
+        agree_in(&w, "matmul_tiled16", grid, Dim3::new(16, 16, 1), 0, || {
+            vec![
+                Arg::Buf(floats((m * k) as usize, 7)),
+                Arg::Buf(floats((k * n) as usize, 8)),
+                Arg::Buf(vec![0xAB; (m * n) as usize * 4]),
+                Arg::Scalar(m.to_le_bytes().to_vec()),
+                Arg::Scalar(n.to_le_bytes().to_vec()),
+                Arg::Scalar(k.to_le_bytes().to_vec()),
+            ]
+        });
+    }
+}
+
+/// `stencil_1d`: the halo threads (tid < 3: group 0 disagrees after its first shared store, nested guarded
+/// loads), the ends of the input, blocks not multiple of 4.
+#[test]
+fn stencil_1d_agrees_with_the_emulator() {
+    let w = workloads();
+    for (n, block) in [(1000u32, 256u32), (1001, 128), (37, 4), (100, 8), (517, 64), (5, 6), (3, 16)] {
+        let grid = n.div_ceil(block);
+        let len = (grid * block) as usize;
+        agree_in(&w, "stencil_1d", Dim3::new(grid, 1, 1), Dim3::new(block, 1, 1), 0, || {
+            vec![Arg::Buf(floats(len, 9)), Arg::Buf(vec![0xAB; len * 4]), Arg::Scalar(n.to_le_bytes().to_vec())]
+        });
+    }
 }
