@@ -11,9 +11,13 @@ pub struct CtaCtx {
     pub shared: *mut u8,
     /// Host address of the kernel's parameter buffer.
     pub params: *const u8,
-    /// Per-thread state blocks, `stride` bytes apart.
+    /// Per-thread state words, interleaved by groups of [`thread::LANES`] threads (see [`thread`]): the
+    /// group of thread `t` starts at `threads + (t / LANES) * group_bytes`.
     pub threads: *mut u8,
-    pub stride: u64,
+    pub group_bytes: u64,
+    /// Per-thread local memory: thread `t`'s at `locals + t * local_stride`.
+    pub locals: *mut u8,
+    pub local_stride: u64,
     pub ntid: [u32; 3],
     pub ctaid: [u32; 3],
     pub nctaid: [u32; 3],
@@ -53,7 +57,9 @@ pub mod ctx {
     pub const SHARED: i32 = offset_of!(CtaCtx, shared) as i32;
     pub const PARAMS: i32 = offset_of!(CtaCtx, params) as i32;
     pub const THREADS: i32 = offset_of!(CtaCtx, threads) as i32;
-    pub const STRIDE: i32 = offset_of!(CtaCtx, stride) as i32;
+    pub const GROUP_BYTES: i32 = offset_of!(CtaCtx, group_bytes) as i32;
+    pub const LOCALS: i32 = offset_of!(CtaCtx, locals) as i32;
+    pub const LOCAL_STRIDE: i32 = offset_of!(CtaCtx, local_stride) as i32;
     pub const NTID: i32 = offset_of!(CtaCtx, ntid) as i32;
     pub const CTAID: i32 = offset_of!(CtaCtx, ctaid) as i32;
     pub const NCTAID: i32 = offset_of!(CtaCtx, nctaid) as i32;
@@ -74,25 +80,31 @@ pub mod ctx {
     pub const ARRIVED: i32 = offset_of!(CtaCtx, arrived) as i32;
 }
 
-/// Layout of a thread's state block: status and resume point, the homes of the registers spilled at yield
-/// points, the exchange area (operands a thread posts at a barrier or warp collective, and the results it
-/// gets back), then local memory. What a thread touches at every yield (status and homes) comes first, so
-/// that it usually shares one cache line.
+/// Layout of the threads' state: 64-bit words (status and resume point, the homes of the registers spilled at
+/// yield points, the exchange area: operands a thread posts at a barrier or warp collective and the results
+/// it gets back), interleaved by groups of [`LANES`] consecutive threads: word `k` of lane `l` of a group is
+/// at `group + k * WORD + l * 8`. A thread's own words are `WORD` bytes apart from its base (`group + l * 8`),
+/// and the same word of a group's lanes is one contiguous vector for the vector path. Local memory is
+/// elsewhere (`CtaCtx::locals`), contiguous per thread.
 pub mod thread {
+    /// Threads per group (the vector path's width).
+    pub const LANES: i32 = 4;
+    /// Bytes from one of a thread's words to its next.
+    pub const WORD: i32 = 8 * LANES;
     /// `u32` [`super::Status`].
     pub const STATUS: i32 = 0;
-    /// `u32` resume point (0 = the kernel's start).
+    /// `u32` resume point (0 = the kernel's start), the upper half of the status word.
     pub const RESUME: i32 = 4;
-    /// Register homes start here (see `Plan::home`).
-    pub const SPILL: i32 = 8;
+    /// Register homes start here, one word each (see `Plan::home`).
+    pub const SPILL: i32 = WORD;
     /// `u64` operands posted at a yield, relative to the exchange area (`Plan::exchange_offset`).
     pub const POST_A: i32 = 0;
-    pub const POST_B: i32 = 8;
-    pub const POST_C: i32 = 16;
+    pub const POST_B: i32 = WORD;
+    pub const POST_C: i32 = 2 * WORD;
     /// `u64` results of a collective, relative to the exchange area.
-    pub const OUT: i32 = 24;
-    pub const OUT2: i32 = 32;
-    pub const EXCHANGE_BYTES: i32 = 40;
+    pub const OUT: i32 = 3 * WORD;
+    pub const OUT2: i32 = 4 * WORD;
+    pub const EXCHANGE_WORDS: i32 = 5;
 }
 
 /// Thread status, at [`thread::STATUS`].

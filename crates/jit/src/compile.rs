@@ -48,9 +48,9 @@ pub struct Compiled {
     /// threads post them, or for collectives).
     pub barrier_imms: Vec<(Option<u32>, Option<u32>)>,
     pub shared: SharedLayout,
-    /// Bytes of a thread's state block, and where its local memory starts.
-    pub stride: u64,
-    pub local_offset: u32,
+    /// Bytes of a group of threads' state words (`abi::thread`), and of a thread's local memory.
+    pub group_bytes: u64,
+    pub local_stride: u64,
     /// The module with device functions inlined into the kernel, when any were (its ops are what
     /// `programs` decoded; error locations look instructions up here).
     pub inlined: Option<ir::Module>,
@@ -170,14 +170,12 @@ pub fn compile(
         })
         .collect();
     let kernel_plan = Plan::new(&programs[&kernel]);
-    let local_offset = ((kernel_plan.exchange_offset() + thread::EXCHANGE_BYTES) as u64).div_ceil(16) * 16;
-    let local = local_bytes(&programs, kernel).div_ceil(16) * 16;
-    let stride = (local_offset + local).max(64).div_ceil(64) * 64;
+    let group_bytes = (kernel_plan.state_words() * thread::WORD) as u64;
+    let local_stride = local_bytes(&programs, kernel).div_ceil(16).max(1) * 16;
     let env = Env {
         programs: &programs,
         site_base: &site_base,
         globals: &globals,
-        local_offset: local_offset as u32,
         check,
         call_conv: isa.default_call_conv(),
         names: &names,
@@ -263,8 +261,8 @@ pub fn compile(
         has_reductions,
         barrier_imms,
         shared,
-        stride,
-        local_offset: local_offset as u32,
+        group_bytes,
+        local_stride,
         inlined: inlined.map(|m| m.module),
         compile_time: start.elapsed(),
     })

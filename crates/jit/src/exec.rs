@@ -40,7 +40,8 @@ pub struct WorkerState {
     seq: Vec<u32>,
     regions: Vec<(u64, u64, bool)>,
     params: (u64, u64),
-    threads: (u64, u64),
+    /// The threads' local memory (host address, bytes).
+    locals: (u64, u64),
 }
 
 impl WorkerState {
@@ -56,7 +57,7 @@ impl WorkerState {
     /// Whether `[addr, addr+size)` lies in memory the launch can reach.
     pub fn reachable(&self, ctx: &CtaCtx, addr: u64, size: u32) -> bool {
         in_range(addr, size, ctx.shared as u64, ctx.shared_size)
-            || in_range(addr, size, self.threads.0, self.threads.1)
+            || in_range(addr, size, self.locals.0, self.locals.1)
             || in_range(addr, size, self.params.0, self.params.1)
             || self.region(addr, size).is_some()
     }
@@ -75,7 +76,7 @@ impl WorkerState {
     /// Checked mode: 0 when the access is allowed, else an error code.
     pub fn check(&self, ctx: &CtaCtx, addr: u64, size: u32, write: bool) -> u32 {
         if in_range(addr, size, ctx.shared as u64, ctx.shared_size)
-            || in_range(addr, size, self.threads.0, self.threads.1)
+            || in_range(addr, size, self.locals.0, self.locals.1)
         {
             return error::NONE;
         }
@@ -100,8 +101,16 @@ fn in_range(addr: u64, size: u32, base: u64, len: u64) -> bool {
 #[derive(Debug, Default)]
 pub struct Worker {
     shared: Vec<u128>,
+    /// The threads' state words (`abi::thread`), and their local memory.
     threads: Vec<u128>,
+    locals: Vec<u128>,
     state: WorkerState,
+}
+
+/// Byte offset of thread `t`'s state words (lane `t % LANES` of its group).
+pub fn thread_offset(t: u32, group_bytes: u64) -> usize {
+    let lanes = thread::LANES as u32;
+    (u64::from(t / lanes) * group_bytes) as usize + (t % lanes) as usize * 8
 }
 
 /// What a CTA printed (also when it failed: what it printed before).
@@ -117,19 +126,25 @@ impl Worker {
         }
         // Shared memory starts zeroed, as in the emulator.
         self.shared.fill(0);
-        let stride = c.stride as usize;
-        let words = (stride * n as usize).div_ceil(16);
+        let groups = n.div_ceil(thread::LANES as u32) as usize;
+        let words = (groups * c.group_bytes as usize).div_ceil(16);
         if self.threads.len() != words {
             self.threads.clear();
             self.threads.resize(words, 0);
+        }
+        let local_stride = c.local_stride as usize;
+        let local_words = (local_stride * n as usize).div_ceil(16);
+        if self.locals.len() != local_words {
+            self.locals.clear();
+            self.locals.resize(local_words, 0);
         }
         let base = self.threads.as_mut_ptr() as *mut u8;
         // Status and resume point start at 0 (ready, at the kernel's start); kernels without yield points
         // never read them.
         if !c.plan.yields.is_empty() {
-            for t in 0..n as usize {
-                // SAFETY: each thread's block header (status, resume point) is inside the buffer.
-                unsafe { (base.add(t * stride) as *mut u64).write(0) };
+            for t in 0..n {
+                // SAFETY: each thread's status word is inside the buffer.
+                unsafe { (base.add(thread_offset(t, c.group_bytes)) as *mut u64).write(0) };
             }
         }
         let id = data.grid.unflatten(cta_index);
@@ -142,12 +157,14 @@ impl Worker {
             state.regions = data.regions.iter().map(|r| (r.0, r.1, r.2)).collect();
         }
         state.params = (data.params.as_ptr() as u64, data.params.len() as u64);
-        state.threads = (self.threads.as_ptr() as u64, (stride * n as usize) as u64);
+        state.locals = (self.locals.as_ptr() as u64, (local_stride * n as usize) as u64);
         let mut ctx = CtaCtx {
             shared: self.shared.as_mut_ptr() as *mut u8,
             params: data.params.as_ptr(),
             threads: self.threads.as_mut_ptr() as *mut u8,
-            stride: stride as u64,
+            group_bytes: c.group_bytes,
+            locals: self.locals.as_mut_ptr() as *mut u8,
+            local_stride: c.local_stride,
             ntid: [data.block.x, data.block.y, data.block.z],
             ctaid: [id.x, id.y, id.z],
             nctaid: [data.grid.x, data.grid.y, data.grid.z],
@@ -172,12 +189,12 @@ impl Worker {
         let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
         let threads = self.threads.as_mut_ptr() as *mut u8;
         let status_of = |t: u32| -> u32 {
-            // SAFETY: `t < n`; the state blocks are `stride` bytes each.
-            unsafe { (threads.add(t as usize * stride + thread::STATUS as usize) as *const u32).read() }
+            // SAFETY: `t < n`: its status word is inside the buffer.
+            unsafe { (threads.add(thread_offset(t, c.group_bytes) + thread::STATUS as usize) as *const u32).read() }
         };
         let word = |t: u32, off: i32| -> *mut u64 {
-            // SAFETY: as above; the offsets lie inside the block header.
-            unsafe { threads.add(t as usize * stride + off as usize) as *mut u64 }
+            // SAFETY: as above; the offsets are of the thread's state words.
+            unsafe { threads.add(thread_offset(t, c.group_bytes) + off as usize) as *mut u64 }
         };
         let fail = |ctx: &CtaCtx, state: &mut WorkerState| -> ExecError { self::error(data, ctx, state, id) };
         // Groups of four consecutive threads share tid.y and tid.z when ntid.x is a multiple of 4.
@@ -325,7 +342,9 @@ impl Worker {
             let y = &c.plan.yields[resume as usize - 1];
             let op = &kernel.ops[y.op as usize];
             if y.kind == YieldKind::Runtime {
-                let mut warp = RuntimeWarp { data, lo, cta, y, op, shared: self.shared.as_ptr() as u64, word };
+                let shared = self.shared.as_ptr() as u64;
+                let locals = self.locals.as_ptr() as u64;
+                let mut warp = RuntimeWarp { data, lo, cta, y, op, shared, locals, word };
                 let r = match op.kind {
                     Kind::Matrix => program::tensor::exec(&mut warp, lanes, op),
                     _ => program::texture::exec(&mut warp, lanes, op),
@@ -375,8 +394,9 @@ struct RuntimeWarp<'r, 'a> {
     cta: Dim3,
     y: &'r crate::plan::YieldPoint,
     op: &'r program::Op,
-    /// Host address of the CTA's shared memory.
+    /// Host addresses of the CTA's shared memory and of its threads' local memory.
     shared: u64,
+    locals: u64,
     word: &'r dyn Fn(u32, i32) -> *mut u64,
 }
 
@@ -405,7 +425,9 @@ impl RuntimeWarp<'_, '_> {
     }
 
     fn reachable(&self, addr: u64, size: u32) -> bool {
+        let locals = u64::from(self.data.block.count().unwrap_or(0) as u32) * self.data.compiled.local_stride;
         in_range(addr, size, self.shared, self.data.shared_size)
+            || in_range(addr, size, self.locals, locals)
             || in_range(addr, size, self.data.params.as_ptr() as u64, self.data.params.len() as u64)
             || self.data.regions.iter().any(|r| in_range(addr, size, r.0, r.1))
     }
@@ -451,7 +473,7 @@ impl program::WarpAccess for RuntimeWarp<'_, '_> {
                         SymAddr::Global(a) | SymAddr::Func(a) => a,
                         SymAddr::Shared(o) => o,
                         // The kernel's frame: the thread's local memory.
-                        SymAddr::Frame(o) => (self.word)(t, 0) as u64 + u64::from(self.data.compiled.local_offset) + o,
+                        SymAddr::Frame(o) => self.locals + u64::from(t) * self.data.compiled.local_stride + o,
                         SymAddr::KernelParam(o) => self.data.params.as_ptr() as u64 + o,
                     };
                     base.wrapping_add(off as u64)

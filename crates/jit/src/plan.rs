@@ -172,17 +172,22 @@ impl Plan {
 
     /// Byte offset of a liveness variable's home in the thread's state block.
     pub fn home_offset(&self, var: usize) -> Option<i32> {
-        Some(crate::abi::thread::SPILL + 8 * self.home.get(var).copied().flatten()? as i32)
+        Some(crate::abi::thread::SPILL + crate::abi::thread::WORD * self.home.get(var).copied().flatten()? as i32)
     }
 
     /// Byte offset of the exchange area (posted operands and collective results, `abi::thread::POST_A` ...).
     pub fn exchange_offset(&self) -> i32 {
-        crate::abi::thread::SPILL + 8 * self.spill_words as i32
+        crate::abi::thread::SPILL + crate::abi::thread::WORD * self.spill_words as i32
+    }
+
+    /// Words of each thread's state (status, homes, exchange area).
+    pub fn state_words(&self) -> i32 {
+        1 + self.spill_words as i32 + crate::abi::thread::EXCHANGE_WORDS
     }
 
     /// Byte offset of the carry flag's home.
     pub fn carry_offset(&self) -> i32 {
-        crate::abi::thread::SPILL + 8 * (self.spill_words as i32 - 1)
+        crate::abi::thread::SPILL + crate::abi::thread::WORD * (self.spill_words as i32 - 1)
     }
 }
 

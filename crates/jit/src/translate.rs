@@ -38,8 +38,6 @@ pub struct Env<'a> {
     pub site_base: &'a HashMap<FuncId, u32>,
     /// Module variables: (device address, size) by the index the code loads from [`crate::abi::CtaCtx::globals`].
     pub globals: &'a [(u64, u64)],
-    /// Bytes before a thread's local memory in its state block.
-    pub local_offset: u32,
     pub check: bool,
     pub call_conv: CallConv,
     pub names: &'a HashMap<FuncId, String>,
@@ -261,13 +259,18 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().brif(done, exit, &[], start, &[]);
 
         self.b.switch_to_block(start);
+        // The thread's state words: lane t % LANES of group t / LANES.
         let threads = self.ctx_i64(cx::THREADS);
-        let stride = self.ctx_i64(cx::STRIDE);
+        let group_bytes = self.ctx_i64(cx::GROUP_BYTES);
         let t64 = self.b.ins().uextend(I64, t);
-        let off = self.b.ins().imul(t64, stride);
+        let group = self.b.ins().ushr_imm_s(t64, i64::from(thread::LANES.trailing_zeros()));
+        let off = self.b.ins().imul(group, group_bytes);
+        let lane = self.b.ins().band_imm_s(t64, i64::from(thread::LANES - 1));
+        let lane = self.b.ins().ishl_imm_s(lane, 3);
+        let off = self.b.ins().iadd(off, lane);
         let tb = self.b.ins().iadd(threads, off);
         self.b.def_var(self.tb, tb);
-        let frame = self.b.ins().iadd_imm_s(tb, i64::from(self.env.local_offset));
+        let frame = self.local_base();
         self.b.def_var(self.frame, frame);
         // Without yield points every thread runs to its end in one call: no status to check or record.
         if !self.plan.yields.is_empty() {
@@ -522,6 +525,16 @@ impl<'a, 'b> Translator<'a, 'b> {
         let f = self.b.ins().load(I64, ro(), table, (h as usize * 8) as i32);
         let call = self.b.ins().call_indirect(sig, f, args);
         self.b.inst_results(call).first().copied()
+    }
+
+    /// Where the current thread's local memory starts (its kernel frame).
+    fn local_base(&mut self) -> Value {
+        let locals = self.ctx_i64(cx::LOCALS);
+        let stride = self.ctx_i64(cx::LOCAL_STRIDE);
+        let t = self.b.use_var(self.t);
+        let t = self.b.ins().uextend(I64, t);
+        let off = self.b.ins().imul(t, stride);
+        self.b.ins().iadd(locals, off)
     }
 
     /// A 64-bit field of the context (pointers, sizes): constant for the launch.
@@ -1354,9 +1367,9 @@ impl<'a, 'b> Translator<'a, 'b> {
         let sh = self.ctx_i64(cx::SHARED);
         let shl = self.ctx_i64(cx::SHARED_SIZE);
         let is_shared = in_range(self, sh, shl);
-        let tb = self.b.use_var(self.tb);
-        let stride = self.ctx_i64(cx::STRIDE);
-        let is_local = in_range(self, tb, stride);
+        let base = self.local_base();
+        let len = self.ctx_i64(cx::LOCAL_STRIDE);
+        let is_local = in_range(self, base, len);
         let r = match op.m.space {
             Space::Shared => is_shared,
             Space::Local => is_local,
@@ -1426,9 +1439,9 @@ impl<'a, 'b> Translator<'a, 'b> {
         };
         let callee_frame = self.b.ins().iadd_imm_s(frame, self.prog.frame.size as i64);
         // The callee's frame must fit in the thread's local memory.
-        let tb = self.b.use_var(self.tb);
-        let stride = self.ctx_i64(cx::STRIDE);
-        let limit = self.b.ins().iadd(tb, stride);
+        let base = self.local_base();
+        let len = self.ctx_i64(cx::LOCAL_STRIDE);
+        let limit = self.b.ins().iadd(base, len);
         let end = self.b.ins().iadd_imm_s(callee_frame, layout.frame.size as i64);
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
         self.fail_if(over, error::STACK_OVERFLOW, None, 0);

@@ -29,7 +29,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2, I8, I8X16};
+use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2, I8X16};
 use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, Endianness, InstBuilder, JumpTableData, MemFlagsData, Signature, StackSlot,
     StackSlotData, StackSlotKind, Type, Value,
@@ -476,26 +476,41 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     // ---------------------------------------------------------------- yield points (counted barriers)
 
-    /// Lane `l`'s state block: `threads + (t + l) * stride`.
-    fn state_block(&mut self, l: u8) -> Value {
+    /// The group's state words (`abi::thread`): word `k` of lane `l` at `group + k * WORD + l * 8`, so one
+    /// word of the four lanes is one 32-byte vector.
+    fn group_state(&mut self) -> Value {
         let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
-        let stride = self.b.ins().load(I64, ro(), self.ctx, cx::STRIDE);
+        let group_bytes = self.b.ins().load(I64, ro(), self.ctx, cx::GROUP_BYTES);
         let t = self.b.use_var(self.t);
         let t = self.b.ins().uextend(I64, t);
-        let t = if l == 0 { t } else { self.b.ins().iadd_imm_s(t, i64::from(l)) };
-        let off = self.b.ins().imul(t, stride);
+        let g = self.b.ins().ushr_imm_s(t, i64::from(thread::LANES.trailing_zeros()));
+        let off = self.b.ins().imul(g, group_bytes);
         self.b.ins().iadd(threads, off)
+    }
+
+    /// Loads word `off` of the four lanes: lanes 0-1 and 2-3.
+    fn load_word(&mut self, off: i32) -> (Value, Value) {
+        let gs = self.group_state();
+        let fl = MemFlagsData::trusted();
+        (self.b.ins().load(I64X2, fl, gs, off), self.b.ins().load(I64X2, fl, gs, off + 16))
+    }
+
+    fn store_word(&mut self, off: i32, lo: Value, hi: Value) {
+        let gs = self.group_state();
+        let fl = MemFlagsData::trusted();
+        self.b.ins().store(fl, lo, gs, off);
+        self.b.ins().store(fl, hi, gs, off + 16);
     }
 
     /// The group's start: it runs here when its four threads are ready (the scalar loop's status test) at
     /// the same resume point, which it dispatches on; otherwise it is left to the scalar loop. Then the
     /// resume blocks (reload, continue after the yield point) and the finish (status done).
     fn dispatch(&mut self, plan: &Plan, first: Block) {
-        let mut words = Vec::new();
-        for l in 0..WIDTH as u8 {
-            let tb = self.state_block(l);
-            words.push(self.b.ins().load(I64, MemFlagsData::trusted(), tb, thread::STATUS));
-        }
+        const _: () = assert!(WIDTH as i32 == thread::LANES);
+        let gs = self.group_state();
+        let words: Vec<Value> = (0..WIDTH as i32)
+            .map(|l| self.b.ins().load(I64, MemFlagsData::trusted(), gs, thread::STATUS + 8 * l))
+            .collect();
         let mut same = self.b.ins().icmp(IntCC::Equal, words[0], words[1]);
         for w in &words[2..] {
             let e = self.b.ins().icmp(IntCC::Equal, words[0], *w);
@@ -534,91 +549,65 @@ impl<'a, 'b> Vector<'a, 'b> {
         }
 
         self.b.switch_to_block(self.done);
-        for l in 0..WIDTH as u8 {
-            let tb = self.state_block(l);
-            let d = self.b.ins().iconst(I32, i64::from(status::DONE));
-            self.b.ins().store(MemFlagsData::trusted(), d, tb, thread::STATUS);
-        }
+        let d = self.splat64(u64::from(status::DONE));
+        self.store_word(thread::STATUS, d, d);
         self.b.ins().jump(self.next, &[]);
     }
 
     /// Loads a liveness variable (register slots, then predicates) from each lane's home.
     fn reload(&mut self, v: usize, off: i32) {
         let ns = self.prog.slots as usize;
-        let fl = MemFlagsData::trusted();
+        let (lo, hi) = self.load_word(off);
         if v >= ns {
-            let mut m = self.zero(Dom::W);
-            for l in 0..WIDTH as u8 {
-                let tb = self.state_block(l);
-                let x = self.b.ins().uload8(I32, fl, tb, off);
-                // 0/1 to a lane mask.
-                let x = self.b.ins().ineg(x);
-                m = self.b.ins().insertlane(m, x, l);
-            }
+            // The scalar code stores a predicate as its low byte: non-zero is true.
+            let w = self.narrow(lo, hi);
+            let byte = self.splat32(0xFF);
+            let b = self.b.ins().band(w, byte);
+            let z = self.zero(Dom::W);
+            let f = self.b.ins().icmp(IntCC::Equal, b, z);
+            let m = self.b.ins().bnot(f);
             self.b.def_var(self.preds[v - ns], m);
             return;
         }
         match self.regs[v] {
             Reg::W(var) => {
-                let mut w = self.zero(Dom::W);
-                for l in 0..WIDTH as u8 {
-                    let tb = self.state_block(l);
-                    let x = self.b.ins().load(I32, fl, tb, off);
-                    w = self.b.ins().insertlane(w, x, l);
-                }
+                let w = self.narrow(lo, hi);
                 self.b.def_var(var, w);
             }
             Reg::D(lv, hv) => {
-                let mut halves = [self.zero(Dom::D), self.zero(Dom::D)];
-                for l in 0..WIDTH as u8 {
-                    let tb = self.state_block(l);
-                    let x = self.b.ins().load(I64, fl, tb, off);
-                    let h = &mut halves[usize::from(l / 2)];
-                    *h = self.b.ins().insertlane(*h, x, l % 2);
-                }
-                self.b.def_var(lv, halves[0]);
-                self.b.def_var(hv, halves[1]);
+                self.b.def_var(lv, lo);
+                self.b.def_var(hv, hi);
             }
         }
     }
 
-    /// A barrier: every live register of each lane into its home (the scalar code's form: 64-bit words,
-    /// predicates as a 0/1 byte), status and resume point as the scalar code writes them, four arrivals.
+    /// A barrier: every live register of each lane into its home (the scalar code's form: 64-bit words, a
+    /// 32-bit register zero-extended, a predicate 0/1), status and resume point as the scalar code writes
+    /// them, four arrivals.
     fn lower_yield(&mut self, k: usize, plan: &Plan) {
         let ns = self.prog.slots as usize;
         let fl = MemFlagsData::trusted();
         let y = &plan.yields[k];
         for &v in &y.live {
             let off = plan.home_offset(v).expect("live registers have homes");
-            for l in 0..WIDTH as u8 {
-                let x = if v >= ns {
-                    let m = self.b.use_var(self.preds[v - ns]);
-                    let x = self.b.ins().extractlane(m, l);
-                    let x = self.b.ins().band_imm_s(x, 1);
-                    self.b.ins().ireduce(I8, x)
-                } else {
-                    match self.regs[v] {
-                        Reg::W(var) => {
-                            let w = self.b.use_var(var);
-                            let x = self.b.ins().extractlane(w, l);
-                            self.b.ins().uextend(I64, x)
-                        }
-                        Reg::D(lv, hv) => {
-                            let h = self.b.use_var(if l < 2 { lv } else { hv });
-                            self.b.ins().extractlane(h, l % 2)
-                        }
+            let (lo, hi) = if v >= ns {
+                let m = self.b.use_var(self.preds[v - ns]);
+                let one = self.splat32(1);
+                let b = self.b.ins().band(m, one);
+                self.widen(b, false)
+            } else {
+                match self.regs[v] {
+                    Reg::W(var) => {
+                        let w = self.b.use_var(var);
+                        self.widen(w, false)
                     }
-                };
-                let tb = self.state_block(l);
-                self.b.ins().store(fl, x, tb, off);
-            }
+                    Reg::D(lv, hv) => (self.b.use_var(lv), self.b.use_var(hv)),
+                }
+            };
+            self.store_word(off, lo, hi);
         }
-        let word = i64::from(status::BARRIER) | (k as i64 + 1) << 32;
-        for l in 0..WIDTH as u8 {
-            let tb = self.state_block(l);
-            let w = self.b.ins().iconst(I64, word);
-            self.b.ins().store(fl, w, tb, thread::STATUS);
-        }
+        let word = self.splat64(u64::from(status::BARRIER) | (k as u64 + 1) << 32);
+        self.store_word(thread::STATUS, word, word);
         let a = self.b.ins().load(I32, fl, self.ctx, cx::ARRIVED);
         let a = self.b.ins().iadd_imm_s(a, i64::from(WIDTH));
         self.b.ins().store(fl, a, self.ctx, cx::ARRIVED);
@@ -1075,6 +1064,11 @@ impl<'a, 'b> Vector<'a, 'b> {
                     run = self.b.ins().band(run, w);
                 }
                 self.b.def_var(self.if_masks[&i], run);
+                // No lane runs the range: skip it (each of its ops would do nothing).
+                let any = self.b.ins().vany_true(run);
+                let (range, target) = (self.block(i + 1)?, self.block(op.target as usize)?);
+                self.b.ins().brif(any, range, &[], target, &[]);
+                self.filled = true;
                 return Ok(());
             }
             Kind::Bra => {
