@@ -1,5 +1,5 @@
 //! The contract between generated code and the runtime: the CTA context every compiled function receives, the
-//! per-thread state block, thread status codes and error codes. Generated code reaches helpers, device
+//! threads' state words, thread status codes and error codes. Generated code reaches helpers, device
 //! functions and module variables only through tables in the context, so the machine code holds no absolute
 //! address and can be cached on disk.
 

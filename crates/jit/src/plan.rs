@@ -1,6 +1,6 @@
 //! Thread-fusion planning for one function: where native blocks start, which ops are yield points (barriers
 //! and warp collectives, where a thread stops so that the others can catch up), and which registers are live
-//! across each yield point (they are spilled to the thread's state block and reloaded on resume).
+//! across each yield point (they are spilled to the thread's state words and reloaded on resume).
 
 use std::collections::HashMap;
 
@@ -170,7 +170,7 @@ impl Plan {
             .collect()
     }
 
-    /// Byte offset of a liveness variable's home in the thread's state block.
+    /// Byte offset of a liveness variable's home from the thread's state words (`abi::thread`).
     pub fn home_offset(&self, var: usize) -> Option<i32> {
         Some(crate::abi::thread::SPILL + crate::abi::thread::WORD * self.home.get(var).copied().flatten()? as i32)
     }

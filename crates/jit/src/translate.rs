@@ -6,7 +6,7 @@
 //!
 //! A kernel becomes `fn(ctx, lo, hi)`: a loop over the CTA's threads `lo..hi` (thread fusion). Each thread
 //! starts at its resume point and runs until it exits, or stops at a yield point (a barrier or a warp
-//! collective): it posts its operands, spills the registers live there into its state block and records where
+//! collective): it posts its operands, spills the registers live there into its state words and records where
 //! to resume; the runtime resumes it once the CTA (or warp) has caught up. A device function becomes
 //! `fn(ctx, thread_block, frame, t) -> status`, called per thread.
 
@@ -111,7 +111,7 @@ pub struct Translator<'a, 'b> {
     regs: Vec<Variable>,
     preds: Vec<Variable>,
     carry: Variable,
-    /// Linear thread index within the CTA, its state block, its current frame.
+    /// Linear thread index within the CTA, its state words (`abi::thread`), its current frame.
     t: Variable,
     tb: Variable,
     frame: Variable,
