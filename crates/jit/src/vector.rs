@@ -13,9 +13,9 @@
 //! Kernels whose only yield points are counted barriers (`Plan::counted_barriers`, one plain `bar.sync`) run
 //! here too, a pass over the CTA at a time, driven by `exec.rs`: a group starts only when its four threads
 //! are ready (the scalar loop's status test with `CtaCtx::status_mask`) at the same resume point, and
-//! dispatches on it, reloading what the region needs from the lanes' homes; at the barrier it stores every
-//! live register of each lane into its home, writes the status and resume words as the scalar code does and
-//! counts four arrivals (`CtaCtx::arrived`). Other groups are left to the scalar loop, which runs each thread
+//! dispatches on it. Each lane's homes are kept exactly as the scalar code keeps its thread's: the same eager
+//! stores, the same spill and reload sets (`YieldPoint::spill`, `reload`), status and resume words in the
+//! same form; a barrier also counts four arrivals (`CtaCtx::arrived`). Other groups are left to the scalar loop, which runs each thread
 //! from its own status. A group may stop only before any store of its region (since the last resume point).
 //!
 //! Simple forward branches run as masks ([`Ifs`]): the ops a branch skips execute under the lanes that do not
@@ -131,20 +131,179 @@ impl Ifs {
             });
             branches[i] = plain;
         }
-        let mut inside = vec![None; n];
+        // Masks cost every op of a range a blend or a test, also where the lanes agree: only the branches
+        // where a group could otherwise stop after a store are converted (with the qualifying branches in
+        // their ranges). Converting one adds no such point elsewhere: its range's stores reached its target
+        // before too.
+        let candidates = branches;
+        let mut ifs = Ifs { inside: vec![None; n], branches: vec![false; n] };
+        loop {
+            let mut more = false;
+            for i in stops_after_store(prog, plan, &[], &ifs) {
+                if candidates[i] && !ifs.branches[i] {
+                    more = true;
+                    let range = i..prog.ops[i].target as usize;
+                    for (b, &c) in ifs.branches[range.clone()].iter_mut().zip(&candidates[range]) {
+                        *b |= c;
+                    }
+                }
+            }
+            if !more {
+                break;
+            }
+        }
         for i in 0..n {
-            if branches[i] {
+            if ifs.branches[i] {
                 // Outer branches come first: inner ones overwrite their part.
-                for x in &mut inside[i + 1..prog.ops[i].target as usize] {
+                for x in &mut ifs.inside[i + 1..prog.ops[i].target as usize] {
                     *x = Some(i);
                 }
             }
         }
-        Ifs { inside, branches }
+        ifs
     }
 
     fn converted(&self, i: usize) -> bool {
         self.branches.get(i).copied().unwrap_or(false)
+    }
+}
+
+/// Registers whose value is the same in the four threads of a group whichever path computed it: every write
+/// is an unguarded pure op outside converted ranges, of operands that are: immediates, symbols, the CTA's
+/// special registers, `tid.y` and `tid.z` (a group's threads share them, as `ntid.x % 4 == 0`), kernel
+/// parameters, such registers. Loads of other memory are not: on the scalar loop, a thread may store between
+/// its group's loads.
+fn uniform_regs(prog: &Program, ifs: &Ifs) -> Vec<bool> {
+    let ns = prog.slots as usize;
+    let mut uniform = vec![true; ns];
+    let src = |u: &[bool], s: &Src| match *s {
+        Src::Reg(r) => u[r as usize],
+        Src::Imm(_) | Src::None => true,
+        // A local variable's address is the thread's own.
+        Src::Sym(sym, _) => !matches!(sym, SymAddr::Frame(_)),
+        Src::Special(SpecialReg::Tid, c) => c == 1 || c == 2,
+        Src::Special(sr, _) => matches!(
+            sr,
+            SpecialReg::Ntid
+                | SpecialReg::Ctaid
+                | SpecialReg::Nctaid
+                | SpecialReg::Clusterid
+                | SpecialReg::Nclusterid
+                | SpecialReg::Warpid
+                | SpecialReg::Nwarpid
+                | SpecialReg::Nsmid
+                | SpecialReg::ClusterNctarank
+        ),
+        Src::Pred(..) => false,
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (i, op) in prog.ops.iter().enumerate() {
+            let pure = op.guard.is_none()
+                && ifs.inside[i].is_none()
+                && op.extra.is_none()
+                && !op.m.cc
+                && match op.kind {
+                    Kind::Mov
+                    | Kind::Add
+                    | Kind::Sub
+                    | Kind::Mul
+                    | Kind::Mad
+                    | Kind::Shl
+                    | Kind::Shr
+                    | Kind::And
+                    | Kind::Or
+                    | Kind::Xor
+                    | Kind::Not
+                    | Kind::Neg
+                    | Kind::Min
+                    | Kind::Max
+                    | Kind::Cvt
+                    | Kind::Cvta => [&op.a, &op.b, &op.c, &op.d].iter().all(|s| src(&uniform, s)),
+                    Kind::Ld => matches!(op.mem.base, Src::Sym(SymAddr::KernelParam(_), _)),
+                    _ => false,
+                };
+            if !pure {
+                crate::plan::for_each_def(prog, op, |v| {
+                    if v < ns && uniform[v] {
+                        uniform[v] = false;
+                        changed = true;
+                    }
+                });
+            }
+        }
+    }
+    uniform
+}
+
+/// Eager home stores (`Plan::eager`) the vector path moves to the yield points: those of registers that a
+/// region containing the op reloads at its start. A group that stops in the region is rerun from the homes
+/// it started with; the stores at a yield point happen only when the group completes its region. Each lane's
+/// homes after a yield point are the scalar code's: the register holds at the yield point what the eager
+/// store would have written, or a newer value the scalar code spills there.
+struct Deferred {
+    /// By op: the registers whose eager store is deferred.
+    at: Vec<Vec<usize>>,
+    /// By yield point: the registers to store besides `spill`, and the registers to reload after it
+    /// (`reload`, and what the region stores before writing it).
+    store: Vec<Vec<usize>>,
+    reload: Vec<Vec<usize>>,
+}
+
+impl Deferred {
+    fn new(prog: &Program, plan: &Plan) -> Deferred {
+        let n = prog.ops.len();
+        let none = Ifs { inside: vec![None; n], branches: vec![false; n] };
+        let yield_of: HashMap<usize, usize> = plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect();
+        // Ops reachable from `start` before the next yield point, and the yield points reached.
+        let reach = |start: usize| {
+            let (mut seen, mut yields, mut work) = (vec![false; n], Vec::new(), vec![start]);
+            while let Some(i) = work.pop() {
+                if i >= n || seen[i] {
+                    continue;
+                }
+                seen[i] = true;
+                match yield_of.get(&i) {
+                    Some(&k) => yields.push(k),
+                    None => successors(prog, i, &none, |j| work.push(j)),
+                }
+            }
+            (seen, yields)
+        };
+        let regions: Vec<(Vec<bool>, Vec<usize>)> = plan.yields.iter().map(|y| reach(y.op as usize + 1)).collect();
+        let mut at = vec![Vec::new(); n];
+        for (k, (ops, _)) in regions.iter().enumerate() {
+            for i in (0..n).filter(|&i| ops[i] && plan.eager[i]) {
+                crate::plan::for_each_def(prog, &prog.ops[i], |v| {
+                    if plan.yields[k].reload.contains(&v) && plan.home[v].is_some() && !at[i].contains(&v) {
+                        at[i].push(v);
+                    }
+                });
+            }
+        }
+        let mut store = vec![Vec::new(); plan.yields.len()];
+        for i in (0..n).filter(|&i| !at[i].is_empty()) {
+            for j in reach(i + 1).1 {
+                for &v in &at[i] {
+                    if plan.yields[j].live.contains(&v) && !store[j].contains(&v) {
+                        store[j].push(v);
+                    }
+                }
+            }
+        }
+        let mut reload: Vec<Vec<usize>> = plan.yields.iter().map(|y| y.reload.clone()).collect();
+        for (k, (_, reached)) in regions.iter().enumerate() {
+            for &j in reached {
+                for &v in &store[j] {
+                    // Not written since this resume point on some path: its value is the home's.
+                    if plan.yields[k].live.contains(&v) && !reload[k].contains(&v) {
+                        reload[k].push(v);
+                    }
+                }
+            }
+        }
+        Deferred { at, store, reload }
     }
 }
 
@@ -171,36 +330,44 @@ fn successors(prog: &Program, i: usize, ifs: &Ifs, mut f: impl FnMut(usize)) {
 
 /// The first op where a group could stop after one of its lanes wrote memory since the start of its region
 /// (the kernel's start or the last yield point, where the scalar loop would run the group again from), or
-/// `None`. Forward dataflow over the ops, "a store may have run in this region" at each op; a yield point
-/// ends its region.
+/// `None`. Forward dataflow over the ops from each region start, "a store may have run in this region" at
+/// each op; a yield point ends its region.
 ///
-/// The scalar loop's eager stores of register homes (`Plan::eager`) are no side effect here: a rerun from
-/// the region's start writes the same values again, and the vector path stores every live register at a
-/// yield point itself.
+/// The eager stores of register homes (`Plan::eager`) are no side effect here: where one would overwrite a
+/// register its region's start reloads (the rerun would reload the new value), [`Deferred`] moves it to the
+/// region's yield points; elsewhere a rerun writes the same values into the same homes again.
 fn stop_after_store(prog: &Program, plan: &Plan, stops: &[usize], ifs: &Ifs) -> Option<usize> {
+    stops_after_store(prog, plan, stops, ifs).into_iter().min()
+}
+
+/// Every op where a group could stop after a store of its region ([`stop_after_store`]).
+fn stops_after_store(prog: &Program, plan: &Plan, stops: &[usize], ifs: &Ifs) -> Vec<usize> {
     let n = prog.ops.len();
-    let mut seen = vec![false; n];
-    let mut stored = vec![false; n];
-    let mut work: Vec<(usize, bool)> =
-        std::iter::once(0).chain(plan.yields.iter().map(|y| y.op as usize + 1)).map(|i| (i, false)).collect();
-    while let Some((i, s)) = work.pop() {
-        if i >= n || (seen[i] && (stored[i] || !s)) {
-            continue;
+    let mut found = Vec::new();
+    let starts = std::iter::once((0, ())).chain(plan.yields.iter().map(|y| (y.op as usize + 1, ())));
+    for (start, _) in starts {
+        let mut seen = vec![false; n];
+        let mut stored = vec![false; n];
+        let mut work = vec![(start, false)];
+        while let Some((i, s)) = work.pop() {
+            if i >= n || (seen[i] && (stored[i] || !s)) {
+                continue;
+            }
+            seen[i] = true;
+            stored[i] |= s;
+            let op = &prog.ops[i];
+            if stored[i] && may_stop(op, i, stops, ifs) && !found.contains(&i) {
+                found.push(i);
+            }
+            // Yield points are unguarded (`refusal`): their region ends there.
+            if plan.yields.iter().any(|y| y.op as usize == i) {
+                continue;
+            }
+            let after = stored[i] || writes_memory(op);
+            successors(prog, i, ifs, |j| work.push((j, after)));
         }
-        seen[i] = true;
-        stored[i] |= s;
-        let op = &prog.ops[i];
-        if stored[i] && may_stop(op, i, stops, ifs) {
-            return Some(i);
-        }
-        // Yield points are unguarded (`refusal`): their region ends there.
-        if plan.yields.iter().any(|y| y.op as usize == i) {
-            continue;
-        }
-        let after = stored[i] || writes_memory(op);
-        successors(prog, i, ifs, |j| work.push((j, after)));
     }
-    None
+    found
 }
 
 /// Translates the kernel's vector path into `b` (signature [`signature`]); `Err` names what it refused.
@@ -214,7 +381,7 @@ pub fn translate(
     if prog.slot_types.iter().any(|t| t.bits() > 64) {
         return Err("a register wider than 64 bits".into());
     }
-    let mut v = Vector::new(b, env, prog, Ifs::new(prog, plan));
+    let mut v = Vector::new(b, env, prog, plan, Ifs::new(prog, plan));
     v.body(plan)?;
     if let Some(i) = stop_after_store(prog, plan, &v.stops, &v.ifs) {
         return Err(format!("op {i}: a group may stop there after a store"));
@@ -293,12 +460,13 @@ struct Vector<'a, 'b> {
     next: Block,
     stop: Block,
     done: Block,
-    /// With yield points: each one's index by op, and the registers to reload after it
-    /// (`Plan::reloads_storing_all`).
+    /// With yield points: each one's index by op.
     yield_at: HashMap<usize, usize>,
-    reloads: Vec<Vec<usize>>,
     /// Converted branches, and each one's mask of the lanes that run its range.
     ifs: Ifs,
+    /// [`uniform_regs`]: addresses in them are one address for the group.
+    uniform: Vec<bool>,
+    deferred: Deferred,
     if_masks: HashMap<usize, Variable>,
     /// The current op's guard as a lane mask.
     guard: Option<Value>,
@@ -311,7 +479,7 @@ struct Vector<'a, 'b> {
 }
 
 impl<'a, 'b> Vector<'a, 'b> {
-    fn new(mut b: FunctionBuilder<'b>, env: &'a Env<'a>, prog: &'a Program, ifs: Ifs) -> Vector<'a, 'b> {
+    fn new(mut b: FunctionBuilder<'b>, env: &'a Env<'a>, prog: &'a Program, plan: &Plan, ifs: Ifs) -> Vector<'a, 'b> {
         let regs = prog
             .slot_types
             .iter()
@@ -347,7 +515,8 @@ impl<'a, 'b> Vector<'a, 'b> {
             stop,
             done,
             yield_at: HashMap::new(),
-            reloads: Vec::new(),
+            uniform: uniform_regs(prog, &ifs),
+            deferred: Deferred::new(prog, plan),
             ifs,
             if_masks,
             guard: None,
@@ -369,22 +538,6 @@ impl<'a, 'b> Vector<'a, 'b> {
                 self.blocks.insert(i, blk);
             }
         }
-        // Registers start at zero (their values are only read after being written in correct kernels; this
-        // keeps every variable defined).
-        let z32 = self.zero(Dom::W);
-        let z64 = self.zero(Dom::D);
-        for r in self.regs.clone() {
-            match r {
-                Reg::W(v) => self.b.def_var(v, z32),
-                Reg::D(l, h) => {
-                    self.b.def_var(l, z64);
-                    self.b.def_var(h, z64);
-                }
-            }
-        }
-        for p in self.preds.clone().into_iter().chain(self.if_masks.values().copied()) {
-            self.b.def_var(p, z32);
-        }
         self.b.def_var(self.t, lo);
         let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
         let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
@@ -400,6 +553,23 @@ impl<'a, 'b> Vector<'a, 'b> {
 
         // Head: stop unless a whole group fits below `hi`.
         self.b.switch_to_block(head);
+        // Every group's registers start at zero (their values are only read after being written, or reloaded,
+        // in correct kernels): nothing is carried from one group to the next, which would keep every register
+        // live around the group loop (and spilled).
+        let z32 = self.zero(Dom::W);
+        let z64 = self.zero(Dom::D);
+        for r in self.regs.clone() {
+            match r {
+                Reg::W(v) => self.b.def_var(v, z32),
+                Reg::D(l, h) => {
+                    self.b.def_var(l, z64);
+                    self.b.def_var(h, z64);
+                }
+            }
+        }
+        for p in self.preds.clone().into_iter().chain(self.if_masks.values().copied()) {
+            self.b.def_var(p, z32);
+        }
         let t = self.b.use_var(self.t);
         let t64 = self.b.ins().uextend(I64, t);
         let end = self.b.ins().iadd_imm_s(t64, i64::from(WIDTH));
@@ -467,6 +637,9 @@ impl<'a, 'b> Vector<'a, 'b> {
                 continue;
             }
             self.lower(i).map_err(|e| format!("op {i} ({:?}): {e}", self.prog.ops[i].kind))?;
+            if plan.eager[i] && !self.filled {
+                self.store_eagerly(i, plan);
+            }
         }
         if !self.filled {
             self.b.ins().jump(self.done, &[]);
@@ -521,11 +694,10 @@ impl<'a, 'b> Vector<'a, 'b> {
         let jt = self.b.create_jump_table(JumpTableData::new(default, &targets));
         self.b.ins().br_table(resume, jt);
 
-        self.reloads = plan.reloads_storing_all(self.prog);
         self.yield_at = plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect();
         for (k, &rb) in resume_blocks.iter().enumerate() {
             self.b.switch_to_block(rb);
-            for v in self.reloads[k].clone() {
+            for v in self.deferred.reload[k].clone() {
                 let off = plan.home_offset(v).expect("live registers have homes");
                 self.reload(v, off);
             }
@@ -540,6 +712,63 @@ impl<'a, 'b> Vector<'a, 'b> {
             self.b.ins().store(MemFlagsData::trusted(), d, tb, thread::STATUS);
         }
         self.b.ins().jump(self.next, &[]);
+    }
+
+    /// The scalar code's eager stores (`Plan::eager`): the registers op `i` wrote that have homes, right after
+    /// it, for the lanes that ran it (a converted branch's range: not for the others, whose homes may hold
+    /// what their registers no longer do). With them and the scalar code's spill and reload sets, each lane's
+    /// homes hold what the scalar code's would: the clean-register analysis holds whichever path runs a
+    /// thread's regions.
+    fn store_eagerly(&mut self, i: usize, plan: &Plan) {
+        let mut defs = Vec::new();
+        crate::plan::for_each_def(self.prog, &self.prog.ops[i], |v| defs.push(v));
+        defs.retain(|v| !self.deferred.at[i].contains(v));
+        for v in defs {
+            if let Some(off) = plan.home_offset(v) {
+                let within = self.ifs.inside[i].map(|r| self.b.use_var(self.if_masks[&r]));
+                self.store_home(v, off, within);
+            }
+        }
+    }
+
+    /// Stores a liveness variable (register slots, then predicates) into each lane's home (or each lane of
+    /// `mask`), in the scalar code's form: 64-bit words, predicates as a 0/1 byte.
+    fn store_home(&mut self, v: usize, off: i32, mask: Option<Value>) {
+        let ns = self.prog.slots as usize;
+        for l in 0..WIDTH as u8 {
+            let cont = mask.map(|m| {
+                let on = self.b.ins().extractlane(m, l);
+                let yes = self.b.create_block();
+                let cont = self.b.create_block();
+                self.b.ins().brif(on, yes, &[], cont, &[]);
+                self.b.switch_to_block(yes);
+                cont
+            });
+            let x = if v >= ns {
+                let m = self.b.use_var(self.preds[v - ns]);
+                let x = self.b.ins().extractlane(m, l);
+                let x = self.b.ins().band_imm_s(x, 1);
+                self.b.ins().ireduce(I8, x)
+            } else {
+                match self.regs[v] {
+                    Reg::W(var) => {
+                        let w = self.b.use_var(var);
+                        let x = self.b.ins().extractlane(w, l);
+                        self.b.ins().uextend(I64, x)
+                    }
+                    Reg::D(lv, hv) => {
+                        let h = self.b.use_var(if l < 2 { lv } else { hv });
+                        self.b.ins().extractlane(h, l % 2)
+                    }
+                }
+            };
+            let tb = self.state_block(l);
+            self.b.ins().store(MemFlagsData::trusted(), x, tb, off);
+            if let Some(cont) = cont {
+                self.b.ins().jump(cont, &[]);
+                self.b.switch_to_block(cont);
+            }
+        }
     }
 
     /// Loads a liveness variable (register slots, then predicates) from each lane's home.
@@ -582,36 +811,14 @@ impl<'a, 'b> Vector<'a, 'b> {
         }
     }
 
-    /// A barrier: every live register of each lane into its home (the scalar code's form: 64-bit words,
-    /// predicates as a 0/1 byte), status and resume point as the scalar code writes them, four arrivals.
+    /// A barrier: the registers whose homes may be stale (`YieldPoint::spill`), status and resume point, as
+    /// the scalar code stores them for each lane, and four arrivals.
     fn lower_yield(&mut self, k: usize, plan: &Plan) {
-        let ns = self.prog.slots as usize;
         let fl = MemFlagsData::trusted();
-        let y = &plan.yields[k];
-        for &v in &y.live {
+        let deferred = self.deferred.store[k].iter().filter(|v| !plan.yields[k].spill.contains(v));
+        for v in plan.yields[k].spill.iter().chain(deferred).copied().collect::<Vec<_>>() {
             let off = plan.home_offset(v).expect("live registers have homes");
-            for l in 0..WIDTH as u8 {
-                let x = if v >= ns {
-                    let m = self.b.use_var(self.preds[v - ns]);
-                    let x = self.b.ins().extractlane(m, l);
-                    let x = self.b.ins().band_imm_s(x, 1);
-                    self.b.ins().ireduce(I8, x)
-                } else {
-                    match self.regs[v] {
-                        Reg::W(var) => {
-                            let w = self.b.use_var(var);
-                            let x = self.b.ins().extractlane(w, l);
-                            self.b.ins().uextend(I64, x)
-                        }
-                        Reg::D(lv, hv) => {
-                            let h = self.b.use_var(if l < 2 { lv } else { hv });
-                            self.b.ins().extractlane(h, l % 2)
-                        }
-                    }
-                };
-                let tb = self.state_block(l);
-                self.b.ins().store(fl, x, tb, off);
-            }
+            self.store_home(v, off, None);
         }
         let word = i64::from(status::BARRIER) | (k as i64 + 1) << 32;
         for l in 0..WIDTH as u8 {
@@ -1075,6 +1282,11 @@ impl<'a, 'b> Vector<'a, 'b> {
                     run = self.b.ins().band(run, w);
                 }
                 self.b.def_var(self.if_masks[&i], run);
+                // Where no lane runs it, the range is skipped as the branch would.
+                let any = self.b.ins().vany_true(run);
+                let (range, target) = (self.block(i + 1)?, self.block(op.target as usize)?);
+                self.b.ins().brif(any, range, &[], target, &[]);
+                self.filled = true;
                 return Ok(());
             }
             Kind::Bra => {
@@ -1797,6 +2009,11 @@ impl<'a, 'b> Vector<'a, 'b> {
                 Src::Sym(SymAddr::Shared(o), extra) => {
                     Addr::Uniform(self.b.ins().iadd_imm_s(sh, o as i64 + extra + off))
                 }
+                Src::Reg(r) if self.uniform[r as usize] => {
+                    let a = self.lane0(&op.mem.base)?;
+                    let a = self.b.ins().iadd(sh, a);
+                    Addr::Uniform(self.b.ins().iadd_imm_s(a, off))
+                }
                 ref s => {
                     let v = self.read(s, Dom::D)?;
                     let (l, h) = self.as_d(v, false);
@@ -1812,6 +2029,10 @@ impl<'a, 'b> Vector<'a, 'b> {
         Ok(match op.mem.base {
             Src::Sym(sym, extra) => Addr::Uniform(self.symbol(sym, extra + off)?),
             Src::Imm(a) => Addr::Uniform(self.b.ins().iconst(I64, a.wrapping_add(off as u64) as i64)),
+            Src::Reg(r) if self.uniform[r as usize] => {
+                let a = self.lane0(&op.mem.base)?;
+                Addr::Uniform(self.b.ins().iadd_imm_s(a, off))
+            }
             ref s => {
                 let v = self.read(s, Dom::D)?;
                 let (l, h) = self.as_d(v, false);
@@ -1823,6 +2044,13 @@ impl<'a, 'b> Vector<'a, 'b> {
                 }
             }
         })
+    }
+
+    /// Lane 0 of a source as a 64-bit address (zero-extended, as the scalar code reads it).
+    fn lane0(&mut self, s: &Src) -> R<Value> {
+        let v = self.read(s, Dom::D)?;
+        let (l, _) = self.as_d(v, false);
+        Ok(self.b.ins().extractlane(l, 0))
     }
 
     /// Lane `i`'s address plus `off`.
@@ -2002,25 +2230,53 @@ impl<'a, 'b> Vector<'a, 'b> {
                     Ok(())
                 },
                 |me| {
-                    me.per_lane(|me, i| {
-                        let a = me.lane_addr(addr, i, off);
-                        let s = me.load_scalar(flags, a, ty)?;
-                        match vb {
-                            None => {
-                                let s = me.b.ins().ireduce(I32, s);
-                                let cur = me.b.use_var(va);
-                                let v = me.b.ins().insertlane(cur, s, i);
-                                me.b.def_var(va, v);
+                    let each = |me: &mut Self| {
+                        me.per_lane(|me, i| {
+                            let a = me.lane_addr(addr, i, off);
+                            let s = me.load_scalar(flags, a, ty)?;
+                            match vb {
+                                None => {
+                                    let s = me.b.ins().ireduce(I32, s);
+                                    let cur = me.b.use_var(va);
+                                    let v = me.b.ins().insertlane(cur, s, i);
+                                    me.b.def_var(va, v);
+                                }
+                                Some(vb) => {
+                                    let var = if i < 2 { va } else { vb };
+                                    let cur = me.b.use_var(var);
+                                    let v = me.b.ins().insertlane(cur, s, i % 2);
+                                    me.b.def_var(var, v);
+                                }
                             }
-                            Some(vb) => {
-                                let var = if i < 2 { va } else { vb };
-                                let cur = me.b.use_var(var);
-                                let v = me.b.ins().insertlane(cur, s, i % 2);
-                                me.b.def_var(var, v);
-                            }
+                            Ok(())
+                        })
+                    };
+                    let (Addr::Lanes(l, h), None) = (addr, me.guard) else { return each(me) };
+                    // Every lane at one address (an index uniform in the group, as a tile's row): one load.
+                    let a0 = me.b.ins().extractlane(l, 0);
+                    let s = me.b.ins().splat(I64X2, a0);
+                    let el = me.b.ins().icmp(IntCC::Equal, l, s);
+                    let eh = me.b.ins().icmp(IntCC::Equal, h, s);
+                    let e = me.b.ins().band(el, eh);
+                    let same = me.b.ins().vall_true(e);
+                    let (one, lanes, done) = (me.b.create_block(), me.b.create_block(), me.b.create_block());
+                    me.b.ins().brif(same, one, &[], lanes, &[]);
+                    me.b.switch_to_block(one);
+                    let a = if off == 0 { a0 } else { me.b.ins().iadd_imm_s(a0, off) };
+                    let x = me.load_scalar(flags, a, ty)?;
+                    match me.splat_scalar(x, dd) {
+                        V::W(w) => me.b.def_var(va, w),
+                        V::D(l, h) => {
+                            me.b.def_var(va, l);
+                            me.b.def_var(vb.expect("64-bit lanes"), h);
                         }
-                        Ok(())
-                    })
+                    }
+                    me.b.ins().jump(done, &[]);
+                    me.b.switch_to_block(lanes);
+                    each(me)?;
+                    me.b.ins().jump(done, &[]);
+                    me.b.switch_to_block(done);
+                    Ok(())
                 },
             )?;
             let v = match vb {
