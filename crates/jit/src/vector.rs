@@ -591,13 +591,24 @@ impl<'a, 'b> Vector<'a, 'b> {
         let t = self.b.use_var(self.t);
         self.b.ins().return_(&[t]);
 
-        // Next group: t += 4, tid.x += 4 with carries into y and z (ntid.x is a multiple of 4).
+        // Next group: t += 4, tid.x += 4 with carries into y and z (ntid.x is a multiple of 4); in a
+        // one-dimensional CTA, tid.x is t.
         self.b.switch_to_block(self.next);
         let t = self.b.use_var(self.t);
         let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
         self.b.def_var(self.t, t4);
         let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
         let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
+        let ntz = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 8);
+        // Both are at least 1: their OR is 1 only when both are.
+        let yz = self.b.ins().bor(nty, ntz);
+        let one_d = self.b.ins().icmp_imm_u(IntCC::Equal, yz, 1);
+        let (linear, carry) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(one_d, linear, &[], carry, &[]);
+        self.b.switch_to_block(linear);
+        self.b.def_var(self.tid[0], t4);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(carry);
         let x = self.b.use_var(self.tid[0]);
         let y = self.b.use_var(self.tid[1]);
         let z = self.b.use_var(self.tid[2]);
