@@ -8,7 +8,9 @@
 //! and returns the first thread it did not finish. A group whose lanes disagree at a conditional branch (or
 //! a guarded `ret`/`exit`) stops there and is left to the scalar thread loop, which runs it again from the
 //! start: [`refusal`] makes sure no store can have happened by then. Loads and stores take one vector access
-//! when the lanes' addresses are consecutive and every lane is active, else one access per active lane.
+//! when the lanes' addresses are consecutive and every lane is active, else one access per active lane; the
+//! lane strides of registers ([`lane_strides`]) decide at compile time where they can (uniform addresses: one
+//! scalar load; strides of the access size: a check of lanes 0 and 3 at most; other strides: per lane).
 //!
 //! Kernels whose only yield points are counted barriers (`Plan::counted_barriers`, one plain `bar.sync`) run
 //! here too, a pass over the CTA at a time, driven by `exec.rs`: a group starts only when its four threads
@@ -168,73 +170,239 @@ impl Ifs {
     }
 }
 
-/// Registers whose value is the same in the four threads of a group whichever path computed it: every write
-/// is an unguarded pure op outside converted ranges, of operands that are: immediates, symbols, the CTA's
-/// special registers, `tid.y` and `tid.z` (a group's threads share them, as `ntid.x % 4 == 0`), kernel
-/// parameters, such registers. Loads of other memory are not: on the scalar loop, a thread may store between
-/// its group's loads.
-fn uniform_regs(prog: &Program, ifs: &Ifs) -> Vec<bool> {
+/// How the four lanes of a register relate, whichever path computed the value: `lane l = lane 0 + l * stride`
+/// modulo 2^(the register's bits), exactly when `widened` is 0; with `widened` 1, the value is 64 bits wide
+/// and one of its terms was widened from 32 bits, where a wrap-around between lanes 0 and 3 (which a check
+/// of those two lanes finds) would break the relation. Stride 0 is a value uniform in the group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stride {
+    stride: i64,
+    widened: u8,
+}
+
+const UNIFORM: Stride = Stride { stride: 0, widened: 0 };
+
+/// A stride in a `bits`-wide register (32-bit strides as their signed representative); `None` past one
+/// widened term, or where a widened term's stride is so large that lanes 0..3 could wrap more than once.
+fn stride(stride: i64, widened: u8, bits: u32) -> Option<Stride> {
+    let stride = if bits == 32 { i64::from(stride as i32) } else { stride };
+    match (stride, widened) {
+        (0, _) => Some(UNIFORM),
+        (_, 0) => Some(Stride { stride, widened }),
+        (s, 1) if s.unsigned_abs() <= 1 << 28 => Some(Stride { stride, widened }),
+        _ => None,
+    }
+}
+
+/// The stride of every register ([`Stride`]), `None` where unknown: a flow-insensitive fixpoint over the
+/// writes (each must give the same stride). Sources: immediates, symbols other than local variables, the
+/// CTA's special registers, `tid.y` and `tid.z` and kernel parameters are uniform (a group's threads share
+/// `tid.y` and `tid.z`, as `ntid.x % 4 == 0`); `tid.x` and `%laneid` have stride 1. Loads of other memory
+/// are not uniform: on the scalar loop, a thread may store between its group's loads. Guarded writes and
+/// writes in converted ranges are unknown.
+fn lane_strides(prog: &Program, ifs: &Ifs) -> Vec<Option<Stride>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum St {
+        Unwritten,
+        Known(Stride),
+        Unknown,
+    }
     let ns = prog.slots as usize;
-    let mut uniform = vec![true; ns];
-    let src = |u: &[bool], s: &Src| match *s {
-        Src::Reg(r) => u[r as usize],
-        Src::Imm(_) | Src::None => true,
-        // A local variable's address is the thread's own.
-        Src::Sym(sym, _) => !matches!(sym, SymAddr::Frame(_)),
-        Src::Special(SpecialReg::Tid, c) => c == 1 || c == 2,
-        Src::Special(sr, _) => matches!(
-            sr,
-            SpecialReg::Ntid
-                | SpecialReg::Ctaid
-                | SpecialReg::Nctaid
-                | SpecialReg::Clusterid
-                | SpecialReg::Nclusterid
-                | SpecialReg::Warpid
-                | SpecialReg::Nwarpid
-                | SpecialReg::Nsmid
-                | SpecialReg::ClusterNctarank
-        ),
-        Src::Pred(..) => false,
+    let mut st = vec![St::Unwritten; ns];
+    let bits_of = |slot: usize| if dom(prog.slot_types[slot]) == Dom::W { 32 } else { 64 };
+    // `None`: not known yet (an unwritten register); `Some(None)`: unknown.
+    // An operand read as `want` bits: a 32-bit register read as 64 bits is zero-extended (widened), a wider
+    // one truncated (modular, the stride stays).
+    let src = |st: &[St], s: &Src, zero: bool, want: u32| -> Option<Option<Stride>> {
+        Some(match *s {
+            Src::Reg(r) => match st[r as usize] {
+                // Read before any write reaches it: zero in every lane (second phase).
+                St::Unwritten if zero => Some(UNIFORM),
+                St::Unwritten => return None,
+                St::Known(k) if bits_of(r as usize) < want => stride(i64::from(k.stride as i32), k.widened + 1, 64),
+                St::Known(k) => stride(k.stride, k.widened, want.min(64)),
+                St::Unknown => None,
+            },
+            Src::Imm(_) | Src::None => Some(UNIFORM),
+            Src::Sym(sym, _) => (!matches!(sym, SymAddr::Frame(_))).then_some(UNIFORM),
+            Src::Special(SpecialReg::Tid, 0) | Src::Special(SpecialReg::Laneid, _) => {
+                Some(Stride { stride: 1, widened: 0 })
+            }
+            Src::Special(SpecialReg::Tid, c) => (c < 3).then_some(UNIFORM),
+            Src::Special(sr, _) => matches!(
+                sr,
+                SpecialReg::Ntid
+                    | SpecialReg::Ctaid
+                    | SpecialReg::Nctaid
+                    | SpecialReg::Clusterid
+                    | SpecialReg::Nclusterid
+                    | SpecialReg::Warpid
+                    | SpecialReg::Nwarpid
+                    | SpecialReg::Nsmid
+                    | SpecialReg::ClusterNctarank
+            )
+            .then_some(UNIFORM),
+            Src::Pred(..) => None,
+        })
     };
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (i, op) in prog.ops.iter().enumerate() {
-            let pure = op.guard.is_none()
-                && ifs.inside[i].is_none()
-                && op.extra.is_none()
-                && !op.m.cc
-                && match op.kind {
-                    Kind::Mov
-                    | Kind::Add
-                    | Kind::Sub
-                    | Kind::Mul
-                    | Kind::Mad
-                    | Kind::Shl
-                    | Kind::Shr
-                    | Kind::And
-                    | Kind::Or
-                    | Kind::Xor
-                    | Kind::Not
-                    | Kind::Neg
-                    | Kind::Min
-                    | Kind::Max
-                    | Kind::Cvt
-                    | Kind::Cvta => [&op.a, &op.b, &op.c, &op.d].iter().all(|s| src(&uniform, s)),
-                    Kind::Ld => matches!(op.mem.base, Src::Sym(SymAddr::KernelParam(_), _)),
-                    _ => false,
+    let imm = |s: &Src| match *s {
+        Src::Imm(c) => Some(c as i64),
+        _ => None,
+    };
+    // First the registers some write determines, then those only read before being written.
+    for zero in [false, true] {
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (i, op) in prog.ops.iter().enumerate() {
+                let Dst::Reg(slot, mask) = op.dst else {
+                    crate::plan::for_each_def(prog, op, |v| {
+                        if v < ns && st[v] != St::Unknown {
+                            st[v] = St::Unknown;
+                            changed = true;
+                        }
+                    });
+                    continue;
                 };
-            if !pure {
-                crate::plan::for_each_def(prog, op, |v| {
-                    if v < ns && uniform[v] {
-                        uniform[v] = false;
-                        changed = true;
-                    }
-                });
+                let slot = slot as usize;
+                let bits = bits_of(slot);
+                let want = |k: usize| match (op.kind, op.m.part, k) {
+                    (Kind::Mul | Kind::Mad, Part::Wide, 0 | 1) => op.ty.bits(),
+                    (Kind::Mul | Kind::Mad, Part::Wide, _) => 2 * op.ty.bits(),
+                    (Kind::Cvt, _, _) => op.ty2.bits(),
+                    _ => op.ty.bits(),
+                };
+                let ops: Vec<Option<Option<Stride>>> =
+                    [&op.a, &op.b, &op.c, &op.d].iter().enumerate().map(|(k, s)| src(&st, s, zero, want(k))).collect();
+                let result: Option<Option<Stride>> = if op.guard.is_some()
+                    || ifs.inside[i].is_some()
+                    || op.extra.is_some()
+                    || op.m.cc
+                    || op.dst2 != Dst::None
+                {
+                    Some(None)
+                } else if ops.iter().any(|o| o.is_none()) {
+                    None
+                } else {
+                    let o: Vec<Option<Stride>> = ops.into_iter().map(|o| o.expect("known")).collect();
+                    let (a, b, c) = (o[0], o[1], o[2]);
+                    let width_ok = op.ty.bits() == bits && mask == program::mask_bits(bits);
+                    let wide_ok = op.ty.bits() == 32 && bits == 64 && mask == u64::MAX;
+                    let lo = op.m.part == Part::Lo;
+                    let all_uniform = o.iter().all(|x| *x == Some(UNIFORM));
+                    let pure = matches!(
+                        op.kind,
+                        Kind::Mov
+                            | Kind::Add
+                            | Kind::Sub
+                            | Kind::Mul
+                            | Kind::Mad
+                            | Kind::Shl
+                            | Kind::Shr
+                            | Kind::And
+                            | Kind::Or
+                            | Kind::Xor
+                            | Kind::Not
+                            | Kind::Neg
+                            | Kind::Min
+                            | Kind::Max
+                            | Kind::Cvt
+                            | Kind::Cvta
+                    );
+                    // A 32-bit value's stride in 64 bits, with one more widened term.
+                    let widen = |x: Stride| stride(i64::from(x.stride as i32), x.widened + 1, 64);
+                    let scaled = |x: Option<Stride>, k: Option<i64>, w: u8| {
+                        x.zip(k).and_then(|(x, k)| stride(x.stride.wrapping_mul(k), x.widened + w, bits))
+                    };
+                    let sum = |x: Option<Stride>, y: Option<Stride>, neg: bool| {
+                        x.zip(y).and_then(|(x, y)| {
+                            let s = if neg { x.stride.wrapping_sub(y.stride) } else { x.stride.wrapping_add(y.stride) };
+                            stride(s, x.widened + y.widened, bits)
+                        })
+                    };
+                    let product = |me_a: Option<Stride>, me_b: Option<Stride>, sa: &Src, sb: &Src| {
+                        if me_a == Some(UNIFORM) && me_b == Some(UNIFORM) {
+                            Some(UNIFORM)
+                        } else if let Some(k) = imm(sb) {
+                            scaled(me_a, Some(k), 0)
+                        } else if let Some(k) = imm(sa) {
+                            scaled(me_b, Some(k), 0)
+                        } else {
+                            None
+                        }
+                    };
+                    Some(match op.kind {
+                        Kind::Ld if matches!(op.mem.base, Src::Sym(SymAddr::KernelParam(_), _)) => Some(UNIFORM),
+                        _ if all_uniform && pure => Some(UNIFORM),
+                        Kind::Mov | Kind::Cvta if width_ok => a,
+                        Kind::Add if width_ok => sum(a, b, false),
+                        Kind::Sub if width_ok => sum(a, b, true),
+                        Kind::Mul if lo && width_ok => product(a, b, &op.a, &op.b),
+                        Kind::Mad if lo && width_ok => sum(product(a, b, &op.a, &op.b), c, false),
+                        Kind::Mul | Kind::Mad if op.m.part == Part::Wide && wide_ok => {
+                            let signed = op.ty.is_signed();
+                            let k = |s: &Src| {
+                                imm(s).map(|c| if signed { i64::from(c as i32) } else { i64::from(c as u32) })
+                            };
+                            let p = match (a, b) {
+                                (Some(x), Some(UNIFORM)) if x != UNIFORM => {
+                                    k(&op.b).and_then(|k| scaled(widen(x), Some(k), 0))
+                                }
+                                (Some(UNIFORM), Some(y)) if y != UNIFORM => {
+                                    k(&op.a).and_then(|k| scaled(widen(y), Some(k), 0))
+                                }
+                                _ => None,
+                            };
+                            if op.kind == Kind::Mad {
+                                sum(p, c, false)
+                            } else {
+                                p
+                            }
+                        }
+                        Kind::Shl if width_ok => match imm(&op.b) {
+                            Some(k) if (0..i64::from(bits)).contains(&k) => scaled(a, Some(1 << k), 0),
+                            _ => None,
+                        },
+                        // Integer conversions: the same width, or 32 to 64 bits.
+                        Kind::Cvt
+                            if !op.ty.is_float() && !op.ty2.is_float() && op.ty.bits() == op.ty2.bits() && width_ok =>
+                        {
+                            a
+                        }
+                        Kind::Cvt
+                            if !op.ty2.is_float()
+                                && op.ty2.bits() == 32
+                                && op.ty.bits() == 64
+                                && bits == 64
+                                && mask == u64::MAX =>
+                        {
+                            a.and_then(widen)
+                        }
+                        _ => None,
+                    })
+                };
+                let Some(r) = result else { continue };
+                let new = match (st[slot], r) {
+                    (St::Unknown, _) | (_, None) => St::Unknown,
+                    (St::Unwritten, Some(k)) => St::Known(k),
+                    (St::Known(x), Some(k)) if x == k => St::Known(x),
+                    _ => St::Unknown,
+                };
+                if new != st[slot] {
+                    st[slot] = new;
+                    changed = true;
+                }
             }
         }
     }
-    uniform
+    st.into_iter()
+        .map(|s| match s {
+            // Never written: zero in every lane.
+            St::Unwritten => Some(UNIFORM),
+            St::Known(k) => Some(k),
+            St::Unknown => None,
+        })
+        .collect()
 }
 
 /// Eager home stores (`Plan::eager`) the vector path moves to the yield points: those of registers that a
@@ -418,11 +586,11 @@ enum Reg {
     D(Variable, Variable),
 }
 
-/// A memory operand: one address for all lanes, or one per lane.
+/// A memory operand: one address for all lanes, or one per lane (with their [`Stride`] when known).
 #[derive(Clone, Copy)]
 enum Addr {
     Uniform(Value),
-    Lanes(Value, Value),
+    Lanes(Value, Value, Option<Stride>),
 }
 
 /// How a load or store is made: one vector access, one access per lane, or either by a run-time test (an
@@ -464,8 +632,9 @@ struct Vector<'a, 'b> {
     yield_at: HashMap<usize, usize>,
     /// Converted branches, and each one's mask of the lanes that run its range.
     ifs: Ifs,
-    /// [`uniform_regs`]: addresses in them are one address for the group.
-    uniform: Vec<bool>,
+    /// [`lane_strides`]: addresses in registers of stride 0 are one address for the group, those of the
+    /// access's size consecutive.
+    strides: Vec<Option<Stride>>,
     deferred: Deferred,
     if_masks: HashMap<usize, Variable>,
     /// The current op's guard as a lane mask.
@@ -515,7 +684,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             stop,
             done,
             yield_at: HashMap::new(),
-            uniform: uniform_regs(prog, &ifs),
+            strides: lane_strides(prog, &ifs),
             deferred: Deferred::new(prog, plan),
             ifs,
             if_masks,
@@ -2020,7 +2189,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 Src::Sym(SymAddr::Shared(o), extra) => {
                     Addr::Uniform(self.b.ins().iadd_imm_s(sh, o as i64 + extra + off))
                 }
-                Src::Reg(r) if self.uniform[r as usize] => {
+                Src::Reg(r) if self.strides[r as usize] == Some(UNIFORM) => {
                     let a = self.lane0(&op.mem.base)?;
                     let a = self.b.ins().iadd(sh, a);
                     Addr::Uniform(self.b.ins().iadd_imm_s(a, off))
@@ -2030,7 +2199,8 @@ impl<'a, 'b> Vector<'a, 'b> {
                     let (l, h) = self.as_d(v, false);
                     let base = self.b.ins().iadd_imm_s(sh, off);
                     let base = self.b.ins().splat(I64X2, base);
-                    Addr::Lanes(self.b.ins().iadd(l, base), self.b.ins().iadd(h, base))
+                    let k = self.address_stride(s);
+                    Addr::Lanes(self.b.ins().iadd(l, base), self.b.ins().iadd(h, base), k)
                 }
             });
         }
@@ -2040,21 +2210,32 @@ impl<'a, 'b> Vector<'a, 'b> {
         Ok(match op.mem.base {
             Src::Sym(sym, extra) => Addr::Uniform(self.symbol(sym, extra + off)?),
             Src::Imm(a) => Addr::Uniform(self.b.ins().iconst(I64, a.wrapping_add(off as u64) as i64)),
-            Src::Reg(r) if self.uniform[r as usize] => {
+            Src::Reg(r) if self.strides[r as usize] == Some(UNIFORM) => {
                 let a = self.lane0(&op.mem.base)?;
                 Addr::Uniform(self.b.ins().iadd_imm_s(a, off))
             }
             ref s => {
                 let v = self.read(s, Dom::D)?;
                 let (l, h) = self.as_d(v, false);
+                let k = self.address_stride(s);
                 if off == 0 {
-                    Addr::Lanes(l, h)
+                    Addr::Lanes(l, h, k)
                 } else {
                     let o = self.splat64(off as u64);
-                    Addr::Lanes(self.b.ins().iadd(l, o), self.b.ins().iadd(h, o))
+                    Addr::Lanes(self.b.ins().iadd(l, o), self.b.ins().iadd(h, o), k)
                 }
             }
         })
+    }
+
+    /// The stride of a register read as a 64-bit address (a 32-bit one zero-extended: widened).
+    fn address_stride(&self, s: &Src) -> Option<Stride> {
+        let Src::Reg(r) = *s else { return None };
+        let k = self.strides[r as usize]?;
+        match self.regs[r as usize] {
+            Reg::W(_) => stride(i64::from(k.stride as i32), k.widened + 1, 64),
+            Reg::D(..) => Some(k),
+        }
     }
 
     /// Lane 0 of a source as a 64-bit address (zero-extended, as the scalar code reads it).
@@ -2068,7 +2249,7 @@ impl<'a, 'b> Vector<'a, 'b> {
     fn lane_addr(&mut self, a: Addr, i: u8, off: i64) -> Value {
         let v = match a {
             Addr::Uniform(v) => v,
-            Addr::Lanes(l, h) => self.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
+            Addr::Lanes(l, h, _) => self.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
         };
         if off == 0 {
             v
@@ -2082,7 +2263,16 @@ impl<'a, 'b> Vector<'a, 'b> {
     fn whole_group(&mut self, a: Addr, size: u32) -> Option<Value> {
         let consecutive = match a {
             Addr::Uniform(_) => None,
-            Addr::Lanes(l, h) => {
+            // Consecutive by construction.
+            Addr::Lanes(.., Some(Stride { widened: 0, .. })) => None,
+            // Unless a widened term wrapped around between lanes 0 and 3.
+            Addr::Lanes(l, h, Some(_)) => {
+                let a0 = self.b.ins().extractlane(l, 0);
+                let a3 = self.b.ins().extractlane(h, 1);
+                let d = self.b.ins().isub(a3, a0);
+                Some(self.b.ins().icmp_imm_u(IntCC::Equal, d, 3 * i64::from(size)))
+            }
+            Addr::Lanes(l, h, None) => {
                 let a0 = self.b.ins().extractlane(l, 0);
                 let base = self.b.ins().splat(I64X2, a0);
                 let s = u64::from(size);
@@ -2125,7 +2315,9 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     /// How an access with a vector form (`vector_form`) is made.
     fn path(&mut self, vector_form: bool, a: Addr, size: u32) -> Path {
-        if !vector_form {
+        // Lanes known not to be `size` bytes apart.
+        let apart = matches!(a, Addr::Lanes(.., Some(k)) if k.stride != i64::from(size));
+        if !vector_form || apart {
             return Path::Lanes;
         }
         match self.whole_group(a, size) {
@@ -2213,7 +2405,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                             let s = me.load_scalar(flags, a, ty)?;
                             me.splat_scalar(s, dd)
                         }
-                        Addr::Lanes(l, _) => {
+                        Addr::Lanes(l, ..) => {
                             let a0 = me.b.ins().extractlane(l, 0);
                             if elem == 4 {
                                 let w = me.b.ins().load(I32X4, flags, a0, off as i32);
@@ -2262,7 +2454,8 @@ impl<'a, 'b> Vector<'a, 'b> {
                             Ok(())
                         })
                     };
-                    let (Addr::Lanes(l, h), None) = (addr, me.guard) else { return each(me) };
+                    // Unless the lanes are known to differ.
+                    let (Addr::Lanes(l, h, None), None) = (addr, me.guard) else { return each(me) };
                     // Every lane at one address (an index uniform in the group, as a tile's row): one load.
                     let a0 = me.b.ins().extractlane(l, 0);
                     let s = me.b.ins().splat(I64X2, a0);
@@ -2318,7 +2511,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             self.two_ways(
                 path,
                 |me| {
-                    let Addr::Lanes(l, _) = addr else { return Err("a uniform vector store".into()) };
+                    let Addr::Lanes(l, ..) = addr else { return Err("a uniform vector store".into()) };
                     let a0 = me.b.ins().extractlane(l, 0);
                     let fl = MemFlagsData::new();
                     match v {
