@@ -154,22 +154,6 @@ impl Plan {
         Plan { leader, yields, home, spill_words: words + 1, counted_barriers, eager }
     }
 
-    /// For code that stores every live register at each yield point (the vector path, which tracks no clean
-    /// registers): the live registers to reload after each yield point, those read or stored again before
-    /// they are written. A register live at a later yield point and not written in between is live here too,
-    /// so after a resume every register such code stores holds its home's value or a newer one.
-    pub fn reloads_storing_all(&self, prog: &Program) -> Vec<Vec<usize>> {
-        let all: Vec<YieldPoint> =
-            self.yields.iter().map(|y| YieldPoint { spill: y.live.clone(), ..y.clone() }).collect();
-        let needed = Liveness::compute_regions(prog, &self.leader, &all);
-        all.iter()
-            .map(|y| {
-                let after = needed.live_after(prog, &self.leader, y.op as usize);
-                y.live.iter().copied().filter(|&v| after.contains(v)).collect()
-            })
-            .collect()
-    }
-
     /// Byte offset of a liveness variable's home from the thread's state words (`abi::thread`).
     pub fn home_offset(&self, var: usize) -> Option<i32> {
         Some(crate::abi::thread::SPILL + crate::abi::thread::WORD * self.home.get(var).copied().flatten()? as i32)

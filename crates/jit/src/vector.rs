@@ -8,14 +8,16 @@
 //! and returns the first thread it did not finish. A group whose lanes disagree at a conditional branch (or
 //! a guarded `ret`/`exit`) stops there and is left to the scalar thread loop, which runs it again from the
 //! start: [`refusal`] makes sure no store can have happened by then. Loads and stores take one vector access
-//! when the lanes' addresses are consecutive and every lane is active, else one access per active lane.
+//! when the lanes' addresses are consecutive and every lane is active, else one access per active lane; the
+//! lane strides of registers ([`lane_strides`]) decide at compile time where they can (uniform addresses: one
+//! scalar load; strides of the access size: a check of lanes 0 and 3 at most; other strides: per lane).
 //!
 //! Kernels whose only yield points are counted barriers (`Plan::counted_barriers`, one plain `bar.sync`) run
 //! here too, a pass over the CTA at a time, driven by `exec.rs`: a group starts only when its four threads
 //! are ready (the scalar loop's status test with `CtaCtx::status_mask`) at the same resume point, and
-//! dispatches on it, reloading what the region needs from the lanes' homes; at the barrier it stores every
-//! live register of each lane into its home, writes the status and resume words as the scalar code does and
-//! counts four arrivals (`CtaCtx::arrived`). Other groups are left to the scalar loop, which runs each thread
+//! dispatches on it. Each lane's homes are kept exactly as the scalar code keeps its thread's: the same eager
+//! stores, the same spill and reload sets (`YieldPoint::spill`, `reload`), status and resume words in the
+//! same form; a barrier also counts four arrivals (`CtaCtx::arrived`). Other groups are left to the scalar loop, which runs each thread
 //! from its own status. A group may stop only before any store of its region (since the last resume point).
 //!
 //! Simple forward branches run as masks ([`Ifs`]): the ops a branch skips execute under the lanes that do not
@@ -131,20 +133,345 @@ impl Ifs {
             });
             branches[i] = plain;
         }
-        let mut inside = vec![None; n];
+        // Masks cost every op of a range a blend or a test, also where the lanes agree: only the branches
+        // where a group could otherwise stop after a store are converted (with the qualifying branches in
+        // their ranges). Converting one adds no such point elsewhere: its range's stores reached its target
+        // before too.
+        let candidates = branches;
+        let mut ifs = Ifs { inside: vec![None; n], branches: vec![false; n] };
+        loop {
+            let mut more = false;
+            for i in stops_after_store(prog, plan, &[], &ifs) {
+                if candidates[i] && !ifs.branches[i] {
+                    more = true;
+                    let range = i..prog.ops[i].target as usize;
+                    for (b, &c) in ifs.branches[range.clone()].iter_mut().zip(&candidates[range]) {
+                        *b |= c;
+                    }
+                }
+            }
+            if !more {
+                break;
+            }
+        }
         for i in 0..n {
-            if branches[i] {
+            if ifs.branches[i] {
                 // Outer branches come first: inner ones overwrite their part.
-                for x in &mut inside[i + 1..prog.ops[i].target as usize] {
+                for x in &mut ifs.inside[i + 1..prog.ops[i].target as usize] {
                     *x = Some(i);
                 }
             }
         }
-        Ifs { inside, branches }
+        ifs
     }
 
     fn converted(&self, i: usize) -> bool {
         self.branches.get(i).copied().unwrap_or(false)
+    }
+}
+
+/// How the four lanes of a register relate, whichever path computed the value: `lane l = lane 0 + l * stride`
+/// modulo 2^(the register's bits), exactly when `widened` is 0; with `widened` 1, the value is 64 bits wide
+/// and one of its terms was widened from 32 bits, where a wrap-around between lanes 0 and 3 (which a check
+/// of those two lanes finds) would break the relation. Stride 0 is a value uniform in the group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stride {
+    stride: i64,
+    widened: u8,
+}
+
+const UNIFORM: Stride = Stride { stride: 0, widened: 0 };
+
+/// A stride in a `bits`-wide register (32-bit strides as their signed representative); `None` past one
+/// widened term, or where a widened term's stride is so large that lanes 0..3 could wrap more than once.
+fn stride(stride: i64, widened: u8, bits: u32) -> Option<Stride> {
+    let stride = if bits == 32 { i64::from(stride as i32) } else { stride };
+    match (stride, widened) {
+        (0, _) => Some(UNIFORM),
+        (_, 0) => Some(Stride { stride, widened }),
+        (s, 1) if s.unsigned_abs() <= 1 << 28 => Some(Stride { stride, widened }),
+        _ => None,
+    }
+}
+
+/// The stride of every register ([`Stride`]), `None` where unknown: a flow-insensitive fixpoint over the
+/// writes (each must give the same stride). Sources: immediates, symbols other than local variables, the
+/// CTA's special registers, `tid.y` and `tid.z` and kernel parameters are uniform (a group's threads share
+/// `tid.y` and `tid.z`, as `ntid.x % 4 == 0`); `tid.x` and `%laneid` have stride 1. Loads of other memory
+/// are not uniform: on the scalar loop, a thread may store between its group's loads. Guarded writes and
+/// writes in converted ranges are unknown.
+fn lane_strides(prog: &Program, ifs: &Ifs) -> Vec<Option<Stride>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum St {
+        Unwritten,
+        Known(Stride),
+        Unknown,
+    }
+    let ns = prog.slots as usize;
+    let mut st = vec![St::Unwritten; ns];
+    let bits_of = |slot: usize| if dom(prog.slot_types[slot]) == Dom::W { 32 } else { 64 };
+    // `None`: not known yet (an unwritten register); `Some(None)`: unknown.
+    // An operand read as `want` bits: a 32-bit register read as 64 bits is zero-extended (widened), a wider
+    // one truncated (modular, the stride stays).
+    let src = |st: &[St], s: &Src, zero: bool, want: u32| -> Option<Option<Stride>> {
+        Some(match *s {
+            Src::Reg(r) => match st[r as usize] {
+                // Read before any write reaches it: zero in every lane (second phase).
+                St::Unwritten if zero => Some(UNIFORM),
+                St::Unwritten => return None,
+                St::Known(k) if bits_of(r as usize) < want => stride(i64::from(k.stride as i32), k.widened + 1, 64),
+                St::Known(k) => stride(k.stride, k.widened, want.min(64)),
+                St::Unknown => None,
+            },
+            Src::Imm(_) | Src::None => Some(UNIFORM),
+            Src::Sym(sym, _) => (!matches!(sym, SymAddr::Frame(_))).then_some(UNIFORM),
+            Src::Special(SpecialReg::Tid, 0) | Src::Special(SpecialReg::Laneid, _) => {
+                Some(Stride { stride: 1, widened: 0 })
+            }
+            Src::Special(SpecialReg::Tid, c) => (c < 3).then_some(UNIFORM),
+            Src::Special(sr, _) => matches!(
+                sr,
+                SpecialReg::Ntid
+                    | SpecialReg::Ctaid
+                    | SpecialReg::Nctaid
+                    | SpecialReg::Clusterid
+                    | SpecialReg::Nclusterid
+                    | SpecialReg::Warpid
+                    | SpecialReg::Nwarpid
+                    | SpecialReg::Nsmid
+                    | SpecialReg::ClusterNctarank
+            )
+            .then_some(UNIFORM),
+            Src::Pred(..) => None,
+        })
+    };
+    let imm = |s: &Src| match *s {
+        Src::Imm(c) => Some(c as i64),
+        _ => None,
+    };
+    // First the registers some write determines, then those only read before being written.
+    for zero in [false, true] {
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (i, op) in prog.ops.iter().enumerate() {
+                let Dst::Reg(slot, mask) = op.dst else {
+                    crate::plan::for_each_def(prog, op, |v| {
+                        if v < ns && st[v] != St::Unknown {
+                            st[v] = St::Unknown;
+                            changed = true;
+                        }
+                    });
+                    continue;
+                };
+                let slot = slot as usize;
+                let bits = bits_of(slot);
+                let want = |k: usize| match (op.kind, op.m.part, k) {
+                    (Kind::Mul | Kind::Mad, Part::Wide, 0 | 1) => op.ty.bits(),
+                    (Kind::Mul | Kind::Mad, Part::Wide, _) => 2 * op.ty.bits(),
+                    (Kind::Cvt, _, _) => op.ty2.bits(),
+                    _ => op.ty.bits(),
+                };
+                let ops: Vec<Option<Option<Stride>>> =
+                    [&op.a, &op.b, &op.c, &op.d].iter().enumerate().map(|(k, s)| src(&st, s, zero, want(k))).collect();
+                let result: Option<Option<Stride>> = if op.guard.is_some()
+                    || ifs.inside[i].is_some()
+                    || op.extra.is_some()
+                    || op.m.cc
+                    || op.dst2 != Dst::None
+                {
+                    Some(None)
+                } else if ops.iter().any(|o| o.is_none()) {
+                    None
+                } else {
+                    let o: Vec<Option<Stride>> = ops.into_iter().map(|o| o.expect("known")).collect();
+                    let (a, b, c) = (o[0], o[1], o[2]);
+                    let width_ok = op.ty.bits() == bits && mask == program::mask_bits(bits);
+                    let wide_ok = op.ty.bits() == 32 && bits == 64 && mask == u64::MAX;
+                    let lo = op.m.part == Part::Lo;
+                    let all_uniform = o.iter().all(|x| *x == Some(UNIFORM));
+                    let pure = matches!(
+                        op.kind,
+                        Kind::Mov
+                            | Kind::Add
+                            | Kind::Sub
+                            | Kind::Mul
+                            | Kind::Mad
+                            | Kind::Shl
+                            | Kind::Shr
+                            | Kind::And
+                            | Kind::Or
+                            | Kind::Xor
+                            | Kind::Not
+                            | Kind::Neg
+                            | Kind::Min
+                            | Kind::Max
+                            | Kind::Cvt
+                            | Kind::Cvta
+                    );
+                    // A 32-bit value's stride in 64 bits, with one more widened term.
+                    let widen = |x: Stride| stride(i64::from(x.stride as i32), x.widened + 1, 64);
+                    let scaled = |x: Option<Stride>, k: Option<i64>, w: u8| {
+                        x.zip(k).and_then(|(x, k)| stride(x.stride.wrapping_mul(k), x.widened + w, bits))
+                    };
+                    let sum = |x: Option<Stride>, y: Option<Stride>, neg: bool| {
+                        x.zip(y).and_then(|(x, y)| {
+                            let s = if neg { x.stride.wrapping_sub(y.stride) } else { x.stride.wrapping_add(y.stride) };
+                            stride(s, x.widened + y.widened, bits)
+                        })
+                    };
+                    let product = |me_a: Option<Stride>, me_b: Option<Stride>, sa: &Src, sb: &Src| {
+                        if me_a == Some(UNIFORM) && me_b == Some(UNIFORM) {
+                            Some(UNIFORM)
+                        } else if let Some(k) = imm(sb) {
+                            scaled(me_a, Some(k), 0)
+                        } else if let Some(k) = imm(sa) {
+                            scaled(me_b, Some(k), 0)
+                        } else {
+                            None
+                        }
+                    };
+                    Some(match op.kind {
+                        Kind::Ld if matches!(op.mem.base, Src::Sym(SymAddr::KernelParam(_), _)) => Some(UNIFORM),
+                        _ if all_uniform && pure => Some(UNIFORM),
+                        Kind::Mov | Kind::Cvta if width_ok => a,
+                        Kind::Add if width_ok => sum(a, b, false),
+                        Kind::Sub if width_ok => sum(a, b, true),
+                        Kind::Mul if lo && width_ok => product(a, b, &op.a, &op.b),
+                        Kind::Mad if lo && width_ok => sum(product(a, b, &op.a, &op.b), c, false),
+                        Kind::Mul | Kind::Mad if op.m.part == Part::Wide && wide_ok => {
+                            let signed = op.ty.is_signed();
+                            let k = |s: &Src| {
+                                imm(s).map(|c| if signed { i64::from(c as i32) } else { i64::from(c as u32) })
+                            };
+                            let p = match (a, b) {
+                                (Some(x), Some(UNIFORM)) if x != UNIFORM => {
+                                    k(&op.b).and_then(|k| scaled(widen(x), Some(k), 0))
+                                }
+                                (Some(UNIFORM), Some(y)) if y != UNIFORM => {
+                                    k(&op.a).and_then(|k| scaled(widen(y), Some(k), 0))
+                                }
+                                _ => None,
+                            };
+                            if op.kind == Kind::Mad {
+                                sum(p, c, false)
+                            } else {
+                                p
+                            }
+                        }
+                        Kind::Shl if width_ok => match imm(&op.b) {
+                            Some(k) if (0..i64::from(bits)).contains(&k) => scaled(a, Some(1 << k), 0),
+                            _ => None,
+                        },
+                        // Integer conversions: the same width, or 32 to 64 bits.
+                        Kind::Cvt
+                            if !op.ty.is_float() && !op.ty2.is_float() && op.ty.bits() == op.ty2.bits() && width_ok =>
+                        {
+                            a
+                        }
+                        Kind::Cvt
+                            if !op.ty2.is_float()
+                                && op.ty2.bits() == 32
+                                && op.ty.bits() == 64
+                                && bits == 64
+                                && mask == u64::MAX =>
+                        {
+                            a.and_then(widen)
+                        }
+                        _ => None,
+                    })
+                };
+                let Some(r) = result else { continue };
+                let new = match (st[slot], r) {
+                    (St::Unknown, _) | (_, None) => St::Unknown,
+                    (St::Unwritten, Some(k)) => St::Known(k),
+                    (St::Known(x), Some(k)) if x == k => St::Known(x),
+                    _ => St::Unknown,
+                };
+                if new != st[slot] {
+                    st[slot] = new;
+                    changed = true;
+                }
+            }
+        }
+    }
+    st.into_iter()
+        .map(|s| match s {
+            // Never written: zero in every lane.
+            St::Unwritten => Some(UNIFORM),
+            St::Known(k) => Some(k),
+            St::Unknown => None,
+        })
+        .collect()
+}
+
+/// Eager home stores (`Plan::eager`) the vector path moves to the yield points: those of registers that a
+/// region containing the op reloads at its start. A group that stops in the region is rerun from the homes
+/// it started with; the stores at a yield point happen only when the group completes its region. Each lane's
+/// homes after a yield point are the scalar code's: the register holds at the yield point what the eager
+/// store would have written, or a newer value the scalar code spills there.
+struct Deferred {
+    /// By op: the registers whose eager store is deferred.
+    at: Vec<Vec<usize>>,
+    /// By yield point: the registers to store besides `spill`, and the registers to reload after it
+    /// (`reload`, and what the region stores before writing it).
+    store: Vec<Vec<usize>>,
+    reload: Vec<Vec<usize>>,
+}
+
+impl Deferred {
+    fn new(prog: &Program, plan: &Plan) -> Deferred {
+        let n = prog.ops.len();
+        let none = Ifs { inside: vec![None; n], branches: vec![false; n] };
+        let yield_of: HashMap<usize, usize> = plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect();
+        // Ops reachable from `start` before the next yield point, and the yield points reached.
+        let reach = |start: usize| {
+            let (mut seen, mut yields, mut work) = (vec![false; n], Vec::new(), vec![start]);
+            while let Some(i) = work.pop() {
+                if i >= n || seen[i] {
+                    continue;
+                }
+                seen[i] = true;
+                match yield_of.get(&i) {
+                    Some(&k) => yields.push(k),
+                    None => successors(prog, i, &none, |j| work.push(j)),
+                }
+            }
+            (seen, yields)
+        };
+        let regions: Vec<(Vec<bool>, Vec<usize>)> = plan.yields.iter().map(|y| reach(y.op as usize + 1)).collect();
+        let mut at = vec![Vec::new(); n];
+        for (k, (ops, _)) in regions.iter().enumerate() {
+            for i in (0..n).filter(|&i| ops[i] && plan.eager[i]) {
+                crate::plan::for_each_def(prog, &prog.ops[i], |v| {
+                    if plan.yields[k].reload.contains(&v) && plan.home[v].is_some() && !at[i].contains(&v) {
+                        at[i].push(v);
+                    }
+                });
+            }
+        }
+        let mut store = vec![Vec::new(); plan.yields.len()];
+        for i in (0..n).filter(|&i| !at[i].is_empty()) {
+            for j in reach(i + 1).1 {
+                for &v in &at[i] {
+                    if plan.yields[j].live.contains(&v) && !store[j].contains(&v) {
+                        store[j].push(v);
+                    }
+                }
+            }
+        }
+        let mut reload: Vec<Vec<usize>> = plan.yields.iter().map(|y| y.reload.clone()).collect();
+        for (k, (_, reached)) in regions.iter().enumerate() {
+            for &j in reached {
+                for &v in &store[j] {
+                    // Not written since this resume point on some path: its value is the home's.
+                    if plan.yields[k].live.contains(&v) && !reload[k].contains(&v) {
+                        reload[k].push(v);
+                    }
+                }
+            }
+        }
+        Deferred { at, store, reload }
     }
 }
 
@@ -171,36 +498,44 @@ fn successors(prog: &Program, i: usize, ifs: &Ifs, mut f: impl FnMut(usize)) {
 
 /// The first op where a group could stop after one of its lanes wrote memory since the start of its region
 /// (the kernel's start or the last yield point, where the scalar loop would run the group again from), or
-/// `None`. Forward dataflow over the ops, "a store may have run in this region" at each op; a yield point
-/// ends its region.
+/// `None`. Forward dataflow over the ops from each region start, "a store may have run in this region" at
+/// each op; a yield point ends its region.
 ///
-/// The scalar loop's eager stores of register homes (`Plan::eager`) are no side effect here: a rerun from
-/// the region's start writes the same values again, and the vector path stores every live register at a
-/// yield point itself.
+/// The eager stores of register homes (`Plan::eager`) are no side effect here: where one would overwrite a
+/// register its region's start reloads (the rerun would reload the new value), [`Deferred`] moves it to the
+/// region's yield points; elsewhere a rerun writes the same values into the same homes again.
 fn stop_after_store(prog: &Program, plan: &Plan, stops: &[usize], ifs: &Ifs) -> Option<usize> {
+    stops_after_store(prog, plan, stops, ifs).into_iter().min()
+}
+
+/// Every op where a group could stop after a store of its region ([`stop_after_store`]).
+fn stops_after_store(prog: &Program, plan: &Plan, stops: &[usize], ifs: &Ifs) -> Vec<usize> {
     let n = prog.ops.len();
-    let mut seen = vec![false; n];
-    let mut stored = vec![false; n];
-    let mut work: Vec<(usize, bool)> =
-        std::iter::once(0).chain(plan.yields.iter().map(|y| y.op as usize + 1)).map(|i| (i, false)).collect();
-    while let Some((i, s)) = work.pop() {
-        if i >= n || (seen[i] && (stored[i] || !s)) {
-            continue;
+    let mut found = Vec::new();
+    let starts = std::iter::once((0, ())).chain(plan.yields.iter().map(|y| (y.op as usize + 1, ())));
+    for (start, _) in starts {
+        let mut seen = vec![false; n];
+        let mut stored = vec![false; n];
+        let mut work = vec![(start, false)];
+        while let Some((i, s)) = work.pop() {
+            if i >= n || (seen[i] && (stored[i] || !s)) {
+                continue;
+            }
+            seen[i] = true;
+            stored[i] |= s;
+            let op = &prog.ops[i];
+            if stored[i] && may_stop(op, i, stops, ifs) && !found.contains(&i) {
+                found.push(i);
+            }
+            // Yield points are unguarded (`refusal`): their region ends there.
+            if plan.yields.iter().any(|y| y.op as usize == i) {
+                continue;
+            }
+            let after = stored[i] || writes_memory(op);
+            successors(prog, i, ifs, |j| work.push((j, after)));
         }
-        seen[i] = true;
-        stored[i] |= s;
-        let op = &prog.ops[i];
-        if stored[i] && may_stop(op, i, stops, ifs) {
-            return Some(i);
-        }
-        // Yield points are unguarded (`refusal`): their region ends there.
-        if plan.yields.iter().any(|y| y.op as usize == i) {
-            continue;
-        }
-        let after = stored[i] || writes_memory(op);
-        successors(prog, i, ifs, |j| work.push((j, after)));
     }
-    None
+    found
 }
 
 /// Translates the kernel's vector path into `b` (signature [`signature`]); `Err` names what it refused.
@@ -214,7 +549,7 @@ pub fn translate(
     if prog.slot_types.iter().any(|t| t.bits() > 64) {
         return Err("a register wider than 64 bits".into());
     }
-    let mut v = Vector::new(b, env, prog, Ifs::new(prog, plan));
+    let mut v = Vector::new(b, env, prog, plan, Ifs::new(prog, plan));
     v.body(plan)?;
     if let Some(i) = stop_after_store(prog, plan, &v.stops, &v.ifs) {
         return Err(format!("op {i}: a group may stop there after a store"));
@@ -251,11 +586,11 @@ enum Reg {
     D(Variable, Variable),
 }
 
-/// A memory operand: one address for all lanes, or one per lane.
+/// A memory operand: one address for all lanes, or one per lane (with their [`Stride`] when known).
 #[derive(Clone, Copy)]
 enum Addr {
     Uniform(Value),
-    Lanes(Value, Value),
+    Lanes(Value, Value, Option<Stride>),
 }
 
 /// How a load or store is made: one vector access, one access per lane, or either by a run-time test (an
@@ -293,12 +628,14 @@ struct Vector<'a, 'b> {
     next: Block,
     stop: Block,
     done: Block,
-    /// With yield points: each one's index by op, and the registers to reload after it
-    /// (`Plan::reloads_storing_all`).
+    /// With yield points: each one's index by op.
     yield_at: HashMap<usize, usize>,
-    reloads: Vec<Vec<usize>>,
     /// Converted branches, and each one's mask of the lanes that run its range.
     ifs: Ifs,
+    /// [`lane_strides`]: addresses in registers of stride 0 are one address for the group, those of the
+    /// access's size consecutive.
+    strides: Vec<Option<Stride>>,
+    deferred: Deferred,
     if_masks: HashMap<usize, Variable>,
     /// The current op's guard as a lane mask.
     guard: Option<Value>,
@@ -311,7 +648,7 @@ struct Vector<'a, 'b> {
 }
 
 impl<'a, 'b> Vector<'a, 'b> {
-    fn new(mut b: FunctionBuilder<'b>, env: &'a Env<'a>, prog: &'a Program, ifs: Ifs) -> Vector<'a, 'b> {
+    fn new(mut b: FunctionBuilder<'b>, env: &'a Env<'a>, prog: &'a Program, plan: &Plan, ifs: Ifs) -> Vector<'a, 'b> {
         let regs = prog
             .slot_types
             .iter()
@@ -347,7 +684,8 @@ impl<'a, 'b> Vector<'a, 'b> {
             stop,
             done,
             yield_at: HashMap::new(),
-            reloads: Vec::new(),
+            strides: lane_strides(prog, &ifs),
+            deferred: Deferred::new(prog, plan),
             ifs,
             if_masks,
             guard: None,
@@ -369,22 +707,6 @@ impl<'a, 'b> Vector<'a, 'b> {
                 self.blocks.insert(i, blk);
             }
         }
-        // Registers start at zero (their values are only read after being written in correct kernels; this
-        // keeps every variable defined).
-        let z32 = self.zero(Dom::W);
-        let z64 = self.zero(Dom::D);
-        for r in self.regs.clone() {
-            match r {
-                Reg::W(v) => self.b.def_var(v, z32),
-                Reg::D(l, h) => {
-                    self.b.def_var(l, z64);
-                    self.b.def_var(h, z64);
-                }
-            }
-        }
-        for p in self.preds.clone().into_iter().chain(self.if_masks.values().copied()) {
-            self.b.def_var(p, z32);
-        }
         self.b.def_var(self.t, lo);
         let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
         let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
@@ -400,6 +722,23 @@ impl<'a, 'b> Vector<'a, 'b> {
 
         // Head: stop unless a whole group fits below `hi`.
         self.b.switch_to_block(head);
+        // Every group's registers start at zero (their values are only read after being written, or reloaded,
+        // in correct kernels): nothing is carried from one group to the next, which would keep every register
+        // live around the group loop (and spilled).
+        let z32 = self.zero(Dom::W);
+        let z64 = self.zero(Dom::D);
+        for r in self.regs.clone() {
+            match r {
+                Reg::W(v) => self.b.def_var(v, z32),
+                Reg::D(l, h) => {
+                    self.b.def_var(l, z64);
+                    self.b.def_var(h, z64);
+                }
+            }
+        }
+        for p in self.preds.clone().into_iter().chain(self.if_masks.values().copied()) {
+            self.b.def_var(p, z32);
+        }
         let t = self.b.use_var(self.t);
         let t64 = self.b.ins().uextend(I64, t);
         let end = self.b.ins().iadd_imm_s(t64, i64::from(WIDTH));
@@ -421,13 +760,24 @@ impl<'a, 'b> Vector<'a, 'b> {
         let t = self.b.use_var(self.t);
         self.b.ins().return_(&[t]);
 
-        // Next group: t += 4, tid.x += 4 with carries into y and z (ntid.x is a multiple of 4).
+        // Next group: t += 4, tid.x += 4 with carries into y and z (ntid.x is a multiple of 4); in a
+        // one-dimensional CTA, tid.x is t.
         self.b.switch_to_block(self.next);
         let t = self.b.use_var(self.t);
         let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
         self.b.def_var(self.t, t4);
         let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
         let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
+        let ntz = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 8);
+        // Both are at least 1: their OR is 1 only when both are.
+        let yz = self.b.ins().bor(nty, ntz);
+        let one_d = self.b.ins().icmp_imm_u(IntCC::Equal, yz, 1);
+        let (linear, carry) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(one_d, linear, &[], carry, &[]);
+        self.b.switch_to_block(linear);
+        self.b.def_var(self.tid[0], t4);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(carry);
         let x = self.b.use_var(self.tid[0]);
         let y = self.b.use_var(self.tid[1]);
         let z = self.b.use_var(self.tid[2]);
@@ -467,6 +817,9 @@ impl<'a, 'b> Vector<'a, 'b> {
                 continue;
             }
             self.lower(i).map_err(|e| format!("op {i} ({:?}): {e}", self.prog.ops[i].kind))?;
+            if plan.eager[i] && !self.filled {
+                self.store_eagerly(i, plan);
+            }
         }
         if !self.filled {
             self.b.ins().jump(self.done, &[]);
@@ -536,11 +889,10 @@ impl<'a, 'b> Vector<'a, 'b> {
         let jt = self.b.create_jump_table(JumpTableData::new(default, &targets));
         self.b.ins().br_table(resume, jt);
 
-        self.reloads = plan.reloads_storing_all(self.prog);
         self.yield_at = plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect();
         for (k, &rb) in resume_blocks.iter().enumerate() {
             self.b.switch_to_block(rb);
-            for v in self.reloads[k].clone() {
+            for v in self.deferred.reload[k].clone() {
                 let off = plan.home_offset(v).expect("live registers have homes");
                 self.reload(v, off);
             }
@@ -552,6 +904,53 @@ impl<'a, 'b> Vector<'a, 'b> {
         let d = self.splat64(u64::from(status::DONE));
         self.store_word(thread::STATUS, d, d);
         self.b.ins().jump(self.next, &[]);
+    }
+
+    /// The scalar code's eager stores (`Plan::eager`): the registers op `i` wrote that have homes, right after
+    /// it, for the lanes that ran it (a converted branch's range: not for the others, whose homes may hold
+    /// what their registers no longer do). With them and the scalar code's spill and reload sets, each lane's
+    /// homes hold what the scalar code's would: the clean-register analysis holds whichever path runs a
+    /// thread's regions.
+    fn store_eagerly(&mut self, i: usize, plan: &Plan) {
+        let mut defs = Vec::new();
+        crate::plan::for_each_def(self.prog, &self.prog.ops[i], |v| defs.push(v));
+        defs.retain(|v| !self.deferred.at[i].contains(v));
+        for v in defs {
+            if let Some(off) = plan.home_offset(v) {
+                let within = self.ifs.inside[i].map(|r| self.b.use_var(self.if_masks[&r]));
+                self.store_home(v, off, within);
+            }
+        }
+    }
+
+    /// Stores a liveness variable (register slots, then predicates) into each lane's home (or each lane of
+    /// `mask`), in the scalar code's form: 64-bit words, a 32-bit register zero-extended, a predicate 0/1.
+    fn store_home(&mut self, v: usize, off: i32, mask: Option<Value>) {
+        let ns = self.prog.slots as usize;
+        let (lo, hi) = if v >= ns {
+            let m = self.b.use_var(self.preds[v - ns]);
+            let one = self.splat32(1);
+            let b = self.b.ins().band(m, one);
+            self.widen(b, false)
+        } else {
+            match self.regs[v] {
+                Reg::W(var) => {
+                    let w = self.b.use_var(var);
+                    self.widen(w, false)
+                }
+                Reg::D(lv, hv) => (self.b.use_var(lv), self.b.use_var(hv)),
+            }
+        };
+        let (lo, hi) = match mask {
+            // Lanes off the mask keep their homes.
+            Some(m) => {
+                let (ml, mh) = self.widen(m, true);
+                let (ol, oh) = self.load_word(off);
+                (self.b.ins().bitselect(ml, lo, ol), self.b.ins().bitselect(mh, hi, oh))
+            }
+            None => (lo, hi),
+        };
+        self.store_word(off, lo, hi);
     }
 
     /// Loads a liveness variable (register slots, then predicates) from each lane's home.
@@ -581,30 +980,14 @@ impl<'a, 'b> Vector<'a, 'b> {
         }
     }
 
-    /// A barrier: every live register of each lane into its home (the scalar code's form: 64-bit words, a
-    /// 32-bit register zero-extended, a predicate 0/1), status and resume point as the scalar code writes
-    /// them, four arrivals.
+    /// A barrier: the registers whose homes may be stale (`YieldPoint::spill`), status and resume point, as
+    /// the scalar code stores them for each lane, and four arrivals.
     fn lower_yield(&mut self, k: usize, plan: &Plan) {
-        let ns = self.prog.slots as usize;
         let fl = MemFlagsData::trusted();
-        let y = &plan.yields[k];
-        for &v in &y.live {
+        let deferred = self.deferred.store[k].iter().filter(|v| !plan.yields[k].spill.contains(v));
+        for v in plan.yields[k].spill.iter().chain(deferred).copied().collect::<Vec<_>>() {
             let off = plan.home_offset(v).expect("live registers have homes");
-            let (lo, hi) = if v >= ns {
-                let m = self.b.use_var(self.preds[v - ns]);
-                let one = self.splat32(1);
-                let b = self.b.ins().band(m, one);
-                self.widen(b, false)
-            } else {
-                match self.regs[v] {
-                    Reg::W(var) => {
-                        let w = self.b.use_var(var);
-                        self.widen(w, false)
-                    }
-                    Reg::D(lv, hv) => (self.b.use_var(lv), self.b.use_var(hv)),
-                }
-            };
-            self.store_word(off, lo, hi);
+            self.store_home(v, off, None);
         }
         let word = self.splat64(u64::from(status::BARRIER) | (k as u64 + 1) << 32);
         self.store_word(thread::STATUS, word, word);
@@ -1064,7 +1447,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                     run = self.b.ins().band(run, w);
                 }
                 self.b.def_var(self.if_masks[&i], run);
-                // No lane runs the range: skip it (each of its ops would do nothing).
+                // Where no lane runs it, the range is skipped as the branch would.
                 let any = self.b.ins().vany_true(run);
                 let (range, target) = (self.block(i + 1)?, self.block(op.target as usize)?);
                 self.b.ins().brif(any, range, &[], target, &[]);
@@ -1791,12 +2174,18 @@ impl<'a, 'b> Vector<'a, 'b> {
                 Src::Sym(SymAddr::Shared(o), extra) => {
                     Addr::Uniform(self.b.ins().iadd_imm_s(sh, o as i64 + extra + off))
                 }
+                Src::Reg(r) if self.strides[r as usize] == Some(UNIFORM) => {
+                    let a = self.lane0(&op.mem.base)?;
+                    let a = self.b.ins().iadd(sh, a);
+                    Addr::Uniform(self.b.ins().iadd_imm_s(a, off))
+                }
                 ref s => {
                     let v = self.read(s, Dom::D)?;
                     let (l, h) = self.as_d(v, false);
                     let base = self.b.ins().iadd_imm_s(sh, off);
                     let base = self.b.ins().splat(I64X2, base);
-                    Addr::Lanes(self.b.ins().iadd(l, base), self.b.ins().iadd(h, base))
+                    let k = self.address_stride(s);
+                    Addr::Lanes(self.b.ins().iadd(l, base), self.b.ins().iadd(h, base), k)
                 }
             });
         }
@@ -1806,24 +2195,46 @@ impl<'a, 'b> Vector<'a, 'b> {
         Ok(match op.mem.base {
             Src::Sym(sym, extra) => Addr::Uniform(self.symbol(sym, extra + off)?),
             Src::Imm(a) => Addr::Uniform(self.b.ins().iconst(I64, a.wrapping_add(off as u64) as i64)),
+            Src::Reg(r) if self.strides[r as usize] == Some(UNIFORM) => {
+                let a = self.lane0(&op.mem.base)?;
+                Addr::Uniform(self.b.ins().iadd_imm_s(a, off))
+            }
             ref s => {
                 let v = self.read(s, Dom::D)?;
                 let (l, h) = self.as_d(v, false);
+                let k = self.address_stride(s);
                 if off == 0 {
-                    Addr::Lanes(l, h)
+                    Addr::Lanes(l, h, k)
                 } else {
                     let o = self.splat64(off as u64);
-                    Addr::Lanes(self.b.ins().iadd(l, o), self.b.ins().iadd(h, o))
+                    Addr::Lanes(self.b.ins().iadd(l, o), self.b.ins().iadd(h, o), k)
                 }
             }
         })
+    }
+
+    /// The stride of a register read as a 64-bit address (a 32-bit one zero-extended: widened).
+    fn address_stride(&self, s: &Src) -> Option<Stride> {
+        let Src::Reg(r) = *s else { return None };
+        let k = self.strides[r as usize]?;
+        match self.regs[r as usize] {
+            Reg::W(_) => stride(i64::from(k.stride as i32), k.widened + 1, 64),
+            Reg::D(..) => Some(k),
+        }
+    }
+
+    /// Lane 0 of a source as a 64-bit address (zero-extended, as the scalar code reads it).
+    fn lane0(&mut self, s: &Src) -> R<Value> {
+        let v = self.read(s, Dom::D)?;
+        let (l, _) = self.as_d(v, false);
+        Ok(self.b.ins().extractlane(l, 0))
     }
 
     /// Lane `i`'s address plus `off`.
     fn lane_addr(&mut self, a: Addr, i: u8, off: i64) -> Value {
         let v = match a {
             Addr::Uniform(v) => v,
-            Addr::Lanes(l, h) => self.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
+            Addr::Lanes(l, h, _) => self.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
         };
         if off == 0 {
             v
@@ -1837,7 +2248,16 @@ impl<'a, 'b> Vector<'a, 'b> {
     fn whole_group(&mut self, a: Addr, size: u32) -> Option<Value> {
         let consecutive = match a {
             Addr::Uniform(_) => None,
-            Addr::Lanes(l, h) => {
+            // Consecutive by construction.
+            Addr::Lanes(.., Some(Stride { widened: 0, .. })) => None,
+            // Unless a widened term wrapped around between lanes 0 and 3.
+            Addr::Lanes(l, h, Some(_)) => {
+                let a0 = self.b.ins().extractlane(l, 0);
+                let a3 = self.b.ins().extractlane(h, 1);
+                let d = self.b.ins().isub(a3, a0);
+                Some(self.b.ins().icmp_imm_u(IntCC::Equal, d, 3 * i64::from(size)))
+            }
+            Addr::Lanes(l, h, None) => {
                 let a0 = self.b.ins().extractlane(l, 0);
                 let base = self.b.ins().splat(I64X2, a0);
                 let s = u64::from(size);
@@ -1880,7 +2300,9 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     /// How an access with a vector form (`vector_form`) is made.
     fn path(&mut self, vector_form: bool, a: Addr, size: u32) -> Path {
-        if !vector_form {
+        // Lanes known not to be `size` bytes apart.
+        let apart = matches!(a, Addr::Lanes(.., Some(k)) if k.stride != i64::from(size));
+        if !vector_form || apart {
             return Path::Lanes;
         }
         match self.whole_group(a, size) {
@@ -1968,7 +2390,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                             let s = me.load_scalar(flags, a, ty)?;
                             me.splat_scalar(s, dd)
                         }
-                        Addr::Lanes(l, _) => {
+                        Addr::Lanes(l, ..) => {
                             let a0 = me.b.ins().extractlane(l, 0);
                             if elem == 4 {
                                 let w = me.b.ins().load(I32X4, flags, a0, off as i32);
@@ -1996,25 +2418,54 @@ impl<'a, 'b> Vector<'a, 'b> {
                     Ok(())
                 },
                 |me| {
-                    me.per_lane(|me, i| {
-                        let a = me.lane_addr(addr, i, off);
-                        let s = me.load_scalar(flags, a, ty)?;
-                        match vb {
-                            None => {
-                                let s = me.b.ins().ireduce(I32, s);
-                                let cur = me.b.use_var(va);
-                                let v = me.b.ins().insertlane(cur, s, i);
-                                me.b.def_var(va, v);
+                    let each = |me: &mut Self| {
+                        me.per_lane(|me, i| {
+                            let a = me.lane_addr(addr, i, off);
+                            let s = me.load_scalar(flags, a, ty)?;
+                            match vb {
+                                None => {
+                                    let s = me.b.ins().ireduce(I32, s);
+                                    let cur = me.b.use_var(va);
+                                    let v = me.b.ins().insertlane(cur, s, i);
+                                    me.b.def_var(va, v);
+                                }
+                                Some(vb) => {
+                                    let var = if i < 2 { va } else { vb };
+                                    let cur = me.b.use_var(var);
+                                    let v = me.b.ins().insertlane(cur, s, i % 2);
+                                    me.b.def_var(var, v);
+                                }
                             }
-                            Some(vb) => {
-                                let var = if i < 2 { va } else { vb };
-                                let cur = me.b.use_var(var);
-                                let v = me.b.ins().insertlane(cur, s, i % 2);
-                                me.b.def_var(var, v);
-                            }
+                            Ok(())
+                        })
+                    };
+                    // Unless the lanes are known to differ.
+                    let (Addr::Lanes(l, h, None), None) = (addr, me.guard) else { return each(me) };
+                    // Every lane at one address (an index uniform in the group, as a tile's row): one load.
+                    let a0 = me.b.ins().extractlane(l, 0);
+                    let s = me.b.ins().splat(I64X2, a0);
+                    let el = me.b.ins().icmp(IntCC::Equal, l, s);
+                    let eh = me.b.ins().icmp(IntCC::Equal, h, s);
+                    let e = me.b.ins().band(el, eh);
+                    let same = me.b.ins().vall_true(e);
+                    let (one, lanes, done) = (me.b.create_block(), me.b.create_block(), me.b.create_block());
+                    me.b.ins().brif(same, one, &[], lanes, &[]);
+                    me.b.switch_to_block(one);
+                    let a = if off == 0 { a0 } else { me.b.ins().iadd_imm_s(a0, off) };
+                    let x = me.load_scalar(flags, a, ty)?;
+                    match me.splat_scalar(x, dd) {
+                        V::W(w) => me.b.def_var(va, w),
+                        V::D(l, h) => {
+                            me.b.def_var(va, l);
+                            me.b.def_var(vb.expect("64-bit lanes"), h);
                         }
-                        Ok(())
-                    })
+                    }
+                    me.b.ins().jump(done, &[]);
+                    me.b.switch_to_block(lanes);
+                    each(me)?;
+                    me.b.ins().jump(done, &[]);
+                    me.b.switch_to_block(done);
+                    Ok(())
                 },
             )?;
             let v = match vb {
@@ -2045,7 +2496,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             self.two_ways(
                 path,
                 |me| {
-                    let Addr::Lanes(l, _) = addr else { return Err("a uniform vector store".into()) };
+                    let Addr::Lanes(l, ..) = addr else { return Err("a uniform vector store".into()) };
                     let a0 = me.b.ins().extractlane(l, 0);
                     let fl = MemFlagsData::new();
                     match v {

@@ -380,3 +380,64 @@ fn stencil_1d_agrees_with_the_emulator() {
         });
     }
 }
+
+/// Addresses whose lane strides the vector path knows at compile time: a mirrored index (stride -1, per-lane
+/// loads), a doubled one widened by `cvt` (stride 2), consecutive stores through `mul.wide`, a uniform
+/// address; each as the emulator computes it.
+const STRIDES: &str = r#"
+.version 7.8
+.target sm_80
+.address_size 64
+
+.visible .entry strides(.param .u64 p_in, .param .u64 p_out, .param .u32 p_n)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<10>;
+	.reg .f32 %f<8>;
+	.reg .b64 %rd<12>;
+
+	ld.param.u64 %rd1, [p_in];
+	ld.param.u64 %rd2, [p_out];
+	ld.param.u32 %r1, [p_n];
+	mov.u32 %r2, %tid.x;
+	mov.u32 %r3, %ntid.x;
+	mov.u32 %r4, %ctaid.x;
+	mad.lo.s32 %r5, %r4, %r3, %r2;
+	setp.ge.s32 %p1, %r5, %r1;
+	@%p1 bra $done;
+	sub.s32 %r6, %r1, %r5;
+	sub.s32 %r6, %r6, 1;
+	mul.wide.s32 %rd3, %r6, 4;
+	add.s64 %rd4, %rd1, %rd3;
+	ld.global.f32 %f1, [%rd4];
+	shl.b32 %r7, %r5, 1;
+	cvt.u64.u32 %rd5, %r7;
+	shl.b64 %rd5, %rd5, 2;
+	add.s64 %rd6, %rd1, %rd5;
+	ld.global.f32 %f2, [%rd6+4];
+	ld.global.f32 %f3, [%rd1+8];
+	add.f32 %f4, %f1, %f2;
+	sub.f32 %f4, %f4, %f3;
+	mul.wide.u32 %rd7, %r5, 4;
+	add.s64 %rd8, %rd2, %rd7;
+	st.global.f32 [%rd8], %f4;
+$done:
+	ret;
+}
+"#;
+
+#[test]
+fn known_strides_agree_with_the_emulator() {
+    assert_eq!(vectorized(STRIDES, "strides"), Ok(()));
+    for (n, block) in SHAPES {
+        let grid = n.div_ceil(block);
+        let len = (grid * block) as usize;
+        agree(STRIDES, "strides", grid, block, || {
+            vec![
+                Arg::Buf(floats(2 * len + 2, 10)),
+                Arg::Buf(vec![0xAB; len * 4]),
+                Arg::Scalar(n.to_le_bytes().to_vec()),
+            ]
+        });
+    }
+}
