@@ -43,6 +43,46 @@ pub struct Env<'a> {
     pub names: &'a HashMap<FuncId, String>,
 }
 
+/// The end of a thread loop's step: `tid` advanced by `step` threads (the loop's thread index is now
+/// `t_next`), then on to `head`. In a one-dimensional CTA tid.x is the thread index; otherwise tid.x grows by
+/// `step` with carries into y and z (ntid.x is a multiple of `step`).
+pub(crate) fn advance_tid(
+    b: &mut FunctionBuilder<'_>,
+    ctx: Value,
+    tid: [Variable; 3],
+    t_next: Value,
+    step: i64,
+    head: Block,
+) {
+    let nty = b.ins().load(I32, ro(), ctx, cx::NTID + 4);
+    let ntz = b.ins().load(I32, ro(), ctx, cx::NTID + 8);
+    // Both are at least 1: their OR is 1 only when both are.
+    let yz = b.ins().bor(nty, ntz);
+    let one_d = b.ins().icmp_imm_u(IntCC::Equal, yz, 1);
+    let (linear, carry) = (b.create_block(), b.create_block());
+    b.ins().brif(one_d, linear, &[], carry, &[]);
+    b.switch_to_block(linear);
+    b.def_var(tid[0], t_next);
+    b.ins().jump(head, &[]);
+    b.switch_to_block(carry);
+    let ntx = b.ins().load(I32, ro(), ctx, cx::NTID);
+    let (x, y, z) = (b.use_var(tid[0]), b.use_var(tid[1]), b.use_var(tid[2]));
+    let x1 = b.ins().iadd_imm_s(x, step);
+    let wrap_x = b.ins().icmp(IntCC::Equal, x1, ntx);
+    let zero = b.ins().iconst(I32, 0);
+    let nx = b.ins().select(wrap_x, zero, x1);
+    let y1 = b.ins().iadd_imm_s(y, 1);
+    let y1 = b.ins().select(wrap_x, y1, y);
+    let wrap_y = b.ins().icmp(IntCC::Equal, y1, nty);
+    let ny = b.ins().select(wrap_y, zero, y1);
+    let z1 = b.ins().iadd_imm_s(z, 1);
+    let nz = b.ins().select(wrap_y, z1, z);
+    b.def_var(tid[0], nx);
+    b.def_var(tid[1], ny);
+    b.def_var(tid[2], nz);
+    b.ins().jump(head, &[]);
+}
+
 pub fn kernel_signature(cc: CallConv) -> Signature {
     let mut s = Signature::new(cc);
     s.params.extend([AbiParam::new(I64), AbiParam::new(I32), AbiParam::new(I32)]);
@@ -304,36 +344,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let t = self.b.use_var(self.t);
         let t1 = self.b.ins().iadd_imm_s(t, 1);
         self.b.def_var(self.t, t1);
-        let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
-        let ntz = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 8);
-        // Both are at least 1: their OR is 1 only when both are.
-        let yz = self.b.ins().bor(nty, ntz);
-        let one_d = self.b.ins().icmp_imm_u(IntCC::Equal, yz, 1);
-        let linear = self.b.create_block();
-        let carry = self.b.create_block();
-        self.b.ins().brif(one_d, linear, &[], carry, &[]);
-        self.b.switch_to_block(linear);
-        self.b.def_var(self.tid[0], t1);
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(carry);
-        let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
-        let x = self.b.use_var(self.tid[0]);
-        let y = self.b.use_var(self.tid[1]);
-        let z = self.b.use_var(self.tid[2]);
-        let x1 = self.b.ins().iadd_imm_s(x, 1);
-        let wrap_x = self.b.ins().icmp(IntCC::Equal, x1, ntx);
-        let zero32 = self.b.ins().iconst(I32, 0);
-        let nx = self.b.ins().select(wrap_x, zero32, x1);
-        let y1 = self.b.ins().iadd_imm_s(y, 1);
-        let y1 = self.b.ins().select(wrap_x, y1, y);
-        let wrap_y = self.b.ins().icmp(IntCC::Equal, y1, nty);
-        let ny = self.b.ins().select(wrap_y, zero32, y1);
-        let z1 = self.b.ins().iadd_imm_s(z, 1);
-        let nz = self.b.ins().select(wrap_y, z1, z);
-        self.b.def_var(self.tid[0], nx);
-        self.b.def_var(self.tid[1], ny);
-        self.b.def_var(self.tid[2], nz);
-        self.b.ins().jump(head, &[]);
+        advance_tid(&mut self.b, self.ctx, self.tid, t1, 1, head);
 
         self.b.switch_to_block(exit);
         if self.plan.counted_barriers {

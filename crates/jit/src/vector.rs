@@ -766,35 +766,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         let t = self.b.use_var(self.t);
         let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
         self.b.def_var(self.t, t4);
-        let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
-        let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
-        let ntz = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 8);
-        // Both are at least 1: their OR is 1 only when both are.
-        let yz = self.b.ins().bor(nty, ntz);
-        let one_d = self.b.ins().icmp_imm_u(IntCC::Equal, yz, 1);
-        let (linear, carry) = (self.b.create_block(), self.b.create_block());
-        self.b.ins().brif(one_d, linear, &[], carry, &[]);
-        self.b.switch_to_block(linear);
-        self.b.def_var(self.tid[0], t4);
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(carry);
-        let x = self.b.use_var(self.tid[0]);
-        let y = self.b.use_var(self.tid[1]);
-        let z = self.b.use_var(self.tid[2]);
-        let x1 = self.b.ins().iadd_imm_s(x, i64::from(WIDTH));
-        let wrap_x = self.b.ins().icmp(IntCC::Equal, x1, ntx);
-        let zero = self.b.ins().iconst(I32, 0);
-        let nx = self.b.ins().select(wrap_x, zero, x1);
-        let y1 = self.b.ins().iadd_imm_s(y, 1);
-        let y1 = self.b.ins().select(wrap_x, y1, y);
-        let wrap_y = self.b.ins().icmp(IntCC::Equal, y1, nty);
-        let ny = self.b.ins().select(wrap_y, zero, y1);
-        let z1 = self.b.ins().iadd_imm_s(z, 1);
-        let nz = self.b.ins().select(wrap_y, z1, z);
-        self.b.def_var(self.tid[0], nx);
-        self.b.def_var(self.tid[1], ny);
-        self.b.def_var(self.tid[2], nz);
-        self.b.ins().jump(head, &[]);
+        crate::translate::advance_tid(&mut self.b, self.ctx, self.tid, t4, i64::from(WIDTH), head);
 
         self.filled = true;
         for i in 0..self.prog.ops.len() {
