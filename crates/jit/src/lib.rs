@@ -6,9 +6,10 @@
 //! function), compiled and mapped executable (`compile.rs`, `code.rs`). Launches spread CTAs over a pool of
 //! one worker per core (`pool.rs`) by a [`Schedule`]; each worker runs its CTAs' threads through the compiled
 //! loop, meeting them at barriers and warp collectives (`exec.rs`). Rare ops call the emulator's lane
-//! arithmetic (`helpers.rs`), so both engines agree bit for bit on them. Kernels without yield points also get
-//! a vector path where they can (`vector.rs`, [`Options::vectorize`]): four consecutive threads at a time in
-//! SIMD registers, with the scalar loop for the groups it leaves.
+//! arithmetic (`helpers.rs`), so both engines agree bit for bit on them. Kernels without yield points, or whose
+//! only yield points are counted barriers, also get a vector path where they can (`vector.rs`,
+//! [`Options::vectorize`]): four consecutive threads at a time in SIMD registers, with the scalar loop for the
+//! groups it leaves.
 //!
 //! Addresses: global, local and parameter memory are addressed by host address in every space (a generic
 //! address of a local variable is its host address); shared-space addresses are offsets into the CTA's
