@@ -794,10 +794,10 @@ fn deadlock(
         let at: Vec<u32> = lanes.iter().copied().filter(|&t| status_of(t) == status::BARRIER).collect();
         if !at.is_empty() && at.len() < lanes.len() {
             let other = lanes.iter().copied().find(|t| !at.contains(t)).unwrap_or(0);
-            let mask = at.iter().fold(0u64, |m, &t| m | 1 << (t % WARP as u32));
+            let mask = LaneMask(at.iter().fold(0, |m, &t| m | 1 << (t % WARP as u32)));
             loc.thread = Some(data.block.unflatten(u64::from(other)));
             let detail = format!(
-                "only {} of the {} live lanes of warp {w} reached the barrier together (lane mask {mask:#010x}); the \
+                "only {} of the {} live lanes of warp {w} reached the barrier together (lane mask {mask}); the \
                  others are on another path of a divergent branch",
                 at.len(),
                 lanes.len()
