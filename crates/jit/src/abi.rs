@@ -47,6 +47,8 @@ pub struct CtaCtx {
     /// at the barrier and goes on), and the arrivals at the barrier in the current pass.
     pub status_mask: u32,
     pub arrived: u32,
+    /// Threads of the CTA that finished (kernels with yield points), so that the runtime need not scan them.
+    pub finished: u32,
 }
 
 /// Byte offsets of [`CtaCtx`] fields, for generated code.
@@ -78,6 +80,7 @@ pub mod ctx {
     pub const PHASE: i32 = offset_of!(CtaCtx, phase) as i32;
     pub const STATUS_MASK: i32 = offset_of!(CtaCtx, status_mask) as i32;
     pub const ARRIVED: i32 = offset_of!(CtaCtx, arrived) as i32;
+    pub const FINISHED: i32 = offset_of!(CtaCtx, finished) as i32;
 }
 
 /// Layout of the threads' state: 64-bit words (status and resume point, the homes of the registers spilled at

@@ -184,6 +184,7 @@ impl Worker {
             phase: 0,
             status_mask: u32::MAX,
             arrived: 0,
+            finished: 0,
         };
         // SAFETY: `entry` is the compiled kernel's thread loop with the signature `fn(ctx, lo, hi)`.
         let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
@@ -300,7 +301,7 @@ impl Worker {
                     }
                 }
             }
-            if (0..n).all(|t| status_of(t) == status::DONE) {
+            if ctx.finished == n {
                 return (self.finish(state), None);
             }
             if !release_barriers(data, n, &mut state, &status_of, &word) {

@@ -455,6 +455,9 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let tb = self.b.use_var(self.tb);
                 let done = self.b.ins().iconst(I32, i64::from(status::DONE));
                 self.b.ins().store(trusted(), done, tb, thread::STATUS);
+                let f = self.b.ins().load(I32, trusted(), self.ctx, cx::FINISHED);
+                let f = self.b.ins().iadd_imm_s(f, 1);
+                self.b.ins().store(trusted(), f, self.ctx, cx::FINISHED);
             }
             let next = self.next_thread.expect("kernel loop");
             self.b.ins().jump(next, &[]);

@@ -875,6 +875,10 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.switch_to_block(self.done);
         let d = self.splat64(u64::from(status::DONE));
         self.store_word(thread::STATUS, d, d);
+        let fl = MemFlagsData::trusted();
+        let f = self.b.ins().load(I32, fl, self.ctx, cx::FINISHED);
+        let f = self.b.ins().iadd_imm_s(f, i64::from(WIDTH));
+        self.b.ins().store(fl, f, self.ctx, cx::FINISHED);
         self.b.ins().jump(self.next, &[]);
     }
 
