@@ -1166,6 +1166,11 @@ impl<'a, 'b> Translator<'a, 'b> {
             return self.b.ins().load(I64, flags, addr, off);
         }
         let mt = Self::mem_type(bytes);
+        if flags.readonly() && flags.can_move() {
+            // Cranelift hoists a movable `load` out of loops, not an extending load: load narrow, then extend.
+            let v = self.b.ins().load(mt, flags, addr, off);
+            return if ty.is_signed() { self.b.ins().sextend(I64, v) } else { self.b.ins().uextend(I64, v) };
+        }
         if ty.is_signed() {
             match mt {
                 types::I8 => self.b.ins().sload8(I64, flags, addr, off),

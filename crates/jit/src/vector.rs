@@ -2311,6 +2311,17 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// One lane's load with the scalar lowering's extension (an `i64`).
     fn load_scalar(&mut self, flags: MemFlagsData, addr: Value, ty: Ty) -> R<Value> {
         let b = &mut self.b;
+        if flags.readonly() && flags.can_move() && ty.bytes() < 8 {
+            // Cranelift hoists a movable `load` out of the group loop, not an extending load.
+            let mt = match ty.bytes() {
+                4 => I32,
+                2 => cranelift_codegen::ir::types::I16,
+                1 => cranelift_codegen::ir::types::I8,
+                n => return Err(format!("a {n}-byte access")),
+            };
+            let v = b.ins().load(mt, flags, addr, 0);
+            return Ok(if ty.is_signed() { b.ins().sextend(I64, v) } else { b.ins().uextend(I64, v) });
+        }
         Ok(match (ty.bytes(), ty.is_signed()) {
             (8, _) => b.ins().load(I64, flags, addr, 0),
             (4, true) => b.ins().sload32(flags, addr, 0),
