@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use graph::EntityRef;
+use graph::{BitSet, EntityRef};
 
 use program::{CallArg, Callee, Dst, Extra, Kind, Op, Program, Src, Sub};
 
@@ -126,8 +126,12 @@ impl Plan {
                 let mut after = live.live_after(prog, &leader, i as usize);
                 if yield_kind(op) == Some(YieldKind::Runtime) {
                     // The runtime reads the op's sources and writes its destinations in the spill area.
-                    for_each_use(prog, op, |v| after.insert(v));
-                    for_each_def(prog, op, |v| after.insert(v));
+                    for_each_use(prog, op, |v| {
+                        after.insert(v);
+                    });
+                    for_each_def(prog, op, |v| {
+                        after.insert(v);
+                    });
                 }
                 let live: Vec<usize> = after.iter().filter(|&v| v < vars).collect();
                 for &v in &live {
@@ -320,7 +324,9 @@ impl Clean {
             let eager = eager[i] && !at.contains_key(&i);
             if let Some(y) = at.get(&i) {
                 if op.guard.is_none() {
-                    y.live.iter().for_each(|&v| clean.insert(v));
+                    y.live.iter().for_each(|&v| {
+                        clean.insert(v);
+                    });
                 }
                 if y.kind == YieldKind::Runtime {
                     return;
@@ -346,7 +352,7 @@ impl Clean {
                 successors(prog, end - 1, |s| {
                     let t = block_of[s];
                     let before = clean_in[t].clone();
-                    clean_in[t].intersect(&clean);
+                    clean_in[t].intersect_with(&clean);
                     changed |= clean_in[t] != before;
                 });
             }
@@ -411,47 +417,6 @@ struct Liveness {
     live_in: Vec<BitSet>,
 }
 
-#[derive(Clone, PartialEq, Eq)]
-pub struct BitSet(Vec<u64>);
-
-impl BitSet {
-    fn new(n: usize) -> BitSet {
-        BitSet(vec![0; n.div_ceil(64)])
-    }
-    fn insert(&mut self, i: usize) {
-        self.0[i / 64] |= 1 << (i % 64);
-    }
-    fn remove(&mut self, i: usize) {
-        self.0[i / 64] &= !(1 << (i % 64));
-    }
-    fn full(n: usize) -> BitSet {
-        let mut s = BitSet(vec![u64::MAX; n.div_ceil(64)]);
-        if !n.is_multiple_of(64) {
-            *s.0.last_mut().expect("n > 0") = (1 << (n % 64)) - 1;
-        }
-        s
-    }
-    fn contains(&self, i: usize) -> bool {
-        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
-    }
-    fn intersect(&mut self, o: &BitSet) {
-        for (a, b) in self.0.iter_mut().zip(&o.0) {
-            *a &= b;
-        }
-    }
-    fn union(&mut self, o: &BitSet) {
-        for (a, b) in self.0.iter_mut().zip(&o.0) {
-            *a |= b;
-        }
-    }
-    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0
-            .iter()
-            .enumerate()
-            .flat_map(|(w, &bits)| (0..64).filter(move |b| bits & (1 << b) != 0).map(move |b| w * 64 + b))
-    }
-}
-
 impl Liveness {
     /// Plain liveness: a register is live where a later read may see its value.
     fn compute(prog: &Program, leader: &[bool]) -> Liveness {
@@ -482,19 +447,25 @@ impl Liveness {
                 let mut live = BitSet::new(vars);
                 let last = &prog.ops[end - 1];
                 if !(yields.contains_key(&(end - 1)) && last.guard.is_none()) {
-                    successors(prog, end - 1, |s| live.union(&live_in[block_of[s]]));
+                    successors(prog, end - 1, |s| {
+                        live.union_with(&live_in[block_of[s]]);
+                    });
                 }
                 for i in (start..end).rev() {
                     let op = &prog.ops[i];
                     if let Some(y) = yields.get(&i) {
-                        y.spill.iter().for_each(|&v| live.insert(v));
+                        y.spill.iter().for_each(|&v| {
+                            live.insert(v);
+                        });
                         if y.kind == YieldKind::Runtime {
                             // The runtime reads the operands from their homes; only the guard is read here.
                             if let Some((p, _)) = op.guard {
                                 live.insert(prog.slots as usize + p as usize);
                             }
                         } else {
-                            for_each_use(prog, op, |v| live.insert(v));
+                            for_each_use(prog, op, |v| {
+                                live.insert(v);
+                            });
                         }
                         continue;
                     }
@@ -502,14 +473,18 @@ impl Liveness {
                         // Guarded early exits inside a block also reach their other successors.
                         successors(prog, i, |s| {
                             if s != i + 1 {
-                                live.union(&live_in[block_of[s]])
+                                live.union_with(&live_in[block_of[s]]);
                             }
                         });
                     }
                     if op.guard.is_none() {
-                        for_each_def(prog, op, |v| live.remove(v));
+                        for_each_def(prog, op, |v| {
+                            live.remove(v);
+                        });
                     }
-                    for_each_use(prog, op, |v| live.insert(v));
+                    for_each_use(prog, op, |v| {
+                        live.insert(v);
+                    });
                 }
                 if live != live_in[b] {
                     live_in[b] = live;
@@ -527,7 +502,7 @@ impl Liveness {
             self.live_in[b].clone()
         } else {
             // The yield is the function's last op.
-            BitSet::new(self.live_in.first().map_or(0, |s| s.0.len() * 64))
+            BitSet::new(self.live_in.first().map_or(0, BitSet::domain_size))
         }
     }
 }
