@@ -43,6 +43,26 @@ pub struct Env<'a> {
     pub names: &'a HashMap<FuncId, String>,
 }
 
+/// Where the code of the next op goes: into its own block when it starts one (falling through from the
+/// current block unless that ended in a terminator), else on in the current block, or into a fresh
+/// unreachable block after a terminator.
+pub(crate) fn start_op(b: &mut FunctionBuilder<'_>, leader: Option<Block>, filled: &mut bool) {
+    match leader {
+        Some(blk) => {
+            if !*filled {
+                b.ins().jump(blk, &[]);
+            }
+            b.switch_to_block(blk);
+        }
+        None if *filled => {
+            let blk = b.create_block();
+            b.switch_to_block(blk);
+        }
+        None => return,
+    }
+    *filled = false;
+}
+
 /// The end of a thread loop's step: `tid` advanced by `step` threads (the loop's thread index is now
 /// `t_next`), then on to `head`. In a one-dimensional CTA tid.x is the thread index; otherwise tid.x grows by
 /// `step` with carries into y and z (ntid.x is a multiple of `step`).
@@ -245,19 +265,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.filled = true;
         let n = self.prog.ops.len();
         for i in 0..n {
-            if self.plan.leader[i] {
-                let blk = self.block(i);
-                if !self.filled {
-                    self.b.ins().jump(blk, &[]);
-                }
-                self.b.switch_to_block(blk);
-                self.filled = false;
-            } else if self.filled {
-                // Unreachable code after a terminator inside a native block.
-                let blk = self.b.create_block();
-                self.b.switch_to_block(blk);
-                self.filled = false;
-            }
+            let leader = self.plan.leader[i].then(|| self.block(i));
+            start_op(&mut self.b, leader, &mut self.filled);
             self.cur = i;
             self.lower(i);
         }

@@ -770,19 +770,8 @@ impl<'a, 'b> Vector<'a, 'b> {
 
         self.filled = true;
         for i in 0..self.prog.ops.len() {
-            if plan.leader[i] {
-                let blk = self.blocks[&i];
-                if !self.filled {
-                    self.b.ins().jump(blk, &[]);
-                }
-                self.b.switch_to_block(blk);
-                self.filled = false;
-            } else if self.filled {
-                // Unreachable code after a terminator.
-                let blk = self.b.create_block();
-                self.b.switch_to_block(blk);
-                self.filled = false;
-            }
+            let leader = plan.leader[i].then(|| self.blocks[&i]);
+            crate::translate::start_op(&mut self.b, leader, &mut self.filled);
             self.cur = i;
             if let Some(&k) = self.yield_at.get(&i) {
                 self.lower_yield(k, plan);
