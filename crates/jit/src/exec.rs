@@ -433,6 +433,11 @@ impl RuntimeWarp<'_, '_> {
             || self.data.regions.iter().any(|r| in_range(addr, size, r.0, r.1))
     }
 
+    fn out_of_bounds(&self, lane: u32, space: program::Space, address: u64, size: u32) -> ExecError {
+        let detail = describe(self.data, self.host(space, address), size);
+        self.fault(lane, ErrorKind::OutOfBounds { space: to_space(space), address, size, detail })
+    }
+
     fn host(&self, space: program::Space, address: u64) -> u64 {
         match space {
             program::Space::Shared => self.shared.wrapping_add(address),
@@ -518,15 +523,7 @@ impl program::WarpAccess for RuntimeWarp<'_, '_> {
     fn load(&mut self, lane: u32, space: program::Space, address: u64, size: u32) -> Result<u64, ExecError> {
         let host = self.host(space, address);
         if !self.reachable(host, size) {
-            return Err(self.fault(
-                lane,
-                ErrorKind::OutOfBounds {
-                    space: to_space(space),
-                    address,
-                    size,
-                    detail: describe(self.data, host, size),
-                },
-            ));
+            return Err(self.out_of_bounds(lane, space, address, size));
         }
         let mut buf = [0u8; 8];
         // SAFETY: checked to lie in memory the launch owns.
@@ -545,15 +542,7 @@ impl program::WarpAccess for RuntimeWarp<'_, '_> {
         let host = self.host(space, address);
         let read_only = self.data.regions.iter().any(|r| host >= r.0 && host < r.0 + r.1 && r.2);
         if !self.reachable(host, size) || read_only {
-            return Err(self.fault(
-                lane,
-                ErrorKind::OutOfBounds {
-                    space: to_space(space),
-                    address,
-                    size,
-                    detail: describe(self.data, host, size),
-                },
-            ));
+            return Err(self.out_of_bounds(lane, space, address, size));
         }
         let bytes = value.to_le_bytes();
         // SAFETY: checked to lie in writable memory the launch owns.

@@ -43,6 +43,24 @@ pub struct Env<'a> {
     pub names: &'a HashMap<FuncId, String>,
 }
 
+/// The integer condition of a comparison (`lt`, `le`, ... by the type's signedness; `lo`, `ls`, `hi`, `hs`
+/// unsigned), or `None` for a float-only one.
+pub(crate) fn int_cc(cmp: Cmp, signed: bool) -> Option<IntCC> {
+    Some(match cmp {
+        Cmp::Eq => IntCC::Equal,
+        Cmp::Ne => IntCC::NotEqual,
+        Cmp::Lt if signed => IntCC::SignedLessThan,
+        Cmp::Le if signed => IntCC::SignedLessThanOrEqual,
+        Cmp::Gt if signed => IntCC::SignedGreaterThan,
+        Cmp::Ge if signed => IntCC::SignedGreaterThanOrEqual,
+        Cmp::Lt | Cmp::Lo => IntCC::UnsignedLessThan,
+        Cmp::Le | Cmp::Ls => IntCC::UnsignedLessThanOrEqual,
+        Cmp::Gt | Cmp::Hi => IntCC::UnsignedGreaterThan,
+        Cmp::Ge | Cmp::Hs => IntCC::UnsignedGreaterThanOrEqual,
+        _ => return None,
+    })
+}
+
 /// Where the code of the next op goes: into its own block when it starts one (falling through from the
 /// current block unless that ended in a terminator), else on in the current block, or into a fresh
 /// unreachable block after a terminator.
@@ -1895,20 +1913,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 Some(self.b.ins().fcmp(cc, x, y))
             }
             _ if !ty.is_float() && ty != Ty::Pred && ty.bits() <= 64 => {
-                let signed = ty.is_signed();
-                let cc = match cmp {
-                    Cmp::Eq => IntCC::Equal,
-                    Cmp::Ne => IntCC::NotEqual,
-                    Cmp::Lt if signed => IntCC::SignedLessThan,
-                    Cmp::Le if signed => IntCC::SignedLessThanOrEqual,
-                    Cmp::Gt if signed => IntCC::SignedGreaterThan,
-                    Cmp::Ge if signed => IntCC::SignedGreaterThanOrEqual,
-                    Cmp::Lt | Cmp::Lo => IntCC::UnsignedLessThan,
-                    Cmp::Le | Cmp::Ls => IntCC::UnsignedLessThanOrEqual,
-                    Cmp::Gt | Cmp::Hi => IntCC::UnsignedGreaterThan,
-                    Cmp::Ge | Cmp::Hs => IntCC::UnsignedGreaterThanOrEqual,
-                    _ => return None,
-                };
+                let cc = int_cc(cmp, ty.is_signed())?;
                 let a = self.read(&op.a);
                 let b = self.read(&op.b);
                 let x = self.extend(a, ty);

@@ -1791,20 +1791,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         if ty.is_float() || ty == Ty::Pred || ty.bits() > 64 {
             return Err(format!("comparison of {ty:?}"));
         }
-        let signed = ty.is_signed();
-        let cc = match cmp {
-            Cmp::Eq => IntCC::Equal,
-            Cmp::Ne => IntCC::NotEqual,
-            Cmp::Lt if signed => IntCC::SignedLessThan,
-            Cmp::Le if signed => IntCC::SignedLessThanOrEqual,
-            Cmp::Gt if signed => IntCC::SignedGreaterThan,
-            Cmp::Ge if signed => IntCC::SignedGreaterThanOrEqual,
-            Cmp::Lt | Cmp::Lo => IntCC::UnsignedLessThan,
-            Cmp::Le | Cmp::Ls => IntCC::UnsignedLessThanOrEqual,
-            Cmp::Gt | Cmp::Hi => IntCC::UnsignedGreaterThan,
-            Cmp::Ge | Cmp::Hs => IntCC::UnsignedGreaterThanOrEqual,
-            c => return Err(format!("integer comparison {c:?}")),
-        };
+        let cc = crate::translate::int_cc(cmp, ty.is_signed()).ok_or(format!("integer comparison {cmp:?}"))?;
         let d = dom(ty);
         let a = self.read(&op.a, d)?;
         let b = self.read(&op.b, d)?;

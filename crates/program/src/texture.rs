@@ -496,17 +496,7 @@ pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecE
 
 /// A texture's kind must match the instruction's geometry.
 fn check_geometry(x: &dyn WarpAccess, lane: u32, name: &str, r: &Resource, geom: Geom) -> Result<(), ExecError> {
-    let ok = matches!(
-        (geom, r.kind),
-        (Geom::D1, ResKind::D1)
-            | (Geom::D2, ResKind::D2)
-            | (Geom::D3, ResKind::D3)
-            | (Geom::A1d, ResKind::Layered1D)
-            | (Geom::A2d, ResKind::Layered2D)
-            | (Geom::Cube, ResKind::Cube)
-            | (Geom::Acube, ResKind::CubeLayered)
-    );
-    if ok {
+    if geometry_matches(geom, r.kind) {
         Ok(())
     } else {
         Err(x.error(
@@ -514,6 +504,20 @@ fn check_geometry(x: &dyn WarpAccess, lane: u32, name: &str, r: &Resource, geom:
             ErrorKind::Invalid(format!("`{name}.{geom:?}` on a {:?} object (the geometries must match)", r.kind)),
         ))
     }
+}
+
+/// Whether an instruction's geometry fits a resource's kind.
+fn geometry_matches(geom: Geom, kind: ResKind) -> bool {
+    matches!(
+        (geom, kind),
+        (Geom::D1, ResKind::D1)
+            | (Geom::D2, ResKind::D2)
+            | (Geom::D3, ResKind::D3)
+            | (Geom::A1d, ResKind::Layered1D)
+            | (Geom::A2d, ResKind::Layered2D)
+            | (Geom::Cube, ResKind::Cube)
+            | (Geom::Acube, ResKind::CubeLayered)
+    )
 }
 
 /// The OpenCL `channel_data_type` of a format read in `mode`.
@@ -825,14 +829,8 @@ fn surface_access(
             return Err(x.error(lane, ErrorKind::Invalid(format!("`{name}` on handle {why}"))));
         };
         let r = desc.resource;
-        let kind_ok = matches!(
-            (geom, r.kind),
-            (Geom::D1, ResKind::D1)
-                | (Geom::D2, ResKind::D2)
-                | (Geom::D3, ResKind::D3)
-                | (Geom::A1d, ResKind::Layered1D)
-                | (Geom::A2d, ResKind::Layered2D)
-        );
+        // Surfaces have no cube geometries.
+        let kind_ok = !matches!(geom, Geom::Cube | Geom::Acube) && geometry_matches(geom, r.kind);
         if !kind_ok {
             return Err(x.error(
                 lane,
