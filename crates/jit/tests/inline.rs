@@ -4,7 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use device::{Backend, DeviceMemory, Dim3, Launch, LaunchConfig, LoadedModule, ParamBuffer};
+mod common;
+
+use common::Arg;
+use device::Dim3;
 use graph::cranelift_entity::EntityRef;
 use ir::{FuncId, Module, Opcode, Operand, Symbol};
 use jit::inline::inline_for_kernel;
@@ -349,37 +352,10 @@ fn indirect_call_to_collective_is_refused() {
     assert!(err.contains("indirect"), "{err}");
 }
 
-#[derive(Clone, Debug)]
-enum Arg {
-    Buf(Vec<u8>),
-    Scalar(Vec<u8>),
-}
-
 /// Runs `kernel` in the emulator on fresh memory; returns every buffer's final bytes and the printf output.
 fn run(module: &Module, kernel: &str, grid: u32, block: u32, args: &[Arg]) -> Result<(Vec<Vec<u8>>, Vec<u8>), String> {
-    let mut memory = DeviceMemory::new();
-    let loaded = LoadedModule::load(module.clone(), &mut memory)?;
-    let k = loaded.module.function(kernel).ok_or("no kernel")?;
-    let mut emu = emu::Emulator::new();
-    emu.check_supported(&loaded, k).map_err(|e| e.to_string())?;
-    let mut params = ParamBuffer::for_kernel(&loaded.module.functions[k]);
-    let mut buffers = Vec::new();
-    for (i, a) in args.iter().enumerate() {
-        match a {
-            Arg::Buf(bytes) => {
-                let p = memory.alloc_bytes(bytes, format!("argument {i}"));
-                buffers.push(p);
-                params.set(i, &p.to_le_bytes())?;
-            }
-            Arg::Scalar(bytes) => params.set(i, bytes)?,
-        }
-    }
-    let config = LaunchConfig { grid: Dim3::new(grid, 1, 1), block: Dim3::new(block, 1, 1), dynamic_shared: 0 };
-    let launch = Launch { module: &loaded, kernel: k, config, params: &params, collect_stats: false };
-    let mut stdout = Vec::new();
-    emu.launch(&launch, &mut memory, &mut stdout).map_err(|e| e.to_string())?;
-    let out = buffers.iter().map(|&p| memory.bytes(p).map(<[u8]>::to_vec).unwrap_or_default()).collect();
-    Ok((out, stdout))
+    let (grid, block) = (Dim3::new(grid, 1, 1), Dim3::new(block, 1, 1));
+    common::launch(&mut emu::Emulator::new(), module, kernel, grid, block, 0, args)
 }
 
 fn f32s(v: impl IntoIterator<Item = f32>) -> Vec<u8> {

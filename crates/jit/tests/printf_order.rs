@@ -2,7 +2,9 @@
 //! warp, then each thread's k-th call, then lane. The kernel's only yields are plain `bar.sync 0`, so the
 //! generated loop releases the CTA itself and must count the phases as the runtime does.
 
-use device::{Backend, DeviceMemory, Dim3, Launch, LaunchConfig, LoadedModule, ParamBuffer};
+mod common;
+
+use device::{Backend, Dim3};
 
 /// Each thread prints "p<phase> t<tid>" before the first barrier, between the two, and after the second;
 /// threads of the second warp print twice in the middle phase.
@@ -52,15 +54,8 @@ SKIP:
 
 fn run(backend: &mut dyn Backend, ctas: u32) -> Vec<u8> {
     let module = ir::compile(PTX).expect("the test kernel compiles");
-    let mut memory = DeviceMemory::new();
-    let loaded = LoadedModule::load(module, &mut memory).expect("loads");
-    let k = loaded.module.function("phases").expect("the kernel");
-    let params = ParamBuffer::for_kernel(&loaded.module.functions[k]);
-    let config = LaunchConfig { grid: Dim3::new(ctas, 1, 1), block: Dim3::new(64, 1, 1), dynamic_shared: 0 };
-    let launch = Launch { module: &loaded, kernel: k, config, params: &params, collect_stats: false };
-    let mut stdout = Vec::new();
-    backend.launch(&launch, &mut memory, &mut stdout).expect("runs");
-    stdout
+    let (grid, block) = (Dim3::new(ctas, 1, 1), Dim3::new(64, 1, 1));
+    common::launch(backend, &module, "phases", grid, block, 0, &[]).expect("runs").1
 }
 
 #[test]

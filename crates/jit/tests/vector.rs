@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
-use device::{Backend, DeviceMemory, Dim3, Launch, LaunchConfig, LoadedModule, ParamBuffer};
+mod common;
+
+use common::Arg;
+use device::{Backend, DeviceMemory, Dim3, LoadedModule};
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
@@ -16,11 +19,6 @@ fn workloads() -> String {
 
 fn alu_loop() -> String {
     std::fs::read_to_string(root().join("crates/bench/kernels/alu_loop.ptx")).unwrap()
-}
-
-enum Arg {
-    Buf(Vec<u8>),
-    Scalar(Vec<u8>),
 }
 
 fn jit(vectorize: bool) -> jit::Jit {
@@ -38,25 +36,8 @@ fn launch(
     shared: u32,
     args: &[Arg],
 ) -> Result<Vec<Vec<u8>>, String> {
-    let mut memory = DeviceMemory::new();
-    let loaded = LoadedModule::load(ir::compile(ptx).unwrap(), &mut memory).unwrap();
-    let k = loaded.module.function(kernel).unwrap();
-    let mut params = ParamBuffer::for_kernel(&loaded.module.functions[k]);
-    let mut buffers = Vec::new();
-    for (i, a) in args.iter().enumerate() {
-        match a {
-            Arg::Buf(bytes) => {
-                let p = memory.alloc_bytes(bytes, format!("argument {i}"));
-                buffers.push(p);
-                params.set(i, &p.to_le_bytes()).unwrap();
-            }
-            Arg::Scalar(bytes) => params.set(i, bytes).unwrap(),
-        }
-    }
-    let config = LaunchConfig { grid, block, dynamic_shared: shared };
-    let launch = Launch { module: &loaded, kernel: k, config, params: &params, collect_stats: false };
-    backend.launch(&launch, &mut memory, &mut Vec::new()).map_err(|e| e.to_string())?;
-    Ok(buffers.iter().map(|&p| memory.bytes(p).unwrap().to_vec()).collect())
+    let module = ir::compile(ptx).unwrap();
+    common::launch(backend, &module, kernel, grid, block, shared, args).map(|(buffers, _)| buffers)
 }
 
 fn vectorized(ptx: &str, kernel: &str) -> Result<(), String> {
