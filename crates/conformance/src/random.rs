@@ -183,6 +183,8 @@ pub struct Init {
 pub struct Features {
     pub branches: bool,
     pub loops: bool,
+    /// Loops whose trip count differs between threads, and loops inside branches that do.
+    pub divergent_loops: bool,
     pub guards: bool,
     pub barriers: bool,
     pub shared: bool,
@@ -211,6 +213,7 @@ impl Default for Features {
         Features {
             branches: true,
             loops: true,
+            divergent_loops: true,
             guards: true,
             barriers: true,
             shared: true,
@@ -267,6 +270,14 @@ impl Config {
     pub fn vectorizable_with_barriers() -> Config {
         let mut c = Config::vectorizable();
         (c.features.barriers, c.features.shared) = (true, true);
+        c
+    }
+
+    /// Kernels the vector path can run whole CTAs at a time: [`Config::vectorizable_with_barriers`] without
+    /// divergent loops, so that every branch is uniform across the CTA or one the vector path runs as masks.
+    pub fn whole_cta() -> Config {
+        let mut c = Config::vectorizable_with_barriers();
+        c.features.divergent_loops = false;
         c
     }
 }
@@ -767,7 +778,7 @@ impl Gen<'_> {
         let f = self.f().clone();
         match self.src.below(100) {
             0..=6 if nest && f.branches => Some(self.if_stmt(s)),
-            7..=11 if nest && f.loops => Some(self.loop_stmt(s)),
+            7..=11 if nest && f.loops && (f.divergent_loops || s.convergent) => Some(self.loop_stmt(s)),
             12..=13 if s.convergent && f.barriers => Some(Stmt::Code(vec!["bar.sync 0;".into()])),
             14..=16 if s.convergent && f.barriers && f.shared => Some(self.exchange()),
             17..=21 if s.convergent && f.shuffles => self.code(Self::shuffle),
@@ -943,7 +954,7 @@ impl Gen<'_> {
     fn loop_stmt(&mut self, s: Scope) -> Stmt {
         let counter = format!("%lc{}", s.depth);
         let pred = format!("%lp{}", s.depth);
-        let uniform = self.src.chance(50);
+        let uniform = !self.f().divergent_loops || self.src.chance(50);
         let init = if uniform {
             vec![format!("mov.u32 {counter}, {};", 1 + self.src.below(4))]
         } else {

@@ -94,17 +94,26 @@ fn vectorizable_random_kernels_with_barriers_agree() {
     vectorizable(&Config::vectorizable_with_barriers(), SEED ^ 0xBA55, 5);
 }
 
-/// Runs the kernels of `config`; at least `tenths` tenths of them must take the vector path.
-fn vectorizable(config: &Config, seed: u64, tenths: u64) {
+/// Kernels without divergent loops (`Config::whole_cta`): most run whole CTAs on the vector path, barriers
+/// included, deciding uniform branches once for all lanes.
+#[test]
+fn whole_cta_random_kernels_agree() {
+    let whole = vectorizable(&Config::whole_cta(), SEED ^ 0xC7A0, 5);
+    assert!(whole * 10 >= VECTOR_KERNELS * 4, "only {whole} of {VECTOR_KERNELS} kernels run whole CTAs");
+}
+
+/// Runs the kernels of `config`; at least `tenths` tenths of them must take the vector path. Returns how many
+/// run whole CTAs at a time there.
+fn vectorizable(config: &Config, seed: u64, tenths: u64) -> u64 {
     let Some(mut engines) = Engines::new() else {
         eprintln!("skipped: the differential test needs both `emu` and `jit` (LOCKSTEP_BACKENDS)");
-        return;
+        return 0;
     };
     let first = env_u64("LOCKSTEP_RANDOM_SEED").unwrap_or(seed);
     let count = env_u64("LOCKSTEP_RANDOM_KERNELS").unwrap_or(VECTOR_KERNELS);
     let jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
     let start = std::time::Instant::now();
-    let (mut failures, mut vectorized, mut why_not) = (Vec::new(), 0, Vec::new());
+    let (mut failures, mut vectorized, mut whole_ctas, mut why_not) = (Vec::new(), 0, 0, Vec::new());
     for i in 0..count {
         let seed = first.wrapping_add(i);
         let kernel = random::generate(seed, config);
@@ -114,7 +123,10 @@ fn vectorizable(config: &Config, seed: u64, tenths: u64) {
                 .expect("loads");
         let k = module.module.function(random::KERNEL).expect("the kernel");
         match jit.vectorized(&module, k).expect("the JIT compiles it") {
-            Ok(()) => vectorized += 1,
+            Ok(path) => {
+                vectorized += 1;
+                whole_ctas += u64::from(path == jit::VectorPath::WholeCtas);
+            }
             Err(why) => why_not.push(format!("  seed {seed:#x}: {why}")),
         }
         for shape in shapes_for(seed) {
@@ -124,7 +136,8 @@ fn vectorizable(config: &Config, seed: u64, tenths: u64) {
         }
     }
     eprintln!(
-        "{count} vectorizable random kernels from seed {first:#x}: {vectorized} vectorized, {} failed, {:.1} s",
+        "{count} vectorizable random kernels from seed {first:#x}: {vectorized} vectorized ({whole_ctas} whole CTAs \
+         at a time), {} failed, {:.1} s",
         failures.len(),
         start.elapsed().as_secs_f64()
     );
@@ -137,6 +150,7 @@ fn vectorizable(config: &Config, seed: u64, tenths: u64) {
         "only {vectorized} of {count} kernels take the vector path:\n{}",
         why_not.join("\n")
     );
+    whole_ctas
 }
 
 /// Prints a failure in full, shrinks it, writes both kernels to the temporary directory; returns a one-line

@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-const MAGIC: &[u8; 8] = b"LSJIT02\0";
+const MAGIC: &[u8; 8] = b"LSJIT03\0";
 
 /// Where compiled kernels are cached by default: `$XDG_CACHE_HOME/lockstep/jit` or `~/.cache/lockstep/jit`.
 pub fn default_dir() -> Option<PathBuf> {
@@ -38,8 +38,8 @@ pub fn key(source: &str, kernel: &str, check: bool, vectorize: bool, isa: &str) 
     format!("{a:016x}{b:016x}")
 }
 
-/// The function offsets and code stored under `key`, if a valid entry exists.
-pub fn load(dir: &Path, key: &str) -> Option<(Vec<usize>, Vec<u8>)> {
+/// The function offsets, flags and code stored under `key`, if a valid entry exists.
+pub fn load(dir: &Path, key: &str) -> Option<(Vec<usize>, u64, Vec<u8>)> {
     let bytes = std::fs::read(dir.join(format!("{key}.bin"))).ok()?;
     let rest = bytes.strip_prefix(MAGIC.as_slice())?;
     let word = |i: usize| -> Option<u64> { Some(u64::from_le_bytes(rest.get(i * 8..i * 8 + 8)?.try_into().ok()?)) };
@@ -48,18 +48,19 @@ pub fn load(dir: &Path, key: &str) -> Option<(Vec<usize>, Vec<u8>)> {
         return None;
     }
     let offsets: Vec<usize> = (0..n).map(|i| word(1 + i).map(|o| o as usize)).collect::<Option<_>>()?;
-    let len = usize::try_from(word(1 + n)?).ok()?;
-    let sum = word(2 + n)?;
-    let code = rest.get((3 + n) * 8..)?;
+    let flags = word(1 + n)?;
+    let len = usize::try_from(word(2 + n)?).ok()?;
+    let sum = word(3 + n)?;
+    let code = rest.get((4 + n) * 8..)?;
     // A damaged entry is ignored (and rewritten), never executed.
     if code.len() != len || offsets.iter().any(|&o| o >= len) || fnv(&[code]) != sum {
         return None;
     }
-    Some((offsets, code.to_vec()))
+    Some((offsets, flags, code.to_vec()))
 }
 
 /// Stores an entry atomically (a temporary file renamed into place); failures only cost the cache.
-pub fn store(dir: &Path, key: &str, offsets: &[usize], code: &[u8]) {
+pub fn store(dir: &Path, key: &str, offsets: &[usize], flags: u64, code: &[u8]) {
     let write = || -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
@@ -68,6 +69,7 @@ pub fn store(dir: &Path, key: &str, offsets: &[usize], code: &[u8]) {
         for &o in offsets {
             tmp.write_all(&(o as u64).to_le_bytes())?;
         }
+        tmp.write_all(&flags.to_le_bytes())?;
         tmp.write_all(&(code.len() as u64).to_le_bytes())?;
         tmp.write_all(&fnv(&[code]).to_le_bytes())?;
         tmp.write_all(code)?;
@@ -85,8 +87,8 @@ mod tests {
     fn entries_round_trip_and_damage_is_detected() {
         let dir = tempfile::tempdir().unwrap();
         let code: Vec<u8> = (0..200u8).collect();
-        store(dir.path(), "k", &[0, 64], &code);
-        assert_eq!(load(dir.path(), "k"), Some((vec![0, 64], code.clone())));
+        store(dir.path(), "k", &[0, 64], 5, &code);
+        assert_eq!(load(dir.path(), "k"), Some((vec![0, 64], 5, code.clone())));
         let path = dir.path().join("k.bin");
         let mut bytes = std::fs::read(&path).unwrap();
         let last = bytes.len() - 1;

@@ -34,6 +34,8 @@ pub struct Compiled {
     pub entry: usize,
     /// Entry of the kernel's vector path (`vector.rs`), or why it has none.
     pub vector: Result<usize, String>,
+    /// Whether the vector path runs whole CTAs (`vector.rs`'s whole-CTA mode).
+    pub vector_whole_ctas: bool,
     /// Entries of the device functions, by `FuncId` (0 for functions the kernel cannot call).
     pub funcs: Vec<usize>,
     pub programs: HashMap<FuncId, Program>,
@@ -186,29 +188,31 @@ pub fn compile(
     // One offset per function, and one more for the vector path when there is one.
     let cached = cache_dir
         .and_then(|d| cache::load(d, &key))
-        .filter(|(o, _)| o.len() == order.len() || (vectorize && o.len() == order.len() + 1));
-    let (buffer, offsets, no_vector) = match cached {
-        Some((offsets, code)) => {
+        .filter(|(o, _, _)| o.len() == order.len() || (vectorize && o.len() == order.len() + 1));
+    // Flags of a cache entry.
+    const WHOLE_CTAS: u64 = 1;
+    let (buffer, offsets, no_vector, whole_ctas) = match cached {
+        Some((offsets, flags, code)) => {
             let why = (offsets.len() == order.len()).then(|| "none in the disk cache entry".to_string());
-            (code, offsets, why)
+            (code, offsets, why, flags & WHOLE_CTAS != 0)
         }
         None => {
             let (mut buffer, mut offsets) = generate(isa, &env, &order, &programs, kernel, &kernel_plan)?;
-            let why = if vectorize {
+            let (why, whole_ctas) = if vectorize {
                 match generate_vector(isa, &env, &programs[&kernel], &kernel_plan) {
-                    Ok(code) => {
+                    Ok((code, whole_ctas)) => {
                         append(&mut buffer, &mut offsets, &code);
-                        None
+                        (None, whole_ctas)
                     }
-                    Err(why) => Some(why),
+                    Err(why) => (Some(why), false),
                 }
             } else {
-                Some("vectorization is off".to_string())
+                (Some("vectorization is off".to_string()), false)
             };
             if let Some(d) = cache_dir {
-                cache::store(d, &key, &offsets, &buffer);
+                cache::store(d, &key, &offsets, if whole_ctas { WHOLE_CTAS } else { 0 }, &buffer);
             }
-            (buffer, offsets, why)
+            (buffer, offsets, why, whole_ctas)
         }
     };
     let code = Code::new(&buffer).map_err(|e| vec![format!("cannot map executable memory: {e}")])?;
@@ -225,6 +229,17 @@ pub fn compile(
         Some(why) => Err(why),
     };
     crate::fault::register(code.address(0), code.address(buffer.len()), kernel_name);
+    if std::env::var_os("LOCKSTEP_JIT_PERFMAP").is_some() {
+        let mut symbols: Vec<(usize, String)> =
+            order.iter().zip(&offsets).map(|(&f, &o)| (o, format!("ptx::{}", names[&f]))).collect();
+        if offsets.len() > order.len() {
+            symbols.push((offsets[order.len()], format!("ptx::{kernel_name}::vector")));
+        }
+        perf_map(&code, buffer.len(), &mut symbols);
+        if let Some(dir) = std::env::var_os("LOCKSTEP_JIT_CODE_DIR") {
+            let _ = std::fs::write(std::path::Path::new(&dir).join(format!("{:x}.bin", code.address(0))), &buffer);
+        }
+    }
     let has_collectives = kernel_plan.yields.iter().any(|y| y.kind != YieldKind::Barrier);
     let imm = |s: &program::Src| match *s {
         program::Src::Imm(v) => Some(v as u32),
@@ -250,6 +265,7 @@ pub fn compile(
     Ok(Compiled {
         entry,
         vector,
+        vector_whole_ctas: whole_ctas,
         funcs,
         _code: code,
         kernel,
@@ -319,16 +335,39 @@ fn append(buffer: &mut Vec<u8>, offsets: &mut Vec<usize>, code: &[u8]) {
     buffer.extend_from_slice(code);
 }
 
-/// The kernel's vector path (`vector.rs`) compiled, or why it has none.
-fn generate_vector(isa: &OwnedTargetIsa, env: &Env<'_>, prog: &Program, plan: &Plan) -> Result<Vec<u8>, String> {
+/// The kernel's vector path (`vector.rs`) compiled, and whether it runs whole CTAs; or why it has none.
+/// Kernels with counted barriers get the whole-CTA mode where their control flow allows it.
+fn generate_vector(
+    isa: &OwnedTargetIsa,
+    env: &Env<'_>,
+    prog: &Program,
+    plan: &Plan,
+) -> Result<(Vec<u8>, bool), String> {
     if let Some(why) = vector::refusal(prog, plan, env.check) {
         return Err(why);
     }
+    if plan.counted_barriers {
+        match generate_vector_mode(isa, env, prog, plan, true) {
+            Ok(code) => return Ok((code, true)),
+            Err(why) if std::env::var_os("LOCKSTEP_WHY_CTA").is_some() => eprintln!("whole-CTA: {why}"),
+            Err(_) => {}
+        }
+    }
+    generate_vector_mode(isa, env, prog, plan, false).map(|code| (code, false))
+}
+
+fn generate_vector_mode(
+    isa: &OwnedTargetIsa,
+    env: &Env<'_>,
+    prog: &Program,
+    plan: &Plan,
+    whole_ctas: bool,
+) -> Result<Vec<u8>, String> {
     let mut func =
         Function::with_name_signature(UserFuncName::user(0, u32::MAX), vector::signature(isa.default_call_conv()));
     // A fresh builder context: a refused translation leaves its context unfinished.
     let mut fctx = FunctionBuilderContext::new();
-    vector::translate(FunctionBuilder::new(&mut func, &mut fctx), env, prog, plan, isa.frontend_config())?;
+    vector::translate(FunctionBuilder::new(&mut func, &mut fctx), env, prog, plan, isa.frontend_config(), whole_ctas)?;
     let mut ctx = Context::for_function(func);
     ctx.compile(&**isa, &mut ControlPlane::default()).map_err(|e| format!("Cranelift rejected it: {:?}", e.inner))?;
     if std::env::var_os("LOCKSTEP_JIT_DUMP").is_some() {
@@ -339,4 +378,20 @@ fn generate_vector(isa: &OwnedTargetIsa, env: &Env<'_>, prog: &Program, plan: &P
         return Err("it needs a library call".into());
     }
     Ok(compiled.code_buffer().to_vec())
+}
+
+/// Appends the functions of `code` to `/tmp/perf-<pid>.map`, the file `perf report` reads to name
+/// JIT-compiled code (`LOCKSTEP_JIT_PERFMAP=1`). Best effort: profiling aid only.
+fn perf_map(code: &Code, len: usize, symbols: &mut [(usize, String)]) {
+    use std::io::Write;
+    symbols.sort();
+    let mut text = String::new();
+    for (i, (offset, name)) in symbols.iter().enumerate() {
+        let end = symbols.get(i + 1).map_or(len, |s| s.0);
+        text.push_str(&format!("{:x} {:x} {name}\n", code.address(*offset), end - offset));
+    }
+    let path = format!("/tmp/perf-{}.map", std::process::id());
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        let _ = f.write_all(text.as_bytes());
+    }
 }

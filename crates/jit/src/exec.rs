@@ -139,9 +139,12 @@ impl Worker {
             self.locals.resize(local_words, 0);
         }
         let base = self.threads.as_mut_ptr() as *mut u8;
-        // Status and resume point start at 0 (ready, at the kernel's start); kernels without yield points
-        // never read them.
-        if !c.plan.yields.is_empty() {
+        // Groups of four consecutive threads share tid.y and tid.z when ntid.x is a multiple of 4.
+        let vector_fits = c.vector.is_ok() && data.block.x.is_multiple_of(WIDTH);
+        let whole_ctas = vector_fits && c.vector_whole_ctas;
+        // Status and resume point start at 0 (ready, at the kernel's start); kernels without yield points,
+        // and the vector path's whole-CTA mode, never read them.
+        if !c.plan.yields.is_empty() && !whole_ctas {
             for t in 0..n {
                 // SAFETY: each thread's status word is inside the buffer.
                 unsafe { (base.add(thread_offset(t, c.group_bytes)) as *mut u64).write(0) };
@@ -198,14 +201,23 @@ impl Worker {
             unsafe { threads.add(thread_offset(t, c.group_bytes) + off as usize) as *mut u64 }
         };
         let fail = |ctx: &CtaCtx, state: &mut WorkerState| -> ExecError { self::error(data, ctx, state, id) };
-        // Groups of four consecutive threads share tid.y and tid.z when ntid.x is a multiple of 4.
         let vector = match c.vector {
             // SAFETY: `vector` is the compiled vector path, `fn(ctx, lo, hi) -> first thread not run`.
-            Ok(v) if data.block.x.is_multiple_of(WIDTH) => {
+            Ok(v) if vector_fits => {
                 Some(unsafe { std::mem::transmute::<usize, extern "C" fn(*mut CtaCtx, u32, u32) -> u32>(v) })
             }
             _ => None,
         };
+        if let (Some(vector), true) = (vector, whole_ctas) {
+            // The whole CTA, barriers included, in one call (every group reaches every barrier).
+            let end = vector(&mut ctx, 0, n);
+            debug_assert_eq!(end, n, "the whole-CTA vector path runs every group");
+            if ctx.error_code != 0 {
+                let e = fail(&ctx, &mut state);
+                return (self.finish(state), Some(e));
+            }
+            return (self.finish(state), None);
+        }
         if c.plan.yields.is_empty() {
             match vector {
                 Some(vector) => {

@@ -27,6 +27,7 @@ pub mod inline;
 mod plan;
 mod pool;
 mod translate;
+mod uniform;
 mod vector;
 
 use std::collections::HashMap;
@@ -43,6 +44,16 @@ use crate::pool::Pool;
 
 /// Largest shared memory a CTA may use (227 KiB, as on sm_90, and as the emulator allows).
 pub const MAX_SHARED_BYTES: u64 = 227 * 1024;
+
+/// How a kernel's vector path runs (`vector.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorPath {
+    /// Groups of four threads, each from its own resume point, with the scalar loop for the groups it leaves.
+    Groups,
+    /// Whole CTAs, barriers included: the kernel's control flow is the same in every thread of a CTA outside
+    /// the branches run as masks.
+    WholeCtas,
+}
 
 /// How the CTAs of a grid are spread over the worker threads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -150,9 +161,13 @@ impl Jit {
         Ok(c)
     }
 
-    /// Whether the kernel runs on the vector path (four threads at a time), or why not.
-    pub fn vectorized(&self, module: &LoadedModule, kernel: FuncId) -> Result<Result<(), String>, ExecError> {
-        Ok(self.compiled(module, kernel)?.vector.as_ref().map(|_| ()).map_err(String::clone))
+    /// How the kernel runs on the vector path (four threads at a time), or why it does not.
+    pub fn vectorized(&self, module: &LoadedModule, kernel: FuncId) -> Result<Result<VectorPath, String>, ExecError> {
+        let c = self.compiled(module, kernel)?;
+        Ok(c.vector
+            .as_ref()
+            .map(|_| if c.vector_whole_ctas { VectorPath::WholeCtas } else { VectorPath::Groups })
+            .map_err(String::clone))
     }
 
     /// Compiles a kernel (bypassing the caches) and returns how long translation and code generation took.

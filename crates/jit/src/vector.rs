@@ -44,6 +44,7 @@ use program::{BoolOp, Cmp, Dst, Kind, Op, Part, Program, Rnd, Space, Src, SymAdd
 use crate::abi::{ctx as cx, status, thread, Helper};
 use crate::plan::Plan;
 use crate::translate::Env;
+use crate::uniform::Uniform;
 
 /// Threads per group.
 pub const WIDTH: u32 = 4;
@@ -87,15 +88,23 @@ fn may_stop(op: &Op, i: usize, stops: &[usize], ifs: &Ifs) -> bool {
 /// group. A branch qualifies when its range `i+1..L` holds no yield point, call, exit, indirect branch or
 /// unconditional branch (but a jump to the next op), and every other branch in it, and every branch into
 /// it, is a qualifying branch nested in it. Op indices stay as they are (resume points, homes and sites name them).
+///
+/// An `if`/`else` (`@p bra ELSE; ...; bra END; ELSE: ...; END:`) qualifies as a whole: the jump `bra END`
+/// closing the first range is converted too, its range `ELSE..END` (which the same rules apply to, but that
+/// the branch's jump to `ELSE` enters) runs under the lanes that took the branch.
 struct Ifs {
     /// By op: the innermost converted branch whose range holds it.
     inside: Vec<Option<usize>>,
     /// The converted branches.
     branches: Vec<bool>,
+    /// By op: for a converted `bra END` closing an `if` range, the conditional branch of that `if`.
+    else_of: Vec<Option<usize>>,
 }
 
 impl Ifs {
-    fn new(prog: &Program, plan: &Plan) -> Ifs {
+    /// The branches converted: those where a group could otherwise stop after a store, or with `all`, every
+    /// qualifying branch.
+    fn new(prog: &Program, plan: &Plan, all: bool) -> Ifs {
         let n = prog.ops.len();
         // Branches into each op.
         let mut into: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
@@ -111,6 +120,10 @@ impl Ifs {
         }
         let yields: Vec<usize> = plan.yields.iter().map(|y| y.op as usize).collect();
         let mut branches = vec![false; n];
+        // Qualifying branches and their `else` jumps.
+        let mut qual = vec![false; n];
+        // By conditional branch: the op that closes its range with a jump over an `else` range.
+        let mut else_jump = vec![None; n];
         // Inner branches first: they have larger indices.
         for i in (0..n).rev() {
             let op = &prog.ops[i];
@@ -118,36 +131,76 @@ impl Ifs {
             if op.kind != Kind::Bra || op.guard.is_none() || target <= i || target >= n {
                 continue;
             }
-            let plain = (i + 1..target).all(|j| {
-                let o = &prog.ops[j];
-                let kind_ok = match o.kind {
-                    // A converted branch nested in this one, or a jump to the next op (an empty `else`).
-                    Kind::Bra => {
-                        (branches[j] && (o.target as usize) <= target)
-                            || (o.guard.is_none() && o.target as usize == j + 1)
-                    }
-                    Kind::Brx | Kind::Ret | Kind::Exit | Kind::Trap | Kind::Call => false,
-                    _ => !yields.contains(&j),
-                };
-                kind_ok && into[j].iter().all(|&s| s > i && s < j && branches[s])
-            });
-            branches[i] = plain;
+            let last = &prog.ops[target - 1];
+            let jump = (target - 1 > i
+                && last.kind == Kind::Bra
+                && last.guard.is_none()
+                && (last.target as usize) > target
+                && (last.target as usize) < n)
+                .then_some(target - 1);
+            // Ops `range` qualify, entered from outside only by `entry` (at the range's first op).
+            let plain = |range: std::ops::Range<usize>, entry: Option<usize>, qual: &[bool]| {
+                let (first, end) = (range.start, range.end);
+                range.clone().all(|j| {
+                    let o = &prog.ops[j];
+                    let kind_ok = match o.kind {
+                        _ if Some(j) == jump => true,
+                        // A converted branch nested in this one, or a jump to the next op (an empty `else`).
+                        Kind::Bra => {
+                            (qual[j] && (o.target as usize) <= end) || (o.guard.is_none() && o.target as usize == j + 1)
+                        }
+                        Kind::Brx | Kind::Ret | Kind::Exit | Kind::Trap | Kind::Call => false,
+                        _ => !yields.contains(&j),
+                    };
+                    kind_ok
+                        && into[j].iter().all(|&s| {
+                            let next = prog.ops[s].guard.is_none() && s + 1 == j;
+                            (s >= first && s < j && (qual[s] || next)) || (j == first && Some(s) == entry)
+                        })
+                })
+            };
+            branches[i] = plain(i + 1..target, None, &qual)
+                && jump.is_none_or(|j| plain(target..prog.ops[j].target as usize, Some(i), &qual));
+            if branches[i] {
+                qual[i] = true;
+                else_jump[i] = jump;
+                if let Some(j) = jump {
+                    qual[j] = true;
+                }
+            }
         }
         // Masks cost every op of a range a blend or a test, also where the lanes agree: only the branches
         // where a group could otherwise stop after a store are converted (with the qualifying branches in
         // their ranges). Converting one adds no such point elsewhere: its range's stores reached its target
         // before too.
         let candidates = branches;
-        let mut ifs = Ifs { inside: vec![None; n], branches: vec![false; n] };
+        let mut ifs = Ifs { inside: vec![None; n], branches: vec![false; n], else_of: vec![None; n] };
+        let convert = |ifs: &mut Ifs, i: usize| {
+            // The branch, with its `else` jump, and the qualifying branches in its ranges.
+            let end = else_jump[i].map_or(prog.ops[i].target, |j: usize| prog.ops[j].target) as usize;
+            for k in i..end {
+                if candidates[k] {
+                    ifs.branches[k] = true;
+                    if let Some(j) = else_jump[k] {
+                        ifs.branches[j] = true;
+                        ifs.else_of[j] = Some(k);
+                    }
+                }
+            }
+        };
+        if all {
+            for i in 0..n {
+                if candidates[i] {
+                    convert(&mut ifs, i);
+                }
+            }
+        }
         loop {
             let mut more = false;
             for i in stops_after_store(prog, plan, &[], &ifs) {
                 if candidates[i] && !ifs.branches[i] {
                     more = true;
-                    let range = i..prog.ops[i].target as usize;
-                    for (b, &c) in ifs.branches[range.clone()].iter_mut().zip(&candidates[range]) {
-                        *b |= c;
-                    }
+                    convert(&mut ifs, i);
                 }
             }
             if !more {
@@ -422,7 +475,7 @@ struct Deferred {
 impl Deferred {
     fn new(prog: &Program, plan: &Plan) -> Deferred {
         let n = prog.ops.len();
-        let none = Ifs { inside: vec![None; n], branches: vec![false; n] };
+        let none = Ifs { inside: vec![None; n], branches: vec![false; n], else_of: vec![None; n] };
         let yield_of: HashMap<usize, usize> = plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect();
         // Ops reachable from `start` before the next yield point, and the yield points reached.
         let reach = |start: usize| {
@@ -545,13 +598,49 @@ pub fn translate(
     prog: &Program,
     plan: &Plan,
     frontend: cranelift_codegen::isa::TargetFrontendConfig,
+    whole_ctas: bool,
 ) -> Result<(), String> {
     if prog.slot_types.iter().any(|t| t.bits() > 64) {
         return Err("a register wider than 64 bits".into());
     }
-    let mut v = Vector::new(b, env, prog, plan, Ifs::new(prog, plan));
+    let ifs = Ifs::new(prog, plan, whole_ctas);
+    let cta = if whole_ctas {
+        if !plan.counted_barriers {
+            return Err("no counted barriers".into());
+        }
+        let masked = |i: usize| ifs.inside[i].is_some();
+        let uniform = Uniform::new(prog, masked);
+        if !uniform.control_is_uniform(prog, |i| masked(i) || ifs.converted(i)) {
+            if std::env::var_os("LOCKSTEP_WHY_CTA").is_some() {
+                for (i, op) in prog.ops.iter().enumerate() {
+                    if matches!(op.kind, Kind::Bra | Kind::Ret | Kind::Exit)
+                        && op.guard.is_some()
+                        && !masked(i)
+                        && !ifs.converted(i)
+                    {
+                        eprintln!(
+                            "  op {i} {:?} guard {:?} uniform {} target {}",
+                            op.kind,
+                            op.guard,
+                            uniform.pred(op.guard.unwrap().0),
+                            op.target
+                        );
+                    }
+                }
+            }
+            return Err("branches that threads of a CTA may take differently, outside ranges run as masks".into());
+        }
+        Some(uniform)
+    } else {
+        None
+    };
+    let mut v = Vector::new(b, env, prog, plan, ifs, cta);
     v.body(plan)?;
-    if let Some(i) = stop_after_store(prog, plan, &v.stops, &v.ifs) {
+    if whole_ctas {
+        if let Some(&i) = v.stops.first() {
+            return Err(format!("op {i}: an op through the lane helper, where a group may stop"));
+        }
+    } else if let Some(i) = stop_after_store(prog, plan, &v.stops, &v.ifs) {
         return Err(format!("op {i}: a group may stop there after a store"));
     }
     v.b.seal_all_blocks();
@@ -637,6 +726,8 @@ struct Vector<'a, 'b> {
     strides: Vec<Option<Stride>>,
     deferred: Deferred,
     if_masks: HashMap<usize, Variable>,
+    /// By converted `else` jump: the block computing its range's mask.
+    else_entries: HashMap<usize, Block>,
     /// The current op's guard as a lane mask.
     guard: Option<Value>,
     filled: bool,
@@ -645,10 +736,43 @@ struct Vector<'a, 'b> {
     stops: Vec<usize>,
     /// Stack slot for the operands and results of `Alu` helper calls.
     scratch: Option<StackSlot>,
+    /// Whole-CTA mode ([`translate`] with `whole_ctas`).
+    cta: Option<Cta>,
+}
+
+/// Whole-CTA mode: every thread of the CTA takes the same path outside the ranges run as masks (uniform
+/// control, `uniform.rs`), so every group reaches the same barrier. The function runs the CTA to its end: one
+/// pass over the groups per region, each group entering at the region's resume point (one value for the
+/// pass, so no thread status is read or written), then the next region from the barrier they reached.
+///
+/// Homes are private to the vector path here (no group goes to the scalar loop), so they take cheaper forms:
+/// a register uniform across the CTA has one home, lane 0 of the first group's word, which each pass loads
+/// once before its first group (the value its groups start from; they all store the same values); other
+/// 32-bit registers and predicates keep their four lanes in the first half of their word as they are in
+/// the vector register.
+struct Cta {
+    uniform: Uniform,
+    /// The values of the uniform registers reloaded somewhere, loaded at the start of the pass.
+    at_pass: HashMap<usize, V>,
+    /// The pass's resume point (0: the kernel's start, `k + 1`: after yield point `k`), and where the groups
+    /// of the pass stopped (a resume point, or [`Cta::EXIT`]).
+    resume: Variable,
+    reached: Variable,
+}
+
+impl Cta {
+    const EXIT: i64 = u32::MAX as i64;
 }
 
 impl<'a, 'b> Vector<'a, 'b> {
-    fn new(mut b: FunctionBuilder<'b>, env: &'a Env<'a>, prog: &'a Program, plan: &Plan, ifs: Ifs) -> Vector<'a, 'b> {
+    fn new(
+        mut b: FunctionBuilder<'b>,
+        env: &'a Env<'a>,
+        prog: &'a Program,
+        plan: &Plan,
+        ifs: Ifs,
+        uniform: Option<Uniform>,
+    ) -> Vector<'a, 'b> {
         let regs = prog
             .slot_types
             .iter()
@@ -661,6 +785,12 @@ impl<'a, 'b> Vector<'a, 'b> {
         let if_masks = (0..prog.ops.len()).filter(|&i| ifs.converted(i)).map(|i| (i, b.declare_var(I32X4))).collect();
         let t = b.declare_var(I32);
         let tid = [b.declare_var(I32), b.declare_var(I32), b.declare_var(I32)];
+        let cta = uniform.map(|uniform| Cta {
+            uniform,
+            at_pass: HashMap::new(),
+            resume: b.declare_var(I32),
+            reached: b.declare_var(I32),
+        });
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -688,11 +818,13 @@ impl<'a, 'b> Vector<'a, 'b> {
             deferred: Deferred::new(prog, plan),
             ifs,
             if_masks,
+            else_entries: HashMap::new(),
             guard: None,
             filled: false,
             cur: 0,
             stops: Vec::new(),
             scratch: None,
+            cta,
         }
     }
 
@@ -718,6 +850,20 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.def_var(self.tid[1], y);
         self.b.def_var(self.tid[2], z);
         let head = self.b.create_block();
+        // Whole-CTA mode: each pass starts again from the first group.
+        let pass = self.cta.as_ref().map(|c| (c.resume, c.reached, self.b.create_block()));
+        if let Some((resume, reached, pass)) = pass {
+            let zero = self.b.ins().iconst(I32, 0);
+            self.b.def_var(resume, zero);
+            self.b.def_var(reached, zero);
+            self.b.ins().jump(pass, &[]);
+            self.b.switch_to_block(pass);
+            self.b.def_var(self.t, lo);
+            self.b.def_var(self.tid[0], x);
+            self.b.def_var(self.tid[1], y);
+            self.b.def_var(self.tid[2], z);
+            self.load_uniform_homes(plan);
+        }
         self.b.ins().jump(head, &[]);
 
         // Head: stop unless a whole group fits below `hi`.
@@ -745,7 +891,35 @@ impl<'a, 'b> Vector<'a, 'b> {
         let hi64 = self.b.ins().uextend(I64, self.hi);
         let done = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, hi64);
         let first = self.blocks[&0];
-        if plan.yields.is_empty() {
+        if let Some((resume, reached, pass)) = pass {
+            let dispatch = self.b.create_block();
+            let end = self.b.create_block();
+            self.b.ins().brif(done, end, &[], dispatch, &[]);
+            self.b.switch_to_block(dispatch);
+            let r = self.b.use_var(resume);
+            self.resume_blocks(plan, first, r);
+            self.b.switch_to_block(self.done);
+            let exit = self.b.ins().iconst(I32, Cta::EXIT);
+            self.b.def_var(reached, exit);
+            self.b.ins().jump(self.next, &[]);
+            // The pass's end: the CTA's, or the barrier's release and the next pass.
+            self.b.switch_to_block(end);
+            let r = self.b.use_var(reached);
+            let finished = self.b.ins().icmp_imm_s(IntCC::Equal, r, Cta::EXIT);
+            let (last, again) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(finished, last, &[], again, &[]);
+            self.b.switch_to_block(last);
+            let fl = MemFlagsData::trusted();
+            let n = self.b.ins().load(I32, ro(), self.ctx, cx::THREAD_COUNT);
+            self.b.ins().store(fl, n, self.ctx, cx::FINISHED);
+            self.b.ins().return_(&[self.hi]);
+            self.b.switch_to_block(again);
+            let ph = self.b.ins().load(I32, fl, self.ctx, cx::PHASE);
+            let ph = self.b.ins().iadd_imm_s(ph, 1);
+            self.b.ins().store(fl, ph, self.ctx, cx::PHASE);
+            self.b.def_var(resume, r);
+            self.b.ins().jump(pass, &[]);
+        } else if plan.yields.is_empty() {
             self.b.ins().brif(done, self.stop, &[], first, &[]);
             self.b.switch_to_block(self.done);
             self.b.ins().jump(self.next, &[]);
@@ -841,6 +1015,21 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.switch_to_block(run);
         let resume = self.b.ins().ushr_imm_s(words[0], 32);
         let resume = self.b.ins().ireduce(I32, resume);
+        self.resume_blocks(plan, first, resume);
+
+        self.b.switch_to_block(self.done);
+        let d = self.splat64(u64::from(status::DONE));
+        self.store_word(thread::STATUS, d, d);
+        let fl = MemFlagsData::trusted();
+        let f = self.b.ins().load(I32, fl, self.ctx, cx::FINISHED);
+        let f = self.b.ins().iadd_imm_s(f, i64::from(WIDTH));
+        self.b.ins().store(fl, f, self.ctx, cx::FINISHED);
+        self.b.ins().jump(self.next, &[]);
+    }
+
+    /// Branches on `resume` (0: the kernel's start, `k + 1`: after yield point `k`) to `first` or to a block
+    /// that reloads what the region after yield point `k` reads, then goes on there.
+    fn resume_blocks(&mut self, plan: &Plan, first: Block, resume: Value) {
         let mut targets = vec![self.b.func.dfg.block_call(first, &[])];
         let resume_blocks: Vec<Block> = plan.yields.iter().map(|_| self.b.create_block()).collect();
         for &rb in &resume_blocks {
@@ -860,15 +1049,6 @@ impl<'a, 'b> Vector<'a, 'b> {
             let cont = self.blocks[&(plan.yields[k].op as usize + 1)];
             self.b.ins().jump(cont, &[]);
         }
-
-        self.b.switch_to_block(self.done);
-        let d = self.splat64(u64::from(status::DONE));
-        self.store_word(thread::STATUS, d, d);
-        let fl = MemFlagsData::trusted();
-        let f = self.b.ins().load(I32, fl, self.ctx, cx::FINISHED);
-        let f = self.b.ins().iadd_imm_s(f, i64::from(WIDTH));
-        self.b.ins().store(fl, f, self.ctx, cx::FINISHED);
-        self.b.ins().jump(self.next, &[]);
     }
 
     /// The scalar code's eager stores (`Plan::eager`): the registers op `i` wrote that have homes, right after
@@ -892,6 +1072,44 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// `mask`), in the scalar code's form: 64-bit words, a 32-bit register zero-extended, a predicate 0/1.
     fn store_home(&mut self, v: usize, off: i32, mask: Option<Value>) {
         let ns = self.prog.slots as usize;
+        if self.cta.is_some() {
+            let fl = MemFlagsData::trusted();
+            let w = if v >= ns {
+                Some(self.b.use_var(self.preds[v - ns]))
+            } else if let Reg::W(var) = self.regs[v] {
+                Some(self.b.use_var(var))
+            } else {
+                None
+            };
+            if self.cta_uniform(v) {
+                // Never written under a mask: such writes make a register vary (`uniform.rs`).
+                debug_assert!(mask.is_none(), "a uniform register written in a masked range");
+                // Lane 0 into the CTA's one home (a predicate as 0 / all ones, a 32-bit value zero-extended).
+                let x = match (w, self.regs.get(v)) {
+                    (Some(w), _) => {
+                        let l = self.b.ins().extractlane(w, 0);
+                        self.b.ins().uextend(I64, l)
+                    }
+                    (None, Some(&Reg::D(lv, _))) => {
+                        let l = self.b.use_var(lv);
+                        self.b.ins().extractlane(l, 0)
+                    }
+                    _ => unreachable!("a register or a predicate"),
+                };
+                let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
+                self.b.ins().store(fl, x, threads, off);
+                return;
+            }
+            if let Some(mut w) = w {
+                let gs = self.group_state();
+                if let Some(m) = mask {
+                    let old = self.b.ins().load(I32X4, fl, gs, off);
+                    w = self.b.ins().bitselect(m, w, old);
+                }
+                self.b.ins().store(fl, w, gs, off);
+                return;
+            }
+        }
         let (lo, hi) = if v >= ns {
             let m = self.b.use_var(self.preds[v - ns]);
             let one = self.splat32(1);
@@ -918,9 +1136,62 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.store_word(off, lo, hi);
     }
 
+    /// Whether liveness variable `v` is uniform across the CTA in whole-CTA mode (one home for the CTA).
+    fn cta_uniform(&self, v: usize) -> bool {
+        self.cta.as_ref().is_some_and(|c| c.uniform.var(v))
+    }
+
+    /// Whole-CTA mode: a register or predicate that keeps its four lanes as they are (one 16-byte half word).
+    fn cta_w(&self, v: usize) -> bool {
+        self.cta.is_some() && (v >= self.prog.slots as usize || matches!(self.regs[v], Reg::W(_)))
+    }
+
+    /// Whole-CTA mode, at the start of a pass: the uniform registers some resume point reloads, from their
+    /// one home each.
+    fn load_uniform_homes(&mut self, plan: &Plan) {
+        let mut vars: Vec<usize> =
+            self.deferred.reload.iter().flatten().copied().filter(|&v| self.cta_uniform(v)).collect();
+        vars.sort_unstable();
+        vars.dedup();
+        let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
+        for v in vars {
+            let off = plan.home_offset(v).expect("live registers have homes");
+            let x = self.b.ins().load(I64, MemFlagsData::trusted(), threads, off);
+            let val = if v >= self.prog.slots as usize || matches!(self.regs[v], Reg::W(_)) {
+                let w = self.b.ins().ireduce(I32, x);
+                V::W(self.b.ins().splat(I32X4, w))
+            } else {
+                let d = self.b.ins().splat(I64X2, x);
+                V::D(d, d)
+            };
+            self.cta.as_mut().expect("whole-CTA mode").at_pass.insert(v, val);
+        }
+    }
+
     /// Loads a liveness variable (register slots, then predicates) from each lane's home.
     fn reload(&mut self, v: usize, off: i32) {
         let ns = self.prog.slots as usize;
+        if let Some(&val) = self.cta.as_ref().and_then(|c| c.at_pass.get(&v)) {
+            match (val, v >= ns, self.regs.get(v)) {
+                (V::W(m), true, _) => self.b.def_var(self.preds[v - ns], m),
+                (V::W(w), false, Some(Reg::W(var))) => self.b.def_var(*var, w),
+                (V::D(l, h), false, Some(Reg::D(lv, hv))) => {
+                    self.b.def_var(*lv, l);
+                    self.b.def_var(*hv, h);
+                }
+                _ => unreachable!("the pass value has the register's form"),
+            }
+            return;
+        }
+        if self.cta_w(v) {
+            let gs = self.group_state();
+            let w = self.b.ins().load(I32X4, MemFlagsData::trusted(), gs, off);
+            match self.regs.get(v) {
+                Some(Reg::W(var)) if v < ns => self.b.def_var(*var, w),
+                _ => self.b.def_var(self.preds[v - ns], w),
+            }
+            return;
+        }
         let (lo, hi) = self.load_word(off);
         if v >= ns {
             // The scalar code stores a predicate as its low byte: non-zero is true.
@@ -953,6 +1224,13 @@ impl<'a, 'b> Vector<'a, 'b> {
         for v in plan.yields[k].spill.iter().chain(deferred).copied().collect::<Vec<_>>() {
             let off = plan.home_offset(v).expect("live registers have homes");
             self.store_home(v, off, None);
+        }
+        if let Some(reached) = self.cta.as_ref().map(|c| c.reached) {
+            let r = self.b.ins().iconst(I32, k as i64 + 1);
+            self.b.def_var(reached, r);
+            self.b.ins().jump(self.next, &[]);
+            self.filled = true;
+            return;
         }
         let word = self.splat64(u64::from(status::BARRIER) | (k as u64 + 1) << 32);
         self.store_word(thread::STATUS, word, word);
@@ -1404,6 +1682,26 @@ impl<'a, 'b> Vector<'a, 'b> {
             None => None,
         };
         match op.kind {
+            Kind::Bra if self.ifs.converted(i) && op.guard.is_none() => {
+                // The jump over an `else` range: the lanes of the `if` that took its branch run that range,
+                // which the `if`'s branch also enters where no lane ran the first range.
+                let cond = self.ifs.else_of[i].ok_or("an unguarded branch")?;
+                let entry = self.else_entry(i);
+                self.b.ins().jump(entry, &[]);
+                self.b.switch_to_block(entry);
+                let ran = self.b.use_var(self.if_masks[&cond]);
+                let mut run = self.b.ins().bnot(ran);
+                if let Some(r) = self.ifs.inside[cond] {
+                    let w = self.b.use_var(self.if_masks[&r]);
+                    run = self.b.ins().band(run, w);
+                }
+                self.b.def_var(self.if_masks[&i], run);
+                let any = self.b.ins().vany_true(run);
+                let (range, target) = (self.block(i + 1)?, self.block(op.target as usize)?);
+                self.b.ins().brif(any, range, &[], target, &[]);
+                self.filled = true;
+                return Ok(());
+            }
             Kind::Bra if self.ifs.converted(i) => {
                 // Lanes that do not take the branch run its range.
                 let Some((p, neg)) = op.guard else { return Err("an unguarded branch".into()) };
@@ -1412,9 +1710,14 @@ impl<'a, 'b> Vector<'a, 'b> {
                     run = self.b.ins().band(run, w);
                 }
                 self.b.def_var(self.if_masks[&i], run);
-                // Where no lane runs it, the range is skipped as the branch would.
+                // Where no lane runs it, the range is skipped as the branch would (to the `else` range's
+                // entry, where it has one).
                 let any = self.b.ins().vany_true(run);
-                let (range, target) = (self.block(i + 1)?, self.block(op.target as usize)?);
+                let range = self.block(i + 1)?;
+                let target = match (op.target as usize).checked_sub(1).filter(|&j| self.ifs.else_of[j] == Some(i)) {
+                    Some(j) => self.else_entry(j),
+                    None => self.block(op.target as usize)?,
+                };
                 self.b.ins().brif(any, range, &[], target, &[]);
                 self.filled = true;
                 return Ok(());
@@ -1467,6 +1770,16 @@ impl<'a, 'b> Vector<'a, 'b> {
         r
     }
 
+    /// The block computing the mask of the `else` range after jump `j`.
+    fn else_entry(&mut self, j: usize) -> Block {
+        if let Some(&b) = self.else_entries.get(&j) {
+            return b;
+        }
+        let b = self.b.create_block();
+        self.else_entries.insert(j, b);
+        b
+    }
+
     fn block(&self, op: usize) -> R<Block> {
         self.blocks.get(&op).copied().ok_or_else(|| "a branch past the end".to_string())
     }
@@ -1475,6 +1788,13 @@ impl<'a, 'b> Vector<'a, 'b> {
     fn branch(&mut self, op: &Op, target: Block, fall: Block) {
         let Some((p, neg)) = op.guard else { return };
         let m = self.b.use_var(self.preds[p as usize]);
+        if self.cta.as_ref().is_some_and(|c| c.uniform.pred(p)) {
+            // Every lane holds the same value (whole-CTA mode's uniform control).
+            let l0 = self.b.ins().extractlane(m, 0);
+            let (t, f) = if neg { (fall, target) } else { (target, fall) };
+            self.b.ins().brif(l0, t, &[], f, &[]);
+            return;
+        }
         let m = if neg { self.b.ins().bnot(m) } else { m };
         let all = self.b.ins().vall_true(m);
         let mixed = self.b.create_block();
@@ -2099,7 +2419,33 @@ impl<'a, 'b> Vector<'a, 'b> {
             let call = self.b.ins().call_indirect(sig, f, &[opp, io]);
             let ok = self.b.inst_results(call)[0];
             let cont = self.b.create_block();
-            self.b.ins().brif(ok, cont, &[], self.stop, &[]);
+            if self.cta.is_some() {
+                // Whole-CTA mode: the error of this lane, as the scalar loop reports it, if the lane runs
+                // the op.
+                let bad = self.b.create_block();
+                let ok = match self.guard {
+                    Some(g) => {
+                        let active = self.b.ins().extractlane(g, i);
+                        let off = self.b.ins().icmp_imm_s(IntCC::Equal, active, 0);
+                        let ok = self.b.ins().icmp_imm_s(IntCC::NotEqual, ok, 0);
+                        self.b.ins().bor(ok, off)
+                    }
+                    None => ok,
+                };
+                self.b.ins().brif(ok, cont, &[], bad, &[]);
+                self.b.switch_to_block(bad);
+                let fl = MemFlagsData::trusted();
+                let code = self.b.ins().iconst(I32, i64::from(crate::abi::error::UNSUPPORTED));
+                self.b.ins().store(fl, code, self.ctx, cx::ERROR_CODE);
+                let s = self.b.ins().iconst(I32, i64::from(site));
+                self.b.ins().store(fl, s, self.ctx, cx::ERROR_SITE);
+                let t = self.b.use_var(self.t);
+                let lane = self.b.ins().iadd_imm_s(t, i64::from(i));
+                self.b.ins().store(fl, lane, self.ctx, cx::ERROR_THREAD);
+                self.b.ins().return_(&[t]);
+            } else {
+                self.b.ins().brif(ok, cont, &[], self.stop, &[]);
+            }
             self.b.switch_to_block(cont);
             for (k, o) in out.iter_mut().enumerate() {
                 let r = self.b.ins().stack_load(I64, I64, slot, 40 + 8 * k as i32);
@@ -2107,7 +2453,9 @@ impl<'a, 'b> Vector<'a, 'b> {
                 *half = self.b.ins().insertlane(*half, r, i % 2);
             }
         }
-        self.stops.push(self.cur);
+        if self.cta.is_none() {
+            self.stops.push(self.cur);
+        }
         self.write(op.dst, V::D(out[0][0], out[0][1]))?;
         if op.dst2 != Dst::None {
             self.write(op.dst2, V::D(out[1][0], out[1][1]))?;

@@ -24,7 +24,7 @@ fn every_corpus_kernel_compiles_or_is_refused_with_a_reason() {
     files.sort();
     assert!(files.len() > 300, "the corpus is missing: {} files", files.len());
     let jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
-    let (mut compiled, mut vectorized, mut refused) = (0, 0, Vec::new());
+    let (mut compiled, mut vectorized, mut whole_ctas, mut refused) = (0, 0, 0, Vec::new());
     let mut why_not: std::collections::BTreeMap<String, usize> = Default::default();
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
@@ -38,7 +38,10 @@ fn every_corpus_kernel_compiles_or_is_refused_with_a_reason() {
                 Ok(v) => {
                     compiled += 1;
                     match v {
-                        Ok(()) => vectorized += 1,
+                        Ok(path) => {
+                            vectorized += 1;
+                            whole_ctas += usize::from(path == jit::VectorPath::WholeCtas);
+                        }
                         // The reason without the op's position.
                         Err(why) => *why_not.entry(why.split(": ").last().unwrap_or("").to_string()).or_default() += 1,
                     }
@@ -56,10 +59,14 @@ fn every_corpus_kernel_compiles_or_is_refused_with_a_reason() {
     assert!(compiled > 2000, "only {compiled} kernels compiled");
     let mut reasons: Vec<_> = why_not.into_iter().collect();
     reasons.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
-    eprintln!("{vectorized} of {compiled} kernels take the vector path; the most common reasons the others do not:");
+    eprintln!(
+        "{vectorized} of {compiled} kernels take the vector path ({whole_ctas} of them whole CTAs at a time); the \
+         most common reasons the others do not:"
+    );
     for (why, n) in reasons.iter().take(15) {
         eprintln!("  {n:5}  {why}");
     }
     assert!(vectorized > 300, "only {vectorized} kernels are vectorized");
+    assert!(whole_ctas > 20, "only {whole_ctas} kernels run whole CTAs on the vector path");
     assert!(refused.len() < 20, "{} refused:\n{}", refused.len(), refused.join("\n"));
 }

@@ -41,6 +41,10 @@ fn launch(
 }
 
 fn vectorized(ptx: &str, kernel: &str) -> Result<(), String> {
+    vector_path(ptx, kernel).map(|_| ())
+}
+
+fn vector_path(ptx: &str, kernel: &str) -> Result<jit::VectorPath, String> {
     let mut memory = DeviceMemory::new();
     let loaded = LoadedModule::load(ir::compile(ptx).unwrap(), &mut memory).unwrap();
     let k = loaded.module.function(kernel).unwrap();
