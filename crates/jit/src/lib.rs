@@ -101,6 +101,9 @@ pub struct Jit {
     pool: Arc<Pool>,
     isa: Option<cranelift_codegen::isa::OwnedTargetIsa>,
     cache: Mutex<HashMap<Key, Arc<Compiled>>>,
+    /// Hashes of recently launched modules' PTX texts, by the text's allocation (held here, so its address
+    /// names it): a launch does not hash the whole text again.
+    source_hashes: Mutex<Vec<(Arc<str>, u64)>>,
 }
 
 impl std::fmt::Debug for Jit {
@@ -125,7 +128,13 @@ impl Jit {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
-        Jit { options, pool: Arc::new(Pool::new(threads)), isa: compile::isa().ok(), cache: Mutex::default() }
+        Jit {
+            options,
+            pool: Arc::new(Pool::new(threads)),
+            isa: compile::isa().ok(),
+            cache: Mutex::default(),
+            source_hashes: Mutex::default(),
+        }
     }
 
     pub fn options(&self) -> &Options {
@@ -139,8 +148,25 @@ impl Jit {
 
     fn key(&self, module: &LoadedModule, kernel: FuncId) -> Key {
         use std::hash::{Hash, Hasher};
+        let source = &module.module.source;
+        let source_hash = {
+            let mut known = self.source_hashes.lock().unwrap_or_else(|e| e.into_inner());
+            match known.iter().find(|(s, _)| Arc::ptr_eq(s, source)) {
+                Some(&(_, h)) => h,
+                None => {
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    source.hash(&mut h);
+                    let h = h.finish();
+                    if known.len() >= 16 {
+                        known.remove(0);
+                    }
+                    known.push((source.clone(), h));
+                    h
+                }
+            }
+        };
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        module.module.source.hash(&mut h);
+        source_hash.hash(&mut h);
         // Variables' addresses are part of the decoded ops the code was built from.
         module.global_addresses.hash(&mut h);
         (h.finish(), module.module.functions[kernel].name.clone(), self.options.check, self.options.vectorize)
