@@ -44,10 +44,10 @@ fourth argument (a buffer) to y.bin, atomically, after the kernel ran.
 
 Engines: the JIT (--backend jit, the default) compiles the kernel to native
 code with Cranelift and runs CTAs on every core (--threads N, --schedule
-static|interleaved|dynamic); --check makes it bounds-check every access as
-the emulator does. Kernels without barriers or warp collectives run four
-threads at a time in SIMD registers when they can (--no-vectorize: one at a
-time). The emulator (--backend emu) runs warps of 32 lanes in
+static|interleaved|dynamic, default dynamic: runs of neighbouring CTAs from a
+shared counter); --check makes it bounds-check every access as the emulator
+does. Kernels run four threads at a time in SIMD registers when they can,
+barriers included (--no-vectorize: one at a time). The emulator (--backend emu) runs warps of 32 lanes in
 lock-step and collects the statistics of --stats, so --stats and --json use
 it unless --backend says otherwise. Both give the same results; compiled
 kernels are cached in ~/.cache/lockstep/jit (--no-cache to skip).
@@ -114,7 +114,8 @@ pub enum ScheduleChoice {
     Static,
     /// Worker w runs CTAs w, w+W, w+2W, ... (Ocelot's policy).
     Interleaved,
-    /// Workers take the next CTA from a shared counter (best for uneven CTAs).
+    /// Workers take the next run of consecutive CTAs from a shared counter (the default: locality, and
+    /// balance for uneven CTAs).
     Dynamic,
 }
 
@@ -145,7 +146,7 @@ impl BackendChoice {
             BackendChoice::Emu => Ok(Box::new(emu::Emulator::new())),
             BackendChoice::Jit => Ok(Box::new(jit::Jit::new(jit::Options {
                 threads: a.threads.map_or(0, usize::from),
-                schedule: match a.schedule.unwrap_or(ScheduleChoice::Interleaved) {
+                schedule: match a.schedule.unwrap_or(ScheduleChoice::Dynamic) {
                     ScheduleChoice::Static => jit::Schedule::Static,
                     ScheduleChoice::Interleaved => jit::Schedule::Interleaved,
                     ScheduleChoice::Dynamic => jit::Schedule::Dynamic,
@@ -206,7 +207,7 @@ pub struct RunArgs {
     /// JIT worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
-    /// How the JIT spreads CTAs over its workers.
+    /// How the JIT spreads CTAs over its workers (default: dynamic).
     #[arg(long, value_enum)]
     pub schedule: Option<ScheduleChoice>,
     /// JIT: check every global, generic and shared access against the memory it may touch, and report
