@@ -410,6 +410,18 @@ fn block_index(starts: &[usize], n: usize) -> Vec<usize> {
     block_of
 }
 
+/// The registers and predicates (`slots + preds` variables) live on entry to each of `ops`, which must start
+/// blocks (`Plan::leader`): a read on some path from there may see their value.
+pub fn live_in_at(prog: &Program, leader: &[bool], ops: impl IntoIterator<Item = usize>) -> HashMap<usize, BitSet> {
+    let live = Liveness::compute(prog, leader);
+    ops.into_iter()
+        .filter_map(|i| {
+            let b = live.starts.binary_search(&i).ok()?;
+            Some((i, live.live_in[b].clone()))
+        })
+        .collect()
+}
+
 /// Register liveness at block granularity over the op list, with bitsets of `slots + preds` variables.
 struct Liveness {
     /// Block index of each op, and each block's first op.

@@ -635,6 +635,13 @@ pub fn translate(
         None
     };
     let mut v = Vector::new(b, env, prog, plan, ifs, cta);
+    let ends: Vec<usize> =
+        (0..prog.ops.len()).filter(|&i| v.ifs.converted(i)).map(|i| prog.ops[i].target as usize).collect();
+    let live = crate::plan::live_in_at(prog, &plan.leader, ends);
+    v.live_at_end = (0..prog.ops.len())
+        .filter(|&i| v.ifs.converted(i))
+        .map(|i| (i, live.get(&(prog.ops[i].target as usize)).cloned().unwrap_or_else(|| graph::BitSet::full(0))))
+        .collect();
     v.body(plan)?;
     if whole_ctas {
         if let Some(&i) = v.stops.first() {
@@ -728,8 +735,14 @@ struct Vector<'a, 'b> {
     if_masks: HashMap<usize, Variable>,
     /// By converted `else` jump: the block computing its range's mask.
     else_entries: HashMap<usize, Block>,
-    /// The current op's guard as a lane mask.
+    /// The current op's guard as a lane mask, and whether it is only the mask of the ranges around the op
+    /// (no guard of its own).
     guard: Option<Value>,
+    guard_is_range: bool,
+    /// By converted branch (and `else` jump): what is live where its range ends, where its lanes that did
+    /// not run the range go on. A write in a range keeps the other lanes' old value only if it is live at the
+    /// end of a range around the write.
+    live_at_end: HashMap<usize, graph::BitSet>,
     filled: bool,
     /// The op being lowered, and those lowered through the lane helper (a group may stop there).
     cur: usize,
@@ -820,6 +833,8 @@ impl<'a, 'b> Vector<'a, 'b> {
             if_masks,
             else_entries: HashMap::new(),
             guard: None,
+            guard_is_range: false,
+            live_at_end: HashMap::new(),
             filled: false,
             cur: 0,
             stops: Vec::new(),
@@ -1613,7 +1628,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                     let m = self.splat32(mask as u32);
                     x = self.b.ins().band(x, m);
                 }
-                if let Some(g) = self.guard {
+                if let Some(g) = self.guard.filter(|_| self.keeps_old(slot as usize)) {
                     let old = self.b.use_var(var);
                     x = self.b.ins().bitselect(g, x, old);
                 }
@@ -1626,7 +1641,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                     let m = self.splat64(mask);
                     x = self.map(x, |me, y| me.b.ins().band(y, m));
                 }
-                if let Some(g) = self.guard {
+                if let Some(g) = self.guard.filter(|_| self.keeps_old(slot as usize)) {
                     let old = V::D(self.b.use_var(lv), self.b.use_var(hv));
                     x = self.select(g, x, old);
                 }
@@ -1643,7 +1658,8 @@ impl<'a, 'b> Vector<'a, 'b> {
         match d {
             Dst::Pred(p) => {
                 let var = self.preds[p as usize];
-                let m = match self.guard {
+                let keep = self.keeps_old(self.prog.slots as usize + p as usize);
+                let m = match self.guard.filter(|_| keep) {
                     Some(g) => {
                         let old = self.b.use_var(var);
                         self.b.ins().bitselect(g, m, old)
@@ -1659,6 +1675,26 @@ impl<'a, 'b> Vector<'a, 'b> {
                 self.write(d, V::W(v))
             }
         }
+    }
+
+    /// Whether a masked write of liveness variable `v` must keep the old value in the lanes off the mask: the
+    /// op has a guard of its own, or `v` is live where a range around the op ends (its other lanes go on
+    /// there, or in the `else` range, with the value they had).
+    fn keeps_old(&self, v: usize) -> bool {
+        if !self.guard_is_range {
+            return true;
+        }
+        let mut r = self.ifs.inside[self.cur];
+        while let Some(k) = r {
+            if self.live_at_end.get(&k).is_none_or(|l| v >= l.domain_size() || l.contains(v)) {
+                return true;
+            }
+            r = match self.ifs.else_of[k] {
+                Some(c) => self.ifs.inside[c],
+                None => self.ifs.inside[k],
+            };
+        }
+        false
     }
 
     /// The domain of a destination register (32-bit lanes for anything else).
@@ -1752,6 +1788,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             }
             _ => {}
         }
+        self.guard_is_range = op.guard.is_none();
         self.guard = match (op.guard, within) {
             (Some((p, neg)), w) => {
                 let g = self.read_pred(&Src::Pred(p, neg))?;
