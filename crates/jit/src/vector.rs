@@ -223,6 +223,65 @@ impl Ifs {
     }
 }
 
+/// Low bits known to be zero in lane 0 of every register (64: zero), whichever path computed the value: a
+/// flow-insensitive fixpoint (the least over the writes). `tid.x`, `%laneid` and `ntid.x` start with two
+/// (the vector path runs groups of four aligned threads, with `ntid.x % 4 == 0`); products add, sums take the
+/// least. What [`lane_strides`] needs to know that widening a 32-bit index cannot wrap between lanes.
+fn low_zeros(prog: &Program) -> Vec<u8> {
+    let ns = prog.slots as usize;
+    let mut z = vec![64u8; ns];
+    let imm_zeros = |c: u64| c.trailing_zeros().min(64) as u8;
+    let src = |z: &[u8], s: &Src| -> u8 {
+        match *s {
+            Src::Reg(r) => z[r as usize],
+            Src::Imm(c) => imm_zeros(c),
+            Src::Special(SpecialReg::Tid, 0) | Src::Special(SpecialReg::Laneid, _) => 2,
+            Src::Special(SpecialReg::Ntid, 0) => 2,
+            _ => 0,
+        }
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for op in &prog.ops {
+            let Dst::Reg(slot, mask) = op.dst else {
+                crate::plan::for_each_def(prog, op, |v| {
+                    if v < ns && z[v] != 0 {
+                        z[v] = 0;
+                        changed = true;
+                    }
+                });
+                continue;
+            };
+            let (a, b, c) = (src(&z, &op.a), src(&z, &op.b), src(&z, &op.c));
+            let plain = op.extra.is_none() && !op.m.cc && op.dst2 == Dst::None;
+            let int = !op.ty.is_float();
+            let r = match op.kind {
+                _ if !plain => 0,
+                Kind::Mov | Kind::Cvta => a,
+                Kind::Cvt if int && !op.ty2.is_float() && !op.m.sat => a.min(op.ty.bits().min(op.ty2.bits()) as u8),
+                Kind::Add | Kind::Sub if int => a.min(b),
+                Kind::Mul if int && op.m.part != Part::Hi => a.saturating_add(b),
+                Kind::Mad if int && op.m.part != Part::Hi => a.saturating_add(b).min(c),
+                Kind::Shl => match op.b {
+                    Src::Imm(k) if k < 64 => a.saturating_add(k as u8),
+                    _ => a,
+                },
+                Kind::And if int => a.max(b),
+                _ => 0,
+            };
+            // Bits past the register's width are not kept.
+            let r = r.min(64).min(if mask == u64::MAX { 64 } else { mask.trailing_ones() as u8 });
+            let slot = slot as usize;
+            if r < z[slot] {
+                z[slot] = r;
+                changed = true;
+            }
+        }
+    }
+    z
+}
+
 /// How the four lanes of a register relate, whichever path computed the value: `lane l = lane 0 + l * stride`
 /// modulo 2^(the register's bits), exactly when `widened` is 0; with `widened` 1, the value is 64 bits wide
 /// and one of its terms was widened from 32 bits, where a wrap-around between lanes 0 and 3 (which a check
@@ -254,6 +313,7 @@ fn stride(stride: i64, widened: u8, bits: u32) -> Option<Stride> {
 /// are not uniform: on the scalar loop, a thread may store between its group's loads. Guarded writes and
 /// writes in converted ranges are unknown.
 fn lane_strides(prog: &Program, ifs: &Ifs) -> Vec<Option<Stride>> {
+    let zeros = low_zeros(prog);
     #[derive(Clone, Copy, PartialEq)]
     enum St {
         Unwritten,
@@ -362,8 +422,18 @@ fn lane_strides(prog: &Program, ifs: &Ifs) -> Vec<Option<Stride>> {
                             | Kind::Cvt
                             | Kind::Cvta
                     );
-                    // A 32-bit value's stride in 64 bits, with one more widened term.
-                    let widen = |x: Stride| stride(i64::from(x.stride as i32), x.widened + 1, 64);
+                    // A 32-bit value's stride in 64 bits, with one more widened term; exact (no wrap-around
+                    // between lanes 0 and 3 is possible) when the stride is a positive power of two and lane 0
+                    // a multiple of four strides: lanes 0..3 then stay between two multiples of 2^31.
+                    let widen = |x: Stride, from: &Src| {
+                        let s = i64::from(x.stride as i32);
+                        let exact = x.widened == 0
+                            && s > 0
+                            && (s as u64).is_power_of_two()
+                            && s <= 1 << 29
+                            && matches!(*from, Src::Reg(r) if u32::from(zeros[r as usize]) >= 2 + s.trailing_zeros());
+                        stride(s, x.widened + u8::from(!exact), 64)
+                    };
                     let scaled = |x: Option<Stride>, k: Option<i64>, w: u8| {
                         x.zip(k).and_then(|(x, k)| stride(x.stride.wrapping_mul(k), x.widened + w, bits))
                     };
@@ -399,10 +469,10 @@ fn lane_strides(prog: &Program, ifs: &Ifs) -> Vec<Option<Stride>> {
                             };
                             let p = match (a, b) {
                                 (Some(x), Some(UNIFORM)) if x != UNIFORM => {
-                                    k(&op.b).and_then(|k| scaled(widen(x), Some(k), 0))
+                                    k(&op.b).and_then(|k| scaled(widen(x, &op.a), Some(k), 0))
                                 }
                                 (Some(UNIFORM), Some(y)) if y != UNIFORM => {
-                                    k(&op.a).and_then(|k| scaled(widen(y), Some(k), 0))
+                                    k(&op.a).and_then(|k| scaled(widen(y, &op.b), Some(k), 0))
                                 }
                                 _ => None,
                             };
@@ -429,7 +499,7 @@ fn lane_strides(prog: &Program, ifs: &Ifs) -> Vec<Option<Stride>> {
                                 && bits == 64
                                 && mask == u64::MAX =>
                         {
-                            a.and_then(widen)
+                            a.and_then(|x| widen(x, &op.a))
                         }
                         _ => None,
                     })
@@ -2928,5 +2998,50 @@ fn wide(t: Ty) -> Ty {
         8 => Ty::U16,
         16 => Ty::U32,
         _ => Ty::U64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(body: &str) -> Program {
+        let src = format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p, .param .u32 n)\n{{\n{body}\n}}\n"
+        );
+        let module = ir::compile(&src).unwrap_or_else(|d| panic!("{d:?}"));
+        let f = module.function("k").expect("kernel");
+        let shared = device::SharedLayout::for_kernel(&module, f);
+        let loaded = device::LoadedModule { global_addresses: vec![None; module.globals.len()], module };
+        program::decode_all(&loaded, f, &shared).expect("decodes").remove(&f).expect("kernel program")
+    }
+
+    /// The stride of the last register written (`%rd3` in the kernels below).
+    fn last_stride(body: &str) -> Option<Stride> {
+        let prog = kernel(body);
+        let plan = Plan::new(&prog);
+        let ifs = Ifs::new(&prog, &plan, false);
+        let strides = lane_strides(&prog, &ifs);
+        let last = prog.ops.iter().rev().find_map(|o| match o.dst {
+            Dst::Reg(r, _) => Some(r as usize),
+            _ => None,
+        });
+        strides[last.expect("a write")]
+    }
+
+    #[test]
+    fn a_widened_index_of_aligned_lanes_needs_no_check_and_others_do() {
+        let head = ".reg .b32 %r<6>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [p];\nld.param.u32 %r1, [n];\n\
+                    mov.u32 %r5, %tid.x;\n";
+        // blockIdx.x * blockDim.x + threadIdx.x: lane 0 is a multiple of four, lanes 0..3 cannot wrap.
+        let aligned = format!(
+            "{head}mov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmad.lo.s32 %r4, %r2, %r3, %r5;\n\
+             mul.wide.s32 %rd2, %r4, 4;\nadd.s64 %rd3, %rd1, %rd2;\nret;"
+        );
+        assert_eq!(last_stride(&aligned), Some(Stride { stride: 4, widened: 0 }));
+        // threadIdx.x + n: lane 0 may be 2^31 - 2, where the signed widening wraps between lanes.
+        let offset =
+            format!("{head}add.s32 %r2, %r1, %r5;\nmul.wide.s32 %rd2, %r2, 4;\nadd.s64 %rd3, %rd1, %rd2;\nret;");
+        assert_eq!(last_stride(&offset), Some(Stride { stride: 4, widened: 1 }));
     }
 }
