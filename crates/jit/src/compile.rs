@@ -347,10 +347,8 @@ fn generate_vector(
         return Err(why);
     }
     if plan.counted_barriers {
-        match generate_vector_mode(isa, env, prog, plan, true) {
-            Ok(code) => return Ok((code, true)),
-            Err(why) if std::env::var_os("LOCKSTEP_WHY_CTA").is_some() => eprintln!("whole-CTA: {why}"),
-            Err(_) => {}
+        if let Ok(code) = generate_vector_mode(isa, env, prog, plan, true) {
+            return Ok((code, true));
         }
     }
     generate_vector_mode(isa, env, prog, plan, false).map(|code| (code, false))

@@ -189,10 +189,8 @@ impl Ifs {
             }
         };
         if all {
-            for i in 0..n {
-                if candidates[i] {
-                    convert(&mut ifs, i);
-                }
+            for (i, _) in candidates.iter().enumerate().filter(|(_, &c)| c) {
+                convert(&mut ifs, i);
             }
         }
         loop {
@@ -681,23 +679,6 @@ pub fn translate(
         let masked = |i: usize| ifs.inside[i].is_some();
         let uniform = Uniform::new(prog, masked);
         if !uniform.control_is_uniform(prog, |i| masked(i) || ifs.converted(i)) {
-            if std::env::var_os("LOCKSTEP_WHY_CTA").is_some() {
-                for (i, op) in prog.ops.iter().enumerate() {
-                    if matches!(op.kind, Kind::Bra | Kind::Ret | Kind::Exit)
-                        && op.guard.is_some()
-                        && !masked(i)
-                        && !ifs.converted(i)
-                    {
-                        eprintln!(
-                            "  op {i} {:?} guard {:?} uniform {} target {}",
-                            op.kind,
-                            op.guard,
-                            uniform.pred(op.guard.unwrap().0),
-                            op.target
-                        );
-                    }
-                }
-            }
             return Err("branches that threads of a CTA may take differently, outside ranges run as masks".into());
         }
         Some(uniform)
