@@ -2572,7 +2572,19 @@ impl<'a, 'b> Vector<'a, 'b> {
                     let (l, h) = self.as_d(v, false);
                     let base = self.b.ins().iadd_imm_s(sh, off);
                     let base = self.b.ins().splat(I64X2, base);
-                    let k = self.address_stride(s);
+                    // A 32-bit offset whose lanes wrap around between lanes 0 and 3 is far outside any CTA's
+                    // shared memory: such an access is out of bounds whichever lanes it reaches, so the
+                    // zero-extension is taken as exact.
+                    let k = match (*s, self.address_stride(s)) {
+                        (Src::Reg(r), Some(k))
+                            if k.widened == 1
+                                && matches!(self.regs[r as usize], Reg::W(_))
+                                && self.strides[r as usize].is_some_and(|w| w.widened == 0) =>
+                        {
+                            Some(Stride { stride: k.stride, widened: 0 })
+                        }
+                        (_, k) => k,
+                    };
                     Addr::Lanes(self.b.ins().iadd(l, base), self.b.ins().iadd(h, base), k)
                 }
             });
