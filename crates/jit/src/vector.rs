@@ -24,6 +24,11 @@
 //! take it, so a group goes on where its lanes disagree there (`matmul_tiled16`'s guarded loads between
 //! shared stores).
 //!
+//! Whole-CTA mode ([`translate`] with `whole_ctas`, tried first for kernels with counted barriers): where
+//! every branch is uniform across the CTA (`uniform.rs`) or run as masks (every qualifying one is, `if`/`else`
+//! pairs included), the function runs the whole CTA, one pass over the groups per region, with no thread
+//! status and cheaper homes ([`Cta`]).
+//!
 //! Anything else is refused (the kernel then runs scalar only): ops or modifiers without an exact vector
 //! form here, calls, local memory, warp collectives, matrix/texture ops, barriers other than one plain
 //! `bar.sync` (or guarded ones), checked mode.
