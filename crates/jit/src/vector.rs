@@ -97,6 +97,11 @@ fn may_stop(op: &Op, i: usize, stops: &[usize], ifs: &Ifs) -> bool {
 /// An `if`/`else` (`@p bra ELSE; ...; bra END; ELSE: ...; END:`) qualifies as a whole: the jump `bra END`
 /// closing the first range is converted too, its range `ELSE..END` (which the same rules apply to, but that
 /// the branch's jump to `ELSE` enters) runs under the lanes that took the branch.
+///
+/// A loop (`HEAD: ...; @p bra HEAD`, entered only by falling into `HEAD`, left only by falling out of its
+/// latch) qualifies when its body `HEAD..latch` does by the same rules: the body runs under the mask of the
+/// lanes still looping, which the latch narrows to those taking the branch, and the group goes round again
+/// while any lane does.
 struct Ifs {
     /// By op: the innermost converted branch whose range holds it.
     inside: Vec<Option<usize>>,
@@ -109,7 +114,8 @@ struct Ifs {
 impl Ifs {
     /// The branches converted: those where a group could otherwise stop after a store, or with `all`, every
     /// qualifying branch.
-    fn new(prog: &Program, plan: &Plan, all: bool) -> Ifs {
+    /// `uniform_latch(i)`: loop latch `i` decides alike in every lane (the loop is not converted).
+    fn new(prog: &Program, plan: &Plan, all: bool, uniform_latch: &dyn Fn(usize) -> bool) -> Ifs {
         let n = prog.ops.len();
         // Branches into each op.
         let mut into: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
@@ -133,11 +139,16 @@ impl Ifs {
         for i in (0..n).rev() {
             let op = &prog.ops[i];
             let target = op.target as usize;
-            if op.kind != Kind::Bra || op.guard.is_none() || target <= i || target >= n {
+            let backward = target < i && target >= 1;
+            if op.kind != Kind::Bra || op.guard.is_none() || (target <= i && !backward) || target >= n {
+                continue;
+            }
+            if backward && uniform_latch(i) {
                 continue;
             }
             let last = &prog.ops[target - 1];
-            let jump = (target - 1 > i
+            let jump = (!backward
+                && target - 1 > i
                 && last.kind == Kind::Bra
                 && last.guard.is_none()
                 && (last.target as usize) > target
@@ -150,9 +161,11 @@ impl Ifs {
                     let o = &prog.ops[j];
                     let kind_ok = match o.kind {
                         _ if Some(j) == jump => true,
-                        // A converted branch nested in this one, or a jump to the next op (an empty `else`).
+                        // A converted branch or loop nested in this one, or a jump to the next op (an empty
+                        // `else`).
                         Kind::Bra => {
-                            (qual[j] && (o.target as usize) <= end) || (o.guard.is_none() && o.target as usize == j + 1)
+                            (qual[j] && (o.target as usize) <= end && (o.target as usize) >= first)
+                                || (o.guard.is_none() && o.target as usize == j + 1)
                         }
                         Kind::Brx | Kind::Ret | Kind::Exit | Kind::Trap | Kind::Call => false,
                         _ => !yields.contains(&j),
@@ -164,8 +177,16 @@ impl Ifs {
                         })
                 })
             };
-            branches[i] = plain(i + 1..target, None, &qual)
-                && jump.is_none_or(|j| plain(target..prog.ops[j].target as usize, Some(i), &qual));
+            branches[i] = if backward {
+                // Fallen into from the op before, entered by no other branch than the latch.
+                let before = &prog.ops[target - 1];
+                let falls = before.guard.is_some()
+                    || !matches!(before.kind, Kind::Bra | Kind::Brx | Kind::Ret | Kind::Exit | Kind::Trap);
+                falls && plain(target..i, Some(i), &qual)
+            } else {
+                plain(i + 1..target, None, &qual)
+                    && jump.is_none_or(|j| plain(target..prog.ops[j].target as usize, Some(i), &qual))
+            };
             if branches[i] {
                 qual[i] = true;
                 else_jump[i] = jump;
@@ -182,8 +203,13 @@ impl Ifs {
         let mut ifs = Ifs { inside: vec![None; n], branches: vec![false; n], else_of: vec![None; n] };
         let convert = |ifs: &mut Ifs, i: usize| {
             // The branch, with its `else` jump, and the qualifying branches in its ranges.
-            let end = else_jump[i].map_or(prog.ops[i].target, |j: usize| prog.ops[j].target) as usize;
-            for k in i..end {
+            let target = prog.ops[i].target as usize;
+            let (start, end) = if target < i {
+                (target, i + 1)
+            } else {
+                (i, else_jump[i].map_or(target, |j: usize| prog.ops[j].target as usize))
+            };
+            for k in start..end {
                 if candidates[k] {
                     ifs.branches[k] = true;
                     if let Some(j) = else_jump[k] {
@@ -210,12 +236,22 @@ impl Ifs {
                 break;
             }
         }
-        for i in 0..n {
-            if ifs.branches[i] {
-                // Outer branches come first: inner ones overwrite their part.
-                for x in &mut ifs.inside[i + 1..prog.ops[i].target as usize] {
-                    *x = Some(i);
+        // Each converted op's range: outer ranges first (earlier start, then longer), inner ones overwrite.
+        let mut ranges: Vec<(usize, usize, usize)> = (0..n)
+            .filter(|&i| ifs.branches[i])
+            .map(|i| {
+                let target = prog.ops[i].target as usize;
+                if target < i {
+                    (target, i, i)
+                } else {
+                    (i + 1, target, i)
                 }
+            })
+            .collect();
+        ranges.sort_by_key(|&(start, end, _)| (start, std::cmp::Reverse(end)));
+        for (start, end, i) in ranges {
+            for x in &mut ifs.inside[start..end] {
+                *x = Some(i);
             }
         }
         ifs
@@ -223,6 +259,20 @@ impl Ifs {
 
     fn converted(&self, i: usize) -> bool {
         self.branches.get(i).copied().unwrap_or(false)
+    }
+
+    /// Whether converted op `i` is a loop's latch.
+    fn is_latch(&self, prog: &Program, i: usize) -> bool {
+        self.converted(i) && (prog.ops[i].target as usize) < i
+    }
+
+    /// Where the lanes that did not run converted op `i`'s range go on: its target, or after a latch.
+    fn range_end(&self, prog: &Program, i: usize) -> usize {
+        if self.is_latch(prog, i) {
+            i + 1
+        } else {
+            prog.ops[i].target as usize
+        }
     }
 }
 
@@ -549,6 +599,7 @@ impl Deferred {
     fn new(prog: &Program, plan: &Plan) -> Deferred {
         let n = prog.ops.len();
         let none = Ifs { inside: vec![None; n], branches: vec![false; n], else_of: vec![None; n] };
+        debug_assert!(none.else_of.len() == n);
         let yield_of: HashMap<usize, usize> = plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect();
         // Ops reachable from `start` before the next yield point, and the yield points reached.
         let reach = |start: usize| {
@@ -608,8 +659,12 @@ fn writes_memory(op: &Op) -> bool {
 fn successors(prog: &Program, i: usize, ifs: &Ifs, mut f: impl FnMut(usize)) {
     let op = &prog.ops[i];
     if ifs.converted(i) {
-        // The skipped ops run under a mask: only the fall-through.
-        return f(i + 1);
+        // The skipped ops run under a mask: only the fall-through (and a latch's loop).
+        f(i + 1);
+        if (op.target as usize) < i {
+            f(op.target as usize);
+        }
+        return;
     }
     let fall = op.guard.is_some() || !matches!(op.kind, Kind::Bra | Kind::Brx | Kind::Ret | Kind::Exit | Kind::Trap);
     if fall && i + 1 < prog.ops.len() {
@@ -676,7 +731,29 @@ pub fn translate(
     if prog.slot_types.iter().any(|t| t.bits() > 64) {
         return Err("a register wider than 64 bits".into());
     }
-    let ifs = Ifs::new(prog, plan, whole_ctas);
+    let ifs = if whole_ctas {
+        // Every qualifying branch, but loops whose latch decides alike in every thread. Starting with no loop
+        // masked, loops whose latch is found to vary are masked until no more are (masking only makes fewer
+        // values uniform, so every loop left unmasked is uniform under the last answer).
+        let mut varying_latches = vec![false; prog.ops.len()];
+        loop {
+            let ifs = Ifs::new(prog, plan, true, &|i| !varying_latches[i]);
+            let u = Uniform::new(prog, |i| ifs.inside[i].is_some());
+            let mut more = false;
+            for (i, op) in prog.ops.iter().enumerate() {
+                let backward = op.kind == Kind::Bra && (op.target as usize) < i;
+                if backward && !varying_latches[i] && op.guard.is_some_and(|(p, _)| !u.pred(p)) {
+                    varying_latches[i] = true;
+                    more = true;
+                }
+            }
+            if !more {
+                break ifs;
+            }
+        }
+    } else {
+        Ifs::new(prog, plan, false, &|_| false)
+    };
     let cta = if whole_ctas {
         if !plan.counted_barriers {
             return Err("no counted barriers".into());
@@ -691,12 +768,11 @@ pub fn translate(
         None
     };
     let mut v = Vector::new(b, env, prog, plan, ifs, cta);
-    let ends: Vec<usize> =
-        (0..prog.ops.len()).filter(|&i| v.ifs.converted(i)).map(|i| prog.ops[i].target as usize).collect();
-    let live = crate::plan::live_in_at(prog, &plan.leader, ends);
-    v.live_at_end = (0..prog.ops.len())
-        .filter(|&i| v.ifs.converted(i))
-        .map(|i| (i, live.get(&(prog.ops[i].target as usize)).cloned().unwrap_or_else(|| graph::BitSet::full(0))))
+    let converted: Vec<usize> = (0..prog.ops.len()).filter(|&i| v.ifs.converted(i)).collect();
+    let live = crate::plan::live_in_at(prog, &plan.leader, converted.iter().map(|&i| v.ifs.range_end(prog, i)));
+    v.live_at_end = converted
+        .iter()
+        .map(|&i| (i, live.get(&v.ifs.range_end(prog, i)).cloned().unwrap_or_else(|| graph::BitSet::full(0))))
         .collect();
     v.body(plan)?;
     if whole_ctas {
@@ -791,6 +867,8 @@ struct Vector<'a, 'b> {
     if_masks: HashMap<usize, Variable>,
     /// By converted `else` jump: the block computing its range's mask.
     else_entries: HashMap<usize, Block>,
+    /// By converted loop's head: its latch and the block of its body (where the latch jumps).
+    loop_bodies: HashMap<usize, (usize, Block)>,
     /// The current op's guard as a lane mask, and whether it is only the mask of the ranges around the op
     /// (no guard of its own).
     guard: Option<Value>,
@@ -888,6 +966,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             ifs,
             if_masks,
             else_entries: HashMap::new(),
+            loop_bodies: HashMap::new(),
             guard: None,
             guard_is_range: false,
             live_at_end: HashMap::new(),
@@ -908,6 +987,15 @@ impl<'a, 'b> Vector<'a, 'b> {
             if lead {
                 let blk = self.b.create_block();
                 self.blocks.insert(i, blk);
+            }
+        }
+        // A converted loop's head: `blocks` holds its entry from outside (which sets the loop's mask), the
+        // latch jumps to its body.
+        for i in 0..self.prog.ops.len() {
+            if self.ifs.is_latch(self.prog, i) {
+                let head = self.prog.ops[i].target as usize;
+                let body = self.b.create_block();
+                self.loop_bodies.insert(head, (i, body));
             }
         }
         self.b.def_var(self.t, lo);
@@ -1017,6 +1105,17 @@ impl<'a, 'b> Vector<'a, 'b> {
         for i in 0..self.prog.ops.len() {
             let leader = plan.leader[i].then(|| self.blocks[&i]);
             crate::translate::start_op(&mut self.b, leader, &mut self.filled);
+            if let Some(&(latch, body)) = self.loop_bodies.get(&i) {
+                // Entering the loop: every lane of the ranges around it loops.
+                let m = match self.ifs.inside[latch] {
+                    Some(r) => self.b.use_var(self.if_masks[&r]),
+                    None => self.b.ins().iconst(I32, -1),
+                };
+                let m = if self.ifs.inside[latch].is_some() { m } else { self.b.ins().splat(I32X4, m) };
+                self.b.def_var(self.if_masks[&latch], m);
+                self.b.ins().jump(body, &[]);
+                self.b.switch_to_block(body);
+            }
             self.cur = i;
             if let Some(&k) = self.yield_at.get(&i) {
                 self.lower_yield(k, plan);
@@ -1774,6 +1873,20 @@ impl<'a, 'b> Vector<'a, 'b> {
             None => None,
         };
         match op.kind {
+            Kind::Bra if self.ifs.is_latch(self.prog, i) => {
+                // The lanes still looping that take the branch go round again, while there are any.
+                let Some((p, neg)) = op.guard else { return Err("an unguarded latch".into()) };
+                let again = self.read_pred(&Src::Pred(p, neg))?;
+                let m = self.b.use_var(self.if_masks[&i]);
+                let m = self.b.ins().band(m, again);
+                self.b.def_var(self.if_masks[&i], m);
+                let any = self.b.ins().vany_true(m);
+                let body = self.loop_bodies[&(op.target as usize)].1;
+                let after = self.block(i + 1)?;
+                self.b.ins().brif(any, body, &[], after, &[]);
+                self.filled = true;
+                return Ok(());
+            }
             Kind::Bra if self.ifs.converted(i) && op.guard.is_none() => {
                 // The jump over an `else` range: the lanes of the `if` that took its branch run that range,
                 // which the `if`'s branch also enters where no lane ran the first range.
@@ -3018,7 +3131,7 @@ mod tests {
     fn last_stride(body: &str) -> Option<Stride> {
         let prog = kernel(body);
         let plan = Plan::new(&prog);
-        let ifs = Ifs::new(&prog, &plan, false);
+        let ifs = Ifs::new(&prog, &plan, false, &|_| false);
         let strides = lane_strides(&prog, &ifs);
         let last = prog.ops.iter().rev().find_map(|o| match o.dst {
             Dst::Reg(r, _) => Some(r as usize),

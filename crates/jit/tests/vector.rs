@@ -124,6 +124,10 @@ fn the_benchmark_kernels_are_vectorized() {
         assert_eq!(vectorized(&w, k), Ok(()), "{k}");
     }
     assert_eq!(vectorized(&alu_loop(), "alu_loop"), Ok(()));
+    // Uniform control around their barriers: whole CTAs at a time.
+    for k in ["reduce_tree", "matmul_tiled16", "stencil_1d"] {
+        assert_eq!(vector_path(&w, k), Ok(jit::VectorPath::WholeCtas), "{k}");
+    }
 }
 
 #[test]
@@ -269,13 +273,13 @@ fn barrier_kernels_are_vectorized() {
     assert_eq!(vectorized(&w, "reduce_tree"), Ok(()));
     let bad = std::fs::read_to_string(root().join("corpus/ptx/handwritten/bad_barrier_divergence.ptx")).unwrap();
     for k in ["bad_barrier_divergence", "bad_barrier_partial_warps"] {
-        assert_eq!(vectorized(&bad, k), Ok(()), "{k}");
+        // Barriers behind branches that vary between threads: never whole CTAs at a time.
+        assert_eq!(vector_path(&bad, k), Ok(jit::VectorPath::Groups), "{k}");
     }
 }
 
-/// `reduce_tree`: groups on the vector path through every barrier, group 0 diverging at the strides 2 and 1
-/// and at the final `tid == 0` store (the scalar loop resumes it there), tails of the input, blocks of one
-/// group, blocks not multiple of 4 (scalar CTAs).
+/// `reduce_tree` (whole CTAs on the vector path): every barrier, the strides 2 and 1 and the final `tid == 0`
+/// store under masks, tails of the input, blocks of one group, blocks not multiple of 4 (scalar CTAs).
 #[test]
 fn reduce_tree_agrees_with_the_emulator() {
     let w = workloads();
@@ -404,6 +408,60 @@ fn known_strides_agree_with_the_emulator() {
             vec![
                 Arg::Buf(floats(2 * len + 2, 10)),
                 Arg::Buf(vec![0xAB; len * 4]),
+                Arg::Scalar(n.to_le_bytes().to_vec()),
+            ]
+        });
+    }
+}
+
+/// A grid-stride loop: lanes leave the loop after different trip counts, with a store in every trip.
+const GRID_STRIDE: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry twice(.param .u64 out, .param .u64 in, .param .u32 n)
+{
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<8>;
+	.reg .pred %p<3>;
+	.reg .f32 %f<3>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u64 %rd2, [in];
+	ld.param.u32 %r1, [n];
+	mov.u32 %r2, %ctaid.x;
+	mov.u32 %r3, %ntid.x;
+	mov.u32 %r4, %tid.x;
+	mad.lo.s32 %r5, %r2, %r3, %r4;
+	mov.u32 %r6, %nctaid.x;
+	mul.lo.s32 %r6, %r6, %r3;
+	setp.ge.s32 %p1, %r5, %r1;
+	@%p1 bra DONE;
+LOOP:
+	mul.wide.s32 %rd3, %r5, 4;
+	add.s64 %rd4, %rd2, %rd3;
+	ld.global.f32 %f1, [%rd4];
+	add.f32 %f2, %f1, %f1;
+	add.s64 %rd5, %rd1, %rd3;
+	st.global.f32 [%rd5], %f2;
+	add.s32 %r5, %r5, %r6;
+	setp.lt.s32 %p2, %r5, %r1;
+	@%p2 bra LOOP;
+DONE:
+	ret;
+}
+"#;
+
+/// The loop runs under the mask of the lanes still looping (no group leaves the vector path after a store).
+#[test]
+fn a_grid_stride_loop_runs_masked_and_agrees_with_the_emulator() {
+    assert_eq!(vectorized(GRID_STRIDE, "twice"), Ok(()));
+    for (n, block) in SHAPES {
+        // Fewer threads than elements: every thread loops, some once more than others.
+        let grid = n.div_ceil(block * 3).max(1);
+        agree(GRID_STRIDE, "twice", grid, block, || {
+            vec![
+                Arg::Buf(vec![0; n as usize * 4]),
+                Arg::Buf(floats(n as usize, 9)),
                 Arg::Scalar(n.to_le_bytes().to_vec()),
             ]
         });
