@@ -265,6 +265,14 @@ impl Config {
         c
     }
 
+    /// [`Config::vectorizable`] with global atomics (kernels where a group could diverge after one stay
+    /// scalar).
+    pub fn vectorizable_with_atomics() -> Config {
+        let mut c = Config::vectorizable();
+        c.features.atomics = true;
+        c
+    }
+
     /// Kernels the vector path can take with its counted barriers: [`Config::vectorizable`] with `bar.sync 0`
     /// and shared-memory exchanges between barriers.
     pub fn vectorizable_with_barriers() -> Config {

@@ -94,6 +94,12 @@ fn vectorizable_random_kernels_with_barriers_agree() {
     vectorizable(&Config::vectorizable_with_barriers(), SEED ^ 0xBA55, 5);
 }
 
+/// With global atomics (`Config::vectorizable_with_atomics`): lanes run them one after the other.
+#[test]
+fn vectorizable_random_kernels_with_atomics_agree() {
+    vectorizable(&Config::vectorizable_with_atomics(), SEED ^ 0xA70, 3);
+}
+
 /// Kernels without divergent loops (`Config::whole_cta`): most run whole CTAs on the vector path, barriers
 /// included, deciding uniform branches once for all lanes.
 #[test]

@@ -36,15 +36,15 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2, I8X16};
+use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I32, I32X4, I64, I64X2, I8X16};
 use cranelift_codegen::ir::{
-    AbiParam, Block, ConstantData, Endianness, InstBuilder, JumpTableData, MemFlagsData, Signature, StackSlot,
-    StackSlotData, StackSlotKind, Type, Value,
+    AbiParam, AtomicRmwOp, Block, ConstantData, Endianness, InstBuilder, JumpTableData, MemFlagsData, Signature,
+    StackSlot, StackSlotData, StackSlotKind, Type, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use ir::SpecialReg;
-use program::{BoolOp, Cmp, Dst, Kind, Op, Part, Program, Rnd, Space, Src, SymAddr, Ty};
+use program::{AtomOp, BoolOp, Cmp, Dst, Kind, Op, Part, Program, Rnd, Space, Src, Sub, SymAddr, Ty};
 
 use crate::abi::{ctx as cx, status, thread, Helper};
 use crate::plan::Plan;
@@ -2041,6 +2041,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             Kind::Nop => Ok(()),
             Kind::Ld => self.load(op),
             Kind::St => self.store(op),
+            Kind::Atom | Kind::Red => self.atomic(op),
             Kind::Mov => {
                 let a = self.read(&op.a, d)?;
                 let r = self.mask_ty(a, ty);
@@ -3058,6 +3059,110 @@ impl<'a, 'b> Vector<'a, 'b> {
                     })
                 },
             )?;
+        }
+        Ok(())
+    }
+}
+
+impl Vector<'_, '_> {
+    /// `atom` and `red` on 32- and 64-bit words of shared or global memory: the active lanes one after the
+    /// other in lane order, as the scalar loop runs the group's threads. Global memory takes the native
+    /// atomic instruction (other workers may race); a CTA's shared memory belongs to one worker, so a load,
+    /// the operation and a store serve (float addition included).
+    fn atomic(&mut self, op: &Op) -> R {
+        let Sub::Atom(aop) = op.m.sub else { return Err("an atomic without an operation".into()) };
+        let shared = match op.m.space {
+            Space::Shared => true,
+            Space::Global => false,
+            s => return Err(format!("{s:?} atomics")),
+        };
+        let elem = op.ty.bytes();
+        if op.extra.is_some() || !(elem == 4 || elem == 8) || op.b != Src::None {
+            return Err("vector, narrow or compare-and-swap atomics".into());
+        }
+        let int = !op.ty.is_float();
+        let rmw = match aop {
+            AtomOp::Add if int => Some(AtomicRmwOp::Add),
+            AtomOp::And => Some(AtomicRmwOp::And),
+            AtomOp::Or => Some(AtomicRmwOp::Or),
+            AtomOp::Xor => Some(AtomicRmwOp::Xor),
+            AtomOp::Exch => Some(AtomicRmwOp::Xchg),
+            AtomOp::Min if int => Some(if op.ty.is_signed() { AtomicRmwOp::Smin } else { AtomicRmwOp::Umin }),
+            AtomOp::Max if int => Some(if op.ty.is_signed() { AtomicRmwOp::Smax } else { AtomicRmwOp::Umax }),
+            _ => None,
+        };
+        let float_add = aop == AtomOp::Add && !int && shared;
+        if rmw.is_none() && !float_add {
+            return Err(format!("atom.{aop:?}.{:?} in {:?} memory", op.ty, op.m.space));
+        }
+        let d = dom(op.ty);
+        if op.kind == Kind::Atom && op.dst != Dst::Sink && self.dst_dom(op.dst) != d {
+            return Err("an atomic's result in a register of another width".into());
+        }
+        let mt = if elem == 4 { I32 } else { I64 };
+        let a = self.read(&op.a, d)?;
+        let addr = self.address(op)?;
+        let (lo, hi) = (self.b.declare_var(if d == Dom::W { I32X4 } else { I64X2 }), self.b.declare_var(I64X2));
+        let z = self.zero(d);
+        self.b.def_var(lo, z);
+        let z64 = self.zero(Dom::D);
+        self.b.def_var(hi, z64);
+        self.per_lane(|me, i| {
+            let ad = me.lane_addr(addr, i, 0);
+            let x = match a {
+                V::W(w) => me.b.ins().extractlane(w, i),
+                V::D(l, h) => me.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
+            };
+            let fl = MemFlagsData::new();
+            let old = match rmw {
+                Some(r) if !shared => me.b.ins().atomic_rmw(mt, fl, r, ad, x),
+                _ => {
+                    let old = me.b.ins().load(mt, fl, ad, 0);
+                    let new = match aop {
+                        AtomOp::Add if int => me.b.ins().iadd(old, x),
+                        AtomOp::Add => {
+                            let ft = if mt == I32 { F32 } else { F64 };
+                            let (p, q) = (
+                                me.b.ins().bitcast(ft, MemFlagsData::new(), old),
+                                me.b.ins().bitcast(ft, MemFlagsData::new(), x),
+                            );
+                            let sum = me.b.ins().fadd(p, q);
+                            me.b.ins().bitcast(mt, MemFlagsData::new(), sum)
+                        }
+                        AtomOp::And => me.b.ins().band(old, x),
+                        AtomOp::Or => me.b.ins().bor(old, x),
+                        AtomOp::Xor => me.b.ins().bxor(old, x),
+                        AtomOp::Exch => x,
+                        AtomOp::Min if op.ty.is_signed() => me.b.ins().smin(old, x),
+                        AtomOp::Min => me.b.ins().umin(old, x),
+                        AtomOp::Max if op.ty.is_signed() => me.b.ins().smax(old, x),
+                        _ => me.b.ins().umax(old, x),
+                    };
+                    me.b.ins().store(fl, new, ad, 0);
+                    old
+                }
+            };
+            match d {
+                Dom::W => {
+                    let v = me.b.use_var(lo);
+                    let v = me.b.ins().insertlane(v, old, i);
+                    me.b.def_var(lo, v);
+                }
+                Dom::D => {
+                    let var = if i < 2 { lo } else { hi };
+                    let v = me.b.use_var(var);
+                    let v = me.b.ins().insertlane(v, old, i % 2);
+                    me.b.def_var(var, v);
+                }
+            }
+            Ok(())
+        })?;
+        if op.kind == Kind::Atom {
+            let v = match d {
+                Dom::W => V::W(self.b.use_var(lo)),
+                Dom::D => V::D(self.b.use_var(lo), self.b.use_var(hi)),
+            };
+            self.write(op.dst, v)?;
         }
         Ok(())
     }
