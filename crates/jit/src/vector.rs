@@ -135,8 +135,21 @@ impl Ifs {
         let mut qual = vec![false; n];
         // By conditional branch: the op that closes its range with a jump over an `else` range.
         let mut else_jump = vec![None; n];
-        // Inner branches first: they have larger indices.
-        for i in (0..n).rev() {
+        // Inner branches first: their ranges are shorter.
+        let mut order: Vec<usize> = (0..n).filter(|&i| prog.ops[i].kind == Kind::Bra).collect();
+        // An `if`'s extent includes its `else` range.
+        let extent = |i: usize| {
+            let target = prog.ops[i].target as usize;
+            let end = match prog.ops.get(target.wrapping_sub(1)) {
+                Some(last) if target > i + 1 && last.kind == Kind::Bra && last.guard.is_none() => {
+                    (last.target as usize).max(target)
+                }
+                _ => target,
+            };
+            end.abs_diff(i)
+        };
+        order.sort_by_key(|&i| extent(i));
+        for i in order {
             let op = &prog.ops[i];
             let target = op.target as usize;
             let backward = target < i && target >= 1;
