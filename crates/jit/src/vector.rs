@@ -896,6 +896,8 @@ struct Vector<'a, 'b> {
     stops: Vec<usize>,
     /// Stack slot for the operands and results of `Alu` helper calls.
     scratch: Option<StackSlot>,
+    /// Stack slot that [`Vector::pin`] stores to.
+    pin_slot: Option<StackSlot>,
     /// Whole-CTA mode ([`translate`] with `whole_ctas`).
     cta: Option<Cta>,
 }
@@ -987,6 +989,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             cur: 0,
             stops: Vec::new(),
             scratch: None,
+            pin_slot: None,
             cta,
         }
     }
@@ -2459,7 +2462,11 @@ impl<'a, 'b> Vector<'a, 'b> {
                 Kind::Sub => self.b.ins().fsub(v[0], v[1]),
                 Kind::Mul => self.b.ins().fmul(v[0], v[1]),
                 Kind::Div => self.b.ins().fdiv(v[0], v[1]),
-                Kind::Fma | Kind::Mad => self.b.ins().fma(v[0], v[1], v[2]),
+                Kind::Fma | Kind::Mad => {
+                    let r = self.b.ins().fma(v[0], v[1], v[2]);
+                    self.pin(r);
+                    r
+                }
                 Kind::Sqrt => self.b.ins().sqrt(v[0]),
                 Kind::Rcp => {
                     let one = if f32_ { self.b.ins().f32const(1.0) } else { self.b.ins().f64const(1.0) };
@@ -2488,6 +2495,19 @@ impl<'a, 'b> Vector<'a, 'b> {
         }
         let bits = self.float_bits(&out);
         self.write(op.dst, bits)
+    }
+
+    /// Keeps a multiply-add where the PTX has it. Cranelift's e-graph places a pure value lazily, right before
+    /// its first use by an instruction with effects: a chain of multiply-adds into an accumulator that only a
+    /// barrier's home store uses would all come after the chain's loads, every loaded operand live at once
+    /// and spilled (`matmul_tiled16`'s unrolled tile product). A store of each result to a stack slot is such
+    /// a use: one store where the spills were many (matmul_tiled16 on one worker: 63 ms → 40 ms). Other
+    /// float ops showed no such effect (stencil_1d's sum of seven loads).
+    fn pin(&mut self, v: Value) {
+        let slot = *self.pin_slot.get_or_insert_with(|| {
+            self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4))
+        });
+        self.b.ins().stack_store(I64, v, slot, 0);
     }
 
     /// `cvt`, where the scalar lowering is native and the vector form exact.
