@@ -20,9 +20,10 @@
 //! same form; a barrier also counts four arrivals (`CtaCtx::arrived`). Other groups are left to the scalar loop, which runs each thread
 //! from its own status. A group may stop only before any store of its region (since the last resume point).
 //!
-//! Simple forward branches run as masks ([`Ifs`]): the ops a branch skips execute under the lanes that do not
-//! take it, so a group goes on where its lanes disagree there (`matmul_tiled16`'s guarded loads between
-//! shared stores).
+//! Simple forward branches, `if`/`else` pairs and single-exit loops run as masks ([`Ifs`]): the ops a branch
+//! skips execute under the lanes that do not take it, a loop's body under the lanes still looping, so a group
+//! goes on where its lanes disagree there (`matmul_tiled16`'s guarded loads between shared stores, grid-stride
+//! loops). Atomics run lane after lane (native instructions on global memory).
 //!
 //! Whole-CTA mode ([`translate`] with `whole_ctas`, tried first for kernels with counted barriers): where
 //! every branch is uniform across the CTA (`uniform.rs`) or run as masks (every qualifying one is, `if`/`else`
