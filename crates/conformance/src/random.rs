@@ -185,6 +185,9 @@ pub struct Features {
     pub loops: bool,
     /// Loops whose trip count differs between threads, and loops inside branches that do.
     pub divergent_loops: bool,
+    /// Early `@p ret` (only in kernels without barriers or warp collectives, which threads that left would
+    /// make diverge).
+    pub exits: bool,
     pub guards: bool,
     pub barriers: bool,
     pub shared: bool,
@@ -214,6 +217,7 @@ impl Default for Features {
             branches: true,
             loops: true,
             divergent_loops: true,
+            exits: true,
             guards: true,
             barriers: true,
             shared: true,
@@ -797,6 +801,9 @@ impl Gen<'_> {
                     line = format!("@{} {line}", self.reg(Class::Pred));
                 }
                 self.allowed(&line).then(|| Stmt::Code(vec![line]))
+            }
+            28 if f.exits && !f.barriers && !f.shuffles && !f.votes && self.src.chance(30) => {
+                Some(Stmt::Code(vec![format!("@{} ret;", self.reg(Class::Pred))]))
             }
             28..=29 => Some(self.special()),
             30..=32 => self.reload(),

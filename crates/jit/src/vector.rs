@@ -103,6 +103,9 @@ fn may_stop(op: &Op, i: usize, stops: &[usize], ifs: &Ifs) -> bool {
 /// latch) qualifies when its body `HEAD..latch` does by the same rules: the body runs under the mask of the
 /// lanes still looping, which the latch narrows to those taking the branch, and the group goes round again
 /// while any lane does.
+///
+/// A guarded `ret`/`exit` qualifies when the rest of the kernel does (its range ends past the last op): the
+/// lanes that do not leave run it under the mask.
 struct Ifs {
     /// By op: the innermost converted branch whose range holds it.
     inside: Vec<Option<usize>>,
@@ -137,10 +140,11 @@ impl Ifs {
         // By conditional branch: the op that closes its range with a jump over an `else` range.
         let mut else_jump = vec![None; n];
         // Inner branches first: their ranges are shorter.
-        let mut order: Vec<usize> = (0..n).filter(|&i| prog.ops[i].kind == Kind::Bra).collect();
-        // An `if`'s extent includes its `else` range.
+        let mut order: Vec<usize> =
+            (0..n).filter(|&i| prog.ops[i].kind == Kind::Bra || is_exit(&prog.ops[i])).collect();
+        // An `if`'s extent includes its `else` range; an exit's range is the rest of the kernel.
         let extent = |i: usize| {
-            let target = prog.ops[i].target as usize;
+            let target = range_target(prog, i);
             let end = match prog.ops.get(target.wrapping_sub(1)) {
                 Some(last) if target > i + 1 && last.kind == Kind::Bra && last.guard.is_none() => {
                     (last.target as usize).max(target)
@@ -152,9 +156,10 @@ impl Ifs {
         order.sort_by_key(|&i| extent(i));
         for i in order {
             let op = &prog.ops[i];
-            let target = op.target as usize;
+            let exit = is_exit(op);
+            let target = range_target(prog, i);
             let backward = target < i && target >= 1;
-            if op.kind != Kind::Bra || op.guard.is_none() || (target <= i && !backward) || target >= n {
+            if op.guard.is_none() || (!exit && ((target <= i && !backward) || target >= n)) {
                 continue;
             }
             if backward && uniform_latch(i) {
@@ -162,6 +167,7 @@ impl Ifs {
             }
             let last = &prog.ops[target - 1];
             let jump = (!backward
+                && !exit
                 && target - 1 > i
                 && last.kind == Kind::Bra
                 && last.guard.is_none()
@@ -181,7 +187,10 @@ impl Ifs {
                             (qual[j] && (o.target as usize) <= end && (o.target as usize) >= first)
                                 || (o.guard.is_none() && o.target as usize == j + 1)
                         }
-                        Kind::Brx | Kind::Ret | Kind::Exit | Kind::Trap | Kind::Call => false,
+                        // A converted exit nested in this one; an unguarded one where the range ends with the
+                        // kernel (the lanes off the mask have left it already).
+                        Kind::Ret | Kind::Exit => end == n && (o.guard.is_none() || qual[j]),
+                        Kind::Brx | Kind::Trap | Kind::Call => false,
                         _ => !yields.contains(&j),
                     };
                     kind_ok
@@ -217,7 +226,7 @@ impl Ifs {
         let mut ifs = Ifs { inside: vec![None; n], branches: vec![false; n], else_of: vec![None; n] };
         let convert = |ifs: &mut Ifs, i: usize| {
             // The branch, with its `else` jump, and the qualifying branches in its ranges.
-            let target = prog.ops[i].target as usize;
+            let target = range_target(prog, i);
             let (start, end) = if target < i {
                 (target, i + 1)
             } else {
@@ -254,7 +263,7 @@ impl Ifs {
         let mut ranges: Vec<(usize, usize, usize)> = (0..n)
             .filter(|&i| ifs.branches[i])
             .map(|i| {
-                let target = prog.ops[i].target as usize;
+                let target = range_target(prog, i);
                 if target < i {
                     (target, i, i)
                 } else {
@@ -277,16 +286,31 @@ impl Ifs {
 
     /// Whether converted op `i` is a loop's latch.
     fn is_latch(&self, prog: &Program, i: usize) -> bool {
-        self.converted(i) && (prog.ops[i].target as usize) < i
+        self.converted(i) && prog.ops[i].kind == Kind::Bra && (prog.ops[i].target as usize) < i
     }
 
-    /// Where the lanes that did not run converted op `i`'s range go on: its target, or after a latch.
+    /// Where the lanes that did not run converted op `i`'s range go on: its target, after a latch, or (past
+    /// the last op) nowhere, for an exit.
     fn range_end(&self, prog: &Program, i: usize) -> usize {
         if self.is_latch(prog, i) {
             i + 1
         } else {
-            prog.ops[i].target as usize
+            range_target(prog, i)
         }
+    }
+}
+
+/// A guarded `ret` or `exit`: converted, the rest of the kernel runs under the lanes that stay.
+fn is_exit(op: &Op) -> bool {
+    matches!(op.kind, Kind::Ret | Kind::Exit) && op.guard.is_some()
+}
+
+/// Where op `i`'s range ends: a branch's target, past the last op for an exit.
+fn range_target(prog: &Program, i: usize) -> usize {
+    if is_exit(&prog.ops[i]) {
+        prog.ops.len()
+    } else {
+        prog.ops[i].target as usize
     }
 }
 
@@ -675,7 +699,7 @@ fn successors(prog: &Program, i: usize, ifs: &Ifs, mut f: impl FnMut(usize)) {
     if ifs.converted(i) {
         // The skipped ops run under a mask: only the fall-through (and a latch's loop).
         f(i + 1);
-        if (op.target as usize) < i {
+        if op.kind == Kind::Bra && (op.target as usize) < i {
             f(op.target as usize);
         }
         return;
@@ -786,7 +810,20 @@ pub fn translate(
     let live = crate::plan::live_in_at(prog, &plan.leader, converted.iter().map(|&i| v.ifs.range_end(prog, i)));
     v.live_at_end = converted
         .iter()
-        .map(|&i| (i, live.get(&v.ifs.range_end(prog, i)).cloned().unwrap_or_else(|| graph::BitSet::full(0))))
+        .map(|&i| {
+            let end = v.ifs.range_end(prog, i);
+            let none_live = || graph::BitSet::new(prog.slots as usize + prog.preds as usize);
+            (
+                i,
+                live.get(&end).cloned().unwrap_or_else(|| {
+                    if end >= prog.ops.len() {
+                        none_live()
+                    } else {
+                        graph::BitSet::full(0)
+                    }
+                }),
+            )
+        })
         .collect();
     v.body(plan)?;
     if whole_ctas {
@@ -1955,6 +1992,21 @@ impl<'a, 'b> Vector<'a, 'b> {
                         self.b.ins().jump(target, &[]);
                     }
                 }
+                self.filled = true;
+                return Ok(());
+            }
+            Kind::Ret | Kind::Exit if self.ifs.converted(i) => {
+                // Lanes that do not take it run the rest of the kernel, while there are any.
+                let Some((p, neg)) = op.guard else { return Err("an unguarded exit".into()) };
+                let mut stay = self.read_pred(&Src::Pred(p, !neg))?;
+                if let Some(w) = within {
+                    stay = self.b.ins().band(stay, w);
+                }
+                self.b.def_var(self.if_masks[&i], stay);
+                let any = self.b.ins().vany_true(stay);
+                let rest = self.block(i + 1)?;
+                let done = self.done;
+                self.b.ins().brif(any, rest, &[], done, &[]);
                 self.filled = true;
                 return Ok(());
             }

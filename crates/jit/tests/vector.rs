@@ -467,3 +467,40 @@ fn a_grid_stride_loop_runs_masked_and_agrees_with_the_emulator() {
         });
     }
 }
+
+/// Stores, then threads at or past `k` leave, then the others store again.
+const EARLY_EXIT: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry leave(.param .u64 out, .param .u32 k)
+{
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<5>;
+	.reg .pred %p<2>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u32 %r1, [k];
+	mov.u32 %r2, %ctaid.x;
+	mov.u32 %r3, %ntid.x;
+	mov.u32 %r4, %tid.x;
+	mad.lo.s32 %r5, %r2, %r3, %r4;
+	mul.wide.u32 %rd2, %r5, 8;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.u32 [%rd3], %r5;
+	setp.ge.u32 %p1, %r4, %r1;
+	@%p1 ret;
+	st.global.u32 [%rd3+4], %r4;
+	ret;
+}
+"#;
+
+/// A guarded `ret` after a store: the lanes that stay run the rest under a mask.
+#[test]
+fn an_early_exit_after_a_store_runs_masked_and_agrees_with_the_emulator() {
+    assert_eq!(vectorized(EARLY_EXIT, "leave"), Ok(()));
+    for (k, block) in [(0u32, 32u32), (5, 32), (6, 64), (64, 64), (3, 4)] {
+        agree(EARLY_EXIT, "leave", 3, block, || {
+            vec![Arg::Buf(vec![0xEE; 3 * block as usize * 8]), Arg::Scalar(k.to_le_bytes().to_vec())]
+        });
+    }
+}
