@@ -269,11 +269,11 @@ impl Config {
         c
     }
 
-    /// [`Config::vectorizable`] with global atomics (kernels where a group could diverge after one stay
-    /// scalar).
-    pub fn vectorizable_with_atomics() -> Config {
+    /// [`Config::vectorizable`] with global atomics and the thread-private local array (kernels where a group
+    /// could diverge after a store stay scalar).
+    pub fn vectorizable_with_memory() -> Config {
         let mut c = Config::vectorizable();
-        c.features.atomics = true;
+        (c.features.atomics, c.features.local) = (true, true);
         c
     }
 

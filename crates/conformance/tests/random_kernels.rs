@@ -94,10 +94,11 @@ fn vectorizable_random_kernels_with_barriers_agree() {
     vectorizable(&Config::vectorizable_with_barriers(), SEED ^ 0xBA55, 5);
 }
 
-/// With global atomics (`Config::vectorizable_with_atomics`): lanes run them one after the other.
+/// With global atomics and local memory (`Config::vectorizable_with_memory`): lanes run atomics one after
+/// the other, and reach their own local memory.
 #[test]
-fn vectorizable_random_kernels_with_atomics_agree() {
-    vectorizable(&Config::vectorizable_with_atomics(), SEED ^ 0xA70, 3);
+fn vectorizable_random_kernels_with_memory_agree() {
+    vectorizable(&Config::vectorizable_with_memory(), SEED ^ 0xA70, 2);
 }
 
 /// Kernels without divergent loops (`Config::whole_cta`): most run whole CTAs on the vector path, barriers

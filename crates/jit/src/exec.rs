@@ -225,7 +225,7 @@ impl Worker {
                     let mut t = 0;
                     while t < n && ctx.error_code == 0 {
                         t = vector(&mut ctx, t, n);
-                        if t < n {
+                        if t < n && ctx.error_code == 0 {
                             let end = (t + WIDTH).min(n);
                             entry(&mut ctx, t, end);
                             t = end;
@@ -274,6 +274,10 @@ impl Worker {
                     let mut t = 0;
                     while t < n {
                         t = vector(&mut ctx, t, n);
+                        if ctx.error_code != 0 {
+                            let e = fail(&ctx, &mut state);
+                            return (self.finish(state), Some(e));
+                        }
                         if t < n {
                             let end = (t + WIDTH).min(n);
                             if ctx.status_mask == 0 {

@@ -5,9 +5,10 @@
 //! lanes 2-3), a predicate an `i32x4` mask of 0 / all ones; the lanes hold exactly the bits the scalar code
 //! (and the emulator) keeps, and every op follows `translate.rs`'s native lowering lane by lane. The kernel
 //! becomes `fn(ctx, lo, hi) -> u32`: it runs groups `t..t+4` from `lo` while a whole group fits below `hi`
-//! and returns the first thread it did not finish. A group whose lanes disagree at a conditional branch (or
-//! a guarded `ret`/`exit`) stops there and is left to the scalar thread loop, which runs it again from the
-//! start: [`refusal`] makes sure no store can have happened by then. Loads and stores take one vector access
+//! and returns the first thread it did not finish (or, where the lane helper refuses an op, records that
+//! thread's error). A group whose lanes disagree at a conditional branch (or a guarded `ret`/`exit`) not run
+//! as masks stops there and is left to the scalar thread loop, which runs it again from the start:
+//! [`translate`] makes sure no store can have happened by then. Loads and stores take one vector access
 //! when the lanes' addresses are consecutive and every lane is active, else one access per active lane; the
 //! lane strides of registers ([`lane_strides`]) decide at compile time where they can (uniform addresses: one
 //! scalar load; strides of the access size: a check of lanes 0 and 3 at most; other strides: per lane).
@@ -31,7 +32,7 @@
 //! status and cheaper homes ([`Cta`]).
 //!
 //! Anything else is refused (the kernel then runs scalar only): ops or modifiers without an exact vector
-//! form here, calls, local memory, warp collectives, matrix/texture ops, barriers other than one plain
+//! form here, calls, warp collectives, matrix/texture ops, barriers other than one plain
 //! `bar.sync` (or guarded ones), checked mode.
 
 use std::collections::HashMap;
@@ -82,11 +83,10 @@ pub fn refusal(prog: &Program, plan: &Plan, check: bool) -> Option<String> {
 }
 
 /// Ops where a group may stop: where its lanes may disagree on the path (not at branches run as masks,
-/// [`Ifs`]), and `stops` (ops lowered through the lane helper, which may refuse).
-fn may_stop(op: &Op, i: usize, stops: &[usize], ifs: &Ifs) -> bool {
+/// [`Ifs`]).
+fn may_stop(op: &Op, i: usize, ifs: &Ifs) -> bool {
     (op.guard.is_some() && matches!(op.kind, Kind::Bra | Kind::Ret | Kind::Exit) && !ifs.converted(i))
         || op.kind == Kind::Brx
-        || stops.contains(&i)
 }
 
 /// If-conversion: forward conditional branches `@p bra L` whose skipped ops the vector path runs under the
@@ -249,7 +249,7 @@ impl Ifs {
         }
         loop {
             let mut more = false;
-            for i in stops_after_store(prog, plan, &[], &ifs) {
+            for i in stops_after_store(prog, plan, &ifs) {
                 if candidates[i] && !ifs.branches[i] {
                     more = true;
                     convert(&mut ifs, i);
@@ -723,12 +723,12 @@ fn successors(prog: &Program, i: usize, ifs: &Ifs, mut f: impl FnMut(usize)) {
 /// The eager stores of register homes (`Plan::eager`) are no side effect here: where one would overwrite a
 /// register its region's start reloads (the rerun would reload the new value), [`Deferred`] moves it to the
 /// region's yield points; elsewhere a rerun writes the same values into the same homes again.
-fn stop_after_store(prog: &Program, plan: &Plan, stops: &[usize], ifs: &Ifs) -> Option<usize> {
-    stops_after_store(prog, plan, stops, ifs).into_iter().min()
+fn stop_after_store(prog: &Program, plan: &Plan, ifs: &Ifs) -> Option<usize> {
+    stops_after_store(prog, plan, ifs).into_iter().min()
 }
 
 /// Every op where a group could stop after a store of its region ([`stop_after_store`]).
-fn stops_after_store(prog: &Program, plan: &Plan, stops: &[usize], ifs: &Ifs) -> Vec<usize> {
+fn stops_after_store(prog: &Program, plan: &Plan, ifs: &Ifs) -> Vec<usize> {
     let n = prog.ops.len();
     let mut found = Vec::new();
     let starts = std::iter::once((0, ())).chain(plan.yields.iter().map(|y| (y.op as usize + 1, ())));
@@ -743,7 +743,7 @@ fn stops_after_store(prog: &Program, plan: &Plan, stops: &[usize], ifs: &Ifs) ->
             seen[i] = true;
             stored[i] |= s;
             let op = &prog.ops[i];
-            if stored[i] && may_stop(op, i, stops, ifs) && !found.contains(&i) {
+            if stored[i] && may_stop(op, i, ifs) && !found.contains(&i) {
                 found.push(i);
             }
             // Yield points are unguarded (`refusal`): their region ends there.
@@ -826,11 +826,8 @@ pub fn translate(
         })
         .collect();
     v.body(plan)?;
-    if whole_ctas {
-        if let Some(&i) = v.stops.first() {
-            return Err(format!("op {i}: an op through the lane helper, where a group may stop"));
-        }
-    } else if let Some(i) = stop_after_store(prog, plan, &v.stops, &v.ifs) {
+    // (In whole-CTA mode no group stops: every branch is uniform or run as masks.)
+    if let Some(i) = stop_after_store(prog, plan, &v.ifs).filter(|_| !whole_ctas) {
         return Err(format!("op {i}: a group may stop there after a store"));
     }
     v.b.seal_all_blocks();
@@ -929,9 +926,8 @@ struct Vector<'a, 'b> {
     /// end of a range around the write.
     live_at_end: HashMap<usize, graph::BitSet>,
     filled: bool,
-    /// The op being lowered, and those lowered through the lane helper (a group may stop there).
+    /// The op being lowered.
     cur: usize,
-    stops: Vec<usize>,
     /// Stack slot for the operands and results of `Alu` helper calls.
     scratch: Option<StackSlot>,
     /// Stack slot that [`Vector::pin`] stores to.
@@ -1025,7 +1021,6 @@ impl<'a, 'b> Vector<'a, 'b> {
             live_at_end: HashMap::new(),
             filled: false,
             cur: 0,
-            stops: Vec::new(),
             scratch: None,
             pin_slot: None,
             cta,
@@ -1758,6 +1753,23 @@ impl<'a, 'b> Vector<'a, 'b> {
         Ok(if extra == 0 { v } else { self.b.ins().iadd_imm_s(v, extra) })
     }
 
+    /// The host address of offset `off` in each lane's local memory (its kernel frame: `abi`'s local area,
+    /// `local_stride` bytes per thread), as 64-bit lanes 0-1 and 2-3.
+    fn frames(&mut self, off: i64) -> (Value, Value) {
+        let locals = self.b.ins().load(I64, ro(), self.ctx, cx::LOCALS);
+        let stride = self.b.ins().load(I64, ro(), self.ctx, cx::LOCAL_STRIDE);
+        let t = self.b.use_var(self.t);
+        let t = self.b.ins().uextend(I64, t);
+        let first = self.b.ins().imul(t, stride);
+        let base = self.b.ins().iadd(locals, first);
+        let base = self.b.ins().iadd_imm_s(base, off);
+        let base = self.b.ins().splat(I64X2, base);
+        let s = self.b.ins().splat(I64X2, stride);
+        let (k01, k23) = (self.lanes64([0, 1]), self.lanes64([2, 3]));
+        let (d01, d23) = (self.b.ins().imul(s, k01), self.b.ins().imul(s, k23));
+        (self.b.ins().iadd(base, d01), self.b.ins().iadd(base, d23))
+    }
+
     /// A source as the emulator reads it (the raw bits) in lanes of the domain: narrower lanes zero-extended,
     /// wider ones truncated.
     fn read(&mut self, s: &Src, d: Dom) -> R<V> {
@@ -1774,6 +1786,10 @@ impl<'a, 'b> Vector<'a, 'b> {
                 }
             },
             Src::Special(sr, comp) => V::W(self.special(sr, comp)?),
+            Src::Sym(SymAddr::Frame(o), off) => {
+                let (l, h) = self.frames(o as i64 + off);
+                V::D(l, h)
+            }
             Src::Sym(sym, off) => {
                 let a = self.symbol(sym, off)?;
                 self.splat_scalar(a, d)
@@ -2675,8 +2691,8 @@ impl<'a, 'b> Vector<'a, 'b> {
     }
 
     /// An arithmetic op without a vector form here: lane by lane through the emulator's lane semantics (the
-    /// scalar JIT's `Alu` helper, with each lane's scratch words); where the helper refuses, the group stops
-    /// and the scalar loop reports the error.
+    /// scalar JIT's `Alu` helper, with each lane's scratch words); where the helper refuses for an active lane,
+    /// that lane's thread has the error (`exec.rs` reports it).
     fn lane_helper(&mut self, op: &Op) -> R {
         if op.m.cc || matches!(op.kind, Kind::Addc | Kind::Subc | Kind::Madc) {
             return Err("the carry flag".into());
@@ -2712,9 +2728,8 @@ impl<'a, 'b> Vector<'a, 'b> {
             let call = self.b.ins().call_indirect(sig, f, &[opp, io]);
             let ok = self.b.inst_results(call)[0];
             let cont = self.b.create_block();
-            if self.cta.is_some() {
-                // Whole-CTA mode: the error of this lane, as the scalar loop reports it, if the lane runs
-                // the op.
+            {
+                // The error of this lane, if it runs the op (the emulator's order: op by op, lane by lane).
                 let bad = self.b.create_block();
                 let ok = match self.guard {
                     Some(g) => {
@@ -2736,8 +2751,6 @@ impl<'a, 'b> Vector<'a, 'b> {
                 let lane = self.b.ins().iadd_imm_s(t, i64::from(i));
                 self.b.ins().store(fl, lane, self.ctx, cx::ERROR_THREAD);
                 self.b.ins().return_(&[t]);
-            } else {
-                self.b.ins().brif(ok, cont, &[], self.stop, &[]);
             }
             self.b.switch_to_block(cont);
             for (k, o) in out.iter_mut().enumerate() {
@@ -2745,9 +2758,6 @@ impl<'a, 'b> Vector<'a, 'b> {
                 let half = &mut o[usize::from(i / 2)];
                 *half = self.b.ins().insertlane(*half, r, i % 2);
             }
-        }
-        if self.cta.is_none() {
-            self.stops.push(self.cur);
         }
         self.write(op.dst, V::D(out[0][0], out[0][1]))?;
         if op.dst2 != Dst::None {
@@ -2794,10 +2804,15 @@ impl<'a, 'b> Vector<'a, 'b> {
                 }
             });
         }
-        if !matches!(op.m.space, Space::Global | Space::Generic | Space::Const | Space::Param) {
+        if !matches!(op.m.space, Space::Global | Space::Generic | Space::Const | Space::Param | Space::Local) {
             return Err(format!("{:?} memory", op.m.space));
         }
         Ok(match op.mem.base {
+            // A local variable: each lane's own (host) address.
+            Src::Sym(SymAddr::Frame(o), extra) => {
+                let (l, h) = self.frames(o as i64 + extra + off);
+                Addr::Lanes(l, h, None)
+            }
             Src::Sym(sym, extra) => Addr::Uniform(self.symbol(sym, extra + off)?),
             Src::Imm(a) => Addr::Uniform(self.b.ins().iconst(I64, a.wrapping_add(off as u64) as i64)),
             Src::Reg(r) if self.strides[r as usize] == Some(UNIFORM) => {
