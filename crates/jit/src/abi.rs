@@ -85,7 +85,7 @@ pub mod ctx {
 
 /// Layout of the threads' state: 64-bit words (status and resume point, the homes of the registers spilled at
 /// yield points, the exchange area: operands a thread posts at a barrier or warp collective and the results
-/// it gets back), interleaved by groups of [`LANES`] consecutive threads: word `k` of lane `l` of a group is
+/// it gets back), interleaved by groups of [`thread::LANES`] consecutive threads: word `k` of lane `l` of a group is
 /// at `group + k * WORD + l * 8`. A thread's own words are `WORD` bytes apart from its base (`group + l * 8`),
 /// and the same word of a group's lanes is one contiguous vector for the vector path. Local memory is
 /// elsewhere (`CtaCtx::locals`), contiguous per thread.
@@ -94,7 +94,7 @@ pub mod thread {
     pub const LANES: i32 = 4;
     /// Bytes from one of a thread's words to its next.
     pub const WORD: i32 = 8 * LANES;
-    /// `u32` [`super::Status`].
+    /// `u32` status ([`super::status`]).
     pub const STATUS: i32 = 0;
     /// `u32` resume point (0 = the kernel's start), the upper half of the status word.
     pub const RESUME: i32 = 4;

@@ -402,7 +402,7 @@ impl Worker {
     }
 }
 
-/// A warp stopped at a matrix, texture or surface instruction, seen through [`WarpAccess`]: registers are
+/// A warp stopped at a matrix, texture or surface instruction, seen through [`program::WarpAccess`]: registers are
 /// the words its threads spilled at the instruction (the plan puts every register the op reads or writes
 /// there), addresses are host addresses as everywhere in the JIT.
 struct RuntimeWarp<'r, 'a> {
