@@ -38,7 +38,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I32, I32X4, I64, I64X2, I8X16};
+use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I32, I32X4, I64, I64X2, I8, I8X16};
 use cranelift_codegen::ir::{
     AbiParam, AtomicRmwOp, Block, ConstantData, Endianness, InstBuilder, JumpTableData, MemFlagsData, Signature,
     StackSlot, StackSlotData, StackSlotKind, Type, Value,
@@ -312,6 +312,103 @@ fn range_target(prog: &Program, i: usize) -> usize {
     } else {
         prog.ops[i].target as usize
     }
+}
+
+/// Whole-CTA mode: converted branches `@p bra B` whose idle groups end their pass. `B` is a barrier, `p` is
+/// `setp.ge`/`setp.gt` of tid.x (a register only ever `mov`ed from it) against a CTA-uniform value, so once
+/// every lane of a group skips the range, every lane of every later group does (tid.x grows with the group in
+/// a one-dimensional CTA; the code checks that). Every op a thread can run from a resume point to the branch
+/// is a plain integer op or a branch without effects the later groups would miss: no memory access, no op
+/// that may fail, no write of a register that lives across the barrier other than a uniform one (whose one
+/// home the idle group stores, with the values every group would).
+fn idle_ends(prog: &Program, plan: &Plan, ifs: &Ifs, uniform: &Uniform) -> Vec<usize> {
+    let n = prog.ops.len();
+    let ns = prog.slots as usize;
+    let yield_at: HashMap<usize, usize> = plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect();
+    // The only write of each liveness variable, if it has one.
+    let mut writes: Vec<Vec<usize>> = vec![Vec::new(); ns + prog.preds as usize];
+    for (i, op) in prog.ops.iter().enumerate() {
+        crate::plan::for_each_def(prog, op, |v| writes[v].push(i));
+    }
+    let only_write = |v: usize| match writes[v].as_slice() {
+        &[w] => Some(&prog.ops[w]).filter(|o| o.guard.is_none() && ifs.inside[w].is_none()),
+        _ => None,
+    };
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for i in 0..n {
+        successors(prog, i, ifs, |j| {
+            if j < n {
+                preds[j].push(i);
+            }
+        });
+    }
+    let mut found = Vec::new();
+    for b in 0..n {
+        let op = &prog.ops[b];
+        let target = op.target as usize;
+        if op.kind != Kind::Bra
+            || !ifs.converted(b)
+            || target <= b
+            || ifs.else_of[b].is_some()
+            || ifs.inside[b].is_some()
+            || (target >= 1 && ifs.else_of[target - 1] == Some(b))
+        {
+            continue;
+        }
+        let Some(&k) = yield_at.get(&target) else { continue };
+        // `p`: tid.x >= u or tid.x > u, u uniform.
+        let Some((p, false)) = op.guard else { continue };
+        let Some(setp) = only_write(ns + p as usize) else { continue };
+        let monotone = setp.kind == Kind::Setp
+            && setp.dst2 == Dst::None
+            && matches!(setp.m.cmp, Some(Cmp::Ge | Cmp::Gt))
+            && matches!(setp.ty, Ty::U32 | Ty::S32 | Ty::B32)
+            && uniform.src(&setp.b)
+            && matches!(setp.a, Src::Reg(x) if only_write(x as usize).is_some_and(|m| {
+                m.kind == Kind::Mov && m.a == Src::Special(SpecialReg::Tid, 0)
+            }));
+        if !monotone {
+            continue;
+        }
+        // The ops from the resume points to the branch.
+        let live_after = &plan.yields[k].live;
+        let (mut seen, mut work, mut ok) = (vec![false; n], preds[b].clone(), true);
+        while let Some(j) = work.pop() {
+            if seen[j] || yield_at.contains_key(&j) {
+                continue;
+            }
+            seen[j] = true;
+            let o = &prog.ops[j];
+            let plain = matches!(
+                o.kind,
+                Kind::Mov
+                    | Kind::Add
+                    | Kind::Sub
+                    | Kind::Shl
+                    | Kind::Shr
+                    | Kind::And
+                    | Kind::Or
+                    | Kind::Xor
+                    | Kind::Not
+                    | Kind::Setp
+                    | Kind::Selp
+                    | Kind::Bra
+            ) && !o.ty.is_float()
+                && o.extra.is_none()
+                && !o.m.cc;
+            let mut writes_ok = true;
+            crate::plan::for_each_def(prog, o, |v| writes_ok &= uniform.var(v) || !live_after.contains(&v));
+            if !plain || !writes_ok {
+                ok = false;
+                break;
+            }
+            work.extend(preds[j].iter().copied());
+        }
+        if ok {
+            found.push(b);
+        }
+    }
+    found
 }
 
 /// Low bits known to be zero in lane 0 of every register (64: zero), whichever path computed the value: a
@@ -954,6 +1051,11 @@ struct Cta {
     /// of the pass stopped (a resume point, or [`Cta::EXIT`]).
     resume: Variable,
     reached: Variable,
+    /// Converted branches where a group none of whose lanes runs the range ends the pass ([`idle_ends`]),
+    /// the flag that it did, and whether the CTA is one-dimensional (where that holds).
+    idle_ends: Vec<usize>,
+    rest_idle: Variable,
+    one_d: Option<Value>,
 }
 
 impl Cta {
@@ -982,10 +1084,13 @@ impl<'a, 'b> Vector<'a, 'b> {
         let t = b.declare_var(I32);
         let tid = [b.declare_var(I32), b.declare_var(I32), b.declare_var(I32)];
         let cta = uniform.map(|uniform| Cta {
+            idle_ends: idle_ends(prog, plan, &ifs, &uniform),
             uniform,
             at_pass: HashMap::new(),
             resume: b.declare_var(I32),
             reached: b.declare_var(I32),
+            rest_idle: b.declare_var(I8),
+            one_d: None,
         });
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -1064,8 +1169,16 @@ impl<'a, 'b> Vector<'a, 'b> {
             let zero = self.b.ins().iconst(I32, 0);
             self.b.def_var(resume, zero);
             self.b.def_var(reached, zero);
+            let nz = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 8);
+            let yz = self.b.ins().bor(nty, nz);
+            let one_d = self.b.ins().icmp_imm_s(IntCC::Equal, yz, 1);
+            let cta = self.cta.as_mut().expect("whole-CTA mode");
+            cta.one_d = Some(one_d);
+            let rest_idle = cta.rest_idle;
             self.b.ins().jump(pass, &[]);
             self.b.switch_to_block(pass);
+            let no = self.b.ins().iconst(I8, 0);
+            self.b.def_var(rest_idle, no);
             self.b.def_var(self.t, lo);
             self.b.def_var(self.tid[0], x);
             self.b.def_var(self.tid[1], y);
@@ -1099,9 +1212,11 @@ impl<'a, 'b> Vector<'a, 'b> {
         let hi64 = self.b.ins().uextend(I64, self.hi);
         let done = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, hi64);
         let first = self.blocks[&0];
+        let mut pass_end = None;
         if let Some((resume, reached, pass)) = pass {
             let dispatch = self.b.create_block();
             let end = self.b.create_block();
+            pass_end = Some(end);
             self.b.ins().brif(done, end, &[], dispatch, &[]);
             self.b.switch_to_block(dispatch);
             let r = self.b.use_var(resume);
@@ -1145,6 +1260,12 @@ impl<'a, 'b> Vector<'a, 'b> {
         // Next group: t += 4, tid.x += 4 with carries into y and z (ntid.x is a multiple of 4); in a
         // one-dimensional CTA, tid.x is t.
         self.b.switch_to_block(self.next);
+        if let (Some(c), Some(end)) = (self.cta.as_ref(), pass_end) {
+            let idle = self.b.use_var(c.rest_idle);
+            let go_on = self.b.create_block();
+            self.b.ins().brif(idle, end, &[], go_on, &[]);
+            self.b.switch_to_block(go_on);
+        }
         let t = self.b.use_var(self.t);
         let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
         self.b.def_var(self.t, t4);
@@ -1993,7 +2114,19 @@ impl<'a, 'b> Vector<'a, 'b> {
                     Some(j) => self.else_entry(j),
                     None => self.block(op.target as usize)?,
                 };
-                self.b.ins().brif(any, range, &[], target, &[]);
+                let idle_end = self.cta.as_ref().filter(|c| c.idle_ends.contains(&i)).map(|c| (c.rest_idle, c.one_d));
+                if let Some((rest_idle, Some(one_d))) = idle_end {
+                    // No lane runs the range, nor will any in the pass's later groups: this group goes on to
+                    // the barrier, and the pass ends there (in a one-dimensional CTA, where tid.x grows with
+                    // the group).
+                    let idle = self.b.create_block();
+                    self.b.ins().brif(any, range, &[], idle, &[]);
+                    self.b.switch_to_block(idle);
+                    self.b.def_var(rest_idle, one_d);
+                    self.b.ins().jump(target, &[]);
+                } else {
+                    self.b.ins().brif(any, range, &[], target, &[]);
+                }
                 self.filled = true;
                 return Ok(());
             }

@@ -504,3 +504,64 @@ fn an_early_exit_after_a_store_runs_masked_and_agrees_with_the_emulator() {
         });
     }
 }
+
+/// Threads with tid.x < k add one to their shared word between two barriers; all write theirs out. In a
+/// one-dimensional CTA the groups past k end the pass early; in two dimensions tid.x starts again on every
+/// row, so they must not.
+const TID_BELOW: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry below(.param .u64 out, .param .u32 k)
+{
+	.reg .b32 %r<12>;
+	.reg .b64 %rd<5>;
+	.reg .pred %p<2>;
+	.shared .align 4 .b8 words[4096];
+	ld.param.u64 %rd1, [out];
+	ld.param.u32 %r1, [k];
+	mov.u32 %r2, %tid.x;
+	mov.u32 %r3, %tid.y;
+	mov.u32 %r4, %ntid.x;
+	mad.lo.s32 %r5, %r3, %r4, %r2;
+	shl.b32 %r6, %r5, 2;
+	mov.u32 %r7, words;
+	add.s32 %r8, %r7, %r6;
+	st.shared.u32 [%r8], %r5;
+	bar.sync 0;
+	setp.ge.u32 %p1, %r2, %r1;
+	@%p1 bra DONE;
+	ld.shared.u32 %r9, [%r8];
+	add.s32 %r9, %r9, 1000;
+	st.shared.u32 [%r8], %r9;
+DONE:
+	bar.sync 0;
+	ld.shared.u32 %r10, [%r8];
+	mov.u32 %r11, %ntid.y;
+	mul.lo.s32 %r11, %r11, %r4;
+	mov.u32 %r3, %ctaid.x;
+	mad.lo.s32 %r11, %r3, %r11, %r5;
+	mul.wide.u32 %rd2, %r11, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.u32 [%rd3], %r10;
+	ret;
+}
+"#;
+
+#[test]
+fn groups_past_a_tid_bound_end_the_pass_only_in_one_dimension() {
+    assert_eq!(vector_path(TID_BELOW, "below"), Ok(jit::VectorPath::WholeCtas));
+    for (block, k) in [
+        (Dim3::new(64, 1, 1), 10u32),
+        (Dim3::new(64, 1, 1), 0),
+        (Dim3::new(64, 1, 1), 64),
+        (Dim3::new(8, 4, 1), 3),
+        (Dim3::new(16, 2, 2), 5),
+        (Dim3::new(4, 1, 1), 2),
+    ] {
+        let threads = (block.x * block.y * block.z) as usize;
+        agree_in(TID_BELOW, "below", Dim3::new(3, 1, 1), block, 0, || {
+            vec![Arg::Buf(vec![0; 3 * threads * 4]), Arg::Scalar(k.to_le_bytes().to_vec())]
+        });
+    }
+}
