@@ -26,6 +26,8 @@ mod helpers;
 pub mod inline;
 mod plan;
 mod pool;
+#[cfg(test)]
+mod testing;
 mod translate;
 mod uniform;
 mod vector;

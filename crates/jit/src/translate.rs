@@ -165,6 +165,22 @@ fn helper_signature(h: Helper, cc: CallConv) -> Signature {
     s
 }
 
+/// The native read-modify-write instruction of an atomic operation on `ty`, where there is one (both
+/// translators: float addition, increments, compare-and-swap have none).
+pub(crate) fn native_rmw(aop: AtomOp, ty: Ty) -> Option<AtomicRmwOp> {
+    let int = !ty.is_float();
+    match aop {
+        AtomOp::Add if int => Some(AtomicRmwOp::Add),
+        AtomOp::And => Some(AtomicRmwOp::And),
+        AtomOp::Or => Some(AtomicRmwOp::Or),
+        AtomOp::Xor => Some(AtomicRmwOp::Xor),
+        AtomOp::Exch => Some(AtomicRmwOp::Xchg),
+        AtomOp::Min if int => Some(if ty.is_signed() { AtomicRmwOp::Smin } else { AtomicRmwOp::Umin }),
+        AtomOp::Max if int => Some(if ty.is_signed() { AtomicRmwOp::Smax } else { AtomicRmwOp::Umax }),
+        _ => None,
+    }
+}
+
 fn flags() -> MemFlagsData {
     MemFlagsData::new()
 }
@@ -1283,17 +1299,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let bv = self.read(&op.b);
         let mt = Self::mem_type(elem);
         let shared = op.m.space == Space::Shared;
-        let int = !op.ty.is_float();
-        let rmw = match aop {
-            AtomOp::Add if int => Some(AtomicRmwOp::Add),
-            AtomOp::And => Some(AtomicRmwOp::And),
-            AtomOp::Or => Some(AtomicRmwOp::Or),
-            AtomOp::Xor => Some(AtomicRmwOp::Xor),
-            AtomOp::Exch => Some(AtomicRmwOp::Xchg),
-            AtomOp::Min if int => Some(if op.ty.is_signed() { AtomicRmwOp::Smin } else { AtomicRmwOp::Umin }),
-            AtomOp::Max if int => Some(if op.ty.is_signed() { AtomicRmwOp::Smax } else { AtomicRmwOp::Umax }),
-            _ => None,
-        };
+        let rmw = native_rmw(aop, op.ty);
         let old = if elem < 4 {
             // 8- and 16-bit atomics: the emulator's semantics, without a native instruction (one worker runs
             // a CTA, and the ISA has no 8/16-bit global atomics but `cas.b16`).

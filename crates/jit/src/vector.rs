@@ -40,8 +40,8 @@ use std::collections::HashMap;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I32, I32X4, I64, I64X2, I8, I8X16};
 use cranelift_codegen::ir::{
-    AbiParam, AtomicRmwOp, Block, ConstantData, Endianness, InstBuilder, JumpTableData, MemFlagsData, Signature,
-    StackSlot, StackSlotData, StackSlotKind, Type, Value,
+    AbiParam, Block, ConstantData, Endianness, InstBuilder, JumpTableData, MemFlagsData, Signature, StackSlot,
+    StackSlotData, StackSlotKind, Type, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
@@ -1497,7 +1497,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         for v in vars {
             let off = plan.home_offset(v).expect("live registers have homes");
             let x = self.b.ins().load(I64, MemFlagsData::trusted(), threads, off);
-            let val = if v >= self.prog.slots as usize || matches!(self.regs[v], Reg::W(_)) {
+            let val = if self.cta_w(v) {
                 let w = self.b.ins().ireduce(I32, x);
                 V::W(self.b.ins().splat(I32X4, w))
             } else {
@@ -2099,16 +2099,9 @@ impl<'a, 'b> Vector<'a, 'b> {
                 return Ok(());
             }
             Kind::Bra if self.ifs.converted(i) => {
-                // Lanes that do not take the branch run its range.
-                let Some((p, neg)) = op.guard else { return Err("an unguarded branch".into()) };
-                let mut run = self.read_pred(&Src::Pred(p, !neg))?;
-                if let Some(w) = within {
-                    run = self.b.ins().band(run, w);
-                }
-                self.b.def_var(self.if_masks[&i], run);
                 // Where no lane runs it, the range is skipped as the branch would (to the `else` range's
                 // entry, where it has one).
-                let any = self.b.ins().vany_true(run);
+                let any = self.range_mask(i, within)?;
                 let range = self.block(i + 1)?;
                 let target = match (op.target as usize).checked_sub(1).filter(|&j| self.ifs.else_of[j] == Some(i)) {
                     Some(j) => self.else_entry(j),
@@ -2146,13 +2139,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             }
             Kind::Ret | Kind::Exit if self.ifs.converted(i) => {
                 // Lanes that do not take it run the rest of the kernel, while there are any.
-                let Some((p, neg)) = op.guard else { return Err("an unguarded exit".into()) };
-                let mut stay = self.read_pred(&Src::Pred(p, !neg))?;
-                if let Some(w) = within {
-                    stay = self.b.ins().band(stay, w);
-                }
-                self.b.def_var(self.if_masks[&i], stay);
-                let any = self.b.ins().vany_true(stay);
+                let any = self.range_mask(i, within)?;
                 let rest = self.block(i + 1)?;
                 let done = self.done;
                 self.b.ins().brif(any, rest, &[], done, &[]);
@@ -2192,6 +2179,18 @@ impl<'a, 'b> Vector<'a, 'b> {
         };
         self.guard = None;
         r
+    }
+
+    /// The mask of converted branch or exit `i`'s range: the lanes around it (`within`) that do not take it.
+    /// Returns whether any lane runs the range.
+    fn range_mask(&mut self, i: usize, within: Option<Value>) -> R<Value> {
+        let Some((p, neg)) = self.prog.ops[i].guard else { return Err("an unguarded branch or exit".into()) };
+        let mut run = self.read_pred(&Src::Pred(p, !neg))?;
+        if let Some(w) = within {
+            run = self.b.ins().band(run, w);
+        }
+        self.b.def_var(self.if_masks[&i], run);
+        Ok(self.b.ins().vany_true(run))
     }
 
     /// The block computing the mask of the `else` range after jump `j`.
@@ -3315,16 +3314,7 @@ impl Vector<'_, '_> {
             return Err("vector, narrow or compare-and-swap atomics".into());
         }
         let int = !op.ty.is_float();
-        let rmw = match aop {
-            AtomOp::Add if int => Some(AtomicRmwOp::Add),
-            AtomOp::And => Some(AtomicRmwOp::And),
-            AtomOp::Or => Some(AtomicRmwOp::Or),
-            AtomOp::Xor => Some(AtomicRmwOp::Xor),
-            AtomOp::Exch => Some(AtomicRmwOp::Xchg),
-            AtomOp::Min if int => Some(if op.ty.is_signed() { AtomicRmwOp::Smin } else { AtomicRmwOp::Umin }),
-            AtomOp::Max if int => Some(if op.ty.is_signed() { AtomicRmwOp::Smax } else { AtomicRmwOp::Umax }),
-            _ => None,
-        };
+        let rmw = crate::translate::native_rmw(aop, op.ty);
         let float_add = aop == AtomOp::Add && !int && shared;
         if rmw.is_none() && !float_add {
             return Err(format!("atom.{aop:?}.{:?} in {:?} memory", op.ty, op.m.space));
@@ -3454,17 +3444,7 @@ fn wide(t: Ty) -> Ty {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn kernel(body: &str) -> Program {
-        let src = format!(
-            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p, .param .u32 n)\n{{\n{body}\n}}\n"
-        );
-        let module = ir::compile(&src).unwrap_or_else(|d| panic!("{d:?}"));
-        let f = module.function("k").expect("kernel");
-        let shared = device::SharedLayout::for_kernel(&module, f);
-        let loaded = device::LoadedModule { global_addresses: vec![None; module.globals.len()], module };
-        program::decode_all(&loaded, f, &shared).expect("decodes").remove(&f).expect("kernel program")
-    }
+    use crate::testing::kernel;
 
     /// The stride of the last register written (`%rd3` in the kernels below).
     fn last_stride(body: &str) -> Option<Stride> {
