@@ -220,6 +220,51 @@ fn a_wild_pointer_in_the_jit_is_a_clear_error() {
         .stderr(predicate::str::contains("PTX line 10"));
 }
 
+/// Accesses past shared memory and past a buffer's end, by unchecked JIT code: they land in guard pages and
+/// are reported (they used to corrupt the host's heap when shared memory was a plain heap buffer).
+#[test]
+fn overruns_in_the_jit_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    // reduce_tree's `extern __shared__` array without --shared: the CTA has no shared memory.
+    let reduce = |extra: &[&str]| {
+        let mut cmd = lockstep();
+        cmd.current_dir(dir.path()).arg("run").arg(workloads()).args([
+            "--kernel",
+            "reduce_tree",
+            "--grid",
+            "4",
+            "--block",
+            "256",
+            "--arg",
+            "f32[1024]:iota",
+            "--arg",
+            "f32[4]:0",
+            "--arg",
+            "s32:1024",
+            "--backend",
+            "jit",
+            "--no-cache",
+        ]);
+        cmd.args(extra).assert()
+    };
+    reduce(&[])
+        .code(1)
+        .stderr(predicate::str::contains("kernel `reduce_tree` (JIT) made an out-of-bounds shared access at 0x0"))
+        .stderr(predicate::str::contains("the CTA's shared memory has 0 bytes"));
+    reduce(&["--shared", "1024", "--out", "1=p.bin"]).success();
+    assert_eq!(f32s(&std::fs::read(dir.path().join("p.bin")).unwrap()), [32640.0, 98176.0, 163712.0, 229248.0]);
+    // vector_add told that its 1024-element buffers hold 512000.
+    lockstep()
+        .current_dir(dir.path())
+        .arg("run")
+        .arg(workloads())
+        .args(["--kernel", "vector_add", "--grid", "2000", "--block", "256", "--backend", "jit", "--no-cache"])
+        .args(["--arg", "f32[1024]:1", "--arg", "f32[1024]:2", "--arg", "f32[1024]:0", "--arg", "s32:512000"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("kernel `vector_add` (JIT) accessed unmapped memory"));
+}
+
 #[test]
 fn load_errors_exit_1_with_file_line_column() {
     let dir = tempfile::tempdir().unwrap();

@@ -7,6 +7,7 @@
 
 pub mod backend;
 pub mod error;
+pub mod guarded;
 pub mod launch;
 pub mod memory;
 pub mod module;

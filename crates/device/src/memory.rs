@@ -2,14 +2,17 @@
 //!
 //! A device pointer is the host address of the allocation's bytes, so a native backend (the JIT) can
 //! dereference it directly, while the emulator looks every access up and reports any byte outside an
-//! allocation. Each allocation is 256-byte aligned (like `cudaMalloc`) and surrounded by unused guard bytes,
-//! so that an access just past the end of one allocation never lands inside another.
+//! allocation. Each allocation is 256-byte aligned (like `cudaMalloc`) and is its own mapping between
+//! inaccessible guard pages ([`Guarded`]), so that an access past its end by native code faults instead of
+//! landing in another allocation or the host's heap (up to the 256-byte rounding of its size).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// Bytes of unused memory before and after every allocation.
-pub const GUARD: usize = 256;
+use crate::guarded::Guarded;
+
+/// Bytes of inaccessible memory before and after every allocation (address space only: nothing backs it).
+pub const GUARD: usize = 1 << 20;
 /// Alignment of every allocation, as `cudaMalloc` guarantees.
 pub const ALIGN: usize = 256;
 
@@ -19,10 +22,8 @@ pub type DevicePtr = u64;
 /// One allocation.
 #[derive(Debug)]
 pub struct Allocation {
-    /// Backing store with guard bytes around the usable range.
-    storage: Vec<u8>,
-    /// Index of the first usable byte in `storage`.
-    start: usize,
+    /// The bytes, between guard pages.
+    storage: Guarded,
     pub size: u64,
     /// What the allocation is for (an argument, a module variable), for error messages.
     pub label: String,
@@ -31,16 +32,16 @@ pub struct Allocation {
 
 impl Allocation {
     pub fn base(&self) -> DevicePtr {
-        self.storage.as_ptr() as u64 + self.start as u64
+        self.storage.as_ptr() as u64
     }
 
     pub fn bytes(&self) -> &[u8] {
-        &self.storage[self.start..self.start + self.size as usize]
+        &self.storage.as_slice()[..self.size as usize]
     }
 
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        let (start, size) = (self.start, self.size as usize);
-        &mut self.storage[start..start + size]
+        let size = self.size as usize;
+        &mut self.storage.as_mut_slice()[..size]
     }
 }
 
@@ -119,11 +120,8 @@ impl DeviceMemory {
 
     /// Allocates `size` zeroed bytes (at least one, so every allocation has a distinct address).
     pub fn alloc(&mut self, size: u64, label: impl Into<String>) -> DevicePtr {
-        let usable = size.max(1) as usize;
-        let storage = vec![0u8; usable + 2 * GUARD + ALIGN];
-        let misalign = (storage.as_ptr() as usize + GUARD) % ALIGN;
-        let start = GUARD + if misalign == 0 { 0 } else { ALIGN - misalign };
-        let alloc = Allocation { storage, start, size, label: label.into(), read_only: false };
+        let storage = Guarded::new(size.max(1) as usize, ALIGN, GUARD, GUARD);
+        let alloc = Allocation { storage, size, label: label.into(), read_only: false };
         let base = alloc.base();
         self.total += size;
         self.allocations.insert(base, alloc);
@@ -242,8 +240,8 @@ impl DeviceMemory {
             .values_mut()
             .map(|a| {
                 let base = a.base();
-                let (start, size) = (a.start, a.size as usize);
-                Region { base, bytes: &mut a.storage[start..start + size], read_only: a.read_only, label: &a.label }
+                let size = a.size as usize;
+                Region { base, bytes: &mut a.storage.as_mut_slice()[..size], read_only: a.read_only, label: &a.label }
             })
             .collect()
     }

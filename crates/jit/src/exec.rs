@@ -3,12 +3,14 @@
 
 use std::collections::HashMap;
 
+use device::guarded::Guarded;
 use device::{Dim3, ErrorKind, ExecError, Location, Space};
 use program::{AtomOp, Kind, Sub, WARP};
 use simt::LaneMask;
 
 use crate::abi::{error, status, thread, CtaCtx};
 use crate::compile::Compiled;
+use crate::fault::{self, Window};
 use crate::plan::YieldKind;
 use crate::vector::WIDTH;
 
@@ -100,11 +102,43 @@ fn in_range(addr: u64, size: u32, base: u64, len: u64) -> bool {
 /// Buffers a worker reuses from CTA to CTA.
 #[derive(Debug, Default)]
 pub struct Worker {
-    shared: Vec<u128>,
-    /// The threads' state words (`abi::thread`), and their local memory.
+    /// The CTA's shared memory. Between guard pages, as device allocations are: unchecked code that runs
+    /// past it faults and is reported (`fault.rs`) instead of corrupting the host's heap.
+    shared: Option<Watched>,
+    /// The threads' state words (`abi::thread`).
     threads: Vec<u128>,
-    locals: Vec<u128>,
+    /// The threads' local memory, one frame after another, guarded as shared memory is.
+    locals: Option<Watched>,
     state: WorkerState,
+}
+
+/// Guard bytes below and above shared memory. Generated code forms a shared address as the window's base
+/// plus a register (a 32-bit one zero-extended) plus a signed 32-bit immediate, so every address a 32-bit
+/// register can produce lands in the window or a guard.
+const SHARED_BELOW: usize = (1 << 31) + (1 << 16);
+const SHARED_ABOVE: usize = (1 << 32) + (1 << 31) + (1 << 16);
+/// Guard bytes around the threads' local memory.
+const LOCAL_GUARD: usize = 1 << 20;
+
+/// A worker's guarded buffer, known to the fault handler while it lives.
+#[derive(Debug)]
+struct Watched(Guarded);
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        fault::unwatch(self.0.as_ptr() as usize);
+    }
+}
+
+/// `slot`'s buffer, remapped (zeroed) when its length is not `len`.
+fn sized(slot: &mut Option<Watched>, len: usize, below: usize, above: usize, kind: Window) -> &mut Guarded {
+    if slot.as_ref().map(|w| w.0.len()) != Some(len) {
+        *slot = None;
+        let g = Guarded::new(len, 16, below, above);
+        fault::watch(g.as_ptr() as usize, len, below, above, kind);
+        *slot = Some(Watched(g));
+    }
+    &mut slot.as_mut().expect("just mapped").0
 }
 
 /// Byte offset of thread `t`'s state words (lane `t % LANES` of its group).
@@ -120,12 +154,10 @@ impl Worker {
     pub fn run_cta(&mut self, data: &LaunchData<'_>, cta_index: u64) -> (CtaOutput, Option<ExecError>) {
         let c = data.compiled;
         let n = data.block.count().unwrap_or(0) as u32;
-        let shared_words = (data.shared_size as usize).div_ceil(16).max(1);
-        if self.shared.len() != shared_words {
-            self.shared.resize(shared_words, 0);
-        }
         // Shared memory starts zeroed, as in the emulator.
-        self.shared.fill(0);
+        let shared = sized(&mut self.shared, data.shared_size as usize, SHARED_BELOW, SHARED_ABOVE, Window::Shared);
+        shared.zero();
+        let shared = shared.as_mut_ptr();
         let groups = n.div_ceil(thread::LANES as u32) as usize;
         let words = (groups * c.group_bytes as usize).div_ceil(16);
         if self.threads.len() != words {
@@ -133,11 +165,8 @@ impl Worker {
             self.threads.resize(words, 0);
         }
         let local_stride = c.local_stride as usize;
-        let local_words = (local_stride * n as usize).div_ceil(16);
-        if self.locals.len() != local_words {
-            self.locals.clear();
-            self.locals.resize(local_words, 0);
-        }
+        let locals =
+            sized(&mut self.locals, local_stride * n as usize, LOCAL_GUARD, LOCAL_GUARD, Window::Local).as_mut_ptr();
         let base = self.threads.as_mut_ptr() as *mut u8;
         // Groups of four consecutive threads share tid.y and tid.z when ntid.x is a multiple of 4.
         let vector_fits = c.vector.is_ok() && data.block.x.is_multiple_of(WIDTH);
@@ -160,13 +189,13 @@ impl Worker {
             state.regions = data.regions.iter().map(|r| (r.0, r.1, r.2)).collect();
         }
         state.params = (data.params.as_ptr() as u64, data.params.len() as u64);
-        state.locals = (self.locals.as_ptr() as u64, (local_stride * n as usize) as u64);
+        state.locals = (locals as u64, (local_stride * n as usize) as u64);
         let mut ctx = CtaCtx {
-            shared: self.shared.as_mut_ptr() as *mut u8,
+            shared,
             params: data.params.as_ptr(),
             threads: self.threads.as_mut_ptr() as *mut u8,
             group_bytes: c.group_bytes,
-            locals: self.locals.as_mut_ptr() as *mut u8,
+            locals,
             local_stride: c.local_stride,
             ntid: [data.block.x, data.block.y, data.block.z],
             ctaid: [id.x, id.y, id.z],
@@ -359,8 +388,8 @@ impl Worker {
             let y = &c.plan.yields[resume as usize - 1];
             let op = &kernel.ops[y.op as usize];
             if y.kind == YieldKind::Runtime {
-                let shared = self.shared.as_ptr() as u64;
-                let locals = self.locals.as_ptr() as u64;
+                let shared = self.shared.as_ref().map_or(0, |s| s.0.as_ptr() as u64);
+                let locals = self.locals.as_ref().map_or(0, |l| l.0.as_ptr() as u64);
                 let mut warp = RuntimeWarp { data, lo, cta, y, op, shared, locals, word };
                 let r = match op.kind {
                     Kind::Matrix => program::tensor::exec(&mut warp, lanes, op),

@@ -3,7 +3,7 @@
 //! whose program counter lies in compiled code, prints the kernel and the address, and exits with status 1.
 //! Faults anywhere else get the default action.
 
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 
 /// The most recent code ranges and their kernels' names (a ring: the oldest entry is reused). Entries are
@@ -18,6 +18,73 @@ static NAME_LENS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 static REGISTER: Mutex<()> = Mutex::new(());
 static INSTALL: Once = Once::new();
+/// Set by the first fault the handler reports.
+static REPORTING: AtomicBool = AtomicBool::new(false);
+
+/// The workers' guarded memory (shared and local): a fault in a window's guard is reported as an access
+/// past that memory. A slot is free when its base is 0.
+const WINDOWS: usize = 256;
+static WINDOW_BASE: [AtomicUsize; WINDOWS] = [const { AtomicUsize::new(0) }; WINDOWS];
+static WINDOW_LEN: [AtomicUsize; WINDOWS] = [const { AtomicUsize::new(0) }; WINDOWS];
+static WINDOW_BELOW: [AtomicUsize; WINDOWS] = [const { AtomicUsize::new(0) }; WINDOWS];
+static WINDOW_ABOVE: [AtomicUsize; WINDOWS] = [const { AtomicUsize::new(0) }; WINDOWS];
+static WINDOW_SHARED: [AtomicU8; WINDOWS] = [const { AtomicU8::new(0) }; WINDOWS];
+
+/// Which memory a window holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    Shared,
+    Local,
+}
+
+/// Records `[base, base + len)` as a worker's `kind` memory with `below`/`above` guard bytes around it, until
+/// [`unwatch`] (with the same base). Silently unrecorded when every slot is taken: the handler then gives
+/// its general message.
+pub fn watch(base: usize, len: usize, below: usize, above: usize, kind: Window) {
+    if base == 0 {
+        return;
+    }
+    let _guard = REGISTER.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = (0..WINDOWS).find(|&i| WINDOW_BASE[i].load(Ordering::Acquire) == 0) {
+        WINDOW_LEN[i].store(len, Ordering::Relaxed);
+        WINDOW_BELOW[i].store(below, Ordering::Relaxed);
+        WINDOW_ABOVE[i].store(above, Ordering::Relaxed);
+        WINDOW_SHARED[i].store(u8::from(kind == Window::Shared), Ordering::Relaxed);
+        WINDOW_BASE[i].store(base, Ordering::Release);
+    }
+}
+
+/// Forgets the window at `base` (before its memory is unmapped).
+pub fn unwatch(base: usize) {
+    let _guard = REGISTER.lock().unwrap_or_else(|e| e.into_inner());
+    for b in &WINDOW_BASE {
+        if b.load(Ordering::Acquire) == base {
+            b.store(0, Ordering::Release);
+        }
+    }
+}
+
+/// What the kernel did, when a fault at `addr` lies in a watched window's guard.
+fn window_message(addr: usize) -> Option<String> {
+    (0..WINDOWS).find_map(|i| {
+        let base = WINDOW_BASE[i].load(Ordering::Acquire);
+        let len = WINDOW_LEN[i].load(Ordering::Relaxed);
+        let (below, above) = (WINDOW_BELOW[i].load(Ordering::Relaxed), WINDOW_ABOVE[i].load(Ordering::Relaxed));
+        if base == 0 || addr < base.saturating_sub(below) || addr >= base + len + above {
+            return None;
+        }
+        let off = addr as i128 - base as i128;
+        let off = if off < 0 { format!("-{:#x}", -off) } else { format!("{off:#x}") };
+        Some(if WINDOW_SHARED[i].load(Ordering::Relaxed) == 1 {
+            format!(
+                "made an out-of-bounds shared access at {off} (the CTA's shared memory has {len} bytes; dynamic shared \
+                 memory, `extern .shared`, is sized at launch)"
+            )
+        } else {
+            format!("made an out-of-bounds local access at {off} from the CTA's local memory ({len} bytes for all its threads)")
+        })
+    })
+}
 
 /// Records that `[start, end)` holds the code of `kernel`, and installs the handler on first use.
 pub fn register(start: usize, end: usize, kernel: &str) {
@@ -76,9 +143,17 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut l
     };
     match kernel_at(pc) {
         Some(kernel) => {
+            // One report: a second worker that faults meanwhile waits for the first to end the process.
+            if REPORTING.swap(true, Ordering::AcqRel) {
+                loop {
+                    // SAFETY: pause(2) is async-signal-safe.
+                    unsafe { libc::pause() };
+                }
+            }
             // Generated code holds no lock, so formatting here cannot deadlock on this thread.
+            let what = window_message(addr).unwrap_or_else(|| format!("accessed unmapped memory at {addr:#x}"));
             let msg = format!(
-                "error: kernel `{kernel}` (JIT) accessed unmapped memory at {addr:#x}\n  \
+                "error: kernel `{kernel}` (JIT) {what}\n  \
                  the JIT does not check memory accesses by default; rerun with --check (or --backend emu) to find \
                  the block, thread and PTX line\n"
             );
