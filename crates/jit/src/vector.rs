@@ -314,8 +314,9 @@ fn range_target(prog: &Program, i: usize) -> usize {
     }
 }
 
-/// Whole-CTA mode: converted branches `@p bra B` whose idle groups end their pass. `B` is a barrier, `p` is
-/// `setp.ge`/`setp.gt` of tid.x (a register only ever `mov`ed from it) against a CTA-uniform value, so once
+/// Whole-CTA mode: converted branches `@p bra B` whose idle groups end their pass. `B` is a barrier or the
+/// kernel's final `ret`, `p` is `setp.ge`/`setp.gt` of tid.x (a register only ever `mov`ed from it) against a
+/// CTA-uniform value, or an equivalent (`@!p` of `lt`/`le`; `ne` against 0, `tid.x > 0`), so once
 /// every lane of a group skips the range, every lane of every later group does (tid.x grows with the group in
 /// a one-dimensional CTA; the code checks that). Every op a thread can run from a resume point to the branch
 /// is a plain integer op or a branch without effects the later groups would miss: no memory access, no op
@@ -355,13 +356,30 @@ fn idle_ends(prog: &Program, plan: &Plan, ifs: &Ifs, uniform: &Uniform) -> Vec<u
         {
             continue;
         }
-        let Some(&k) = yield_at.get(&target) else { continue };
-        // `p`: tid.x >= u or tid.x > u, u uniform.
-        let Some((p, false)) = op.guard else { continue };
+        // The barrier, or the kernel's end (where nothing is live).
+        let live_after: &[usize] = match yield_at.get(&target) {
+            Some(&k) => &plan.yields[k].live,
+            None if prog
+                .ops
+                .get(target)
+                .is_some_and(|o| matches!(o.kind, Kind::Ret | Kind::Exit) && o.guard.is_none()) =>
+            {
+                &[]
+            }
+            None => continue,
+        };
+        // `p` (or its negation, as the guard reads it): the range is skipped where tid.x >= u or tid.x > u,
+        // u uniform; `tid.x != 0` is `tid.x > 0`.
+        let Some((p, negated)) = op.guard else { continue };
         let Some(setp) = only_write(ns + p as usize) else { continue };
+        let skip_above = match (setp.m.cmp, negated) {
+            (Some(Cmp::Ge | Cmp::Gt), false) | (Some(Cmp::Lt | Cmp::Le), true) => true,
+            (Some(Cmp::Ne), false) | (Some(Cmp::Eq), true) => setp.b == Src::Imm(0),
+            _ => false,
+        };
         let monotone = setp.kind == Kind::Setp
             && setp.dst2 == Dst::None
-            && matches!(setp.m.cmp, Some(Cmp::Ge | Cmp::Gt))
+            && skip_above
             && matches!(setp.ty, Ty::U32 | Ty::S32 | Ty::B32)
             && uniform.src(&setp.b)
             && matches!(setp.a, Src::Reg(x) if only_write(x as usize).is_some_and(|m| {
@@ -371,7 +389,6 @@ fn idle_ends(prog: &Program, plan: &Plan, ifs: &Ifs, uniform: &Uniform) -> Vec<u
             continue;
         }
         // The ops from the resume points to the branch.
-        let live_after = &plan.yields[k].live;
         let (mut seen, mut work, mut ok) = (vec![false; n], preds[b].clone(), true);
         while let Some(j) = work.pop() {
             if seen[j] || yield_at.contains_key(&j) {

@@ -565,3 +565,78 @@ fn groups_past_a_tid_bound_end_the_pass_only_in_one_dimension() {
         });
     }
 }
+
+/// The other forms of an idle group's end: `@!p` of `tid.x < k` before a barrier, and `tid.x != 0` before the
+/// kernel's `ret` (one thread per row writes a row's result, as a reduction's last step does). Both end the
+/// pass in a one-dimensional CTA, neither in two dimensions.
+const TID_FIRST: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry first(.param .u64 out, .param .u32 k)
+{
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<8>;
+	.reg .pred %p<3>;
+	.shared .align 4 .b8 words[4096];
+	ld.param.u64 %rd1, [out];
+	ld.param.u32 %r1, [k];
+	mov.u32 %r2, %tid.x;
+	mov.u32 %r3, %tid.y;
+	mov.u32 %r4, %ntid.x;
+	mad.lo.s32 %r5, %r3, %r4, %r2;
+	shl.b32 %r6, %r5, 2;
+	mov.u32 %r7, words;
+	add.s32 %r8, %r7, %r6;
+	st.shared.u32 [%r8], %r5;
+	bar.sync 0;
+	setp.lt.u32 %p1, %r2, %r1;
+	@!%p1 bra MID;
+	ld.shared.u32 %r9, [%r8];
+	add.s32 %r9, %r9, 1000;
+	st.shared.u32 [%r8], %r9;
+MID:
+	bar.sync 0;
+	mov.u32 %r11, %ntid.y;
+	mul.lo.s32 %r12, %r11, %r4;
+	mov.u32 %r13, %ctaid.x;
+	mad.lo.s32 %r14, %r13, %r12, %r5;
+	mul.wide.u32 %rd2, %r14, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	ld.shared.u32 %r10, [%r8];
+	st.global.u32 [%rd3], %r10;
+	bar.sync 0;
+	setp.ne.s32 %p2, %r2, 0;
+	@%p2 bra END;
+	ld.shared.u32 %r15, [%r8+4];
+	add.s32 %r15, %r15, 7;
+	mov.u32 %r9, %nctaid.x;
+	mul.lo.s32 %r9, %r9, %r12;
+	mad.lo.s32 %r9, %r13, %r11, %r9;
+	add.s32 %r9, %r9, %r3;
+	mul.wide.u32 %rd4, %r9, 4;
+	add.s64 %rd5, %rd1, %rd4;
+	st.global.u32 [%rd5], %r15;
+END:
+	ret;
+}
+"#;
+
+#[test]
+fn negated_and_final_tid_bounds_end_the_pass_only_in_one_dimension() {
+    assert_eq!(vector_path(TID_FIRST, "first"), Ok(jit::VectorPath::WholeCtas));
+    for (block, k) in [
+        (Dim3::new(64, 1, 1), 10u32),
+        (Dim3::new(64, 1, 1), 0),
+        (Dim3::new(64, 1, 1), 64),
+        (Dim3::new(8, 4, 1), 3),
+        (Dim3::new(16, 2, 2), 5),
+        (Dim3::new(4, 1, 1), 2),
+    ] {
+        let threads = (block.x * block.y * block.z) as usize;
+        let rows = (block.y * block.z) as usize;
+        agree_in(TID_FIRST, "first", Dim3::new(3, 1, 1), block, 0, || {
+            vec![Arg::Buf(vec![0xEE; 3 * (threads + rows) * 4]), Arg::Scalar(k.to_le_bytes().to_vec())]
+        });
+    }
+}
