@@ -12,7 +12,7 @@ use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use device::{LoadedModule, SharedLayout};
 use ir::FuncId;
-use program::{Callee, Extra, Program};
+use program::{Callee, Extra, Program, Src, SymAddr};
 
 use crate::abi::thread;
 use crate::cache;
@@ -50,6 +50,9 @@ pub struct Compiled {
     /// threads post them, or for collectives).
     pub barrier_imms: Vec<(Option<u32>, Option<u32>)>,
     pub shared: SharedLayout,
+    /// Whether any function of the kernel can reach shared memory (a shared-space op or a shared symbol,
+    /// the only ways to form a shared address): the others skip zeroing it for every CTA.
+    pub touches_shared: bool,
     /// Bytes of a group of threads' state words (`abi::thread`), and of a thread's local memory.
     pub group_bytes: u64,
     pub local_stride: u64,
@@ -262,7 +265,9 @@ pub fn compile(
         .yields
         .iter()
         .any(|y| matches!(programs[&kernel].ops[y.op as usize].m.sub, program::Sub::Bar { red: Some(_), .. }));
+    let touches_shared = programs.values().any(touches_shared);
     Ok(Compiled {
+        touches_shared,
         entry,
         vector,
         vector_whole_ctas: whole_ctas,
@@ -281,6 +286,18 @@ pub fn compile(
         local_stride,
         inlined: inlined.map(|m| m.module),
         compile_time: start.elapsed(),
+    })
+}
+
+/// Whether `prog` can reach shared memory: an op in the shared space (accesses, `cvta`, `isspacep`), a
+/// shared variable's address, or a matrix op (some read shared memory implicitly).
+fn touches_shared(prog: &Program) -> bool {
+    let shared_sym = |s: &Src| matches!(s, Src::Sym(SymAddr::Shared(_), _));
+    prog.ops.iter().any(|op| {
+        op.m.space == program::Space::Shared
+            || op.kind == program::Kind::Matrix
+            || [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().any(shared_sym)
+            || matches!(op.extra.as_deref(), Some(Extra::Srcs(srcs)) if srcs.iter().any(shared_sym))
     })
 }
 

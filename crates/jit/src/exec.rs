@@ -154,9 +154,11 @@ impl Worker {
     pub fn run_cta(&mut self, data: &LaunchData<'_>, cta_index: u64) -> (CtaOutput, Option<ExecError>) {
         let c = data.compiled;
         let n = data.block.count().unwrap_or(0) as u32;
-        // Shared memory starts zeroed, as in the emulator.
+        // Shared memory starts zeroed, as in the emulator (where the kernel can see it).
         let shared = sized(&mut self.shared, data.shared_size as usize, SHARED_BELOW, SHARED_ABOVE, Window::Shared);
-        shared.zero();
+        if c.touches_shared {
+            shared.zero();
+        }
         let shared = shared.as_mut_ptr();
         let groups = n.div_ceil(thread::LANES as u32) as usize;
         let words = (groups * c.group_bytes as usize).div_ceil(16);

@@ -300,6 +300,22 @@ impl Ifs {
     }
 }
 
+/// Whether liveness variable `v` is live where a converted range around op `i` ends (where the lanes off the
+/// mask go on, or in the `else` range: a masked write of `v` at `i` must keep their old value).
+fn live_around(ifs: &Ifs, live_at_end: &HashMap<usize, graph::BitSet>, i: usize, v: usize) -> bool {
+    let mut r = ifs.inside[i];
+    while let Some(k) = r {
+        if live_at_end.get(&k).is_none_or(|l| v >= l.domain_size() || l.contains(v)) {
+            return true;
+        }
+        r = match ifs.else_of[k] {
+            Some(c) => ifs.inside[c],
+            None => ifs.inside[k],
+        };
+    }
+    false
+}
+
 /// A guarded `ret` or `exit`: converted, the rest of the kernel runs under the lanes that stay.
 fn is_exit(op: &Op) -> bool {
     matches!(op.kind, Kind::Ret | Kind::Exit) && op.guard.is_some()
@@ -515,9 +531,10 @@ fn stride(stride: i64, widened: u8, bits: u32) -> Option<Stride> {
 /// writes (each must give the same stride). Sources: immediates, symbols other than local variables, the
 /// CTA's special registers, `tid.y` and `tid.z` and kernel parameters are uniform (a group's threads share
 /// `tid.y` and `tid.z`, as `ntid.x % 4 == 0`); `tid.x` and `%laneid` have stride 1. Loads of other memory
-/// are not uniform: on the scalar loop, a thread may store between its group's loads. Guarded writes and
-/// writes in converted ranges are unknown.
-fn lane_strides(prog: &Program, ifs: &Ifs) -> Vec<Option<Stride>> {
+/// are not uniform: on the scalar loop, a thread may store between its group's loads. Guarded writes are
+/// unknown, and so are writes in converted ranges that `blended(op, register)` says keep the old value in the
+/// lanes off the mask (the others compute every lane, as an unmasked write would).
+fn lane_strides(prog: &Program, ifs: &Ifs, blended: &dyn Fn(usize, usize) -> bool) -> Vec<Option<Stride>> {
     let zeros = low_zeros(prog);
     #[derive(Clone, Copy, PartialEq)]
     enum St {
@@ -593,7 +610,7 @@ fn lane_strides(prog: &Program, ifs: &Ifs) -> Vec<Option<Stride>> {
                 let ops: Vec<Option<Option<Stride>>> =
                     [&op.a, &op.b, &op.c, &op.d].iter().enumerate().map(|(k, s)| src(&st, s, zero, want(k))).collect();
                 let result: Option<Option<Stride>> = if op.guard.is_some()
-                    || ifs.inside[i].is_some()
+                    || (ifs.inside[i].is_some() && blended(i, slot))
                     || op.extra.is_some()
                     || op.m.cc
                     || op.dst2 != Dst::None
@@ -939,6 +956,8 @@ pub fn translate(
             )
         })
         .collect();
+    // Writes in ranges that need no blend compute every lane: their strides are known.
+    v.strides = lane_strides(prog, &v.ifs, &|i, r| live_around(&v.ifs, &v.live_at_end, i, r));
     v.body(plan)?;
     // (In whole-CTA mode no group stops: every branch is uniform or run as masks.)
     if let Some(i) = stop_after_store(prog, plan, &v.ifs).filter(|_| !whole_ctas) {
@@ -1132,7 +1151,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             stop,
             done,
             yield_at: HashMap::new(),
-            strides: lane_strides(prog, &ifs),
+            strides: lane_strides(prog, &ifs, &|_, _| true),
             deferred: Deferred::new(prog, plan),
             ifs,
             if_masks,
@@ -2044,20 +2063,7 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// op has a guard of its own, or `v` is live where a range around the op ends (its other lanes go on
     /// there, or in the `else` range, with the value they had).
     fn keeps_old(&self, v: usize) -> bool {
-        if !self.guard_is_range {
-            return true;
-        }
-        let mut r = self.ifs.inside[self.cur];
-        while let Some(k) = r {
-            if self.live_at_end.get(&k).is_none_or(|l| v >= l.domain_size() || l.contains(v)) {
-                return true;
-            }
-            r = match self.ifs.else_of[k] {
-                Some(c) => self.ifs.inside[c],
-                None => self.ifs.inside[k],
-            };
-        }
-        false
+        !self.guard_is_range || live_around(&self.ifs, &self.live_at_end, self.cur, v)
     }
 
     /// The domain of a destination register (32-bit lanes for anything else).
@@ -3468,7 +3474,7 @@ mod tests {
         let prog = kernel(body);
         let plan = Plan::new(&prog);
         let ifs = Ifs::new(&prog, &plan, false, &|_| false);
-        let strides = lane_strides(&prog, &ifs);
+        let strides = lane_strides(&prog, &ifs, &|_, _| true);
         let last = prog.ops.iter().rev().find_map(|o| match o.dst {
             Dst::Reg(r, _) => Some(r as usize),
             _ => None,
@@ -3490,5 +3496,32 @@ mod tests {
         let offset =
             format!("{head}add.s32 %r2, %r1, %r5;\nmul.wide.s32 %rd2, %r2, 4;\nadd.s64 %rd3, %rd1, %rd2;\nret;");
         assert_eq!(last_stride(&offset), Some(Stride { stride: 4, widened: 1 }));
+    }
+
+    /// An address computed under a mask (`if (i < n) x = in[i]`) has its stride where the write needs no
+    /// blend, and none where the lanes off the mask keep their old value.
+    #[test]
+    fn writes_under_a_mask_have_strides_unless_blended() {
+        let prog = kernel(
+            ".reg .b32 %r<6>;\n.reg .b64 %rd<4>;\n.reg .pred %p<2>;\nld.param.u64 %rd1, [p];\n\
+             ld.param.u32 %r1, [n];\nmov.u32 %r5, %tid.x;\nsetp.ge.u32 %p1, %r5, %r1;\n@%p1 bra SKIP;\n\
+             mul.wide.u32 %rd2, %r5, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r5;\nSKIP:\nret;",
+        );
+        let plan = Plan::new(&prog);
+        let ifs = Ifs::new(&prog, &plan, true, &|_| false);
+        let (add, rd3) = prog
+            .ops
+            .iter()
+            .enumerate()
+            .find_map(|(i, o)| match (o.kind, o.dst) {
+                (Kind::Add, Dst::Reg(r, _)) => Some((i, r as usize)),
+                _ => None,
+            })
+            .expect("the add");
+        assert!(ifs.inside[add].is_some(), "the address is computed under the mask");
+        let unblended = lane_strides(&prog, &ifs, &|_, _| false);
+        assert_eq!(unblended[rd3], Some(Stride { stride: 4, widened: 0 }));
+        let blended = lane_strides(&prog, &ifs, &|_, _| true);
+        assert_eq!(blended[rd3], None);
     }
 }
