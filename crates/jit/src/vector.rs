@@ -999,7 +999,9 @@ enum Reg {
 #[derive(Clone, Copy)]
 enum Addr {
     Uniform(Value),
-    Lanes(Value, Value, Option<Stride>),
+    /// Lanes 0–1 and 2–3, their stride if known, and lane 0 alone (computed as a scalar: what a vector
+    /// access uses, without widening and adding whole vectors first).
+    Lanes(Value, Value, Option<Stride>, Value),
 }
 
 /// How a load or store is made: one vector access, one access per lane, or either by a run-time test (an
@@ -2941,6 +2943,16 @@ impl<'a, 'b> Vector<'a, 'b> {
                     let v = self.read(s, Dom::D)?;
                     let (l, h) = self.as_d(v, false);
                     let base = self.b.ins().iadd_imm_s(sh, off);
+                    let a0 = match (*s, v) {
+                        (Src::Reg(r), _) if matches!(self.regs[r as usize], Reg::W(_)) => {
+                            let w = self.read(s, Dom::W)?;
+                            let V::W(w) = w else { unreachable!("a 32-bit register reads as one vector") };
+                            let x = self.b.ins().extractlane(w, 0);
+                            self.b.ins().uextend(I64, x)
+                        }
+                        _ => self.b.ins().extractlane(l, 0),
+                    };
+                    let a0 = self.b.ins().iadd(base, a0);
                     let base = self.b.ins().splat(I64X2, base);
                     // A 32-bit offset whose lanes wrap around between lanes 0 and 3 is far outside any CTA's
                     // shared memory: such an access is out of bounds whichever lanes it reaches, so the
@@ -2955,7 +2967,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                         }
                         (_, k) => k,
                     };
-                    Addr::Lanes(self.b.ins().iadd(l, base), self.b.ins().iadd(h, base), k)
+                    Addr::Lanes(self.b.ins().iadd(l, base), self.b.ins().iadd(h, base), k, a0)
                 }
             });
         }
@@ -2966,7 +2978,8 @@ impl<'a, 'b> Vector<'a, 'b> {
             // A local variable: each lane's own (host) address.
             Src::Sym(SymAddr::Frame(o), extra) => {
                 let (l, h) = self.frames(o as i64 + extra + off);
-                Addr::Lanes(l, h, None)
+                let a0 = self.b.ins().extractlane(l, 0);
+                Addr::Lanes(l, h, None, a0)
             }
             Src::Sym(sym, extra) => Addr::Uniform(self.symbol(sym, extra + off)?),
             Src::Imm(a) => Addr::Uniform(self.b.ins().iconst(I64, a.wrapping_add(off as u64) as i64)),
@@ -2978,11 +2991,13 @@ impl<'a, 'b> Vector<'a, 'b> {
                 let v = self.read(s, Dom::D)?;
                 let (l, h) = self.as_d(v, false);
                 let k = self.address_stride(s);
+                let a0 = self.b.ins().extractlane(l, 0);
                 if off == 0 {
-                    Addr::Lanes(l, h, k)
+                    Addr::Lanes(l, h, k, a0)
                 } else {
                     let o = self.splat64(off as u64);
-                    Addr::Lanes(self.b.ins().iadd(l, o), self.b.ins().iadd(h, o), k)
+                    let a0 = self.b.ins().iadd_imm_s(a0, off);
+                    Addr::Lanes(self.b.ins().iadd(l, o), self.b.ins().iadd(h, o), k, a0)
                 }
             }
         })
@@ -3009,7 +3024,8 @@ impl<'a, 'b> Vector<'a, 'b> {
     fn lane_addr(&mut self, a: Addr, i: u8, off: i64) -> Value {
         let v = match a {
             Addr::Uniform(v) => v,
-            Addr::Lanes(l, h, _) => self.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
+            Addr::Lanes(.., a0) if i == 0 => a0,
+            Addr::Lanes(l, h, ..) => self.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
         };
         if off == 0 {
             v
@@ -3024,16 +3040,14 @@ impl<'a, 'b> Vector<'a, 'b> {
         let consecutive = match a {
             Addr::Uniform(_) => None,
             // Consecutive by construction.
-            Addr::Lanes(.., Some(Stride { widened: 0, .. })) => None,
+            Addr::Lanes(_, _, Some(Stride { widened: 0, .. }), _) => None,
             // Unless a widened term wrapped around between lanes 0 and 3.
-            Addr::Lanes(l, h, Some(_)) => {
-                let a0 = self.b.ins().extractlane(l, 0);
+            Addr::Lanes(_, h, Some(_), a0) => {
                 let a3 = self.b.ins().extractlane(h, 1);
                 let d = self.b.ins().isub(a3, a0);
                 Some(self.b.ins().icmp_imm_u(IntCC::Equal, d, 3 * i64::from(size)))
             }
-            Addr::Lanes(l, h, None) => {
-                let a0 = self.b.ins().extractlane(l, 0);
+            Addr::Lanes(l, h, None, a0) => {
                 let base = self.b.ins().splat(I64X2, a0);
                 let s = u64::from(size);
                 let dl = self.lanes64([0, s]);
@@ -3076,7 +3090,7 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// How an access with a vector form (`vector_form`) is made.
     fn path(&mut self, vector_form: bool, a: Addr, size: u32) -> Path {
         // Lanes known not to be `size` bytes apart.
-        let apart = matches!(a, Addr::Lanes(.., Some(k)) if k.stride != i64::from(size));
+        let apart = matches!(a, Addr::Lanes(_, _, Some(k), _) if k.stride != i64::from(size));
         if !vector_form || apart {
             return Path::Lanes;
         }
@@ -3176,8 +3190,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                             let s = me.load_scalar(flags, a, ty)?;
                             me.splat_scalar(s, dd)
                         }
-                        Addr::Lanes(l, ..) => {
-                            let a0 = me.b.ins().extractlane(l, 0);
+                        Addr::Lanes(.., a0) => {
                             if elem == 4 {
                                 let w = me.b.ins().load(I32X4, flags, a0, off as i32);
                                 match dd {
@@ -3226,7 +3239,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                         })
                     };
                     // Unless the lanes are known to differ.
-                    let (Addr::Lanes(l, h, None), None) = (addr, me.guard) else { return each(me) };
+                    let (Addr::Lanes(l, h, None, _), None) = (addr, me.guard) else { return each(me) };
                     // Every lane at one address (an index uniform in the group, as a tile's row): one load.
                     let a0 = me.b.ins().extractlane(l, 0);
                     let s = me.b.ins().splat(I64X2, a0);
@@ -3282,8 +3295,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             self.two_ways(
                 path,
                 |me| {
-                    let Addr::Lanes(l, ..) = addr else { return Err("a uniform vector store".into()) };
-                    let a0 = me.b.ins().extractlane(l, 0);
+                    let Addr::Lanes(.., a0) = addr else { return Err("a uniform vector store".into()) };
                     let fl = MemFlagsData::new();
                     match v {
                         V::W(w) => {
