@@ -3067,6 +3067,27 @@ impl<'a, 'b> Vector<'a, 'b> {
         }
     }
 
+    /// Under a guard, places the vectors the lanes of an access read (its address, its value) before the
+    /// lanes' branches: Cranelift computes a pure value lazily, in the block of its first use, so each lane's
+    /// block would otherwise recompute the whole vector (`histogram256`'s shared atomics did, four times).
+    fn anchor(&mut self, addr: Addr, value: Option<V>) {
+        if self.guard.is_none() {
+            return;
+        }
+        let mut vs = Vec::new();
+        if let Addr::Lanes(l, h, ..) = addr {
+            vs.extend([l, h]);
+        }
+        match value {
+            Some(V::W(w)) => vs.push(w),
+            Some(V::D(l, h)) => vs.extend([l, h]),
+            None => {}
+        }
+        for v in vs {
+            self.pin(v);
+        }
+    }
+
     /// Runs `each(lane)` for every lane (or, under a guard, every active lane), in lane order.
     fn per_lane(&mut self, mut each: impl FnMut(&mut Self, u8) -> R) -> R {
         for i in 0..WIDTH as u8 {
@@ -3218,6 +3239,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 },
                 |me| {
                     let each = |me: &mut Self| {
+                        me.anchor(addr, None);
                         me.per_lane(|me, i| {
                             let a = me.lane_addr(addr, i, off);
                             let s = me.load_scalar(flags, a, ty)?;
@@ -3309,6 +3331,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                     Ok(())
                 },
                 |me| {
+                    me.anchor(addr, Some(v));
                     me.per_lane(|me, i| {
                         let a = me.lane_addr(addr, i, 0);
                         let x = match v {
@@ -3366,6 +3389,7 @@ impl Vector<'_, '_> {
         self.b.def_var(lo, z);
         let z64 = self.zero(Dom::D);
         self.b.def_var(hi, z64);
+        self.anchor(addr, Some(a));
         self.per_lane(|me, i| {
             let ad = me.lane_addr(addr, i, 0);
             let x = match a {
