@@ -38,7 +38,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I32, I32X4, I64, I64X2, I8, I8X16};
+use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I16X8, I32, I32X4, I64, I64X2, I8, I8X16};
 use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, Endianness, InstBuilder, JumpTableData, MemFlagsData, Signature, StackSlot,
     StackSlotData, StackSlotKind, Type, Value,
@@ -3200,12 +3200,24 @@ impl<'a, 'b> Vector<'a, 'b> {
             if let Some(vb) = vb {
                 self.b.def_var(vb, z);
             }
-            let vector_form = matches!(addr, Addr::Uniform(_)) || elem == 4 || elem == 8;
+            // Bytes and half words into 32-bit lanes: one narrow load, extended lane by lane.
+            let narrow = (elem == 1 || elem == 2) && dd == Dom::W;
+            let vector_form = matches!(addr, Addr::Uniform(_)) || elem == 4 || elem == 8 || narrow;
             let path = self.path(vector_form, addr, elem);
             self.two_ways(
                 path,
                 |me| {
                     let v = match addr {
+                        Addr::Lanes(.., a0) if narrow => {
+                            let (st, vt, parts) = if elem == 1 { (I32, I32X4, 2) } else { (I64, I64X2, 1) };
+                            let x = me.b.ins().load(st, flags, a0, off as i32);
+                            let x = me.b.ins().scalar_to_vector(vt, x);
+                            let mut x = me.cast(if elem == 1 { I8X16 } else { I16X8 }, x);
+                            for _ in 0..parts {
+                                x = if ty.is_signed() { me.b.ins().swiden_low(x) } else { me.b.ins().uwiden_low(x) };
+                            }
+                            V::W(x)
+                        }
                         Addr::Uniform(a) => {
                             let a = if off == 0 { a } else { me.b.ins().iadd_imm_s(a, off) };
                             let s = me.load_scalar(flags, a, ty)?;

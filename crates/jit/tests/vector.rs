@@ -640,3 +640,73 @@ fn negated_and_final_tid_bounds_end_the_pass_only_in_one_dimension() {
         });
     }
 }
+
+/// Bytes and half words, signed and unsigned, loaded into 32-bit registers: one narrow load for a whole
+/// group where the lanes are consecutive and active, lane by lane where a tail group is partial or an index is
+/// scattered.
+const NARROW: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry narrow(.param .u64 in, .param .u64 out, .param .u32 n, .param .u32 scatter)
+{
+	.reg .b16 %rs<5>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<12>;
+	.reg .pred %p<2>;
+	ld.param.u64 %rd1, [in];
+	ld.param.u64 %rd2, [out];
+	ld.param.u32 %r1, [n];
+	ld.param.u32 %r2, [scatter];
+	mov.u32 %r3, %tid.x;
+	mov.u32 %r4, %ctaid.x;
+	mov.u32 %r5, %ntid.x;
+	mad.lo.s32 %r6, %r4, %r5, %r3;
+	setp.ge.u32 %p1, %r6, %r1;
+	@%p1 bra END;
+	mul.lo.s32 %r7, %r6, %r2;
+	rem.u32 %r7, %r7, %r1;
+	cvt.u64.u32 %rd3, %r7;
+	add.s64 %rd4, %rd1, %rd3;
+	ld.global.u8 %rs1, [%rd4];
+	ld.global.s8 %rs2, [%rd4];
+	mul.wide.u32 %rd5, %r7, 2;
+	add.s64 %rd6, %rd1, %rd5;
+	ld.global.u16 %r8, [%rd6];
+	ld.global.s16 %r9, [%rd6];
+	ld.global.s8 %r10, [%rd4+1];
+	cvt.u32.u16 %r11, %rs1;
+	cvt.s32.s16 %r12, %rs2;
+	shl.b32 %r12, %r12, 8;
+	add.s32 %r11, %r11, %r12;
+	shl.b32 %r13, %r9, 4;
+	xor.b32 %r11, %r11, %r13;
+	add.s32 %r11, %r11, %r8;
+	mul.lo.s32 %r10, %r10, 977;
+	add.s32 %r11, %r11, %r10;
+	mul.wide.u32 %rd7, %r6, 4;
+	add.s64 %rd8, %rd2, %rd7;
+	st.global.u32 [%rd8], %r11;
+END:
+	ret;
+}
+"#;
+
+#[test]
+fn narrow_loads_agree_with_the_emulator() {
+    assert_eq!(vectorized(NARROW, "narrow"), Ok(()));
+    for (n, block) in [(1000u32, 128u32), (1001, 128), (999, 100), (3, 32)] {
+        for scatter in [1u32, 7] {
+            let mut r = lcg(n + scatter);
+            let bytes: Vec<u8> = (0..2 * n as usize + 2).map(|_| r() as u8).collect();
+            agree(NARROW, "narrow", n.div_ceil(block), block, || {
+                vec![
+                    Arg::Buf(bytes.clone()),
+                    Arg::Buf(vec![0xEE; n as usize * 4]),
+                    Arg::Scalar(n.to_le_bytes().to_vec()),
+                    Arg::Scalar(scatter.to_le_bytes().to_vec()),
+                ]
+            });
+        }
+    }
+}
