@@ -12,7 +12,7 @@ use std::fmt;
 /// A zeroed, writable buffer with inaccessible memory around it.
 pub struct Guarded {
     imp: imp::Mapping,
-    /// Offset of the first usable byte in the mapping.
+    /// Offset of the first usable byte from the start of the mapping's writable part.
     start: usize,
     len: usize,
 }
@@ -32,17 +32,16 @@ impl Guarded {
     /// `len` zeroed bytes whose first byte is a multiple of `align` (a power of two, at most a page), with at
     /// least `below` inaccessible bytes before them and `above` after.
     ///
-    /// # Panics
-    /// When the system refuses the mapping (address space exhausted), as `Vec` does when allocation fails.
+    /// Where the system refuses the mapping (its limit on the number of mappings reached, say), the bytes are
+    /// plain heap memory with the guards as unused padding: overruns are then not caught, as before this type.
     pub fn new(len: usize, align: usize, below: usize, above: usize) -> Guarded {
         assert!(align.is_power_of_two() && align <= imp::PAGE, "guarded memory: alignment {align}");
         let page = imp::PAGE;
         let round = |n: usize| n.div_ceil(page) * page;
         let padded = len.div_ceil(align) * align;
         let (below, body, above) = (round(below), round(padded), round(above));
-        let imp = imp::Mapping::new(below, body, above)
-            .unwrap_or_else(|e| panic!("cannot map {len} bytes of guarded memory: {e}"));
-        Guarded { imp, start: below + body - padded, len }
+        let imp = imp::Mapping::new(below, body, above);
+        Guarded { imp, start: body - padded, len }
     }
 
     pub fn len(&self) -> usize {
@@ -54,13 +53,13 @@ impl Guarded {
     }
 
     pub fn as_ptr(&self) -> *const u8 {
-        // SAFETY: `start` is inside the mapping (or at the end of its writable part when `len` is 0).
-        unsafe { self.imp.ptr().add(self.start) }
+        // SAFETY: `start` is inside the writable part (or at its end when `len` is 0).
+        unsafe { self.imp.body().add(self.start) }
     }
 
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         // SAFETY: as above.
-        unsafe { self.imp.ptr().add(self.start) }
+        unsafe { self.imp.body().add(self.start) }
     }
 
     pub fn as_slice(&self) -> &[u8] {
@@ -89,12 +88,27 @@ mod imp {
     pub const PAGE: usize = 4096;
 
     pub struct Mapping {
+        /// The mapping, and its writable part.
         ptr: *mut u8,
         len: usize,
+        body: *mut u8,
+        /// Heap memory instead of a mapping.
+        fallback: Option<Box<[u8]>>,
     }
 
     impl Mapping {
-        pub fn new(below: usize, body: usize, above: usize) -> io::Result<Mapping> {
+        pub fn new(below: usize, body: usize, above: usize) -> Mapping {
+            Mapping::map(below, body, above).unwrap_or_else(|_| {
+                // Guards are not worth failing for: heap memory, page-aligned so that the caller's alignment
+                // holds, without guards.
+                let mut bytes = vec![0u8; body + PAGE].into_boxed_slice();
+                let p = bytes.as_mut_ptr();
+                let body = p.wrapping_add(p.align_offset(PAGE));
+                Mapping { ptr: p, len: 0, body, fallback: Some(bytes) }
+            })
+        }
+
+        fn map(below: usize, body: usize, above: usize) -> io::Result<Mapping> {
             let len = below + body + above;
             // SAFETY: a fresh anonymous mapping; no existing memory is touched. Reserved without backing
             // (`MAP_NORESERVE`): the guards never get any.
@@ -111,7 +125,8 @@ mod imp {
             if ptr == libc::MAP_FAILED {
                 return Err(io::Error::last_os_error());
             }
-            let map = Mapping { ptr: ptr as *mut u8, len: len.max(PAGE) };
+            let ptr = ptr as *mut u8;
+            let map = Mapping { ptr, len: len.max(PAGE), body: ptr.wrapping_add(below), fallback: None };
             if body > 0 {
                 // SAFETY: `[below, below + body)` lies inside the mapping just made.
                 let r = unsafe {
@@ -124,36 +139,36 @@ mod imp {
             Ok(map)
         }
 
-        pub fn ptr(&self) -> *mut u8 {
-            self.ptr
+        pub fn body(&self) -> *mut u8 {
+            self.body
         }
     }
 
     impl Drop for Mapping {
         fn drop(&mut self) {
-            // SAFETY: unmapping exactly the mapping this value owns.
-            unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+            if self.fallback.is_none() {
+                // SAFETY: unmapping exactly the mapping this value owns.
+                unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+            }
         }
     }
 }
 
 #[cfg(not(unix))]
 mod imp {
-    use std::io;
-
     pub const PAGE: usize = 4096;
 
-    /// Without `mmap`: plain heap memory, the guards only padding.
+    /// Without `mmap`: plain heap memory, without guards.
     pub struct Mapping {
         bytes: Box<[u8]>,
     }
 
     impl Mapping {
-        pub fn new(below: usize, body: usize, above: usize) -> io::Result<Mapping> {
-            Ok(Mapping { bytes: vec![0; below + body + above + PAGE].into_boxed_slice() })
+        pub fn new(_below: usize, body: usize, _above: usize) -> Mapping {
+            Mapping { bytes: vec![0; body + PAGE].into_boxed_slice() }
         }
 
-        pub fn ptr(&self) -> *mut u8 {
+        pub fn body(&self) -> *mut u8 {
             let p = self.bytes.as_ptr() as *mut u8;
             // Page-aligned, so the caller's alignment holds.
             p.wrapping_add(p.align_offset(PAGE))
