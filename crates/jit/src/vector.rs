@@ -3060,7 +3060,12 @@ impl<'a, 'b> Vector<'a, 'b> {
                 Some(self.b.ins().vall_true(ok))
             }
         };
-        let active = self.guard.map(|g| self.b.ins().vall_true(g));
+        // Every lane active: computed once per mask. A branch on `vall_true` itself would have Cranelift fold
+        // the whole test into every access's branch again; a branch on this `band` reads one register.
+        let active = self.guard.map(|g| {
+            let all = self.b.ins().vall_true(g);
+            self.b.ins().band_imm_u(all, 1)
+        });
         match (consecutive, active) {
             (Some(c), Some(a)) => Some(self.b.ins().band(c, a)),
             (c, a) => c.or(a),
