@@ -14,6 +14,25 @@
 use ir::SpecialReg;
 use program::{Kind, Op, Program, Space, Src, SymAddr};
 
+/// Whether a special register reads the same in every thread of a CTA (components of `%tid` do not; `%warpid`
+/// is the same only within a warp).
+pub fn cta_uniform(sr: SpecialReg) -> bool {
+    matches!(
+        sr,
+        SpecialReg::Ntid
+            | SpecialReg::Ctaid
+            | SpecialReg::Nctaid
+            | SpecialReg::Clusterid
+            | SpecialReg::Nclusterid
+            | SpecialReg::Nwarpid
+            | SpecialReg::Nsmid
+            | SpecialReg::Gridid
+            | SpecialReg::ClusterNctarank
+            | SpecialReg::DynamicSmemSize
+            | SpecialReg::TotalSmemSize
+    )
+}
+
 /// Uniformity of the liveness variables (register slots, then predicates, as `plan.rs` numbers them).
 #[derive(Clone, Debug)]
 pub struct Uniform {
@@ -51,20 +70,7 @@ impl Uniform {
             Src::Pred(p, _) => self.vars[self.slots + p as usize],
             // Local variables are per thread; every other symbol is one address for the CTA.
             Src::Sym(sym, _) => !matches!(sym, SymAddr::Frame(_)),
-            Src::Special(sr, _) => matches!(
-                sr,
-                SpecialReg::Ntid
-                    | SpecialReg::Ctaid
-                    | SpecialReg::Nctaid
-                    | SpecialReg::Clusterid
-                    | SpecialReg::Nclusterid
-                    | SpecialReg::Nwarpid
-                    | SpecialReg::Nsmid
-                    | SpecialReg::Gridid
-                    | SpecialReg::ClusterNctarank
-                    | SpecialReg::DynamicSmemSize
-                    | SpecialReg::TotalSmemSize
-            ),
+            Src::Special(sr, _) => cta_uniform(sr),
         }
     }
 

@@ -564,19 +564,8 @@ fn lane_strides(prog: &Program, ifs: &Ifs, blended: &dyn Fn(usize, usize) -> boo
                 Some(Stride { stride: 1, widened: 0 })
             }
             Src::Special(SpecialReg::Tid, c) => (c < 3).then_some(UNIFORM),
-            Src::Special(sr, _) => matches!(
-                sr,
-                SpecialReg::Ntid
-                    | SpecialReg::Ctaid
-                    | SpecialReg::Nctaid
-                    | SpecialReg::Clusterid
-                    | SpecialReg::Nclusterid
-                    | SpecialReg::Warpid
-                    | SpecialReg::Nwarpid
-                    | SpecialReg::Nsmid
-                    | SpecialReg::ClusterNctarank
-            )
-            .then_some(UNIFORM),
+            // A group's four threads are in one warp.
+            Src::Special(sr, _) => (crate::uniform::cta_uniform(sr) || sr == SpecialReg::Warpid).then_some(UNIFORM),
             Src::Pred(..) => None,
         })
     };
@@ -1044,7 +1033,7 @@ struct Vector<'a, 'b> {
     /// Converted branches, and each one's mask of the lanes that run its range.
     ifs: Ifs,
     /// [`lane_strides`]: addresses in registers of stride 0 are one address for the group, those of the
-    /// access's size consecutive.
+    /// access's size consecutive. Set once `live_at_end` is known (which writes under masks blend).
     strides: Vec<Option<Stride>>,
     deferred: Deferred,
     if_masks: HashMap<usize, Variable>,
@@ -1153,7 +1142,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             stop,
             done,
             yield_at: HashMap::new(),
-            strides: lane_strides(prog, &ifs, &|_, _| true),
+            strides: Vec::new(),
             deferred: Deferred::new(prog, plan),
             ifs,
             if_masks,
@@ -2876,7 +2865,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         });
         for i in 0..WIDTH as u8 {
             for (k, &(l, h)) in srcs.iter().enumerate() {
-                let x = self.b.ins().extractlane(if i < 2 { l } else { h }, i % 2);
+                let x = self.lane(V::D(l, h), i);
                 self.b.ins().stack_store(I64, x, slot, 8 * k as i32);
             }
             let zero = self.b.ins().iconst(I64, 0);
@@ -3020,12 +3009,20 @@ impl<'a, 'b> Vector<'a, 'b> {
         Ok(self.b.ins().extractlane(l, 0))
     }
 
+    /// Lane `i` of a value as a scalar (`i32` or `i64`).
+    fn lane(&mut self, v: V, i: u8) -> Value {
+        match v {
+            V::W(w) => self.b.ins().extractlane(w, i),
+            V::D(l, h) => self.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
+        }
+    }
+
     /// Lane `i`'s address plus `off`.
     fn lane_addr(&mut self, a: Addr, i: u8, off: i64) -> Value {
         let v = match a {
             Addr::Uniform(v) => v,
             Addr::Lanes(.., a0) if i == 0 => a0,
-            Addr::Lanes(l, h, ..) => self.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
+            Addr::Lanes(l, h, ..) => self.lane(V::D(l, h), i),
         };
         if off == 0 {
             v
@@ -3351,10 +3348,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                     me.anchor(addr, Some(v));
                     me.per_lane(|me, i| {
                         let a = me.lane_addr(addr, i, 0);
-                        let x = match v {
-                            V::W(w) => me.b.ins().extractlane(w, i),
-                            V::D(l, h) => me.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
-                        };
+                        let x = me.lane(v, i);
                         let fl = MemFlagsData::new();
                         let o = off as i32;
                         match elem {
@@ -3409,10 +3403,7 @@ impl Vector<'_, '_> {
         self.anchor(addr, Some(a));
         self.per_lane(|me, i| {
             let ad = me.lane_addr(addr, i, 0);
-            let x = match a {
-                V::W(w) => me.b.ins().extractlane(w, i),
-                V::D(l, h) => me.b.ins().extractlane(if i < 2 { l } else { h }, i % 2),
-            };
+            let x = me.lane(a, i);
             let fl = MemFlagsData::new();
             let old = match rmw {
                 Some(r) if !shared => me.b.ins().atomic_rmw(mt, fl, r, ad, x),

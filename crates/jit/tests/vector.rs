@@ -548,17 +548,23 @@ DONE:
 }
 "#;
 
-#[test]
-fn groups_past_a_tid_bound_end_the_pass_only_in_one_dimension() {
-    assert_eq!(vector_path(TID_BELOW, "below"), Ok(jit::VectorPath::WholeCtas));
-    for (block, k) in [
-        (Dim3::new(64, 1, 1), 10u32),
+/// CTA shapes and bounds `k` for the tid-bound kernels: one dimension with the bound inside, at 0 and past the
+/// end, two and three dimensions (where tid.x starts again on every row), and a single group.
+fn tid_bound_launches() -> [(Dim3, u32); 6] {
+    [
+        (Dim3::new(64, 1, 1), 10),
         (Dim3::new(64, 1, 1), 0),
         (Dim3::new(64, 1, 1), 64),
         (Dim3::new(8, 4, 1), 3),
         (Dim3::new(16, 2, 2), 5),
         (Dim3::new(4, 1, 1), 2),
-    ] {
+    ]
+}
+
+#[test]
+fn groups_past_a_tid_bound_end_the_pass_only_in_one_dimension() {
+    assert_eq!(vector_path(TID_BELOW, "below"), Ok(jit::VectorPath::WholeCtas));
+    for (block, k) in tid_bound_launches() {
         let threads = (block.x * block.y * block.z) as usize;
         agree_in(TID_BELOW, "below", Dim3::new(3, 1, 1), block, 0, || {
             vec![Arg::Buf(vec![0; 3 * threads * 4]), Arg::Scalar(k.to_le_bytes().to_vec())]
@@ -625,14 +631,7 @@ END:
 #[test]
 fn negated_and_final_tid_bounds_end_the_pass_only_in_one_dimension() {
     assert_eq!(vector_path(TID_FIRST, "first"), Ok(jit::VectorPath::WholeCtas));
-    for (block, k) in [
-        (Dim3::new(64, 1, 1), 10u32),
-        (Dim3::new(64, 1, 1), 0),
-        (Dim3::new(64, 1, 1), 64),
-        (Dim3::new(8, 4, 1), 3),
-        (Dim3::new(16, 2, 2), 5),
-        (Dim3::new(4, 1, 1), 2),
-    ] {
+    for (block, k) in tid_bound_launches() {
         let threads = (block.x * block.y * block.z) as usize;
         let rows = (block.y * block.z) as usize;
         agree_in(TID_FIRST, "first", Dim3::new(3, 1, 1), block, 0, || {
