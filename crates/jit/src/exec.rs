@@ -151,7 +151,92 @@ pub fn thread_offset(t: u32, group_bytes: u64) -> usize {
 pub type CtaOutput = Vec<u8>;
 
 impl Worker {
-    pub fn run_cta(&mut self, data: &LaunchData<'_>, cta_index: u64) -> (CtaOutput, Option<ExecError>) {
+    /// Runs CTAs `ctas` (flat indices) in order. `stop(cta)` says to stop before that CTA (a lower one
+    /// failed); `report` gets each CTA that printed or failed, with its output and error.
+    ///
+    /// Kernels the vector path runs without the scalar loop's passes (no yield points, or the whole-CTA mode)
+    /// keep one context for the whole run: a CTA then costs a few stores and a call.
+    pub fn run_ctas(
+        &mut self,
+        data: &LaunchData<'_>,
+        ctas: std::ops::Range<u64>,
+        stop: &dyn Fn(u64) -> bool,
+        report: &mut dyn FnMut(u64, CtaOutput, Option<ExecError>),
+    ) {
+        let c = data.compiled;
+        let n = data.block.count().unwrap_or(0) as u32;
+        let vector_fits = c.vector.is_ok() && data.block.x.is_multiple_of(WIDTH);
+        let whole_ctas = vector_fits && c.vector_whole_ctas;
+        let vector = match c.vector {
+            // SAFETY: `vector` is the compiled vector path, `fn(ctx, lo, hi) -> first thread not run`.
+            Ok(v) if vector_fits && (whole_ctas || c.plan.yields.is_empty()) => {
+                unsafe { std::mem::transmute::<usize, extern "C" fn(*mut CtaCtx, u32, u32) -> u32>(v) }
+            }
+            _ => {
+                for cta in ctas {
+                    if stop(cta) {
+                        return;
+                    }
+                    let (out, err) = self.run_cta(data, cta);
+                    if err.is_some() || !out.is_empty() {
+                        report(cta, out, err);
+                    }
+                }
+                return;
+            }
+        };
+        // SAFETY: `entry` is the compiled kernel's thread loop with the signature `fn(ctx, lo, hi)`.
+        let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
+        let mut state = std::mem::take(&mut self.state);
+        let mut id = data.grid.unflatten(ctas.start);
+        let mut ctx = self.context(data, id, &mut state);
+        for cta in ctas {
+            if stop(cta) {
+                break;
+            }
+            if c.touches_shared {
+                // SAFETY: `ctx.shared` is this worker's shared memory of `shared_size` bytes.
+                unsafe { std::ptr::write_bytes(ctx.shared, 0, data.shared_size as usize) };
+            }
+            ctx.ctaid = [id.x, id.y, id.z];
+            if whole_ctas {
+                vector(&mut ctx, 0, n);
+            } else {
+                // Groups it leaves (a diverged one) run on the scalar loop.
+                let mut t = 0;
+                while t < n && ctx.error_code == 0 {
+                    t = vector(&mut ctx, t, n);
+                    if t < n && ctx.error_code == 0 {
+                        let end = (t + WIDTH).min(n);
+                        entry(&mut ctx, t, end);
+                        t = end;
+                    }
+                }
+            }
+            if ctx.error_code != 0 || !state.log.is_empty() {
+                let err = (ctx.error_code != 0).then(|| self::error(data, &ctx, &mut state, id));
+                report(cta, printed(&mut state), err);
+                state.message = None;
+                ctx.error_code = 0;
+            }
+            (ctx.phase, ctx.arrived, ctx.finished) = (0, 0, 0);
+            // The next CTA in row-major order.
+            id.x += 1;
+            if id.x == data.grid.x {
+                id.x = 0;
+                id.y += 1;
+                if id.y == data.grid.y {
+                    id.y = 0;
+                    id.z += 1;
+                }
+            }
+        }
+        self.state = state;
+    }
+
+    /// The context for CTA `id`: this worker's buffers sized for the launch (shared memory zeroed where the
+    /// kernel can see it), `state` reset for a new CTA.
+    fn context(&mut self, data: &LaunchData<'_>, id: Dim3, state: &mut WorkerState) -> CtaCtx {
         let c = data.compiled;
         let n = data.block.count().unwrap_or(0) as u32;
         // Shared memory starts zeroed, as in the emulator (where the kernel can see it).
@@ -169,20 +254,6 @@ impl Worker {
         let local_stride = c.local_stride as usize;
         let locals =
             sized(&mut self.locals, local_stride * n as usize, LOCAL_GUARD, LOCAL_GUARD, Window::Local).as_mut_ptr();
-        let base = self.threads.as_mut_ptr() as *mut u8;
-        // Groups of four consecutive threads share tid.y and tid.z when ntid.x is a multiple of 4.
-        let vector_fits = c.vector.is_ok() && data.block.x.is_multiple_of(WIDTH);
-        let whole_ctas = vector_fits && c.vector_whole_ctas;
-        // Status and resume point start at 0 (ready, at the kernel's start); kernels without yield points,
-        // and the vector path's whole-CTA mode, never read them.
-        if !c.plan.yields.is_empty() && !whole_ctas {
-            for t in 0..n {
-                // SAFETY: each thread's status word is inside the buffer.
-                unsafe { (base.add(thread_offset(t, c.group_bytes)) as *mut u64).write(0) };
-            }
-        }
-        let id = data.grid.unflatten(cta_index);
-        let mut state = std::mem::take(&mut self.state);
         state.message = None;
         state.arrivals.clear();
         state.log.clear();
@@ -192,7 +263,7 @@ impl Worker {
         }
         state.params = (data.params.as_ptr() as u64, data.params.len() as u64);
         state.locals = (locals as u64, (local_stride * n as usize) as u64);
-        let mut ctx = CtaCtx {
+        CtaCtx {
             shared,
             params: data.params.as_ptr(),
             threads: self.threads.as_mut_ptr() as *mut u8,
@@ -207,7 +278,7 @@ impl Worker {
             helpers: data.helpers.as_ptr(),
             funcs: c.funcs.as_ptr(),
             ops: c.ops.as_ptr(),
-            runtime: &mut state as *mut WorkerState as *mut u8,
+            runtime: state as *mut WorkerState as *mut u8,
             shared_size: data.shared_size,
             dynamic_shared: data.dynamic_shared,
             error_code: 0,
@@ -219,7 +290,27 @@ impl Worker {
             status_mask: u32::MAX,
             arrived: 0,
             finished: 0,
-        };
+        }
+    }
+
+    pub fn run_cta(&mut self, data: &LaunchData<'_>, cta_index: u64) -> (CtaOutput, Option<ExecError>) {
+        let c = data.compiled;
+        let n = data.block.count().unwrap_or(0) as u32;
+        let id = data.grid.unflatten(cta_index);
+        let mut state = std::mem::take(&mut self.state);
+        let mut ctx = self.context(data, id, &mut state);
+        let base = self.threads.as_mut_ptr() as *mut u8;
+        // Groups of four consecutive threads share tid.y and tid.z when ntid.x is a multiple of 4.
+        let vector_fits = c.vector.is_ok() && data.block.x.is_multiple_of(WIDTH);
+        let whole_ctas = vector_fits && c.vector_whole_ctas;
+        // Status and resume point start at 0 (ready, at the kernel's start); kernels without yield points,
+        // and the vector path's whole-CTA mode, never read them.
+        if !c.plan.yields.is_empty() && !whole_ctas {
+            for t in 0..n {
+                // SAFETY: each thread's status word is inside the buffer.
+                unsafe { (base.add(thread_offset(t, c.group_bytes)) as *mut u64).write(0) };
+            }
+        }
         // SAFETY: `entry` is the compiled kernel's thread loop with the signature `fn(ctx, lo, hi)`.
         let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
         let threads = self.threads.as_mut_ptr() as *mut u8;
@@ -624,12 +715,18 @@ fn to_space(s: program::Space) -> Space {
 impl Worker {
     /// The CTA's printf output, and the state back to the worker for the next CTA.
     fn finish(&mut self, mut state: WorkerState) -> CtaOutput {
-        // The order a GPU (and the emulator) prints in: by barrier phase, warp, the thread's k-th printf, lane.
-        state.log.sort_by_key(|&(phase, t, seq, _)| (phase, t / WARP as u32, seq, t % WARP as u32));
-        let out = state.log.drain(..).flat_map(|(.., text)| text).collect();
+        let out = printed(&mut state);
         self.state = state;
         out
     }
+}
+
+/// What the CTA printed, in the order a GPU (and the emulator) prints in: by barrier phase, warp, the thread's
+/// k-th printf, lane. Leaves the log empty for the next CTA.
+fn printed(state: &mut WorkerState) -> CtaOutput {
+    state.log.sort_by_key(|&(phase, t, seq, _)| (phase, t / WARP as u32, seq, t % WARP as u32));
+    state.seq.clear();
+    state.log.drain(..).flat_map(|(.., text)| text).collect()
 }
 
 /// Releases every barrier all its expected threads have reached (the emulator's rule: `bar.sync` without a

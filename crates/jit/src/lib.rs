@@ -285,29 +285,21 @@ impl Backend for Jit {
             let w = w as u64;
             let mut worker = Worker::default();
             let mut local = Vec::new();
-            let mut run = |cta: u64, local: &mut Vec<CtaResult>| {
-                if cta > first_error.load(std::sync::atomic::Ordering::Relaxed) {
-                    return;
-                }
-                let (out, err) = worker.run_cta(&data, cta);
-                if err.is_some() {
-                    first_error.fetch_min(cta, std::sync::atomic::Ordering::Relaxed);
-                }
-                if err.is_some() || !out.is_empty() {
+            let stop = |cta: u64| cta > first_error.load(std::sync::atomic::Ordering::Relaxed);
+            let mut run = |ctas: std::ops::Range<u64>, local: &mut Vec<CtaResult>| {
+                worker.run_ctas(&data, ctas, &stop, &mut |cta, out, err| {
+                    if err.is_some() {
+                        first_error.fetch_min(cta, std::sync::atomic::Ordering::Relaxed);
+                    }
                     local.push((cta, out, err));
-                }
+                });
             };
             match schedule {
-                Schedule::Static => {
-                    let (lo, hi) = (w * ctas / workers, (w + 1) * ctas / workers);
-                    for cta in lo..hi {
-                        run(cta, &mut local);
-                    }
-                }
+                Schedule::Static => run(w * ctas / workers..(w + 1) * ctas / workers, &mut local),
                 Schedule::Interleaved => {
                     let mut cta = w;
                     while cta < ctas {
-                        run(cta, &mut local);
+                        run(cta..cta + 1, &mut local);
                         cta += workers;
                     }
                 }
@@ -319,9 +311,7 @@ impl Backend for Jit {
                     if first >= ctas {
                         break;
                     }
-                    for cta in first..(first + chunk).min(ctas) {
-                        run(cta, &mut local);
-                    }
+                    run(first..(first + chunk).min(ctas), &mut local);
                 },
             }
             results.lock().unwrap_or_else(|e| e.into_inner()).extend(local);
