@@ -1182,25 +1182,10 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.def_var(self.t, lo);
         let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
         let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
-        // The first thread's index; most calls start a CTA at 0, which needs no divisions.
-        let (divide, start) = (self.b.create_block(), self.b.create_block());
-        for _ in 0..3 {
-            self.b.append_block_param(start, I32);
-        }
-        let zero = self.b.ins().iconst(I32, 0);
-        let zero_arg = zero.into();
-        self.b.ins().brif(lo, divide, &[], start, &[zero_arg, zero_arg, zero_arg]);
-        self.b.switch_to_block(divide);
         let x = self.b.ins().urem(lo, ntx);
         let q = self.b.ins().udiv(lo, ntx);
         let y = self.b.ins().urem(q, nty);
         let z = self.b.ins().udiv(q, nty);
-        self.b.ins().jump(start, &[x.into(), y.into(), z.into()]);
-        self.b.switch_to_block(start);
-        let (x, y, z) = {
-            let p = self.b.block_params(start);
-            (p[0], p[1], p[2])
-        };
         self.b.def_var(self.tid[0], x);
         self.b.def_var(self.tid[1], y);
         self.b.def_var(self.tid[2], z);
