@@ -40,7 +40,7 @@ use std::collections::HashMap;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I16X8, I32, I32X4, I64, I64X2, I8, I8X16};
 use cranelift_codegen::ir::{
-    AbiParam, Block, ConstantData, Endianness, InstBuilder, JumpTableData, MemFlagsData, Signature, StackSlot,
+    AbiParam, Block, ConstantData, Endianness, InstBuilder, InstructionData, Opcode, JumpTableData, MemFlagsData, Signature, StackSlot,
     StackSlotData, StackSlotKind, Type, Value,
 };
 use cranelift_codegen::isa::CallConv;
@@ -55,6 +55,10 @@ use crate::uniform::Uniform;
 
 /// Threads per group.
 pub const WIDTH: u32 = 4;
+
+/// The longest range a converted branch skips that gets a second, all-lanes version
+/// ([`Vector::all_lanes_range`]).
+const ALL_LANES_OPS: usize = 48;
 
 /// `fn(ctx, lo, hi) -> first thread not run`.
 pub fn signature(cc: CallConv) -> Signature {
@@ -1058,6 +1062,10 @@ struct Vector<'a, 'b> {
     pin_slot: Option<StackSlot>,
     /// Whole-CTA mode ([`translate`] with `whole_ctas`).
     cta: Option<Cta>,
+    /// A converted branch whose range has an all-lanes version ([`Vector::all_lanes_range`]): the block
+    /// deciding between the versions, filled after the branch; and, while that version is emitted, the branch.
+    pending_all: Option<(usize, Block)>,
+    all_lanes: Option<usize>,
 }
 
 /// Whole-CTA mode: every thread of the CTA takes the same path outside the ranges run as masks (uniform
@@ -1156,6 +1164,8 @@ impl<'a, 'b> Vector<'a, 'b> {
             scratch: None,
             pin_slot: None,
             cta,
+            pending_all: None,
+            all_lanes: None,
         }
     }
 
@@ -1322,6 +1332,9 @@ impl<'a, 'b> Vector<'a, 'b> {
             if plan.eager[i] && !self.filled {
                 self.store_eagerly(i, plan);
             }
+            if let Some((branch, decide)) = self.pending_all.take() {
+                self.emit_all_lanes(branch, decide, plan)?;
+            }
         }
         if !self.filled {
             self.b.ins().jump(self.done, &[]);
@@ -1429,7 +1442,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         defs.retain(|v| !self.deferred.at[i].contains(v));
         for v in defs {
             if let Some(off) = plan.home_offset(v) {
-                let within = self.ifs.inside[i].map(|r| self.b.use_var(self.if_masks[&r]));
+                let within = self.within(i);
                 self.store_home(v, off, within);
             }
         }
@@ -1656,10 +1669,17 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     fn cast(&mut self, ty: Type, v: Value) -> Value {
         if self.b.func.dfg.value_type(v) == ty {
-            v
-        } else {
-            self.b.ins().bitcast(ty, le(), v)
+            return v;
         }
+        // A cast back: the value cast (so that an `f32x4` load stays the float op's memory operand).
+        if let Some(inst) = self.b.func.dfg.value_def(v).inst() {
+            if let InstructionData::LoadNoOffset { opcode: Opcode::Bitcast, arg, .. } = self.b.func.dfg.insts[inst] {
+                if self.b.func.dfg.value_type(arg) == ty {
+                    return arg;
+                }
+            }
+        }
+        self.b.ins().bitcast(ty, le(), v)
     }
 
     /// 32-bit lanes extended to 64 bits.
@@ -2073,10 +2093,7 @@ impl<'a, 'b> Vector<'a, 'b> {
     fn lower(&mut self, i: usize) -> R {
         let op = &self.prog.ops[i];
         // The lanes that run this op: those of the converted branches around it.
-        let within = match self.ifs.inside[i] {
-            Some(r) => Some(self.b.use_var(self.if_masks[&r])),
-            None => None,
-        };
+        let within = self.within(i);
         match op.kind {
             Kind::Bra if self.ifs.is_latch(self.prog, i) => {
                 // The lanes still looping that take the branch go round again, while there are any.
@@ -2116,7 +2133,12 @@ impl<'a, 'b> Vector<'a, 'b> {
                 // Where no lane runs it, the range is skipped as the branch would (to the `else` range's
                 // entry, where it has one).
                 let any = self.range_mask(i, within)?;
-                let range = self.block(i + 1)?;
+                let mut range = self.block(i + 1)?;
+                if self.all_lanes_range(i).is_some() {
+                    let decide = self.b.create_block();
+                    self.pending_all = Some((i, decide));
+                    range = decide;
+                }
                 let target = match (op.target as usize).checked_sub(1).filter(|&j| self.ifs.else_of[j] == Some(i)) {
                     Some(j) => self.else_entry(j),
                     None => self.block(op.target as usize)?,
@@ -2193,6 +2215,69 @@ impl<'a, 'b> Vector<'a, 'b> {
         };
         self.guard = None;
         r
+    }
+
+    /// The lanes that run op `i`: the mask of the converted branches around it, none where every lane does
+    /// (outside them, or in the all-lanes version of its range).
+    fn within(&mut self, i: usize) -> Option<Value> {
+        let r = self.ifs.inside[i].filter(|&r| self.all_lanes != Some(r))?;
+        Some(self.b.use_var(self.if_masks[&r]))
+    }
+
+    /// The end of converted branch `i`'s range where the range gets a second version for groups whose lanes
+    /// all run it: a plain forward branch over straight-line ops (no branch, exit, call or yield point in
+    /// it, none of them a branch target, no range nested in it), of at most [`ALL_LANES_OPS`] ops. That
+    /// version runs without masks: no test of the mask at each access, no blend at each write
+    /// (`stencil_1d`'s seven shared loads under `if (i < n)`, `reduce_tree`'s `if (tid < s)` step).
+    fn all_lanes_range(&self, i: usize) -> Option<usize> {
+        let op = &self.prog.ops[i];
+        let end = op.target as usize;
+        let simple = op.kind == Kind::Bra
+            && op.guard.is_some()
+            && end > i + 1
+            && end - i - 1 <= ALL_LANES_OPS
+            && end <= self.prog.ops.len()
+            && self.ifs.else_of[end - 1] != Some(i)
+            && self.all_lanes.is_none();
+        let straight = || {
+            (i + 1..end).all(|j| {
+                let o = &self.prog.ops[j];
+                self.ifs.inside[j] == Some(i)
+                    && !matches!(o.kind, Kind::Bra | Kind::Brx | Kind::Ret | Kind::Exit | Kind::Call)
+                    && !self.yield_at.contains_key(&j)
+                    && (j == i + 1 || !self.blocks.contains_key(&j))
+            })
+        };
+        (simple && straight()).then_some(end)
+    }
+
+    /// After converted branch `branch`, in block `decide`: groups whose lanes all run its range take a
+    /// version of it without masks, the others the masked one (the range's own block); both end where the
+    /// range does.
+    fn emit_all_lanes(&mut self, branch: usize, decide: Block, plan: &Plan) -> R {
+        let end = self.all_lanes_range(branch).ok_or("not an all-lanes range")?;
+        self.b.switch_to_block(decide);
+        let run = self.b.use_var(self.if_masks[&branch]);
+        let all = self.b.ins().vall_true(run);
+        let (fast, masked) = (self.b.create_block(), self.block(branch + 1)?);
+        self.b.ins().brif(all, fast, &[], masked, &[]);
+        self.b.switch_to_block(fast);
+        self.all_lanes = Some(branch);
+        self.filled = false;
+        for j in branch + 1..end {
+            self.cur = j;
+            self.lower(j).map_err(|e| format!("op {j} ({:?}): {e}", self.prog.ops[j].kind))?;
+            if plan.eager[j] && !self.filled {
+                self.store_eagerly(j, plan);
+            }
+        }
+        self.all_lanes = None;
+        if !self.filled {
+            let after = self.block(end)?;
+            self.b.ins().jump(after, &[]);
+        }
+        self.filled = true;
+        Ok(())
     }
 
     /// The mask of converted branch or exit `i`'s range: the lanes around it (`within`) that do not take it.
@@ -3222,8 +3307,20 @@ impl<'a, 'b> Vector<'a, 'b> {
                         }
                         Addr::Uniform(a) => {
                             let a = if off == 0 { a } else { me.b.ins().iadd_imm_s(a, off) };
-                            let s = me.load_scalar(flags, a, ty)?;
-                            me.splat_scalar(s, dd)
+                            if ty == Ty::F32 && dd == Dom::W {
+                                // Loaded as a float: a float op reads it as a broadcast from memory.
+                                let f = me.b.ins().load(F32, flags, a, 0);
+                                let f = me.b.ins().splat(F32X4, f);
+                                V::W(me.cast(I32X4, f))
+                            } else {
+                                let s = me.load_scalar(flags, a, ty)?;
+                                me.splat_scalar(s, dd)
+                            }
+                        }
+                        Addr::Lanes(.., a0) if ty == Ty::F32 && dd == Dom::W => {
+                            // Loaded as floats: a float op can take the load as its memory operand.
+                            let f = me.b.ins().load(F32X4, flags, a0, off as i32);
+                            V::W(me.cast(I32X4, f))
                         }
                         Addr::Lanes(.., a0) => {
                             if elem == 4 {

@@ -709,3 +709,56 @@ fn narrow_loads_agree_with_the_emulator() {
         }
     }
 }
+
+/// A range a converted branch skips, run by every lane of some groups, by some lanes of others and by none
+/// of the rest: the all-lanes version of the range (no masks) and the masked one must both leave `%r5` as
+/// the emulator does, the lanes that skipped the range keeping 7 (it is live after the range, so the masked
+/// version blends it).
+const RANGE: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry range(.param .u64 out, .param .u64 in, .param .u32 k)
+{
+	.reg .b32 %r<10>;
+	.reg .b64 %rd<8>;
+	.reg .pred %p<2>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u64 %rd2, [in];
+	ld.param.u32 %r1, [k];
+	mov.u32 %r2, %tid.x;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mad.lo.s32 %r8, %r3, %r4, %r2;
+	mul.wide.u32 %rd3, %r8, 8;
+	add.s64 %rd4, %rd1, %rd3;
+	mul.wide.u32 %rd5, %r8, 4;
+	add.s64 %rd6, %rd2, %rd5;
+	mov.u32 %r5, 7;
+	st.global.u32 [%rd4+4], %r5;
+	setp.ge.u32 %p1, %r2, %r1;
+	@%p1 bra SKIP;
+	ld.global.u32 %r6, [%rd6];
+	add.s32 %r5, %r6, %r2;
+	ld.global.u32 %r7, [%rd6+4];
+	mul.lo.s32 %r5, %r5, %r7;
+	st.global.u32 [%rd4+4], %r5;
+SKIP:
+	st.global.u32 [%rd4], %r5;
+	ret;
+}
+"#;
+
+#[test]
+fn ranges_all_lanes_run_agree_with_the_emulator() {
+    assert_eq!(vectorized(RANGE, "range"), Ok(()));
+    for k in [0u32, 2, 4, 5, 8, 30, 64] {
+        agree(RANGE, "range", 3, 64, || {
+            vec![
+                Arg::Buf(vec![0xEE; 3 * 64 * 8]),
+                Arg::Buf(floats(3 * 64 + 1, k + 1)),
+                Arg::Scalar(k.to_le_bytes().to_vec()),
+            ]
+        });
+    }
+}
