@@ -53,6 +53,16 @@ use crate::plan::Plan;
 use crate::translate::Env;
 use crate::uniform::Uniform;
 
+/// `k` where `src` is the immediate `2^k` (as type `ty` extends it, positive): a product by it is a shift.
+fn power_of_two(src: &Src, ty: Ty) -> Option<i64> {
+    match *src {
+        Src::Imm(c) if (ty.extend(c) as i64) > 0 && ty.extend(c).is_power_of_two() => {
+            Some(i64::from(ty.extend(c).trailing_zeros()))
+        }
+        _ => None,
+    }
+}
+
 /// Threads per group.
 pub const WIDTH: u32 = 4;
 
@@ -1066,6 +1076,8 @@ struct Vector<'a, 'b> {
     /// deciding between the versions, filled after the branch; and, while that version is emitted, the branch.
     pending_all: Option<(usize, Block)>,
     all_lanes: Option<usize>,
+    /// By register slot: whether any op reads it.
+    read_anywhere: Vec<bool>,
 }
 
 /// Whole-CTA mode: every thread of the CTA takes the same path outside the ranges run as masks (uniform
@@ -1127,6 +1139,10 @@ impl<'a, 'b> Vector<'a, 'b> {
             rest_idle: b.declare_var(I8),
             one_d: None,
         });
+        let mut read_anywhere = vec![false; prog.slots as usize + prog.preds as usize];
+        for op in &prog.ops {
+            crate::plan::for_each_use(prog, op, |v| read_anywhere[v] = true);
+        }
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -1166,6 +1182,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             cta,
             pending_all: None,
             all_lanes: None,
+            read_anywhere,
         }
     }
 
@@ -2520,8 +2537,14 @@ impl<'a, 'b> Vector<'a, 'b> {
         let r = match op.m.part {
             Part::Lo => {
                 let a = self.read(&op.a, d)?;
-                let b = self.read(&op.b, d)?;
-                let p = self.map2(a, b, |me, x, y| me.b.ins().imul(x, y));
+                let p = match power_of_two(&op.b, ty) {
+                    // A shift: vector multiplies are slow (`pmulld`), and index scaling is common.
+                    Some(k) => self.map(a, |me, x| me.b.ins().ishl_imm_s(x, k)),
+                    None => {
+                        let b = self.read(&op.b, d)?;
+                        self.map2(a, b, |me, x, y| me.b.ins().imul(x, y))
+                    }
+                };
                 let p = if mad {
                     let c = self.read(&op.c, d)?;
                     self.map2(p, c, |me, x, y| me.b.ins().iadd(x, y))
@@ -2533,10 +2556,15 @@ impl<'a, 'b> Vector<'a, 'b> {
             // Products of at most 32 bits: in 32-bit lanes.
             Part::Wide if bits <= 16 => {
                 let a = self.read(&op.a, Dom::W)?;
-                let b = self.read(&op.b, Dom::W)?;
                 let x = self.extend(a, ty);
-                let y = self.extend(b, ty);
-                let p = self.map2(x, y, |me, x, y| me.b.ins().imul(x, y));
+                let p = match power_of_two(&op.b, ty) {
+                    Some(k) => self.map(x, |me, x| me.b.ins().ishl_imm_s(x, k)),
+                    None => {
+                        let b = self.read(&op.b, Dom::W)?;
+                        let y = self.extend(b, ty);
+                        self.map2(x, y, |me, x, y| me.b.ins().imul(x, y))
+                    }
+                };
                 let p = if mad {
                     let c = self.read(&op.c, Dom::W)?;
                     self.map2(p, c, |me, x, y| me.b.ins().iadd(x, y))
@@ -2547,13 +2575,10 @@ impl<'a, 'b> Vector<'a, 'b> {
             }
             Part::Wide if bits == 32 => {
                 let (xl, xh) = self.read_ext64(&op.a, ty)?;
-                let p = match op.b {
+                let p = match power_of_two(&op.b, ty) {
                     // A power of two: a shift (the common index scaling).
-                    Src::Imm(c) if (ty.extend(c) as i64) > 0 && ty.extend(c).is_power_of_two() => {
-                        let s = i64::from(ty.extend(c).trailing_zeros());
-                        V::D(self.b.ins().ishl_imm_s(xl, s), self.b.ins().ishl_imm_s(xh, s))
-                    }
-                    _ => {
+                    Some(s) => V::D(self.b.ins().ishl_imm_s(xl, s), self.b.ins().ishl_imm_s(xh, s)),
+                    None => {
                         let (yl, yh) = self.read_ext64(&op.b, ty)?;
                         V::D(self.b.ins().imul(xl, yl), self.b.ins().imul(xh, yh))
                     }
@@ -3497,6 +3522,10 @@ impl Vector<'_, '_> {
         self.b.def_var(lo, z);
         let z64 = self.zero(Dom::D);
         self.b.def_var(hi, z64);
+        let result_read = match op.dst {
+            Dst::Reg(slot, _) if op.kind == Kind::Atom => self.read_anywhere[slot as usize],
+            _ => false,
+        };
         self.anchor(addr, Some(a));
         self.per_lane(|me, i| {
             let ad = me.lane_addr(addr, i, 0);
@@ -3531,6 +3560,8 @@ impl Vector<'_, '_> {
                 }
             };
             match d {
+                // A result no op reads (a histogram's count) is not collected.
+                _ if !result_read => {}
                 Dom::W => {
                     let v = me.b.use_var(lo);
                     let v = me.b.ins().insertlane(v, old, i);
