@@ -1339,6 +1339,13 @@ impl<'a, 'b> Vector<'a, 'b> {
                 self.b.def_var(self.if_masks[&latch], m);
                 self.b.ins().jump(body, &[]);
                 self.b.switch_to_block(body);
+                if self.all_lanes_ops(latch).is_some() {
+                    // Each round: the body without masks while every lane loops, else the masked body.
+                    let masked = self.b.create_block();
+                    self.emit_all_lanes(latch, masked, plan)?;
+                    self.b.switch_to_block(masked);
+                    self.filled = false;
+                }
             }
             self.cur = i;
             if let Some(&k) = self.yield_at.get(&i) {
@@ -1350,7 +1357,9 @@ impl<'a, 'b> Vector<'a, 'b> {
                 self.store_eagerly(i, plan);
             }
             if let Some((branch, decide)) = self.pending_all.take() {
-                self.emit_all_lanes(branch, decide, plan)?;
+                self.b.switch_to_block(decide);
+                let masked = self.block(branch + 1)?;
+                self.emit_all_lanes(branch, masked, plan)?;
             }
         }
         if !self.filled {
@@ -2151,7 +2160,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 // entry, where it has one).
                 let any = self.range_mask(i, within)?;
                 let mut range = self.block(i + 1)?;
-                if self.all_lanes_range(i).is_some() {
+                if self.all_lanes_ops(i).is_some() {
                     let decide = self.b.create_block();
                     self.pending_all = Some((i, decide));
                     range = decide;
@@ -2241,47 +2250,50 @@ impl<'a, 'b> Vector<'a, 'b> {
         Some(self.b.use_var(self.if_masks[&r]))
     }
 
-    /// The end of converted branch `i`'s range where the range gets a second version for groups whose lanes
-    /// all run it: a plain forward branch over straight-line ops (no branch, exit, call or yield point in
-    /// it, none of them a branch target, no range nested in it), of at most [`ALL_LANES_OPS`] ops. That
-    /// version runs without masks: no test of the mask at each access, no blend at each write
-    /// (`stencil_1d`'s seven shared loads under `if (i < n)`, `reduce_tree`'s `if (tid < s)` step).
-    fn all_lanes_range(&self, i: usize) -> Option<usize> {
+    /// The ops of converted branch `i`'s range (`start..end`) where they get a second version for groups
+    /// whose lanes all run them: a plain forward branch's range, or a loop's body (`i` its latch), of
+    /// straight-line ops (no branch, exit, call or yield point, no branch target but the first op, no range
+    /// nested in it), at most [`ALL_LANES_OPS`] of them. That version runs without masks: no test of the mask
+    /// at each access, no blend at each write (`stencil_1d`'s seven shared loads under `if (i < n)`,
+    /// `reduce_tree`'s `if (tid < s)` step, `histogram256`'s grid-stride loop but for its last round).
+    fn all_lanes_ops(&self, i: usize) -> Option<(usize, usize)> {
         let op = &self.prog.ops[i];
-        let end = op.target as usize;
-        let simple = op.kind == Kind::Bra
-            && op.guard.is_some()
-            && end > i + 1
-            && end - i - 1 <= ALL_LANES_OPS
-            && end <= self.prog.ops.len()
-            && self.ifs.else_of[end - 1] != Some(i)
-            && self.all_lanes.is_none();
-        let straight = || {
-            (i + 1..end).all(|j| {
-                let o = &self.prog.ops[j];
-                self.ifs.inside[j] == Some(i)
-                    && !matches!(o.kind, Kind::Bra | Kind::Brx | Kind::Ret | Kind::Exit | Kind::Call)
-                    && !self.yield_at.contains_key(&j)
-                    && (j == i + 1 || !self.blocks.contains_key(&j))
-            })
+        let target = op.target as usize;
+        if op.kind != Kind::Bra || op.guard.is_none() || self.all_lanes.is_some() || target > self.prog.ops.len() {
+            return None;
+        }
+        let (start, end) = if target < i {
+            (target, i)
+        } else if target > i + 1 && self.ifs.else_of[target - 1] != Some(i) {
+            (i + 1, target)
+        } else {
+            return None;
         };
-        (simple && straight()).then_some(end)
+        let straight = (start..end).all(|j| {
+            let o = &self.prog.ops[j];
+            self.ifs.inside[j] == Some(i)
+                && !matches!(o.kind, Kind::Bra | Kind::Brx | Kind::Ret | Kind::Exit | Kind::Call)
+                && !self.yield_at.contains_key(&j)
+                && (j == start || !self.blocks.contains_key(&j))
+        });
+        (straight && end - start <= ALL_LANES_OPS).then_some((start, end))
     }
 
-    /// After converted branch `branch`, in block `decide`: groups whose lanes all run its range take a
-    /// version of it without masks, the others the masked one (the range's own block); both end where the
-    /// range does.
-    fn emit_all_lanes(&mut self, branch: usize, decide: Block, plan: &Plan) -> R {
-        let end = self.all_lanes_range(branch).ok_or("not an all-lanes range")?;
-        self.b.switch_to_block(decide);
+    /// In the current block, where the lanes of converted branch `branch`'s mask run its range: groups
+    /// whose lanes all do take a version of the range without masks (emitted here), the others `masked`.
+    /// The unmasked version goes on where the range ends (for a loop's body, at its latch).
+    fn emit_all_lanes(&mut self, branch: usize, masked: Block, plan: &Plan) -> R {
+        let (start, end) = self.all_lanes_ops(branch).ok_or("not an all-lanes range")?;
         let run = self.b.use_var(self.if_masks[&branch]);
         let all = self.b.ins().vall_true(run);
-        let (fast, masked) = (self.b.create_block(), self.block(branch + 1)?);
+        let fast = self.b.create_block();
         self.b.ins().brif(all, fast, &[], masked, &[]);
         self.b.switch_to_block(fast);
         self.all_lanes = Some(branch);
         self.filled = false;
-        for j in branch + 1..end {
+        // A loop's latch too: it narrows the mask (all lanes, here) to those going round again.
+        let last = if start > branch { end } else { end + 1 };
+        for j in start..last {
             self.cur = j;
             self.lower(j).map_err(|e| format!("op {j} ({:?}): {e}", self.prog.ops[j].kind))?;
             if plan.eager[j] && !self.filled {
