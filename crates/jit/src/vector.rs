@@ -765,6 +765,9 @@ struct Deferred {
     /// (`reload`, and what the region stores before writing it).
     store: Vec<Vec<usize>>,
     reload: Vec<Vec<usize>>,
+    /// By resume point (0: the kernel's start, `k + 1`: after yield point `k`): whether the region from it
+    /// to the next yield points reads `%tid`.
+    reads_tid: Vec<bool>,
 }
 
 impl Deferred {
@@ -820,7 +823,15 @@ impl Deferred {
                 }
             }
         }
-        Deferred { at, store, reload }
+        let tid = |i: usize| {
+            let op = &prog.ops[i];
+            let special = |s: &Src| matches!(s, Src::Special(SpecialReg::Tid, _));
+            [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().any(special)
+                || matches!(op.extra.as_deref(), Some(program::Extra::Srcs(v)) if v.iter().any(special))
+        };
+        let reads = |ops: &[bool]| (0..n).any(|i| ops[i] && tid(i));
+        let reads_tid = std::iter::once(reads(&reach(0).0)).chain(regions.iter().map(|(ops, _)| reads(ops))).collect();
+        Deferred { at, store, reload, reads_tid }
     }
 }
 
@@ -1103,6 +1114,9 @@ struct Cta {
     idle_ends: Vec<usize>,
     rest_idle: Variable,
     one_d: Option<Value>,
+    /// Whether the pass's region reads `%tid` (`Deferred::reads_tid`): passes that do not, skip updating it
+    /// from group to group.
+    needs_tid: Variable,
 }
 
 impl Cta {
@@ -1138,6 +1152,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             reached: b.declare_var(I32),
             rest_idle: b.declare_var(I8),
             one_d: None,
+            needs_tid: b.declare_var(I32),
         });
         let mut read_anywhere = vec![false; prog.slots as usize + prog.preds as usize];
         for op in &prog.ops {
@@ -1228,11 +1243,22 @@ impl<'a, 'b> Vector<'a, 'b> {
             let one_d = self.b.ins().icmp_imm_s(IntCC::Equal, yz, 1);
             let cta = self.cta.as_mut().expect("whole-CTA mode");
             cta.one_d = Some(one_d);
-            let rest_idle = cta.rest_idle;
+            let (rest_idle, needs_tid) = (cta.rest_idle, cta.needs_tid);
             self.b.ins().jump(pass, &[]);
             self.b.switch_to_block(pass);
             let no = self.b.ins().iconst(I8, 0);
             self.b.def_var(rest_idle, no);
+            let reads = &self.deferred.reads_tid;
+            let needs = if reads.len() <= 32 {
+                let bits = reads.iter().enumerate().fold(0u32, |m, (r, &x)| m | (u32::from(x) << r));
+                let bits = self.b.ins().iconst(I32, i64::from(bits));
+                let r = self.b.use_var(resume);
+                let shifted = self.b.ins().ushr(bits, r);
+                self.b.ins().band_imm_s(shifted, 1)
+            } else {
+                self.b.ins().iconst(I32, 1)
+            };
+            self.b.def_var(needs_tid, needs);
             self.b.def_var(self.t, lo);
             self.b.def_var(self.tid[0], x);
             self.b.def_var(self.tid[1], y);
@@ -1323,6 +1349,12 @@ impl<'a, 'b> Vector<'a, 'b> {
         let t = self.b.use_var(self.t);
         let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
         self.b.def_var(self.t, t4);
+        if let Some(c) = self.cta.as_ref() {
+            let needs = self.b.use_var(c.needs_tid);
+            let advance = self.b.create_block();
+            self.b.ins().brif(needs, advance, &[], head, &[]);
+            self.b.switch_to_block(advance);
+        }
         crate::translate::advance_tid(&mut self.b, self.ctx, self.tid, t4, i64::from(WIDTH), head);
 
         self.filled = true;

@@ -762,3 +762,60 @@ fn ranges_all_lanes_run_agree_with_the_emulator() {
         });
     }
 }
+
+/// Three regions of a whole-CTA kernel: the first and last read `%tid`, the middle one does not (its groups
+/// skip updating it). The last must still see every group's own thread index, in one, two and three
+/// dimensions.
+const TID_AGAIN: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry again(.param .u64 out)
+{
+	.reg .b32 %r<20>;
+	.reg .b64 %rd<5>;
+	.shared .align 4 .b8 words[4096];
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, %tid.y;
+	mov.u32 %r3, %tid.z;
+	mov.u32 %r4, %ntid.x;
+	mov.u32 %r5, %ntid.y;
+	mad.lo.s32 %r6, %r3, %r5, %r2;
+	mad.lo.s32 %r6, %r6, %r4, %r1;
+	shl.b32 %r7, %r6, 2;
+	mov.u32 %r8, words;
+	add.s32 %r8, %r8, %r7;
+	st.shared.u32 [%r8], %r6;
+	bar.sync 0;
+	ld.shared.u32 %r9, [%r8];
+	mul.lo.s32 %r9, %r9, 3;
+	st.shared.u32 [%r8], %r9;
+	bar.sync 0;
+	mov.u32 %r10, %tid.x;
+	mov.u32 %r11, %tid.y;
+	mov.u32 %r12, %tid.z;
+	mad.lo.s32 %r13, %r11, 1000, %r10;
+	mad.lo.s32 %r13, %r12, 1000000, %r13;
+	ld.shared.u32 %r14, [%r8];
+	add.s32 %r13, %r13, %r14;
+	mov.u32 %r15, %ctaid.x;
+	mul.lo.s32 %r16, %r4, %r5;
+	mov.u32 %r17, %ntid.z;
+	mul.lo.s32 %r16, %r16, %r17;
+	mad.lo.s32 %r16, %r15, %r16, %r6;
+	mul.wide.u32 %rd2, %r16, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.u32 [%rd3], %r13;
+	ret;
+}
+"#;
+
+#[test]
+fn regions_that_skip_tid_leave_it_right_for_the_next() {
+    assert_eq!(vector_path(TID_AGAIN, "again"), Ok(jit::VectorPath::WholeCtas));
+    for block in [Dim3::new(64, 1, 1), Dim3::new(8, 4, 1), Dim3::new(16, 2, 2), Dim3::new(4, 1, 1)] {
+        let n = 2 * block.x * block.y * block.z;
+        agree_in(TID_AGAIN, "again", Dim3::new(2, 1, 1), block, 0, || vec![Arg::Buf(vec![0xEE; n as usize * 4])]);
+    }
+}
