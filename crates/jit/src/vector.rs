@@ -1013,9 +1013,11 @@ enum Reg {
 #[derive(Clone, Copy)]
 enum Addr {
     Uniform(Value),
-    /// Lanes 0–1 and 2–3, their stride if known, and lane 0 alone (computed as a scalar: what a vector
-    /// access uses, without widening and adding whole vectors first).
-    Lanes(Value, Value, Option<Stride>, Value),
+    /// Lanes 0–1 and 2–3 less a constant offset (the last field), their stride if known, and lane 0 alone
+    /// with the offset (computed as a scalar: what a vector access uses, without widening and adding whole
+    /// vectors first). The offset stays out of the vectors: accesses at several offsets from one register
+    /// (`stencil_1d`'s seven) share them, where a vector per offset would each live across the group loop.
+    Lanes(Value, Value, Option<Stride>, Value, i64),
 }
 
 /// How a load or store is made: one vector access, one access per lane, or either by a run-time test (an
@@ -3096,7 +3098,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                         _ => self.b.ins().extractlane(l, 0),
                     };
                     let a0 = self.b.ins().iadd(base, a0);
-                    let base = self.b.ins().splat(I64X2, base);
+                    let sh = self.b.ins().splat(I64X2, sh);
                     // A 32-bit offset whose lanes wrap around between lanes 0 and 3 is far outside any CTA's
                     // shared memory: such an access is out of bounds whichever lanes it reaches, so the
                     // zero-extension is taken as exact.
@@ -3110,7 +3112,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                         }
                         (_, k) => k,
                     };
-                    Addr::Lanes(self.b.ins().iadd(l, base), self.b.ins().iadd(h, base), k, a0)
+                    Addr::Lanes(self.b.ins().iadd(l, sh), self.b.ins().iadd(h, sh), k, a0, off)
                 }
             });
         }
@@ -3122,7 +3124,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             Src::Sym(SymAddr::Frame(o), extra) => {
                 let (l, h) = self.frames(o as i64 + extra + off);
                 let a0 = self.b.ins().extractlane(l, 0);
-                Addr::Lanes(l, h, None, a0)
+                Addr::Lanes(l, h, None, a0, 0)
             }
             Src::Sym(sym, extra) => Addr::Uniform(self.symbol(sym, extra + off)?),
             Src::Imm(a) => Addr::Uniform(self.b.ins().iconst(I64, a.wrapping_add(off as u64) as i64)),
@@ -3135,13 +3137,8 @@ impl<'a, 'b> Vector<'a, 'b> {
                 let (l, h) = self.as_d(v, false);
                 let k = self.address_stride(s);
                 let a0 = self.b.ins().extractlane(l, 0);
-                if off == 0 {
-                    Addr::Lanes(l, h, k, a0)
-                } else {
-                    let o = self.splat64(off as u64);
-                    let a0 = self.b.ins().iadd_imm_s(a0, off);
-                    Addr::Lanes(self.b.ins().iadd(l, o), self.b.ins().iadd(h, o), k, a0)
-                }
+                let a0 = self.b.ins().iadd_imm_s(a0, off);
+                Addr::Lanes(l, h, k, a0, off)
             }
         })
     }
@@ -3173,10 +3170,10 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     /// Lane `i`'s address plus `off`.
     fn lane_addr(&mut self, a: Addr, i: u8, off: i64) -> Value {
-        let v = match a {
-            Addr::Uniform(v) => v,
-            Addr::Lanes(.., a0) if i == 0 => a0,
-            Addr::Lanes(l, h, ..) => self.lane(V::D(l, h), i),
+        let (v, off) = match a {
+            Addr::Uniform(v) => (v, off),
+            Addr::Lanes(_, _, _, a0, _) if i == 0 => (a0, off),
+            Addr::Lanes(l, h, _, _, o) => (self.lane(V::D(l, h), i), off + o),
         };
         if off == 0 {
             v
@@ -3191,15 +3188,17 @@ impl<'a, 'b> Vector<'a, 'b> {
         let consecutive = match a {
             Addr::Uniform(_) => None,
             // Consecutive by construction.
-            Addr::Lanes(_, _, Some(Stride { widened: 0, .. }), _) => None,
+            Addr::Lanes(_, _, Some(Stride { widened: 0, .. }), ..) => None,
             // Unless a widened term wrapped around between lanes 0 and 3.
-            Addr::Lanes(_, h, Some(_), a0) => {
+            Addr::Lanes(_, h, Some(_), a0, off) => {
                 let a3 = self.b.ins().extractlane(h, 1);
+                let a3 = self.b.ins().iadd_imm_s(a3, off);
                 let d = self.b.ins().isub(a3, a0);
                 Some(self.b.ins().icmp_imm_u(IntCC::Equal, d, 3 * i64::from(size)))
             }
-            Addr::Lanes(l, h, None, a0) => {
-                let base = self.b.ins().splat(I64X2, a0);
+            Addr::Lanes(l, h, None, a0, off) => {
+                let raw = self.b.ins().iadd_imm_s(a0, -off);
+                let base = self.b.ins().splat(I64X2, raw);
                 let s = u64::from(size);
                 let dl = self.lanes64([0, s]);
                 let dh = self.lanes64([2 * s, 3 * s]);
@@ -3267,7 +3266,7 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// How an access with a vector form (`vector_form`) is made.
     fn path(&mut self, vector_form: bool, a: Addr, size: u32) -> Path {
         // Lanes known not to be `size` bytes apart.
-        let apart = matches!(a, Addr::Lanes(_, _, Some(k), _) if k.stride != i64::from(size));
+        let apart = matches!(a, Addr::Lanes(_, _, Some(k), ..) if k.stride != i64::from(size));
         if !vector_form || apart {
             return Path::Lanes;
         }
@@ -3364,7 +3363,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 path,
                 |me| {
                     let v = match addr {
-                        Addr::Lanes(.., a0) if narrow => {
+                        Addr::Lanes(_, _, _, a0, _) if narrow => {
                             let (st, vt, parts) = if elem == 1 { (I32, I32X4, 2) } else { (I64, I64X2, 1) };
                             let x = me.b.ins().load(st, flags, a0, off as i32);
                             let x = me.b.ins().scalar_to_vector(vt, x);
@@ -3386,12 +3385,12 @@ impl<'a, 'b> Vector<'a, 'b> {
                                 me.splat_scalar(s, dd)
                             }
                         }
-                        Addr::Lanes(.., a0) if ty == Ty::F32 && dd == Dom::W => {
+                        Addr::Lanes(_, _, _, a0, _) if ty == Ty::F32 && dd == Dom::W => {
                             // Loaded as floats: a float op can take the load as its memory operand.
                             let f = me.b.ins().load(F32X4, flags, a0, off as i32);
                             V::W(me.cast(I32X4, f))
                         }
-                        Addr::Lanes(.., a0) => {
+                        Addr::Lanes(_, _, _, a0, _) => {
                             if elem == 4 {
                                 let w = me.b.ins().load(I32X4, flags, a0, off as i32);
                                 match dd {
@@ -3441,10 +3440,10 @@ impl<'a, 'b> Vector<'a, 'b> {
                         })
                     };
                     // Unless the lanes are known to differ.
-                    let (Addr::Lanes(l, h, None, _), None) = (addr, me.guard) else { return each(me) };
+                    let (Addr::Lanes(l, h, None, a0, _), None) = (addr, me.guard) else { return each(me) };
                     // Every lane at one address (an index uniform in the group, as a tile's row): one load.
-                    let a0 = me.b.ins().extractlane(l, 0);
-                    let s = me.b.ins().splat(I64X2, a0);
+                    let l0 = me.b.ins().extractlane(l, 0);
+                    let s = me.b.ins().splat(I64X2, l0);
                     let el = me.b.ins().icmp(IntCC::Equal, l, s);
                     let eh = me.b.ins().icmp(IntCC::Equal, h, s);
                     let e = me.b.ins().band(el, eh);
@@ -3497,7 +3496,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             self.two_ways(
                 path,
                 |me| {
-                    let Addr::Lanes(.., a0) = addr else { return Err("a uniform vector store".into()) };
+                    let Addr::Lanes(_, _, _, a0, _) = addr else { return Err("a uniform vector store".into()) };
                     let fl = MemFlagsData::new();
                     match v {
                         V::W(w) => {
