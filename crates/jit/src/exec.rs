@@ -169,9 +169,9 @@ impl Worker {
         let whole_ctas = vector_fits && c.vector_whole_ctas;
         let vector = match c.vector {
             // SAFETY: `vector` is the compiled vector path, `fn(ctx, lo, hi) -> first thread not run`.
-            Ok(v) if vector_fits && (whole_ctas || c.plan.yields.is_empty()) => {
-                unsafe { std::mem::transmute::<usize, extern "C" fn(*mut CtaCtx, u32, u32) -> u32>(v) }
-            }
+            Ok(v) if vector_fits && (whole_ctas || c.plan.yields.is_empty()) => unsafe {
+                std::mem::transmute::<usize, extern "C" fn(*mut CtaCtx, u32, u32) -> u32>(v)
+            },
             _ => {
                 for cta in ctas {
                     if stop(cta) {

@@ -40,8 +40,8 @@ use std::collections::HashMap;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I16X8, I32, I32X4, I64, I64X2, I8, I8X16};
 use cranelift_codegen::ir::{
-    AbiParam, Block, ConstantData, Endianness, InstBuilder, InstructionData, Opcode, JumpTableData, MemFlagsData, Signature, StackSlot,
-    StackSlotData, StackSlotKind, Type, Value,
+    AbiParam, Block, ConstantData, Endianness, InstBuilder, InstructionData, JumpTableData, MemFlagsData, Opcode,
+    Signature, StackSlot, StackSlotData, StackSlotKind, Type, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
