@@ -768,6 +768,8 @@ struct Deferred {
     /// By resume point (0: the kernel's start, `k + 1`: after yield point `k`): whether the region from it
     /// to the next yield points reads `%tid`.
     reads_tid: Vec<bool>,
+    /// By yield point `k` (and, last, the kernel's end): the resume points whose region reaches it.
+    reached_from: Vec<Vec<u32>>,
 }
 
 impl Deferred {
@@ -830,8 +832,19 @@ impl Deferred {
                 || matches!(op.extra.as_deref(), Some(program::Extra::Srcs(v)) if v.iter().any(special))
         };
         let reads = |ops: &[bool]| (0..n).any(|i| ops[i] && tid(i));
-        let reads_tid = std::iter::once(reads(&reach(0).0)).chain(regions.iter().map(|(ops, _)| reads(ops))).collect();
-        Deferred { at, store, reload, reads_tid }
+        let first = reach(0);
+        let reads_tid = std::iter::once(reads(&first.0)).chain(regions.iter().map(|(ops, _)| reads(ops))).collect();
+        let mut reached_from = vec![Vec::new(); plan.yields.len() + 1];
+        for (r, (ops, yields)) in std::iter::once(&first).chain(&regions).enumerate() {
+            for &k in yields {
+                reached_from[k].push(r as u32);
+            }
+            let ends = (0..n).any(|i| ops[i] && matches!(prog.ops[i].kind, Kind::Ret | Kind::Exit | Kind::Trap));
+            if ends || (n > 0 && ops[n - 1]) {
+                reached_from[plan.yields.len()].push(r as u32);
+            }
+        }
+        Deferred { at, store, reload, reads_tid, reached_from }
     }
 }
 
@@ -1091,6 +1104,11 @@ struct Vector<'a, 'b> {
     all_lanes: Option<usize>,
     /// By register slot: whether any op reads it.
     read_anywhere: Vec<bool>,
+    /// By resume point: its block (reloads, then the region's first op).
+    resume_at: Vec<Block>,
+    /// Whole-CTA mode: where a group goes after reaching yield point `k` (index `k`) or the kernel's end
+    /// (last): the next group, straight into the pass's region where the yield point is reached from few.
+    site_next: Vec<Block>,
 }
 
 /// Whole-CTA mode: every thread of the CTA takes the same path outside the ranges run as masks (uniform
@@ -1200,6 +1218,8 @@ impl<'a, 'b> Vector<'a, 'b> {
             pending_all: None,
             all_lanes: None,
             read_anywhere,
+            resume_at: Vec::new(),
+            site_next: Vec::new(),
         }
     }
 
@@ -1271,42 +1291,24 @@ impl<'a, 'b> Vector<'a, 'b> {
 
         // Head: stop unless a whole group fits below `hi`.
         self.b.switch_to_block(head);
-        // Every group's registers start at zero (their values are only read after being written, or reloaded,
-        // in correct kernels): nothing is carried from one group to the next, which would keep every register
-        // live around the group loop (and spilled).
-        let z32 = self.zero(Dom::W);
-        let z64 = self.zero(Dom::D);
-        for r in self.regs.clone() {
-            match r {
-                Reg::W(v) => self.b.def_var(v, z32),
-                Reg::D(l, h) => {
-                    self.b.def_var(l, z64);
-                    self.b.def_var(h, z64);
-                }
-            }
-        }
-        for p in self.preds.clone().into_iter().chain(self.if_masks.values().copied()) {
-            self.b.def_var(p, z32);
-        }
-        let t = self.b.use_var(self.t);
-        let t64 = self.b.ins().uextend(I64, t);
-        let end = self.b.ins().iadd_imm_s(t64, i64::from(WIDTH));
-        let hi64 = self.b.ins().uextend(I64, self.hi);
-        let done = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, hi64);
+        let done = self.group_head();
         let first = self.blocks[&0];
-        let mut pass_end = None;
         if let Some((resume, reached, pass)) = pass {
             let dispatch = self.b.create_block();
             let end = self.b.create_block();
-            pass_end = Some(end);
             self.b.ins().brif(done, end, &[], dispatch, &[]);
             self.b.switch_to_block(dispatch);
             let r = self.b.use_var(resume);
             self.resume_blocks(plan, first, r);
+            self.site_next = (0..=plan.yields.len()).map(|_| self.b.create_block()).collect();
+            for site in 0..=plan.yields.len() {
+                self.next_from_site(site, end, dispatch);
+            }
             self.b.switch_to_block(self.done);
             let exit = self.b.ins().iconst(I32, Cta::EXIT);
             self.b.def_var(reached, exit);
-            self.b.ins().jump(self.next, &[]);
+            let after_exit = self.site_next[plan.yields.len()];
+            self.b.ins().jump(after_exit, &[]);
             // The pass's end: the CTA's, or the barrier's release and the next pass.
             self.b.switch_to_block(end);
             let r = self.b.use_var(reached);
@@ -1340,24 +1342,14 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.ins().return_(&[t]);
 
         // Next group: t += 4, tid.x += 4 with carries into y and z (ntid.x is a multiple of 4); in a
-        // one-dimensional CTA, tid.x is t.
-        self.b.switch_to_block(self.next);
-        if let (Some(c), Some(end)) = (self.cta.as_ref(), pass_end) {
-            let idle = self.b.use_var(c.rest_idle);
-            let go_on = self.b.create_block();
-            self.b.ins().brif(idle, end, &[], go_on, &[]);
-            self.b.switch_to_block(go_on);
+        // one-dimensional CTA, tid.x is t. (Whole-CTA mode goes on from each site, `next_from_site`.)
+        if self.cta.is_none() {
+            self.b.switch_to_block(self.next);
+            let t = self.b.use_var(self.t);
+            let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
+            self.b.def_var(self.t, t4);
+            crate::translate::advance_tid(&mut self.b, self.ctx, self.tid, t4, i64::from(WIDTH), head);
         }
-        let t = self.b.use_var(self.t);
-        let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
-        self.b.def_var(self.t, t4);
-        if let Some(c) = self.cta.as_ref() {
-            let needs = self.b.use_var(c.needs_tid);
-            let advance = self.b.create_block();
-            self.b.ins().brif(needs, advance, &[], head, &[]);
-            self.b.switch_to_block(advance);
-        }
-        crate::translate::advance_tid(&mut self.b, self.ctx, self.tid, t4, i64::from(WIDTH), head);
 
         self.filled = true;
         for i in 0..self.prog.ops.len() {
@@ -1469,12 +1461,79 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     /// Branches on `resume` (0: the kernel's start, `k + 1`: after yield point `k`) to `first` or to a block
     /// that reloads what the region after yield point `k` reads, then goes on there.
+    /// At a group's head: every register starts at zero (their values are only read after being written,
+    /// or reloaded, in correct kernels), so nothing is carried from one group to the next, which would keep
+    /// every register live around the group loop (and spilled). Returns whether no whole group fits below
+    /// `hi`.
+    fn group_head(&mut self) -> Value {
+        let z32 = self.zero(Dom::W);
+        let z64 = self.zero(Dom::D);
+        for r in self.regs.clone() {
+            match r {
+                Reg::W(v) => self.b.def_var(v, z32),
+                Reg::D(l, h) => {
+                    self.b.def_var(l, z64);
+                    self.b.def_var(h, z64);
+                }
+            }
+        }
+        for p in self.preds.clone().into_iter().chain(self.if_masks.values().copied()) {
+            self.b.def_var(p, z32);
+        }
+        let t = self.b.use_var(self.t);
+        let t64 = self.b.ins().uextend(I64, t);
+        let end = self.b.ins().iadd_imm_s(t64, i64::from(WIDTH));
+        let hi64 = self.b.ins().uextend(I64, self.hi);
+        self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, hi64)
+    }
+
+    /// Whole-CTA mode: `site_next[site]`, where a group goes once it reached yield point `site` (or, past the
+    /// last, the kernel's end): the pass ends (`pass_end`) after an idle group or the last one; else the next
+    /// group enters the pass's region. Only the regions that reach the site can be the pass's: a test of the
+    /// resume point against each (at most three) replaces the jump table (`dispatch`, still the fallback).
+    fn next_from_site(&mut self, site: usize, pass_end: Block, dispatch: Block) {
+        let c = self.cta.as_ref().expect("whole-CTA mode");
+        let (rest_idle, needs_tid, resume) = (c.rest_idle, c.needs_tid, c.resume);
+        self.b.switch_to_block(self.site_next[site]);
+        let idle = self.b.use_var(rest_idle);
+        let go_on = self.b.create_block();
+        self.b.ins().brif(idle, pass_end, &[], go_on, &[]);
+        self.b.switch_to_block(go_on);
+        let t = self.b.use_var(self.t);
+        let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
+        self.b.def_var(self.t, t4);
+        let head = self.b.create_block();
+        let needs = self.b.use_var(needs_tid);
+        let advance = self.b.create_block();
+        self.b.ins().brif(needs, advance, &[], head, &[]);
+        self.b.switch_to_block(advance);
+        crate::translate::advance_tid(&mut self.b, self.ctx, self.tid, t4, i64::from(WIDTH), head);
+        self.b.switch_to_block(head);
+        let done = self.group_head();
+        let mut test = self.b.create_block();
+        self.b.ins().brif(done, pass_end, &[], test, &[]);
+        let from = self.deferred.reached_from[site].clone();
+        let candidates = if from.len() <= 3 { from } else { Vec::new() };
+        for r in candidates {
+            self.b.switch_to_block(test);
+            let resume = self.b.use_var(resume);
+            let is = self.b.ins().icmp_imm_u(IntCC::Equal, resume, i64::from(r));
+            let other = self.b.create_block();
+            let target = self.resume_at[r as usize];
+            self.b.ins().brif(is, target, &[], other, &[]);
+            test = other;
+        }
+        self.b.switch_to_block(test);
+        self.b.ins().jump(dispatch, &[]);
+    }
+
     fn resume_blocks(&mut self, plan: &Plan, first: Block, resume: Value) {
         let mut targets = vec![self.b.func.dfg.block_call(first, &[])];
         let resume_blocks: Vec<Block> = plan.yields.iter().map(|_| self.b.create_block()).collect();
         for &rb in &resume_blocks {
             targets.push(self.b.func.dfg.block_call(rb, &[]));
         }
+        self.resume_at = std::iter::once(first).chain(resume_blocks.iter().copied()).collect();
         let default = self.b.func.dfg.block_call(self.stop, &[]);
         let jt = self.b.create_jump_table(JumpTableData::new(default, &targets));
         self.b.ins().br_table(resume, jt);
@@ -1668,7 +1727,8 @@ impl<'a, 'b> Vector<'a, 'b> {
         if let Some(reached) = self.cta.as_ref().map(|c| c.reached) {
             let r = self.b.ins().iconst(I32, k as i64 + 1);
             self.b.def_var(reached, r);
-            self.b.ins().jump(self.next, &[]);
+            let next = self.site_next[k];
+            self.b.ins().jump(next, &[]);
             self.filled = true;
             return;
         }
