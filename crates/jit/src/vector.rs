@@ -1787,6 +1787,55 @@ impl<'a, 'b> Vector<'a, 'b> {
         }
     }
 
+    /// The lanes of an `i32x4` mask as the low four bits of an `i32` (lane `l`: bit `l`; a lane counts as set
+    /// when its sign bit is, as in a mask of 0 / all ones). Bitwise combinations of masks are followed
+    /// through, so a test of `not p and w` needs no vector operation besides the sign-bit moves of `p` and `w`.
+    fn lane_bits(&mut self, m: Value) -> Value {
+        self.lane_bits_within(m, 4)
+    }
+
+    /// [`Vector::lane_bits`], following at most `depth` bitwise ops (a mask shared by both operands of a long
+    /// chain would otherwise be visited once per path).
+    fn lane_bits_within(&mut self, m: Value, depth: u32) -> Value {
+        if let (Some(inst), true) = (self.b.func.dfg.value_def(m).inst(), depth > 0) {
+            match self.b.func.dfg.insts[inst] {
+                InstructionData::Unary { opcode: Opcode::Bnot, arg } => {
+                    let b = self.lane_bits_within(arg, depth - 1);
+                    return self.b.ins().bxor_imm_s(b, 0xF);
+                }
+                InstructionData::Binary { opcode: op @ (Opcode::Band | Opcode::Bor | Opcode::Bxor), args } => {
+                    let x = self.lane_bits_within(args[0], depth - 1);
+                    let y = self.lane_bits_within(args[1], depth - 1);
+                    return match op {
+                        Opcode::Band => self.b.ins().band(x, y),
+                        Opcode::Bor => self.b.ins().bor(x, y),
+                        _ => self.b.ins().bxor(x, y),
+                    };
+                }
+                _ => {}
+            }
+        }
+        self.b.ins().vhigh_bits(I32, m)
+    }
+
+    /// Whether any lane of a mask is set (an `i8`).
+    fn any_lane(&mut self, m: Value) -> Value {
+        if self.b.func.dfg.value_type(m) != I32X4 {
+            return self.b.ins().vany_true(m);
+        }
+        let bits = self.lane_bits(m);
+        self.b.ins().icmp_imm_s(IntCC::NotEqual, bits, 0)
+    }
+
+    /// Whether every lane of a mask is set (an `i8`).
+    fn all_lanes_set(&mut self, m: Value) -> Value {
+        if self.b.func.dfg.value_type(m) != I32X4 {
+            return self.b.ins().vall_true(m);
+        }
+        let bits = self.lane_bits(m);
+        self.b.ins().icmp_imm_s(IntCC::Equal, bits, 0xF)
+    }
+
     fn cast(&mut self, ty: Type, v: Value) -> Value {
         if self.b.func.dfg.value_type(v) == ty {
             return v;
@@ -2222,7 +2271,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 let m = self.b.use_var(self.if_masks[&i]);
                 let m = self.b.ins().band(m, again);
                 self.b.def_var(self.if_masks[&i], m);
-                let any = self.b.ins().vany_true(m);
+                let any = self.any_lane(m);
                 let body = self.loop_bodies[&(op.target as usize)].1;
                 let after = self.block(i + 1)?;
                 self.b.ins().brif(any, body, &[], after, &[]);
@@ -2243,7 +2292,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                     run = self.b.ins().band(run, w);
                 }
                 self.b.def_var(self.if_masks[&i], run);
-                let any = self.b.ins().vany_true(run);
+                let any = self.any_lane(run);
                 let (range, target) = (self.block(i + 1)?, self.block(op.target as usize)?);
                 self.b.ins().brif(any, range, &[], target, &[]);
                 self.filled = true;
@@ -2379,7 +2428,7 @@ impl<'a, 'b> Vector<'a, 'b> {
     fn emit_all_lanes(&mut self, branch: usize, masked: Block, plan: &Plan) -> R {
         let (start, end) = self.all_lanes_ops(branch).ok_or("not an all-lanes range")?;
         let run = self.b.use_var(self.if_masks[&branch]);
-        let all = self.b.ins().vall_true(run);
+        let all = self.all_lanes_set(run);
         let fast = self.b.create_block();
         self.b.ins().brif(all, fast, &[], masked, &[]);
         self.b.switch_to_block(fast);
@@ -2412,7 +2461,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             run = self.b.ins().band(run, w);
         }
         self.b.def_var(self.if_masks[&i], run);
-        Ok(self.b.ins().vany_true(run))
+        Ok(self.any_lane(run))
     }
 
     /// The block computing the mask of the `else` range after jump `j`.
@@ -2441,11 +2490,11 @@ impl<'a, 'b> Vector<'a, 'b> {
             return;
         }
         let m = if neg { self.b.ins().bnot(m) } else { m };
-        let all = self.b.ins().vall_true(m);
+        let all = self.all_lanes_set(m);
         let mixed = self.b.create_block();
         self.b.ins().brif(all, target, &[], mixed, &[]);
         self.b.switch_to_block(mixed);
-        let any = self.b.ins().vany_true(m);
+        let any = self.any_lane(m);
         self.b.ins().brif(any, self.stop, &[], fall, &[]);
     }
 
@@ -3273,7 +3322,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         // Every lane active: computed once per mask. A branch on `vall_true` itself would have Cranelift fold
         // the whole test into every access's branch again; a branch on this `band` reads one register.
         let active = self.guard.map(|g| {
-            let all = self.b.ins().vall_true(g);
+            let all = self.all_lanes_set(g);
             self.b.ins().band_imm_u(all, 1)
         });
         match (consecutive, active) {
@@ -3308,7 +3357,8 @@ impl<'a, 'b> Vector<'a, 'b> {
         for i in 0..WIDTH as u8 {
             match self.guard {
                 Some(g) => {
-                    let on = self.b.ins().extractlane(g, i);
+                    let bits = self.lane_bits(g);
+                    let on = self.b.ins().band_imm_s(bits, 1 << i);
                     let yes = self.b.create_block();
                     let cont = self.b.create_block();
                     self.b.ins().brif(on, yes, &[], cont, &[]);
