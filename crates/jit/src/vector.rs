@@ -2944,7 +2944,13 @@ impl<'a, 'b> Vector<'a, 'b> {
                 Kind::Div => self.b.ins().fdiv(v[0], v[1]),
                 Kind::Fma | Kind::Mad => {
                     let r = self.b.ins().fma(v[0], v[1], v[2]);
-                    self.pin(r);
+                    // Only chains need it (an addend that is itself a multiply-add); saxpy's one does not.
+                    let chained = self.b.func.dfg.value_def(v[2]).inst().is_some_and(|i| {
+                        self.b.func.dfg.insts[i].opcode() == Opcode::Fma
+                    });
+                    if chained {
+                        self.pin(r);
+                    }
                     r
                 }
                 Kind::Sqrt => self.b.ins().sqrt(v[0]),
