@@ -36,6 +36,8 @@ pub struct Compiled {
     pub vector: Result<usize, String>,
     /// Whether the vector path runs whole CTAs (`vector.rs`'s whole-CTA mode).
     pub vector_whole_ctas: bool,
+    /// The vector path running pairs of groups (kernels without yield points), for eight threads at a time.
+    pub vector_pairs: Option<usize>,
     /// Entries of the device functions, by `FuncId` (0 for functions the kernel cannot call).
     pub funcs: Vec<usize>,
     pub programs: HashMap<FuncId, Program>,
@@ -191,7 +193,7 @@ pub fn compile(
     // One offset per function, and one more for the vector path when there is one.
     let cached = cache_dir
         .and_then(|d| cache::load(d, &key))
-        .filter(|(o, _, _)| o.len() == order.len() || (vectorize && o.len() == order.len() + 1));
+        .filter(|(o, _, _)| o.len() == order.len() || (vectorize && o.len() <= order.len() + 2));
     // Flags of a cache entry.
     const WHOLE_CTAS: u64 = 1;
     let (buffer, offsets, no_vector, whole_ctas) = match cached {
@@ -203,8 +205,11 @@ pub fn compile(
             let (mut buffer, mut offsets) = generate(isa, &env, &order, &programs, kernel, &kernel_plan)?;
             let (why, whole_ctas) = if vectorize {
                 match generate_vector(isa, &env, &programs[&kernel], &kernel_plan) {
-                    Ok((code, whole_ctas)) => {
+                    Ok(VectorCode { code, whole_ctas, pairs }) => {
                         append(&mut buffer, &mut offsets, &code);
+                        if let Some(pairs) = pairs {
+                            append(&mut buffer, &mut offsets, &pairs);
+                        }
                         (None, whole_ctas)
                     }
                     Err(why) => (Some(why), false),
@@ -231,12 +236,16 @@ pub fn compile(
         None => Ok(code.address(offsets[order.len()])),
         Some(why) => Err(why),
     };
+    let vector_pairs = offsets.get(order.len() + 1).map(|&o| code.address(o));
     crate::fault::register(code.address(0), code.address(buffer.len()), kernel_name);
     if std::env::var_os("LOCKSTEP_JIT_PERFMAP").is_some() {
         let mut symbols: Vec<(usize, String)> =
             order.iter().zip(&offsets).map(|(&f, &o)| (o, format!("ptx::{}", names[&f]))).collect();
         if offsets.len() > order.len() {
             symbols.push((offsets[order.len()], format!("ptx::{kernel_name}::vector")));
+        }
+        if offsets.len() > order.len() + 1 {
+            symbols.push((offsets[order.len() + 1], format!("ptx::{kernel_name}::vector_pairs")));
         }
         perf_map(&code, buffer.len(), &mut symbols);
         if let Some(dir) = std::env::var_os("LOCKSTEP_JIT_CODE_DIR") {
@@ -271,6 +280,7 @@ pub fn compile(
         entry,
         vector,
         vector_whole_ctas: whole_ctas,
+        vector_pairs,
         funcs,
         _code: code,
         kernel,
@@ -352,23 +362,28 @@ fn append(buffer: &mut Vec<u8>, offsets: &mut Vec<usize>, code: &[u8]) {
     buffer.extend_from_slice(code);
 }
 
-/// The kernel's vector path (`vector.rs`) compiled, and whether it runs whole CTAs; or why it has none.
-/// Kernels with counted barriers get the whole-CTA mode where their control flow allows it.
-fn generate_vector(
-    isa: &OwnedTargetIsa,
-    env: &Env<'_>,
-    prog: &Program,
-    plan: &Plan,
-) -> Result<(Vec<u8>, bool), String> {
+/// The kernel's vector path (`vector.rs`) compiled, whether it runs whole CTAs, and (kernels without yield
+/// points) its pairs-of-groups form; or why it has none. Kernels with counted barriers get the whole-CTA mode
+/// where their control flow allows it.
+fn generate_vector(isa: &OwnedTargetIsa, env: &Env<'_>, prog: &Program, plan: &Plan) -> Result<VectorCode, String> {
     if let Some(why) = vector::refusal(prog, plan, env.check) {
         return Err(why);
     }
     if plan.counted_barriers {
-        if let Ok(code) = generate_vector_mode(isa, env, prog, plan, true) {
-            return Ok((code, true));
+        if let Ok(code) = generate_vector_mode(isa, env, prog, plan, true, false) {
+            return Ok(VectorCode { code, whole_ctas: true, pairs: None });
         }
     }
-    generate_vector_mode(isa, env, prog, plan, false).map(|code| (code, false))
+    let code = generate_vector_mode(isa, env, prog, plan, false, false)?;
+    let pairs = plan.yields.is_empty().then(|| generate_vector_mode(isa, env, prog, plan, false, true).ok()).flatten();
+    Ok(VectorCode { code, whole_ctas: false, pairs })
+}
+
+/// A kernel's vector path: its code, whether it runs whole CTAs, and its pairs-of-groups form.
+struct VectorCode {
+    code: Vec<u8>,
+    whole_ctas: bool,
+    pairs: Option<Vec<u8>>,
 }
 
 fn generate_vector_mode(
@@ -377,12 +392,21 @@ fn generate_vector_mode(
     prog: &Program,
     plan: &Plan,
     whole_ctas: bool,
+    pairs: bool,
 ) -> Result<Vec<u8>, String> {
     let mut func =
         Function::with_name_signature(UserFuncName::user(0, u32::MAX), vector::signature(isa.default_call_conv()));
     // A fresh builder context: a refused translation leaves its context unfinished.
     let mut fctx = FunctionBuilderContext::new();
-    vector::translate(FunctionBuilder::new(&mut func, &mut fctx), env, prog, plan, isa.frontend_config(), whole_ctas)?;
+    vector::translate(
+        FunctionBuilder::new(&mut func, &mut fctx),
+        env,
+        prog,
+        plan,
+        isa.frontend_config(),
+        whole_ctas,
+        pairs,
+    )?;
     let mut ctx = Context::for_function(func);
     ctx.compile(&**isa, &mut ControlPlane::default()).map_err(|e| format!("Cranelift rejected it: {:?}", e.inner))?;
     if std::env::var_os("LOCKSTEP_JIT_DUMP").is_some() {

@@ -141,6 +141,52 @@ fn sized(slot: &mut Option<Watched>, len: usize, below: usize, above: usize, kin
     &mut slot.as_mut().expect("just mapped").0
 }
 
+/// The compiled vector path's signature: `fn(ctx, lo, hi) -> first thread not run`.
+type VectorFn = extern "C" fn(*mut CtaCtx, u32, u32) -> u32;
+
+/// The vector path for pairs of groups, where the kernel has one.
+fn pairs_of(c: &Compiled) -> Option<VectorFn> {
+    // SAFETY: `vector_pairs` is compiled code with the vector path's signature.
+    c.vector_pairs.map(|p| unsafe { std::mem::transmute::<usize, VectorFn>(p) })
+}
+
+/// Runs threads `0..n` of a kernel without yield points: pairs of groups on the vector path while eight
+/// threads remain (where it has them), single groups otherwise (the one a pair stopped at, a trailing one),
+/// and the scalar loop for a group the vector path leaves (its lanes disagree at a branch) or a partial one.
+fn run_groups(
+    ctx: &mut CtaCtx,
+    vector: VectorFn,
+    pairs: Option<VectorFn>,
+    entry: extern "C" fn(*mut CtaCtx, u32, u32),
+    n: u32,
+) {
+    let mut t = 0;
+    while t < n && ctx.error_code == 0 {
+        match pairs {
+            Some(pairs) => {
+                t = pairs(ctx, t, n);
+                if t >= n || ctx.error_code != 0 {
+                    break;
+                }
+                let end = (t + WIDTH).min(n);
+                let u = vector(ctx, t, end);
+                if u < end && ctx.error_code == 0 {
+                    entry(ctx, u, end);
+                }
+                t = end;
+            }
+            None => {
+                t = vector(ctx, t, n);
+                if t < n && ctx.error_code == 0 {
+                    let end = (t + WIDTH).min(n);
+                    entry(ctx, t, end);
+                    t = end;
+                }
+            }
+        }
+    }
+}
+
 /// Byte offset of thread `t`'s state words (lane `t % LANES` of its group).
 pub fn thread_offset(t: u32, group_bytes: u64) -> usize {
     let lanes = thread::LANES as u32;
@@ -187,6 +233,7 @@ impl Worker {
         };
         // SAFETY: `entry` is the compiled kernel's thread loop with the signature `fn(ctx, lo, hi)`.
         let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
+        let pairs = pairs_of(c);
         let mut state = std::mem::take(&mut self.state);
         let mut id = data.grid.unflatten(ctas.start);
         let mut ctx = self.context(data, id, &mut state);
@@ -202,16 +249,7 @@ impl Worker {
             if whole_ctas {
                 vector(&mut ctx, 0, n);
             } else {
-                // Groups it leaves (a diverged one) run on the scalar loop.
-                let mut t = 0;
-                while t < n && ctx.error_code == 0 {
-                    t = vector(&mut ctx, t, n);
-                    if t < n && ctx.error_code == 0 {
-                        let end = (t + WIDTH).min(n);
-                        entry(&mut ctx, t, end);
-                        t = end;
-                    }
-                }
+                run_groups(&mut ctx, vector, pairs, entry, n);
             }
             if ctx.error_code != 0 || !state.log.is_empty() {
                 let err = (ctx.error_code != 0).then(|| self::error(data, &ctx, &mut state, id));
@@ -343,18 +381,7 @@ impl Worker {
         }
         if c.plan.yields.is_empty() {
             match vector {
-                Some(vector) => {
-                    // Groups it leaves (a diverged one, the last partial one) run on the scalar loop.
-                    let mut t = 0;
-                    while t < n && ctx.error_code == 0 {
-                        t = vector(&mut ctx, t, n);
-                        if t < n && ctx.error_code == 0 {
-                            let end = (t + WIDTH).min(n);
-                            entry(&mut ctx, t, end);
-                            t = end;
-                        }
-                    }
-                }
+                Some(vector) => run_groups(&mut ctx, vector, pairs_of(c), entry, n),
                 _ => entry(&mut ctx, 0, n),
             }
             if ctx.error_code != 0 {

@@ -55,6 +55,9 @@ pub enum VectorPath {
     /// Whole CTAs, barriers included: the kernel's control flow is the same in every thread of a CTA outside
     /// the branches run as masks.
     WholeCtas,
+    /// Groups as in `Groups`, two at a time (eight threads per round, each op emitted for both), for kernels
+    /// without yield points; single groups where fewer than eight threads remain or a pair stops.
+    Pairs,
 }
 
 /// How the CTAs of a grid are spread over the worker threads.
@@ -197,7 +200,11 @@ impl Jit {
         let c = self.compiled(module, kernel)?;
         Ok(c.vector
             .as_ref()
-            .map(|_| if c.vector_whole_ctas { VectorPath::WholeCtas } else { VectorPath::Groups })
+            .map(|_| match (c.vector_whole_ctas, c.vector_pairs) {
+                (true, _) => VectorPath::WholeCtas,
+                (false, Some(_)) => VectorPath::Pairs,
+                (false, None) => VectorPath::Groups,
+            })
             .map_err(String::clone))
     }
 

@@ -923,7 +923,11 @@ pub fn translate(
     plan: &Plan,
     frontend: cranelift_codegen::isa::TargetFrontendConfig,
     whole_ctas: bool,
+    pairs: bool,
 ) -> Result<(), String> {
+    if pairs && (whole_ctas || !plan.yields.is_empty()) {
+        return Err("pairs of groups only for kernels without yield points".into());
+    }
     if prog.slot_types.iter().any(|t| t.bits() > 64) {
         return Err("a register wider than 64 bits".into());
     }
@@ -963,7 +967,7 @@ pub fn translate(
     } else {
         None
     };
-    let mut v = Vector::new(b, env, prog, plan, ifs, cta);
+    let mut v = Vector::new(b, env, prog, plan, ifs, cta, pairs);
     let converted: Vec<usize> = (0..prog.ops.len()).filter(|&i| v.ifs.converted(i)).collect();
     let live = crate::plan::live_in_at(prog, &plan.leader, converted.iter().map(|&i| v.ifs.range_end(prog, i)));
     v.live_at_end = converted
@@ -1109,6 +1113,22 @@ struct Vector<'a, 'b> {
     /// Whole-CTA mode: where a group goes after reaching yield point `k` (index `k`) or the kernel's end
     /// (last): the next group, straight into the pass's region where the yield point is reached from few.
     site_next: Vec<Block>,
+    /// Pairs of groups ([`translate`] with `pairs`): the second group's variables, swapped in while an op
+    /// runs for it ([`Vector::each_copy`]).
+    alt: Option<Copy>,
+}
+
+/// The variables of one group of four threads. With pairs of groups (kernels without yield points), every
+/// op is emitted twice, for the group at `t` and the one at `t + 4`, each with its own registers,
+/// predicates, masks and thread index; control is decided for both at once (a branch goes on where all
+/// eight lanes agree, a masked range runs while a lane of either group does). Two groups in flight give a
+/// loop-carried chain (alu_loop's) a second one to overlap with, for one loop's worth of overhead.
+struct Copy {
+    regs: Vec<Reg>,
+    preds: Vec<Variable>,
+    if_masks: HashMap<usize, Variable>,
+    t: Variable,
+    tid: [Variable; 3],
 }
 
 /// Whole-CTA mode: every thread of the CTA takes the same path outside the ranges run as masks (uniform
@@ -1151,19 +1171,24 @@ impl<'a, 'b> Vector<'a, 'b> {
         plan: &Plan,
         ifs: Ifs,
         uniform: Option<Uniform>,
+        pairs: bool,
     ) -> Vector<'a, 'b> {
-        let regs = prog
-            .slot_types
-            .iter()
-            .map(|t| match dom(*t) {
-                Dom::W => Reg::W(b.declare_var(I32X4)),
-                Dom::D => Reg::D(b.declare_var(I64X2), b.declare_var(I64X2)),
-            })
-            .collect();
-        let preds = (0..prog.preds).map(|_| b.declare_var(I32X4)).collect();
-        let if_masks = (0..prog.ops.len()).filter(|&i| ifs.converted(i)).map(|i| (i, b.declare_var(I32X4))).collect();
-        let t = b.declare_var(I32);
-        let tid = [b.declare_var(I32), b.declare_var(I32), b.declare_var(I32)];
+        let copy = |b: &mut FunctionBuilder<'b>| Copy {
+            regs: prog
+                .slot_types
+                .iter()
+                .map(|t| match dom(*t) {
+                    Dom::W => Reg::W(b.declare_var(I32X4)),
+                    Dom::D => Reg::D(b.declare_var(I64X2), b.declare_var(I64X2)),
+                })
+                .collect(),
+            preds: (0..prog.preds).map(|_| b.declare_var(I32X4)).collect(),
+            if_masks: (0..prog.ops.len()).filter(|&i| ifs.converted(i)).map(|i| (i, b.declare_var(I32X4))).collect(),
+            t: b.declare_var(I32),
+            tid: [b.declare_var(I32), b.declare_var(I32), b.declare_var(I32)],
+        };
+        let Copy { regs, preds, if_masks, t, tid } = copy(&mut b);
+        let alt = pairs.then(|| copy(&mut b));
         let cta = uniform.map(|uniform| Cta {
             idle_ends: idle_ends(prog, plan, &ifs, &uniform),
             uniform,
@@ -1220,6 +1245,62 @@ impl<'a, 'b> Vector<'a, 'b> {
             read_anywhere,
             resume_at: Vec::new(),
             site_next: Vec::new(),
+            alt,
+        }
+    }
+
+    /// Threads a round of the group loop moves on by: one group, or a pair.
+    fn step(&self) -> u32 {
+        if self.alt.is_some() {
+            2 * WIDTH
+        } else {
+            WIDTH
+        }
+    }
+
+    /// Swaps the second group's variables in (or back out).
+    fn swap_copy(&mut self) {
+        let alt = self.alt.as_mut().expect("pairs of groups");
+        std::mem::swap(&mut self.regs, &mut alt.regs);
+        std::mem::swap(&mut self.preds, &mut alt.preds);
+        std::mem::swap(&mut self.if_masks, &mut alt.if_masks);
+        std::mem::swap(&mut self.t, &mut alt.t);
+        std::mem::swap(&mut self.tid, &mut alt.tid);
+    }
+
+    /// Runs `f` for the group, then (with pairs) for the second group with its variables swapped in.
+    fn each_copy<T>(&mut self, mut f: impl FnMut(&mut Self) -> R<T>) -> R<Vec<T>> {
+        let mut out = vec![f(self)?];
+        if self.alt.is_some() {
+            self.swap_copy();
+            let r = f(self);
+            self.swap_copy();
+            out.push(r?);
+        }
+        Ok(out)
+    }
+
+    /// Whether any lane of the masks (one per group) is set.
+    fn any_of(&mut self, masks: &[Value]) -> Value {
+        match *masks {
+            [m] => self.any_lane(m),
+            _ => {
+                let bits: Vec<Value> = masks.iter().map(|&m| self.lane_bits(m)).collect();
+                let all = bits[1..].iter().fold(bits[0], |a, &b| self.b.ins().bor(a, b));
+                self.b.ins().icmp_imm_s(IntCC::NotEqual, all, 0)
+            }
+        }
+    }
+
+    /// Whether every lane of the masks (one per group) is set.
+    fn all_of(&mut self, masks: &[Value]) -> Value {
+        match *masks {
+            [m] => self.all_lanes_set(m),
+            _ => {
+                let bits: Vec<Value> = masks.iter().map(|&m| self.lane_bits(m)).collect();
+                let all = bits[1..].iter().fold(bits[0], |a, &b| self.b.ins().band(a, b));
+                self.b.ins().icmp_imm_s(IntCC::Equal, all, 0xF)
+            }
         }
     }
 
@@ -1346,9 +1427,20 @@ impl<'a, 'b> Vector<'a, 'b> {
         if self.cta.is_none() {
             self.b.switch_to_block(self.next);
             let t = self.b.use_var(self.t);
-            let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
+            let step = i64::from(self.step());
+            let t4 = self.b.ins().iadd_imm_s(t, step);
             self.b.def_var(self.t, t4);
-            crate::translate::advance_tid(&mut self.b, self.ctx, self.tid, t4, i64::from(WIDTH), head);
+            match self.alt.as_ref().map(|a| a.tid) {
+                // Four threads after the pair's second group.
+                Some(tid2) => {
+                    let next = self.tid_after(tid2);
+                    for (v, x) in self.tid.into_iter().zip(next) {
+                        self.b.def_var(v, x);
+                    }
+                    self.b.ins().jump(head, &[]);
+                }
+                None => crate::translate::advance_tid(&mut self.b, self.ctx, self.tid, t4, i64::from(WIDTH), head),
+            }
         }
 
         self.filled = true;
@@ -1357,12 +1449,15 @@ impl<'a, 'b> Vector<'a, 'b> {
             crate::translate::start_op(&mut self.b, leader, &mut self.filled);
             if let Some(&(latch, body)) = self.loop_bodies.get(&i) {
                 // Entering the loop: every lane of the ranges around it loops.
-                let m = match self.ifs.inside[latch] {
-                    Some(r) => self.b.use_var(self.if_masks[&r]),
-                    None => self.b.ins().iconst(I32, -1),
-                };
-                let m = if self.ifs.inside[latch].is_some() { m } else { self.b.ins().splat(I32X4, m) };
-                self.b.def_var(self.if_masks[&latch], m);
+                let _ = self.each_copy(|me| {
+                    let m = match me.ifs.inside[latch] {
+                        Some(r) => me.b.use_var(me.if_masks[&r]),
+                        None => me.b.ins().iconst(I32, -1),
+                    };
+                    let m = if me.ifs.inside[latch].is_some() { m } else { me.b.ins().splat(I32X4, m) };
+                    me.b.def_var(me.if_masks[&latch], m);
+                    Ok(())
+                });
                 self.b.ins().jump(body, &[]);
                 self.b.switch_to_block(body);
                 if self.all_lanes_ops(latch).is_some() {
@@ -1468,23 +1563,67 @@ impl<'a, 'b> Vector<'a, 'b> {
     fn group_head(&mut self) -> Value {
         let z32 = self.zero(Dom::W);
         let z64 = self.zero(Dom::D);
-        for r in self.regs.clone() {
-            match r {
-                Reg::W(v) => self.b.def_var(v, z32),
-                Reg::D(l, h) => {
-                    self.b.def_var(l, z64);
-                    self.b.def_var(h, z64);
+        let _ = self.each_copy(|me| {
+            for r in me.regs.clone() {
+                match r {
+                    Reg::W(v) => me.b.def_var(v, z32),
+                    Reg::D(l, h) => {
+                        me.b.def_var(l, z64);
+                        me.b.def_var(h, z64);
+                    }
                 }
             }
-        }
-        for p in self.preds.clone().into_iter().chain(self.if_masks.values().copied()) {
-            self.b.def_var(p, z32);
-        }
+            for p in me.preds.clone().into_iter().chain(me.if_masks.values().copied()) {
+                me.b.def_var(p, z32);
+            }
+            Ok(())
+        });
         let t = self.b.use_var(self.t);
+        if let Some((t2, tid2)) = self.alt.as_ref().map(|a| (a.t, a.tid)) {
+            // The second group of the pair: four threads on.
+            let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
+            self.b.def_var(t2, t4);
+            let next = self.tid_after(self.tid);
+            for (v, x) in tid2.into_iter().zip(next) {
+                self.b.def_var(v, x);
+            }
+        }
         let t64 = self.b.ins().uextend(I64, t);
-        let end = self.b.ins().iadd_imm_s(t64, i64::from(WIDTH));
+        let step = i64::from(self.step());
+        let end = self.b.ins().iadd_imm_s(t64, step);
         let hi64 = self.b.ins().uextend(I64, self.hi);
         self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, hi64)
+    }
+
+    /// The thread index four threads after `tid`'s: tid.x grows by 4 (ntid.x is a multiple of 4), carrying
+    /// into y and z in a CTA of more than one dimension.
+    fn tid_after(&mut self, tid: [Variable; 3]) -> [Value; 3] {
+        let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
+        let ntz = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 8);
+        let yz = self.b.ins().bor(nty, ntz);
+        let one_d = self.b.ins().icmp_imm_s(IntCC::Equal, yz, 1);
+        let (general, join) = (self.b.create_block(), self.b.create_block());
+        for _ in 0..3 {
+            self.b.append_block_param(join, I32);
+        }
+        let (x, y, z) = (self.b.use_var(tid[0]), self.b.use_var(tid[1]), self.b.use_var(tid[2]));
+        let x4 = self.b.ins().iadd_imm_s(x, i64::from(WIDTH));
+        self.b.ins().brif(one_d, join, &[x4.into(), y.into(), z.into()], general, &[]);
+        self.b.switch_to_block(general);
+        let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
+        let wrap_x = self.b.ins().icmp(IntCC::Equal, x4, ntx);
+        let zero = self.b.ins().iconst(I32, 0);
+        let nx = self.b.ins().select(wrap_x, zero, x4);
+        let y1 = self.b.ins().iadd_imm_s(y, 1);
+        let y1 = self.b.ins().select(wrap_x, y1, y);
+        let wrap_y = self.b.ins().icmp(IntCC::Equal, y1, nty);
+        let ny = self.b.ins().select(wrap_y, zero, y1);
+        let z1 = self.b.ins().iadd_imm_s(z, 1);
+        let nz = self.b.ins().select(wrap_y, z1, z);
+        self.b.ins().jump(join, &[nx.into(), ny.into(), nz.into()]);
+        self.b.switch_to_block(join);
+        let p = self.b.block_params(join);
+        [p[0], p[1], p[2]]
     }
 
     /// Whole-CTA mode: `site_next[site]`, where a group goes once it reached yield point `site` (or, past the
@@ -1559,12 +1698,15 @@ impl<'a, 'b> Vector<'a, 'b> {
         let mut defs = Vec::new();
         crate::plan::for_each_def(self.prog, &self.prog.ops[i], |v| defs.push(v));
         defs.retain(|v| !self.deferred.at[i].contains(v));
-        for v in defs {
-            if let Some(off) = plan.home_offset(v) {
-                let within = self.within(i);
-                self.store_home(v, off, within);
+        let _ = self.each_copy(|me| {
+            for &v in &defs {
+                if let Some(off) = plan.home_offset(v) {
+                    let within = me.within(i);
+                    me.store_home(v, off, within);
+                }
             }
-        }
+            Ok(())
+        });
     }
 
     /// Stores a liveness variable (register slots, then predicates) into each lane's home (or each lane of
@@ -2261,17 +2403,18 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     fn lower(&mut self, i: usize) -> R {
         let op = &self.prog.ops[i];
-        // The lanes that run this op: those of the converted branches around it.
-        let within = self.within(i);
         match op.kind {
             Kind::Bra if self.ifs.is_latch(self.prog, i) => {
                 // The lanes still looping that take the branch go round again, while there are any.
                 let Some((p, neg)) = op.guard else { return Err("an unguarded latch".into()) };
-                let again = self.read_pred(&Src::Pred(p, neg))?;
-                let m = self.b.use_var(self.if_masks[&i]);
-                let m = self.b.ins().band(m, again);
-                self.b.def_var(self.if_masks[&i], m);
-                let any = self.any_lane(m);
+                let masks = self.each_copy(|me| {
+                    let again = me.read_pred(&Src::Pred(p, neg))?;
+                    let m = me.b.use_var(me.if_masks[&i]);
+                    let m = me.b.ins().band(m, again);
+                    me.b.def_var(me.if_masks[&i], m);
+                    Ok(m)
+                })?;
+                let any = self.any_of(&masks);
                 let body = self.loop_bodies[&(op.target as usize)].1;
                 let after = self.block(i + 1)?;
                 self.b.ins().brif(any, body, &[], after, &[]);
@@ -2285,14 +2428,17 @@ impl<'a, 'b> Vector<'a, 'b> {
                 let entry = self.else_entry(i);
                 self.b.ins().jump(entry, &[]);
                 self.b.switch_to_block(entry);
-                let ran = self.b.use_var(self.if_masks[&cond]);
-                let mut run = self.b.ins().bnot(ran);
-                if let Some(r) = self.ifs.inside[cond] {
-                    let w = self.b.use_var(self.if_masks[&r]);
-                    run = self.b.ins().band(run, w);
-                }
-                self.b.def_var(self.if_masks[&i], run);
-                let any = self.any_lane(run);
+                let runs = self.each_copy(|me| {
+                    let ran = me.b.use_var(me.if_masks[&cond]);
+                    let mut run = me.b.ins().bnot(ran);
+                    if let Some(r) = me.ifs.inside[cond] {
+                        let w = me.b.use_var(me.if_masks[&r]);
+                        run = me.b.ins().band(run, w);
+                    }
+                    me.b.def_var(me.if_masks[&i], run);
+                    Ok(run)
+                })?;
+                let any = self.any_of(&runs);
                 let (range, target) = (self.block(i + 1)?, self.block(op.target as usize)?);
                 self.b.ins().brif(any, range, &[], target, &[]);
                 self.filled = true;
@@ -2301,7 +2447,11 @@ impl<'a, 'b> Vector<'a, 'b> {
             Kind::Bra if self.ifs.converted(i) => {
                 // Where no lane runs it, the range is skipped as the branch would (to the `else` range's
                 // entry, where it has one).
-                let any = self.range_mask(i, within)?;
+                let runs = self.each_copy(|me| {
+                    let within = me.within(i);
+                    me.range_mask(i, within)
+                })?;
+                let any = self.any_of(&runs);
                 let mut range = self.block(i + 1)?;
                 if self.all_lanes_ops(i).is_some() {
                     let decide = self.b.create_block();
@@ -2344,7 +2494,11 @@ impl<'a, 'b> Vector<'a, 'b> {
             }
             Kind::Ret | Kind::Exit if self.ifs.converted(i) => {
                 // Lanes that do not take it run the rest of the kernel, while there are any.
-                let any = self.range_mask(i, within)?;
+                let runs = self.each_copy(|me| {
+                    let within = me.within(i);
+                    me.range_mask(i, within)
+                })?;
+                let any = self.any_of(&runs);
                 let rest = self.block(i + 1)?;
                 let done = self.done;
                 self.b.ins().brif(any, rest, &[], done, &[]);
@@ -2367,6 +2521,14 @@ impl<'a, 'b> Vector<'a, 'b> {
             }
             _ => {}
         }
+        self.each_copy(|me| me.lower_data(i)).map(|_| ())
+    }
+
+    /// An op other than control, for the group whose variables are in.
+    fn lower_data(&mut self, i: usize) -> R {
+        let op = &self.prog.ops[i];
+        // The lanes that run this op: those of the converted branches around it.
+        let within = self.within(i);
         self.guard_is_range = op.guard.is_none();
         self.guard = match (op.guard, within) {
             (Some((p, neg)), w) => {
@@ -2427,8 +2589,8 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// The unmasked version goes on where the range ends (for a loop's body, at its latch).
     fn emit_all_lanes(&mut self, branch: usize, masked: Block, plan: &Plan) -> R {
         let (start, end) = self.all_lanes_ops(branch).ok_or("not an all-lanes range")?;
-        let run = self.b.use_var(self.if_masks[&branch]);
-        let all = self.all_lanes_set(run);
+        let runs = self.each_copy(|me| Ok(me.b.use_var(me.if_masks[&branch])))?;
+        let all = self.all_of(&runs);
         let fast = self.b.create_block();
         self.b.ins().brif(all, fast, &[], masked, &[]);
         self.b.switch_to_block(fast);
@@ -2453,7 +2615,6 @@ impl<'a, 'b> Vector<'a, 'b> {
     }
 
     /// The mask of converted branch or exit `i`'s range: the lanes around it (`within`) that do not take it.
-    /// Returns whether any lane runs the range.
     fn range_mask(&mut self, i: usize, within: Option<Value>) -> R<Value> {
         let Some((p, neg)) = self.prog.ops[i].guard else { return Err("an unguarded branch or exit".into()) };
         let mut run = self.read_pred(&Src::Pred(p, !neg))?;
@@ -2461,7 +2622,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             run = self.b.ins().band(run, w);
         }
         self.b.def_var(self.if_masks[&i], run);
-        Ok(self.any_lane(run))
+        Ok(run)
     }
 
     /// The block computing the mask of the `else` range after jump `j`.
@@ -2489,12 +2650,17 @@ impl<'a, 'b> Vector<'a, 'b> {
             self.b.ins().brif(l0, t, &[], f, &[]);
             return;
         }
-        let m = if neg { self.b.ins().bnot(m) } else { m };
-        let all = self.all_lanes_set(m);
+        let ms = match self.alt.as_ref() {
+            // Both groups of a pair.
+            Some(alt) => vec![m, self.b.use_var(alt.preds[p as usize])],
+            None => vec![m],
+        };
+        let ms: Vec<Value> = ms.into_iter().map(|m| if neg { self.b.ins().bnot(m) } else { m }).collect();
+        let all = self.all_of(&ms);
         let mixed = self.b.create_block();
         self.b.ins().brif(all, target, &[], mixed, &[]);
         self.b.switch_to_block(mixed);
-        let any = self.any_lane(m);
+        let any = self.any_of(&ms);
         self.b.ins().brif(any, self.stop, &[], fall, &[]);
     }
 

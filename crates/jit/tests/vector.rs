@@ -120,10 +120,11 @@ const SHAPES: [(u32, u32); 6] = [(1000, 128), (1001, 128), (1022, 64), (999, 100
 #[test]
 fn the_benchmark_kernels_are_vectorized() {
     let w = workloads();
+    // No yield points: pairs of groups.
     for k in ["vector_add", "saxpy"] {
-        assert_eq!(vectorized(&w, k), Ok(()), "{k}");
+        assert_eq!(vector_path(&w, k), Ok(jit::VectorPath::Pairs), "{k}");
     }
-    assert_eq!(vectorized(&alu_loop(), "alu_loop"), Ok(()));
+    assert_eq!(vector_path(&alu_loop(), "alu_loop"), Ok(jit::VectorPath::Pairs));
     // Uniform control around their barriers: whole CTAs at a time.
     for k in ["reduce_tree", "matmul_tiled16", "stencil_1d"] {
         assert_eq!(vector_path(&w, k), Ok(jit::VectorPath::WholeCtas), "{k}");
@@ -817,5 +818,66 @@ fn regions_that_skip_tid_leave_it_right_for_the_next() {
     for block in [Dim3::new(64, 1, 1), Dim3::new(8, 4, 1), Dim3::new(16, 2, 2), Dim3::new(4, 1, 1)] {
         let n = 2 * block.x * block.y * block.z;
         agree_in(TID_AGAIN, "again", Dim3::new(2, 1, 1), block, 0, || vec![Arg::Buf(vec![0xEE; n as usize * 4])]);
+    }
+}
+
+/// Pairs of groups: lanes that disagree at a branch in the first group of a pair, in the second, in both
+/// and in neither (the pair stops, its groups run on alone or on the scalar loop, and the next pair starts
+/// after them), CTAs whose last four threads make no pair, and partial groups.
+const PAIRS: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry pairs(.param .u64 out, .param .u64 in, .param .u32 n)
+{
+	.reg .b32 %r<12>;
+	.reg .b64 %rd<6>;
+	.reg .pred %p<3>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u64 %rd2, [in];
+	ld.param.u32 %r1, [n];
+	mov.u32 %r2, %tid.x;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mad.lo.s32 %r5, %r3, %r4, %r2;
+	setp.ge.u32 %p1, %r5, %r1;
+	@%p1 bra DONE;
+	mul.wide.u32 %rd3, %r5, 4;
+	add.s64 %rd4, %rd2, %rd3;
+	ld.global.u32 %r6, [%rd4];
+	and.b32 %r7, %r6, 1;
+	setp.eq.u32 %p2, %r7, 1;
+	@%p2 bra ODD;
+	add.s32 %r8, %r6, 7;
+	bra.uni JOIN;
+ODD:
+	mul.lo.s32 %r8, %r6, 3;
+JOIN:
+	add.s32 %r9, %r8, %r2;
+	add.s64 %rd5, %rd1, %rd3;
+	st.global.u32 [%rd5], %r9;
+DONE:
+	ret;
+}
+"#;
+
+#[test]
+fn pairs_of_groups_agree_with_the_emulator_where_either_group_diverges() {
+    assert_eq!(vector_path(PAIRS, "pairs"), Ok(jit::VectorPath::Pairs));
+    for (n, block) in [(64u32, 64u32), (60, 64), (37, 12), (100, 20), (48, 8), (200, 36), (10, 4)] {
+        let grid = n.div_ceil(block);
+        let len = (grid * block) as usize;
+        // Even inputs mostly; an odd one in the first group of some pairs, the second of others, both of
+        // some, and a run of odd ones (whole groups that agree the other way).
+        let input: Vec<u32> = (0..len as u32)
+            .map(|i| match i % 40 {
+                1 | 13 | 17 | 22 => 2 * i + 1,
+                30..=37 => 2 * i + 1,
+                _ => 2 * i,
+            })
+            .collect();
+        agree(PAIRS, "pairs", grid, block, || {
+            vec![Arg::Buf(vec![0xEE; len * 4]), Arg::Buf(u32s(&input)), Arg::Scalar(n.to_le_bytes().to_vec())]
+        });
     }
 }
