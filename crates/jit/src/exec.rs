@@ -151,8 +151,9 @@ fn pairs_of(c: &Compiled) -> Option<VectorFn> {
 }
 
 /// Runs threads `0..n` of a kernel without yield points: pairs of groups on the vector path while eight
-/// threads remain (where it has them), single groups otherwise (the one a pair stopped at, a trailing one),
-/// and the scalar loop for a group the vector path leaves (its lanes disagree at a branch) or a partial one.
+/// threads remain (where it has them), single groups for the next eight groups after a pair stops and for a
+/// trailing four, and the scalar loop for a group the vector path leaves (its lanes disagree at a branch) or
+/// a partial one.
 fn run_groups(
     ctx: &mut CtaCtx,
     vector: VectorFn,
@@ -168,12 +169,18 @@ fn run_groups(
                 if t >= n || ctx.error_code != 0 {
                     break;
                 }
-                let end = (t + WIDTH).min(n);
-                let u = vector(ctx, t, end);
-                if u < end && ctx.error_code == 0 {
-                    entry(ctx, u, end);
+                // A pair stopped (its groups disagree at a branch, or one of them does) or fewer than eight
+                // threads remain: single groups for a while, so that a kernel whose groups often disagree
+                // with each other does not redo a pair's work at every one.
+                let end = (t + 8 * WIDTH).min(n);
+                while t < end && ctx.error_code == 0 {
+                    t = vector(ctx, t, end);
+                    if t < end && ctx.error_code == 0 {
+                        let next = (t + WIDTH).min(n);
+                        entry(ctx, t, next);
+                        t = next;
+                    }
                 }
-                t = end;
             }
             None => {
                 t = vector(ctx, t, n);

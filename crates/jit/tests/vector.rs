@@ -864,15 +864,16 @@ DONE:
 #[test]
 fn pairs_of_groups_agree_with_the_emulator_where_either_group_diverges() {
     assert_eq!(vector_path(PAIRS, "pairs"), Ok(jit::VectorPath::Pairs));
-    for (n, block) in [(64u32, 64u32), (60, 64), (37, 12), (100, 20), (48, 8), (200, 36), (10, 4)] {
+    for (n, block) in [(192u32, 192u32), (190, 96), (384, 128), (37, 12), (100, 20), (48, 8), (200, 36), (10, 4)] {
         let grid = n.div_ceil(block);
         let len = (grid * block) as usize;
-        // Even inputs mostly; an odd one in the first group of some pairs, the second of others, both of
-        // some, and a run of odd ones (whole groups that agree the other way).
+        // Even inputs mostly, odd ones (the other way at the branch) spaced so that pairs run again between
+        // them (after a pair stops, single groups run the next 32 threads): an odd lane in the first group of
+        // a pair (1), in the second (45), a pair whose groups are all odd (72..80), and a pair whose first
+        // group is mixed and second all odd (80, 81, 84..88).
         let input: Vec<u32> = (0..len as u32)
-            .map(|i| match i % 40 {
-                1 | 13 | 17 | 22 => 2 * i + 1,
-                30..=37 => 2 * i + 1,
+            .map(|i| match i % 96 {
+                1 | 45 | 72..=81 | 84..=87 => 2 * i + 1,
                 _ => 2 * i,
             })
             .collect();
