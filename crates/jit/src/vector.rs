@@ -3498,8 +3498,8 @@ impl<'a, 'b> Vector<'a, 'b> {
                 Some(self.b.ins().vall_true(ok))
             }
         };
-        // Every lane active: computed once per mask. A branch on `vall_true` itself would have Cranelift fold
-        // the whole test into every access's branch again; a branch on this `band` reads one register.
+        // Every lane active: computed once per mask. A branch on the test itself would have Cranelift repeat
+        // it at every access's branch; a branch on this `band` reads one register.
         let active = self.guard.map(|g| {
             let all = self.all_lanes_set(g);
             self.b.ins().band_imm_u(all, 1)
