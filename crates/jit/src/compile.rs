@@ -21,6 +21,11 @@ use crate::plan::{yield_kind, Plan, YieldKind};
 use crate::translate::{device_signature, kernel_signature, Env, Translator};
 use crate::vector;
 
+/// The largest vector path (bytes of machine code for one group) also compiled for several groups at once
+/// (`vector::GROUPS_AT_ONCE`), a form that emits every op once per group: the benchmark kernels' are under
+/// 2 KiB, and larger ones took most of the corpus's compile time in that form.
+const MAX_CODE_FOR_GROUPS_AT_ONCE: usize = 4096;
+
 /// Local memory per thread when device functions recurse (the depth is then unknown).
 const RECURSIVE_LOCAL_BYTES: u64 = 16 << 10;
 
@@ -36,8 +41,8 @@ pub struct Compiled {
     pub vector: Result<usize, String>,
     /// Whether the vector path runs whole CTAs (`vector.rs`'s whole-CTA mode).
     pub vector_whole_ctas: bool,
-    /// The vector path running pairs of groups (kernels without yield points), for eight threads at a time.
-    pub vector_pairs: Option<usize>,
+    /// The vector path for bundles of `vector::GROUPS_AT_ONCE` groups (kernels without yield points).
+    pub vector_bundles: Option<usize>,
     /// Entries of the device functions, by `FuncId` (0 for functions the kernel cannot call).
     pub funcs: Vec<usize>,
     pub programs: HashMap<FuncId, Program>,
@@ -205,10 +210,10 @@ pub fn compile(
             let (mut buffer, mut offsets) = generate(isa, &env, &order, &programs, kernel, &kernel_plan)?;
             let (why, whole_ctas) = if vectorize {
                 match generate_vector(isa, &env, &programs[&kernel], &kernel_plan) {
-                    Ok(VectorCode { code, whole_ctas, pairs }) => {
+                    Ok(VectorCode { code, whole_ctas, bundles }) => {
                         append(&mut buffer, &mut offsets, &code);
-                        if let Some(pairs) = pairs {
-                            append(&mut buffer, &mut offsets, &pairs);
+                        if let Some(bundles) = bundles {
+                            append(&mut buffer, &mut offsets, &bundles);
                         }
                         (None, whole_ctas)
                     }
@@ -236,7 +241,7 @@ pub fn compile(
         None => Ok(code.address(offsets[order.len()])),
         Some(why) => Err(why),
     };
-    let vector_pairs = offsets.get(order.len() + 1).map(|&o| code.address(o));
+    let vector_bundles = offsets.get(order.len() + 1).map(|&o| code.address(o));
     crate::fault::register(code.address(0), code.address(buffer.len()), kernel_name);
     if std::env::var_os("LOCKSTEP_JIT_PERFMAP").is_some() {
         let mut symbols: Vec<(usize, String)> =
@@ -245,7 +250,7 @@ pub fn compile(
             symbols.push((offsets[order.len()], format!("ptx::{kernel_name}::vector")));
         }
         if offsets.len() > order.len() + 1 {
-            symbols.push((offsets[order.len() + 1], format!("ptx::{kernel_name}::vector_pairs")));
+            symbols.push((offsets[order.len() + 1], format!("ptx::{kernel_name}::vector_bundles")));
         }
         perf_map(&code, buffer.len(), &mut symbols);
         if let Some(dir) = std::env::var_os("LOCKSTEP_JIT_CODE_DIR") {
@@ -280,7 +285,7 @@ pub fn compile(
         entry,
         vector,
         vector_whole_ctas: whole_ctas,
-        vector_pairs,
+        vector_bundles,
         funcs,
         _code: code,
         kernel,
@@ -363,7 +368,7 @@ fn append(buffer: &mut Vec<u8>, offsets: &mut Vec<usize>, code: &[u8]) {
 }
 
 /// The kernel's vector path (`vector.rs`) compiled, whether it runs whole CTAs, and (kernels without yield
-/// points) its pairs-of-groups form; or why it has none. Kernels with counted barriers get the whole-CTA mode
+/// points) its form for bundles of groups; or why it has none. Kernels with counted barriers get the whole-CTA mode
 /// where their control flow allows it.
 fn generate_vector(isa: &OwnedTargetIsa, env: &Env<'_>, prog: &Program, plan: &Plan) -> Result<VectorCode, String> {
     if let Some(why) = vector::refusal(prog, plan, env.check) {
@@ -371,19 +376,22 @@ fn generate_vector(isa: &OwnedTargetIsa, env: &Env<'_>, prog: &Program, plan: &P
     }
     if plan.counted_barriers {
         if let Ok(code) = generate_vector_mode(isa, env, prog, plan, true, false) {
-            return Ok(VectorCode { code, whole_ctas: true, pairs: None });
+            return Ok(VectorCode { code, whole_ctas: true, bundles: None });
         }
     }
     let code = generate_vector_mode(isa, env, prog, plan, false, false)?;
-    let pairs = plan.yields.is_empty().then(|| generate_vector_mode(isa, env, prog, plan, false, true).ok()).flatten();
-    Ok(VectorCode { code, whole_ctas: false, pairs })
+    // Its form for several groups at once costs compile time in proportion to the code: not for large paths.
+    let bundles = (plan.yields.is_empty() && code.len() <= MAX_CODE_FOR_GROUPS_AT_ONCE)
+        .then(|| generate_vector_mode(isa, env, prog, plan, false, true).ok())
+        .flatten();
+    Ok(VectorCode { code, whole_ctas: false, bundles })
 }
 
-/// A kernel's vector path: its code, whether it runs whole CTAs, and its pairs-of-groups form.
+/// A kernel's vector path: its code, whether it runs whole CTAs, and its form for bundles of groups.
 struct VectorCode {
     code: Vec<u8>,
     whole_ctas: bool,
-    pairs: Option<Vec<u8>>,
+    bundles: Option<Vec<u8>>,
 }
 
 fn generate_vector_mode(
@@ -392,7 +400,7 @@ fn generate_vector_mode(
     prog: &Program,
     plan: &Plan,
     whole_ctas: bool,
-    pairs: bool,
+    bundles: bool,
 ) -> Result<Vec<u8>, String> {
     let mut func =
         Function::with_name_signature(UserFuncName::user(0, u32::MAX), vector::signature(isa.default_call_conv()));
@@ -405,7 +413,7 @@ fn generate_vector_mode(
         plan,
         isa.frontend_config(),
         whole_ctas,
-        pairs,
+        bundles,
     )?;
     let mut ctx = Context::for_function(func);
     ctx.compile(&**isa, &mut ControlPlane::default()).map_err(|e| format!("Cranelift rejected it: {:?}", e.inner))?;

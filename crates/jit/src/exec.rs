@@ -144,34 +144,34 @@ fn sized(slot: &mut Option<Watched>, len: usize, below: usize, above: usize, kin
 /// The compiled vector path's signature: `fn(ctx, lo, hi) -> first thread not run`.
 type VectorFn = extern "C" fn(*mut CtaCtx, u32, u32) -> u32;
 
-/// The vector path for pairs of groups, where the kernel has one.
-fn pairs_of(c: &Compiled) -> Option<VectorFn> {
-    // SAFETY: `vector_pairs` is compiled code with the vector path's signature.
-    c.vector_pairs.map(|p| unsafe { std::mem::transmute::<usize, VectorFn>(p) })
+/// The vector path for bundles of groups, where the kernel has one.
+fn bundles_of(c: &Compiled) -> Option<VectorFn> {
+    // SAFETY: `vector_bundles` is compiled code with the vector path's signature.
+    c.vector_bundles.map(|p| unsafe { std::mem::transmute::<usize, VectorFn>(p) })
 }
 
-/// Runs threads `0..n` of a kernel without yield points: pairs of groups on the vector path while eight
-/// threads remain (where it has them), single groups for the next eight groups after a pair stops and for a
-/// trailing four, and the scalar loop for a group the vector path leaves (its lanes disagree at a branch) or
+/// Runs threads `0..n` of a kernel without yield points: bundles of groups on the vector path while a whole
+/// bundle remains (where it has them), single groups for the next eight groups after a bundle stops and for
+/// the last few, and the scalar loop for a group the vector path leaves (its lanes disagree at a branch) or
 /// a partial one.
 fn run_groups(
     ctx: &mut CtaCtx,
     vector: VectorFn,
-    pairs: Option<VectorFn>,
+    bundles: Option<VectorFn>,
     entry: extern "C" fn(*mut CtaCtx, u32, u32),
     n: u32,
 ) {
     let mut t = 0;
     while t < n && ctx.error_code == 0 {
-        match pairs {
-            Some(pairs) => {
-                t = pairs(ctx, t, n);
+        match bundles {
+            Some(bundles) => {
+                t = bundles(ctx, t, n);
                 if t >= n || ctx.error_code != 0 {
                     break;
                 }
-                // A pair stopped (its groups disagree at a branch, or one of them does) or fewer than eight
-                // threads remain: single groups for a while, so that a kernel whose groups often disagree
-                // with each other does not redo a pair's work at every one.
+                // A bundle stopped (its groups disagree at a branch, or one of them does) or no whole bundle
+                // remains: single groups for a while, so that a kernel whose groups often disagree with each
+                // other does not redo a bundle's work at every one.
                 let end = (t + 8 * WIDTH).min(n);
                 while t < end && ctx.error_code == 0 {
                     t = vector(ctx, t, end);
@@ -240,7 +240,7 @@ impl Worker {
         };
         // SAFETY: `entry` is the compiled kernel's thread loop with the signature `fn(ctx, lo, hi)`.
         let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
-        let pairs = pairs_of(c);
+        let bundles = bundles_of(c);
         let mut state = std::mem::take(&mut self.state);
         let mut id = data.grid.unflatten(ctas.start);
         let mut ctx = self.context(data, id, &mut state);
@@ -256,7 +256,7 @@ impl Worker {
             if whole_ctas {
                 vector(&mut ctx, 0, n);
             } else {
-                run_groups(&mut ctx, vector, pairs, entry, n);
+                run_groups(&mut ctx, vector, bundles, entry, n);
             }
             if ctx.error_code != 0 || !state.log.is_empty() {
                 let err = (ctx.error_code != 0).then(|| self::error(data, &ctx, &mut state, id));
@@ -388,7 +388,7 @@ impl Worker {
         }
         if c.plan.yields.is_empty() {
             match vector {
-                Some(vector) => run_groups(&mut ctx, vector, pairs_of(c), entry, n),
+                Some(vector) => run_groups(&mut ctx, vector, bundles_of(c), entry, n),
                 _ => entry(&mut ctx, 0, n),
             }
             if ctx.error_code != 0 {

@@ -55,9 +55,10 @@ pub enum VectorPath {
     /// Whole CTAs, barriers included: the kernel's control flow is the same in every thread of a CTA outside
     /// the branches run as masks.
     WholeCtas,
-    /// Groups as in `Groups`, two at a time (eight threads per round, each op emitted for both), for kernels
-    /// without yield points; single groups where fewer than eight threads remain or a pair stops.
-    Pairs,
+    /// Groups as in `Groups`, in bundles of several at a time (each op emitted for every group of the
+    /// bundle), for kernels without yield points; single groups where no whole bundle remains or a bundle
+    /// stops.
+    Bundles,
 }
 
 /// How the CTAs of a grid are spread over the worker threads.
@@ -200,9 +201,9 @@ impl Jit {
         let c = self.compiled(module, kernel)?;
         Ok(c.vector
             .as_ref()
-            .map(|_| match (c.vector_whole_ctas, c.vector_pairs) {
+            .map(|_| match (c.vector_whole_ctas, c.vector_bundles) {
                 (true, _) => VectorPath::WholeCtas,
-                (false, Some(_)) => VectorPath::Pairs,
+                (false, Some(_)) => VectorPath::Bundles,
                 (false, None) => VectorPath::Groups,
             })
             .map_err(String::clone))

@@ -66,6 +66,9 @@ fn power_of_two(src: &Src, ty: Ty) -> Option<i64> {
 /// Threads per group.
 pub const WIDTH: u32 = 4;
 
+/// Groups a bundle runs at once (kernels without yield points; [`Copy`]).
+pub const GROUPS_AT_ONCE: usize = 4;
+
 /// The longest range a converted branch skips that gets a second, all-lanes version
 /// ([`Vector::all_lanes_range`]).
 const ALL_LANES_OPS: usize = 48;
@@ -923,10 +926,10 @@ pub fn translate(
     plan: &Plan,
     frontend: cranelift_codegen::isa::TargetFrontendConfig,
     whole_ctas: bool,
-    pairs: bool,
+    bundles: bool,
 ) -> Result<(), String> {
-    if pairs && (whole_ctas || !plan.yields.is_empty()) {
-        return Err("pairs of groups only for kernels without yield points".into());
+    if bundles && (whole_ctas || !plan.yields.is_empty()) {
+        return Err("bundles of groups only for kernels without yield points".into());
     }
     if prog.slot_types.iter().any(|t| t.bits() > 64) {
         return Err("a register wider than 64 bits".into());
@@ -967,7 +970,7 @@ pub fn translate(
     } else {
         None
     };
-    let mut v = Vector::new(b, env, prog, plan, ifs, cta, pairs);
+    let mut v = Vector::new(b, env, prog, plan, ifs, cta, bundles);
     let converted: Vec<usize> = (0..prog.ops.len()).filter(|&i| v.ifs.converted(i)).collect();
     let live = crate::plan::live_in_at(prog, &plan.leader, converted.iter().map(|&i| v.ifs.range_end(prog, i)));
     v.live_at_end = converted
@@ -1113,16 +1116,16 @@ struct Vector<'a, 'b> {
     /// Whole-CTA mode: where a group goes after reaching yield point `k` (index `k`) or the kernel's end
     /// (last): the next group, straight into the pass's region where the yield point is reached from few.
     site_next: Vec<Block>,
-    /// Pairs of groups ([`translate`] with `pairs`): the second group's variables, swapped in while an op
-    /// runs for it ([`Vector::each_copy`]).
-    alt: Option<Copy>,
+    /// Bundles of groups ([`translate`] with `bundles`): the other groups' variables, each swapped in while
+    /// an op runs for it ([`Vector::each_copy`]).
+    alt: Vec<Copy>,
 }
 
-/// The variables of one group of four threads. With pairs of groups (kernels without yield points), every
-/// op is emitted twice, for the group at `t` and the one at `t + 4`, each with its own registers,
-/// predicates, masks and thread index; control is decided for both at once (a branch goes on where all
-/// eight lanes agree, a masked range runs while a lane of either group does). Two groups in flight give a
-/// loop-carried chain (alu_loop's) a second one to overlap with, for one loop's worth of overhead.
+/// The variables of one group of four threads. In a bundle of [`GROUPS_AT_ONCE`] groups (kernels without
+/// yield points), every op is emitted once per group, for the groups at `t`, `t + 4`, ..., each with its own
+/// registers, predicates, masks and thread index; control is decided for all at once (a branch goes on
+/// where all their lanes agree, a masked range runs while a lane of any group does). Independent groups in
+/// flight let the CPU overlap their loop-carried chains (alu_loop's), for one loop's worth of overhead.
 struct Copy {
     regs: Vec<Reg>,
     preds: Vec<Variable>,
@@ -1171,7 +1174,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         plan: &Plan,
         ifs: Ifs,
         uniform: Option<Uniform>,
-        pairs: bool,
+        bundles: bool,
     ) -> Vector<'a, 'b> {
         let copy = |b: &mut FunctionBuilder<'b>| Copy {
             regs: prog
@@ -1188,7 +1191,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             tid: [b.declare_var(I32), b.declare_var(I32), b.declare_var(I32)],
         };
         let Copy { regs, preds, if_masks, t, tid } = copy(&mut b);
-        let alt = pairs.then(|| copy(&mut b));
+        let alt = if bundles { (1..GROUPS_AT_ONCE).map(|_| copy(&mut b)).collect() } else { Vec::new() };
         let cta = uniform.map(|uniform| Cta {
             idle_ends: idle_ends(prog, plan, &ifs, &uniform),
             uniform,
@@ -1249,18 +1252,14 @@ impl<'a, 'b> Vector<'a, 'b> {
         }
     }
 
-    /// Threads a round of the group loop moves on by: one group, or a pair.
+    /// Threads a round of the group loop moves on by: one group, or a bundle.
     fn step(&self) -> u32 {
-        if self.alt.is_some() {
-            2 * WIDTH
-        } else {
-            WIDTH
-        }
+        WIDTH * (1 + self.alt.len() as u32)
     }
 
-    /// Swaps the second group's variables in (or back out).
-    fn swap_copy(&mut self) {
-        let alt = self.alt.as_mut().expect("pairs of groups");
+    /// Swaps group `k + 1`'s variables in (or back out).
+    fn swap_copy(&mut self, k: usize) {
+        let alt = &mut self.alt[k];
         std::mem::swap(&mut self.regs, &mut alt.regs);
         std::mem::swap(&mut self.preds, &mut alt.preds);
         std::mem::swap(&mut self.if_masks, &mut alt.if_masks);
@@ -1268,13 +1267,13 @@ impl<'a, 'b> Vector<'a, 'b> {
         std::mem::swap(&mut self.tid, &mut alt.tid);
     }
 
-    /// Runs `f` for the group, then (with pairs) for the second group with its variables swapped in.
+    /// Runs `f` for the group, then (in a bundle) for each other group with its variables swapped in.
     fn each_copy<T>(&mut self, mut f: impl FnMut(&mut Self) -> R<T>) -> R<Vec<T>> {
         let mut out = vec![f(self)?];
-        if self.alt.is_some() {
-            self.swap_copy();
+        for k in 0..self.alt.len() {
+            self.swap_copy(k);
             let r = f(self);
-            self.swap_copy();
+            self.swap_copy(k);
             out.push(r?);
         }
         Ok(out)
@@ -1430,8 +1429,8 @@ impl<'a, 'b> Vector<'a, 'b> {
             let step = i64::from(self.step());
             let t4 = self.b.ins().iadd_imm_s(t, step);
             self.b.def_var(self.t, t4);
-            match self.alt.as_ref().map(|a| a.tid) {
-                // Four threads after the pair's second group.
+            match self.alt.last().map(|a| a.tid) {
+                // Four threads after the bundle's last group.
                 Some(tid2) => {
                     let next = self.tid_after(tid2);
                     for (v, x) in self.tid.into_iter().zip(next) {
@@ -1579,14 +1578,16 @@ impl<'a, 'b> Vector<'a, 'b> {
             Ok(())
         });
         let t = self.b.use_var(self.t);
-        if let Some((t2, tid2)) = self.alt.as_ref().map(|a| (a.t, a.tid)) {
-            // The second group of the pair: four threads on.
-            let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
+        let mut prev = self.tid;
+        for (k, (t2, tid2)) in self.alt.iter().map(|a| (a.t, a.tid)).collect::<Vec<_>>().into_iter().enumerate() {
+            // The next group of the bundle: four threads on.
+            let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH) * (k as i64 + 1));
             self.b.def_var(t2, t4);
-            let next = self.tid_after(self.tid);
+            let next = self.tid_after(prev);
             for (v, x) in tid2.into_iter().zip(next) {
                 self.b.def_var(v, x);
             }
+            prev = tid2;
         }
         let t64 = self.b.ins().uextend(I64, t);
         let step = i64::from(self.step());
@@ -2650,11 +2651,9 @@ impl<'a, 'b> Vector<'a, 'b> {
             self.b.ins().brif(l0, t, &[], f, &[]);
             return;
         }
-        let ms = match self.alt.as_ref() {
-            // Both groups of a pair.
-            Some(alt) => vec![m, self.b.use_var(alt.preds[p as usize])],
-            None => vec![m],
-        };
+        // Every group of a bundle.
+        let others: Vec<Variable> = self.alt.iter().map(|a| a.preds[p as usize]).collect();
+        let ms: Vec<Value> = std::iter::once(m).chain(others.into_iter().map(|v| self.b.use_var(v))).collect();
         let ms: Vec<Value> = ms.into_iter().map(|m| if neg { self.b.ins().bnot(m) } else { m }).collect();
         let all = self.all_of(&ms);
         let mixed = self.b.create_block();

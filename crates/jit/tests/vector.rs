@@ -120,11 +120,11 @@ const SHAPES: [(u32, u32); 6] = [(1000, 128), (1001, 128), (1022, 64), (999, 100
 #[test]
 fn the_benchmark_kernels_are_vectorized() {
     let w = workloads();
-    // No yield points: pairs of groups.
+    // No yield points: bundles of groups.
     for k in ["vector_add", "saxpy"] {
-        assert_eq!(vector_path(&w, k), Ok(jit::VectorPath::Pairs), "{k}");
+        assert_eq!(vector_path(&w, k), Ok(jit::VectorPath::Bundles), "{k}");
     }
-    assert_eq!(vector_path(&alu_loop(), "alu_loop"), Ok(jit::VectorPath::Pairs));
+    assert_eq!(vector_path(&alu_loop(), "alu_loop"), Ok(jit::VectorPath::Bundles));
     // Uniform control around their barriers: whole CTAs at a time.
     for k in ["reduce_tree", "matmul_tiled16", "stencil_1d"] {
         assert_eq!(vector_path(&w, k), Ok(jit::VectorPath::WholeCtas), "{k}");
@@ -821,9 +821,10 @@ fn regions_that_skip_tid_leave_it_right_for_the_next() {
     }
 }
 
-/// Pairs of groups: lanes that disagree at a branch in the first group of a pair, in the second, in both
-/// and in neither (the pair stops, its groups run on alone or on the scalar loop, and the next pair starts
-/// after them), CTAs whose last four threads make no pair, and partial groups.
+/// Bundles of groups (`GROUPS_AT_ONCE` groups of four): lanes that disagree at a branch in the first group of
+/// a bundle, in a later one, in several and in none (the bundle stops, its groups run on alone or on the
+/// scalar loop, and bundles start again after them), CTAs whose last threads make no whole bundle, and
+/// partial groups.
 const PAIRS: &str = r#"
 .version 8.0
 .target sm_80
@@ -862,15 +863,15 @@ DONE:
 "#;
 
 #[test]
-fn pairs_of_groups_agree_with_the_emulator_where_either_group_diverges() {
-    assert_eq!(vector_path(PAIRS, "pairs"), Ok(jit::VectorPath::Pairs));
+fn bundles_of_groups_agree_with_the_emulator_where_any_group_diverges() {
+    assert_eq!(vector_path(PAIRS, "pairs"), Ok(jit::VectorPath::Bundles));
     for (n, block) in [(192u32, 192u32), (190, 96), (384, 128), (37, 12), (100, 20), (48, 8), (200, 36), (10, 4)] {
         let grid = n.div_ceil(block);
         let len = (grid * block) as usize;
-        // Even inputs mostly, odd ones (the other way at the branch) spaced so that pairs run again between
-        // them (after a pair stops, single groups run the next 32 threads): an odd lane in the first group of
-        // a pair (1), in the second (45), a pair whose groups are all odd (72..80), and a pair whose first
-        // group is mixed and second all odd (80, 81, 84..88).
+        // Even inputs mostly, odd ones (the other way at the branch) spaced so that bundles run again between
+        // them (after a bundle stops, single groups run the next 32 threads): an odd lane in the first group
+        // (1), in a later one (45), groups all odd (72..80), a group mixed next to one all odd (80, 81,
+        // 84..88).
         let input: Vec<u32> = (0..len as u32)
             .map(|i| match i % 96 {
                 1 | 45 | 72..=81 | 84..=87 => 2 * i + 1,
