@@ -47,8 +47,9 @@ code with Cranelift and runs CTAs on every core (--threads N, --schedule
 static|interleaved|dynamic, default dynamic: runs of neighbouring CTAs from a
 shared counter); --check makes it bounds-check every access as the emulator
 does. Kernels run four threads at a time in SIMD registers when they can,
-barriers included (--no-vectorize: one at a time). The emulator (--backend emu) runs warps of 32 lanes in
-lock-step and collects the statistics of --stats, so --stats and --json use
+barriers included, and small kernels without barriers sixteen at a time
+(--no-vectorize: one at a time). The emulator (--backend emu) runs warps of
+32 lanes in lock-step and collects the statistics of --stats, so --stats and --json use
 it unless --backend says otherwise. Both give the same results; compiled
 kernels are cached in ~/.cache/lockstep/jit (--no-cache to skip).
 
