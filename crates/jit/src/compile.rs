@@ -307,12 +307,10 @@ pub fn compile(
 /// Whether `prog` can reach shared memory: an op in the shared space (accesses, `cvta`, `isspacep`), a
 /// shared variable's address, or a matrix op (some read shared memory implicitly).
 fn touches_shared(prog: &Program) -> bool {
-    let shared_sym = |s: &Src| matches!(s, Src::Sym(SymAddr::Shared(_), _));
     prog.ops.iter().any(|op| {
         op.m.space == program::Space::Shared
             || op.kind == program::Kind::Matrix
-            || [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().any(shared_sym)
-            || matches!(op.extra.as_deref(), Some(Extra::Srcs(srcs)) if srcs.iter().any(shared_sym))
+            || crate::plan::operands(op).any(|s| matches!(s, Src::Sym(SymAddr::Shared(_), _)))
     })
 }
 

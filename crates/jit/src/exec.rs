@@ -144,6 +144,16 @@ fn sized(slot: &mut Option<Watched>, len: usize, below: usize, above: usize, kin
 /// The compiled vector path's signature: `fn(ctx, lo, hi) -> first thread not run`.
 type VectorFn = extern "C" fn(*mut CtaCtx, u32, u32) -> u32;
 
+/// The kernel's vector path where this launch can take it: groups of four consecutive threads share tid.y
+/// and tid.z when ntid.x is a multiple of 4.
+fn vector_of(data: &LaunchData<'_>) -> Option<VectorFn> {
+    match data.compiled.vector {
+        // SAFETY: `vector` is the compiled vector path, `fn(ctx, lo, hi) -> first thread not run`.
+        Ok(v) if data.block.x.is_multiple_of(WIDTH) => Some(unsafe { std::mem::transmute::<usize, VectorFn>(v) }),
+        _ => None,
+    }
+}
+
 /// The vector path for bundles of groups, where the kernel has one.
 fn bundles_of(c: &Compiled) -> Option<VectorFn> {
     // SAFETY: `vector_bundles` is compiled code with the vector path's signature.
@@ -218,26 +228,21 @@ impl Worker {
     ) {
         let c = data.compiled;
         let n = data.block.count().unwrap_or(0) as u32;
-        let vector_fits = c.vector.is_ok() && data.block.x.is_multiple_of(WIDTH);
-        let whole_ctas = vector_fits && c.vector_whole_ctas;
-        let vector = match c.vector {
-            // SAFETY: `vector` is the compiled vector path, `fn(ctx, lo, hi) -> first thread not run`.
-            Ok(v) if vector_fits && (whole_ctas || c.plan.yields.is_empty()) => unsafe {
-                std::mem::transmute::<usize, extern "C" fn(*mut CtaCtx, u32, u32) -> u32>(v)
-            },
-            _ => {
-                for cta in ctas {
-                    if stop(cta) {
-                        return;
-                    }
-                    let (out, err) = self.run_cta(data, cta);
-                    if err.is_some() || !out.is_empty() {
-                        report(cta, out, err);
-                    }
+        let vector = vector_of(data);
+        let whole_ctas = vector.is_some() && c.vector_whole_ctas;
+        if !whole_ctas && !c.plan.yields.is_empty() {
+            // Passes over the CTA driven from here, with thread statuses.
+            for cta in ctas {
+                if stop(cta) {
+                    return;
                 }
-                return;
+                let (out, err) = self.run_cta(data, cta);
+                if err.is_some() || !out.is_empty() {
+                    report(cta, out, err);
+                }
             }
-        };
+            return;
+        }
         // SAFETY: `entry` is the compiled kernel's thread loop with the signature `fn(ctx, lo, hi)`.
         let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
         let bundles = bundles_of(c);
@@ -253,10 +258,15 @@ impl Worker {
                 unsafe { std::ptr::write_bytes(ctx.shared, 0, data.shared_size as usize) };
             }
             ctx.ctaid = [id.x, id.y, id.z];
-            if whole_ctas {
-                vector(&mut ctx, 0, n);
-            } else {
-                run_groups(&mut ctx, vector, bundles, entry, n);
+            match vector {
+                Some(vector) if whole_ctas => {
+                    // The whole CTA, barriers included, in one call (every group reaches every barrier).
+                    let end = vector(&mut ctx, 0, n);
+                    // (It stops early only at an error, which it records.)
+                    debug_assert!(end == n || ctx.error_code != 0, "the whole-CTA vector path runs every group");
+                }
+                Some(vector) => run_groups(&mut ctx, vector, bundles, entry, n),
+                None => entry(&mut ctx, 0, n),
             }
             if ctx.error_code != 0 || !state.log.is_empty() {
                 let err = (ctx.error_code != 0).then(|| self::error(data, &ctx, &mut state, id));
@@ -338,23 +348,19 @@ impl Worker {
         }
     }
 
-    pub fn run_cta(&mut self, data: &LaunchData<'_>, cta_index: u64) -> (CtaOutput, Option<ExecError>) {
+    /// One CTA of a kernel with yield points that the whole-CTA mode does not run: passes of the thread loop
+    /// (and of the vector path, with counted barriers) between barrier releases and collectives.
+    fn run_cta(&mut self, data: &LaunchData<'_>, cta_index: u64) -> (CtaOutput, Option<ExecError>) {
         let c = data.compiled;
         let n = data.block.count().unwrap_or(0) as u32;
         let id = data.grid.unflatten(cta_index);
         let mut state = std::mem::take(&mut self.state);
         let mut ctx = self.context(data, id, &mut state);
         let base = self.threads.as_mut_ptr() as *mut u8;
-        // Groups of four consecutive threads share tid.y and tid.z when ntid.x is a multiple of 4.
-        let vector_fits = c.vector.is_ok() && data.block.x.is_multiple_of(WIDTH);
-        let whole_ctas = vector_fits && c.vector_whole_ctas;
-        // Status and resume point start at 0 (ready, at the kernel's start); kernels without yield points,
-        // and the vector path's whole-CTA mode, never read them.
-        if !c.plan.yields.is_empty() && !whole_ctas {
-            for t in 0..n {
-                // SAFETY: each thread's status word is inside the buffer.
-                unsafe { (base.add(thread_offset(t, c.group_bytes)) as *mut u64).write(0) };
-            }
+        // Status and resume point start at 0 (ready, at the kernel's start).
+        for t in 0..n {
+            // SAFETY: each thread's status word is inside the buffer.
+            unsafe { (base.add(thread_offset(t, c.group_bytes)) as *mut u64).write(0) };
         }
         // SAFETY: `entry` is the compiled kernel's thread loop with the signature `fn(ctx, lo, hi)`.
         let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
@@ -368,37 +374,7 @@ impl Worker {
             unsafe { threads.add(thread_offset(t, c.group_bytes) + off as usize) as *mut u64 }
         };
         let fail = |ctx: &CtaCtx, state: &mut WorkerState| -> ExecError { self::error(data, ctx, state, id) };
-        let vector = match c.vector {
-            // SAFETY: `vector` is the compiled vector path, `fn(ctx, lo, hi) -> first thread not run`.
-            Ok(v) if vector_fits => {
-                Some(unsafe { std::mem::transmute::<usize, extern "C" fn(*mut CtaCtx, u32, u32) -> u32>(v) })
-            }
-            _ => None,
-        };
-        if let (Some(vector), true) = (vector, whole_ctas) {
-            // The whole CTA, barriers included, in one call (every group reaches every barrier).
-            let end = vector(&mut ctx, 0, n);
-            // (It stops early only at an error, which it records.)
-            debug_assert!(end == n || ctx.error_code != 0, "the whole-CTA vector path runs every group");
-            if ctx.error_code != 0 {
-                let e = fail(&ctx, &mut state);
-                return (self.finish(state), Some(e));
-            }
-            return (self.finish(state), None);
-        }
-        if c.plan.yields.is_empty() {
-            match vector {
-                Some(vector) => run_groups(&mut ctx, vector, bundles_of(c), entry, n),
-                _ => entry(&mut ctx, 0, n),
-            }
-            if ctx.error_code != 0 {
-                {
-                    let e = fail(&ctx, &mut state);
-                    return (self.finish(state), Some(e));
-                }
-            }
-            return (self.finish(state), None);
-        }
+        let vector = vector_of(data);
         loop {
             // Run every thread until it finishes or stops; with warp collectives, warp by warp, resolving
             // the collectives of each warp before moving on.

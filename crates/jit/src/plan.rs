@@ -181,6 +181,16 @@ impl Plan {
 
 /// Calls `f` with the liveness variable of every register the op reads (slots, then predicates after the
 /// slots).
+/// The operands an op reads: `a` to `d`, the address base, and a vector op's sources (not a call's
+/// arguments).
+pub fn operands(op: &Op) -> impl Iterator<Item = &Src> {
+    let srcs = match op.extra.as_deref() {
+        Some(Extra::Srcs(srcs)) => &srcs[..],
+        _ => &[],
+    };
+    [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().chain(srcs)
+}
+
 pub fn for_each_use(prog: &Program, op: &Op, mut f: impl FnMut(usize)) {
     let ns = prog.slots as usize;
     let mut src = |s: &Src| match *s {
@@ -191,22 +201,16 @@ pub fn for_each_use(prog: &Program, op: &Op, mut f: impl FnMut(usize)) {
     if let Some((p, _)) = op.guard {
         src(&Src::Pred(p, false));
     }
-    for s in [&op.a, &op.b, &op.c, &op.d, &op.mem.base] {
-        src(s);
-    }
-    match op.extra.as_deref() {
-        Some(Extra::Srcs(srcs)) => srcs.iter().for_each(&mut src),
-        Some(Extra::Call { callee, args, .. }) => {
-            if let Callee::Indirect(s) = callee {
-                src(s);
-            }
-            for a in args {
-                if let CallArg::Reg(r, _) = a {
-                    src(&Src::Reg(*r));
-                }
+    operands(op).for_each(&mut src);
+    if let Some(Extra::Call { callee, args, .. }) = op.extra.as_deref() {
+        if let Callee::Indirect(s) = callee {
+            src(s);
+        }
+        for a in args {
+            if let CallArg::Reg(r, _) = a {
+                src(&Src::Reg(*r));
             }
         }
-        _ => {}
     }
     // Matrix and texture operand lists: counted as read (the runtime reads the whole spill set anyway).
     if matches!(op.kind, Kind::Matrix | Kind::Texture) {

@@ -81,29 +81,45 @@ pub(crate) fn start_op(b: &mut FunctionBuilder<'_>, leader: Option<Block>, fille
     *filled = false;
 }
 
-/// The end of a thread loop's step: `tid` advanced by `step` threads (the loop's thread index is now
-/// `t_next`), then on to `head`. In a one-dimensional CTA tid.x is the thread index; otherwise tid.x grows by
-/// `step` with carries into y and z (ntid.x is a multiple of `step`).
+/// The end of a thread loop's step: `to` set to the thread index `step` threads after `from`'s (the loop's
+/// thread index is now `t_next`), then on to `head`. In a one-dimensional CTA tid.x is the thread index;
+/// otherwise [`tid_carried`].
 pub(crate) fn advance_tid(
     b: &mut FunctionBuilder<'_>,
     ctx: Value,
-    tid: [Variable; 3],
+    (from, to): ([Variable; 3], [Variable; 3]),
     t_next: Value,
     step: i64,
     head: Block,
 ) {
+    let one_d = one_dimensional(b, ctx);
+    let (linear, carry) = (b.create_block(), b.create_block());
+    b.ins().brif(one_d, linear, &[], carry, &[]);
+    b.switch_to_block(linear);
+    b.def_var(to[0], t_next);
+    b.ins().jump(head, &[]);
+    b.switch_to_block(carry);
+    let next = tid_carried(b, ctx, from, step);
+    for (v, x) in to.into_iter().zip(next) {
+        b.def_var(v, x);
+    }
+    b.ins().jump(head, &[]);
+}
+
+/// Whether the CTA is one-dimensional (an `i8`).
+pub(crate) fn one_dimensional(b: &mut FunctionBuilder<'_>, ctx: Value) -> Value {
     let nty = b.ins().load(I32, ro(), ctx, cx::NTID + 4);
     let ntz = b.ins().load(I32, ro(), ctx, cx::NTID + 8);
     // Both are at least 1: their OR is 1 only when both are.
     let yz = b.ins().bor(nty, ntz);
-    let one_d = b.ins().icmp_imm_u(IntCC::Equal, yz, 1);
-    let (linear, carry) = (b.create_block(), b.create_block());
-    b.ins().brif(one_d, linear, &[], carry, &[]);
-    b.switch_to_block(linear);
-    b.def_var(tid[0], t_next);
-    b.ins().jump(head, &[]);
-    b.switch_to_block(carry);
+    b.ins().icmp_imm_u(IntCC::Equal, yz, 1)
+}
+
+/// The thread index `step` threads after `tid`'s: tid.x grows by `step` with carries into y and z (ntid.x is
+/// a multiple of `step`).
+pub(crate) fn tid_carried(b: &mut FunctionBuilder<'_>, ctx: Value, tid: [Variable; 3], step: i64) -> [Value; 3] {
     let ntx = b.ins().load(I32, ro(), ctx, cx::NTID);
+    let nty = b.ins().load(I32, ro(), ctx, cx::NTID + 4);
     let (x, y, z) = (b.use_var(tid[0]), b.use_var(tid[1]), b.use_var(tid[2]));
     let x1 = b.ins().iadd_imm_s(x, step);
     let wrap_x = b.ins().icmp(IntCC::Equal, x1, ntx);
@@ -115,10 +131,7 @@ pub(crate) fn advance_tid(
     let ny = b.ins().select(wrap_y, zero, y1);
     let z1 = b.ins().iadd_imm_s(z, 1);
     let nz = b.ins().select(wrap_y, z1, z);
-    b.def_var(tid[0], nx);
-    b.def_var(tid[1], ny);
-    b.def_var(tid[2], nz);
-    b.ins().jump(head, &[]);
+    [nx, ny, nz]
 }
 
 pub fn kernel_signature(cc: CallConv) -> Signature {
@@ -387,7 +400,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let t = self.b.use_var(self.t);
         let t1 = self.b.ins().iadd_imm_s(t, 1);
         self.b.def_var(self.t, t1);
-        advance_tid(&mut self.b, self.ctx, self.tid, t1, 1, head);
+        advance_tid(&mut self.b, self.ctx, (self.tid, self.tid), t1, 1, head);
 
         self.b.switch_to_block(exit);
         if self.plan.counted_barriers {

@@ -70,7 +70,7 @@ pub const WIDTH: u32 = 4;
 pub const GROUPS_AT_ONCE: usize = 4;
 
 /// The longest range a converted branch skips that gets a second, all-lanes version
-/// ([`Vector::all_lanes_range`]).
+/// ([`Vector::all_lanes_ops`]).
 const ALL_LANES_OPS: usize = 48;
 
 /// `fn(ctx, lo, hi) -> first thread not run`.
@@ -828,12 +828,7 @@ impl Deferred {
                 }
             }
         }
-        let tid = |i: usize| {
-            let op = &prog.ops[i];
-            let special = |s: &Src| matches!(s, Src::Special(SpecialReg::Tid, _));
-            [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().any(special)
-                || matches!(op.extra.as_deref(), Some(program::Extra::Srcs(v)) if v.iter().any(special))
-        };
+        let tid = |i: usize| crate::plan::operands(&prog.ops[i]).any(|s| matches!(s, Src::Special(SpecialReg::Tid, _)));
         let reads = |ops: &[bool]| (0..n).any(|i| ops[i] && tid(i));
         let first = reach(0);
         let reads_tid = std::iter::once(reads(&first.0)).chain(regions.iter().map(|(ops, _)| reads(ops))).collect();
@@ -1105,7 +1100,7 @@ struct Vector<'a, 'b> {
     pin_slot: Option<StackSlot>,
     /// Whole-CTA mode ([`translate`] with `whole_ctas`).
     cta: Option<Cta>,
-    /// A converted branch whose range has an all-lanes version ([`Vector::all_lanes_range`]): the block
+    /// A converted branch whose range has an all-lanes version ([`Vector::all_lanes_ops`]): the block
     /// deciding between the versions, filled after the branch; and, while that version is emitted, the branch.
     pending_all: Option<(usize, Block)>,
     all_lanes: Option<usize>,
@@ -1279,28 +1274,23 @@ impl<'a, 'b> Vector<'a, 'b> {
         Ok(out)
     }
 
-    /// Whether any lane of the masks (one per group) is set.
+    /// Whether any lane of the `i32x4` masks (one per group) is set (an `i8`).
     fn any_of(&mut self, masks: &[Value]) -> Value {
-        match *masks {
-            [m] => self.any_lane(m),
-            _ => {
-                let bits: Vec<Value> = masks.iter().map(|&m| self.lane_bits(m)).collect();
-                let all = bits[1..].iter().fold(bits[0], |a, &b| self.b.ins().bor(a, b));
-                self.b.ins().icmp_imm_s(IntCC::NotEqual, all, 0)
-            }
-        }
+        let bits = self.masks_bits(masks, |b, x, y| b.ins().bor(x, y));
+        self.b.ins().icmp_imm_s(IntCC::NotEqual, bits, 0)
     }
 
-    /// Whether every lane of the masks (one per group) is set.
+    /// Whether every lane of the `i32x4` masks (one per group) is set (an `i8`).
     fn all_of(&mut self, masks: &[Value]) -> Value {
-        match *masks {
-            [m] => self.all_lanes_set(m),
-            _ => {
-                let bits: Vec<Value> = masks.iter().map(|&m| self.lane_bits(m)).collect();
-                let all = bits[1..].iter().fold(bits[0], |a, &b| self.b.ins().band(a, b));
-                self.b.ins().icmp_imm_s(IntCC::Equal, all, 0xF)
-            }
-        }
+        let bits = self.masks_bits(masks, |b, x, y| b.ins().band(x, y));
+        self.b.ins().icmp_imm_s(IntCC::Equal, bits, 0xF)
+    }
+
+    /// The masks' lane bits ([`Vector::lane_bits`]) combined by `op`.
+    fn masks_bits(&mut self, masks: &[Value], op: impl Fn(&mut FunctionBuilder<'b>, Value, Value) -> Value) -> Value {
+        debug_assert!(masks.iter().all(|&m| self.b.func.dfg.value_type(m) == I32X4), "lane masks");
+        let bits: Vec<Value> = masks.iter().map(|&m| self.lane_bits(m)).collect();
+        bits[1..].iter().fold(bits[0], |a, &x| op(&mut self.b, a, x))
     }
 
     // ---------------------------------------------------------------- the group loop
@@ -1340,9 +1330,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             let zero = self.b.ins().iconst(I32, 0);
             self.b.def_var(resume, zero);
             self.b.def_var(reached, zero);
-            let nz = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 8);
-            let yz = self.b.ins().bor(nty, nz);
-            let one_d = self.b.ins().icmp_imm_s(IntCC::Equal, yz, 1);
+            let one_d = crate::translate::one_dimensional(&mut self.b, self.ctx);
             let cta = self.cta.as_mut().expect("whole-CTA mode");
             cta.one_d = Some(one_d);
             let (rest_idle, needs_tid) = (cta.rest_idle, cta.needs_tid);
@@ -1425,21 +1413,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         // one-dimensional CTA, tid.x is t. (Whole-CTA mode goes on from each site, `next_from_site`.)
         if self.cta.is_none() {
             self.b.switch_to_block(self.next);
-            let t = self.b.use_var(self.t);
-            let step = i64::from(self.step());
-            let t4 = self.b.ins().iadd_imm_s(t, step);
-            self.b.def_var(self.t, t4);
-            match self.alt.last().map(|a| a.tid) {
-                // Four threads after the bundle's last group.
-                Some(tid2) => {
-                    let next = self.tid_after(tid2);
-                    for (v, x) in self.tid.into_iter().zip(next) {
-                        self.b.def_var(v, x);
-                    }
-                    self.b.ins().jump(head, &[]);
-                }
-                None => crate::translate::advance_tid(&mut self.b, self.ctx, self.tid, t4, i64::from(WIDTH), head),
-            }
+            self.move_to_next_group(head);
         }
 
         self.filled = true;
@@ -1596,13 +1570,28 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, hi64)
     }
 
+    /// From the current block: `t` and `tid` moved on to the next group (or bundle), then on to `head`. In
+    /// whole-CTA mode, passes whose region reads no `%tid` leave it.
+    fn move_to_next_group(&mut self, head: Block) {
+        let t = self.b.use_var(self.t);
+        let step = i64::from(self.step());
+        let next = self.b.ins().iadd_imm_s(t, step);
+        self.b.def_var(self.t, next);
+        if let Some(needs_tid) = self.cta.as_ref().map(|c| c.needs_tid) {
+            let needs = self.b.use_var(needs_tid);
+            let advance = self.b.create_block();
+            self.b.ins().brif(needs, advance, &[], head, &[]);
+            self.b.switch_to_block(advance);
+        }
+        // Four threads after the group's (or the bundle's last group's).
+        let from = self.alt.last().map_or(self.tid, |a| a.tid);
+        crate::translate::advance_tid(&mut self.b, self.ctx, (from, self.tid), next, i64::from(WIDTH), head);
+    }
+
     /// The thread index four threads after `tid`'s: tid.x grows by 4 (ntid.x is a multiple of 4), carrying
     /// into y and z in a CTA of more than one dimension.
     fn tid_after(&mut self, tid: [Variable; 3]) -> [Value; 3] {
-        let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
-        let ntz = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 8);
-        let yz = self.b.ins().bor(nty, ntz);
-        let one_d = self.b.ins().icmp_imm_s(IntCC::Equal, yz, 1);
+        let one_d = crate::translate::one_dimensional(&mut self.b, self.ctx);
         let (general, join) = (self.b.create_block(), self.b.create_block());
         for _ in 0..3 {
             self.b.append_block_param(join, I32);
@@ -1611,16 +1600,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         let x4 = self.b.ins().iadd_imm_s(x, i64::from(WIDTH));
         self.b.ins().brif(one_d, join, &[x4.into(), y.into(), z.into()], general, &[]);
         self.b.switch_to_block(general);
-        let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
-        let wrap_x = self.b.ins().icmp(IntCC::Equal, x4, ntx);
-        let zero = self.b.ins().iconst(I32, 0);
-        let nx = self.b.ins().select(wrap_x, zero, x4);
-        let y1 = self.b.ins().iadd_imm_s(y, 1);
-        let y1 = self.b.ins().select(wrap_x, y1, y);
-        let wrap_y = self.b.ins().icmp(IntCC::Equal, y1, nty);
-        let ny = self.b.ins().select(wrap_y, zero, y1);
-        let z1 = self.b.ins().iadd_imm_s(z, 1);
-        let nz = self.b.ins().select(wrap_y, z1, z);
+        let [nx, ny, nz] = crate::translate::tid_carried(&mut self.b, self.ctx, tid, i64::from(WIDTH));
         self.b.ins().jump(join, &[nx.into(), ny.into(), nz.into()]);
         self.b.switch_to_block(join);
         let p = self.b.block_params(join);
@@ -1633,21 +1613,14 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// resume point against each (at most three) replaces the jump table (`dispatch`, still the fallback).
     fn next_from_site(&mut self, site: usize, pass_end: Block, dispatch: Block) {
         let c = self.cta.as_ref().expect("whole-CTA mode");
-        let (rest_idle, needs_tid, resume) = (c.rest_idle, c.needs_tid, c.resume);
+        let (rest_idle, resume) = (c.rest_idle, c.resume);
         self.b.switch_to_block(self.site_next[site]);
         let idle = self.b.use_var(rest_idle);
         let go_on = self.b.create_block();
         self.b.ins().brif(idle, pass_end, &[], go_on, &[]);
         self.b.switch_to_block(go_on);
-        let t = self.b.use_var(self.t);
-        let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH));
-        self.b.def_var(self.t, t4);
         let head = self.b.create_block();
-        let needs = self.b.use_var(needs_tid);
-        let advance = self.b.create_block();
-        self.b.ins().brif(needs, advance, &[], head, &[]);
-        self.b.switch_to_block(advance);
-        crate::translate::advance_tid(&mut self.b, self.ctx, self.tid, t4, i64::from(WIDTH), head);
+        self.move_to_next_group(head);
         self.b.switch_to_block(head);
         let done = self.group_head();
         let mut test = self.b.create_block();
@@ -1959,24 +1932,6 @@ impl<'a, 'b> Vector<'a, 'b> {
             }
         }
         self.b.ins().vhigh_bits(I32, m)
-    }
-
-    /// Whether any lane of a mask is set (an `i8`).
-    fn any_lane(&mut self, m: Value) -> Value {
-        if self.b.func.dfg.value_type(m) != I32X4 {
-            return self.b.ins().vany_true(m);
-        }
-        let bits = self.lane_bits(m);
-        self.b.ins().icmp_imm_s(IntCC::NotEqual, bits, 0)
-    }
-
-    /// Whether every lane of a mask is set (an `i8`).
-    fn all_lanes_set(&mut self, m: Value) -> Value {
-        if self.b.func.dfg.value_type(m) != I32X4 {
-            return self.b.ins().vall_true(m);
-        }
-        let bits = self.lane_bits(m);
-        self.b.ins().icmp_imm_s(IntCC::Equal, bits, 0xF)
     }
 
     fn cast(&mut self, ty: Type, v: Value) -> Value {
@@ -3500,7 +3455,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         // Every lane active: computed once per mask. A branch on the test itself would have Cranelift repeat
         // it at every access's branch; a branch on this `band` reads one register.
         let active = self.guard.map(|g| {
-            let all = self.all_lanes_set(g);
+            let all = self.all_of(&[g]);
             self.b.ins().band_imm_u(all, 1)
         });
         match (consecutive, active) {
