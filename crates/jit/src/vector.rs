@@ -1059,9 +1059,12 @@ struct Vector<'a, 'b> {
     prog: &'a Program,
     regs: Vec<Reg>,
     preds: Vec<Variable>,
-    /// The group's first thread and its `tid` (scalar `i32`s).
+    /// The group's first thread and its `tid` (scalar `i32`s), and its state words (`group_state`).
     t: Variable,
     tid: [Variable; 3],
+    gs: Variable,
+    /// Bytes of a group's state words (`CtaCtx::group_bytes`, known here).
+    group_bytes: i64,
     ctx: Value,
     hi: Value,
     blocks: HashMap<usize, Block>,
@@ -1127,6 +1130,7 @@ struct Copy {
     if_masks: HashMap<usize, Variable>,
     t: Variable,
     tid: [Variable; 3],
+    gs: Variable,
 }
 
 /// Whole-CTA mode: every thread of the CTA takes the same path outside the ranges run as masks (uniform
@@ -1184,8 +1188,9 @@ impl<'a, 'b> Vector<'a, 'b> {
             if_masks: (0..prog.ops.len()).filter(|&i| ifs.converted(i)).map(|i| (i, b.declare_var(I32X4))).collect(),
             t: b.declare_var(I32),
             tid: [b.declare_var(I32), b.declare_var(I32), b.declare_var(I32)],
+            gs: b.declare_var(I64),
         };
-        let Copy { regs, preds, if_masks, t, tid } = copy(&mut b);
+        let Copy { regs, preds, if_masks, t, tid, gs } = copy(&mut b);
         let alt = if bundles { (1..GROUPS_AT_ONCE).map(|_| copy(&mut b)).collect() } else { Vec::new() };
         let cta = uniform.map(|uniform| Cta {
             idle_ends: idle_ends(prog, plan, &ifs, &uniform),
@@ -1217,6 +1222,8 @@ impl<'a, 'b> Vector<'a, 'b> {
             preds,
             t,
             tid,
+            gs,
+            group_bytes: (plan.state_words() * thread::WORD) as i64,
             ctx,
             hi,
             blocks: HashMap::new(),
@@ -1260,6 +1267,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         std::mem::swap(&mut self.if_masks, &mut alt.if_masks);
         std::mem::swap(&mut self.t, &mut alt.t);
         std::mem::swap(&mut self.tid, &mut alt.tid);
+        std::mem::swap(&mut self.gs, &mut alt.gs);
     }
 
     /// Runs `f` for the group, then (in a bundle) for each other group with its variables swapped in.
@@ -1313,7 +1321,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 self.loop_bodies.insert(head, (i, body));
             }
         }
-        self.b.def_var(self.t, lo);
+        self.set_t(lo);
         let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
         let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
         let x = self.b.ins().urem(lo, ntx);
@@ -1349,7 +1357,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 self.b.ins().iconst(I32, 1)
             };
             self.b.def_var(needs_tid, needs);
-            self.b.def_var(self.t, lo);
+            self.set_t(lo);
             self.b.def_var(self.tid[0], x);
             self.b.def_var(self.tid[1], y);
             self.b.def_var(self.tid[2], z);
@@ -1467,13 +1475,25 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// The group's state words (`abi::thread`): word `k` of lane `l` at `group + k * WORD + l * 8`, so one
     /// word of the four lanes is one 32-byte vector.
     fn group_state(&mut self) -> Value {
+        self.b.use_var(self.gs)
+    }
+
+    /// Sets the group's first thread, and its state words' address: kept from group to group (one add)
+    /// rather than computed at each access from `t`.
+    fn set_t(&mut self, t: Value) {
+        self.b.def_var(self.t, t);
         let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
-        let group_bytes = self.b.ins().load(I64, ro(), self.ctx, cx::GROUP_BYTES);
-        let t = self.b.use_var(self.t);
         let t = self.b.ins().uextend(I64, t);
         let g = self.b.ins().ushr_imm_s(t, i64::from(thread::LANES.trailing_zeros()));
-        let off = self.b.ins().imul(g, group_bytes);
-        self.b.ins().iadd(threads, off)
+        let off = self.b.ins().imul_imm_s(g, self.group_bytes);
+        let gs = self.b.ins().iadd(threads, off);
+        self.b.def_var(self.gs, gs);
+    }
+
+    /// The state words `groups` groups after the current group's.
+    fn state_after(&mut self, groups: i64) -> Value {
+        let gs = self.b.use_var(self.gs);
+        self.b.ins().iadd_imm_s(gs, self.group_bytes * groups)
     }
 
     /// Loads word `off` of the four lanes: lanes 0-1 and 2-3.
@@ -1553,10 +1573,14 @@ impl<'a, 'b> Vector<'a, 'b> {
         });
         let t = self.b.use_var(self.t);
         let mut prev = self.tid;
-        for (k, (t2, tid2)) in self.alt.iter().map(|a| (a.t, a.tid)).collect::<Vec<_>>().into_iter().enumerate() {
+        for (k, (t2, tid2, gs2)) in
+            self.alt.iter().map(|a| (a.t, a.tid, a.gs)).collect::<Vec<_>>().into_iter().enumerate()
+        {
             // The next group of the bundle: four threads on.
             let t4 = self.b.ins().iadd_imm_s(t, i64::from(WIDTH) * (k as i64 + 1));
             self.b.def_var(t2, t4);
+            let gs = self.state_after(k as i64 + 1);
+            self.b.def_var(gs2, gs);
             let next = self.tid_after(prev);
             for (v, x) in tid2.into_iter().zip(next) {
                 self.b.def_var(v, x);
@@ -1577,6 +1601,8 @@ impl<'a, 'b> Vector<'a, 'b> {
         let step = i64::from(self.step());
         let next = self.b.ins().iadd_imm_s(t, step);
         self.b.def_var(self.t, next);
+        let gs = self.state_after(step / i64::from(WIDTH));
+        self.b.def_var(self.gs, gs);
         if let Some(needs_tid) = self.cta.as_ref().map(|c| c.needs_tid) {
             let needs = self.b.use_var(needs_tid);
             let advance = self.b.create_block();
