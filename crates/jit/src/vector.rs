@@ -69,6 +69,10 @@ pub const WIDTH: u32 = 4;
 /// Groups a bundle runs at once (kernels without yield points; [`Copy`]).
 pub const GROUPS_AT_ONCE: usize = 4;
 
+/// A chain of multiply-adds is pinned in place every this many links ([`Vector::pin`]): matmul_tiled16 on
+/// one worker 28.4 ms with every link, 25.3–25.9 ms with every fourth (every eighth: 28.4 ms).
+const FMA_LINKS_PER_PIN: u8 = 4;
+
 /// The longest range a converted branch skips that gets a second, all-lanes version
 /// ([`Vector::all_lanes_ops`]).
 const ALL_LANES_OPS: usize = 48;
@@ -1101,6 +1105,8 @@ struct Vector<'a, 'b> {
     scratch: Option<StackSlot>,
     /// Stack slot that [`Vector::pin`] stores to.
     pin_slot: Option<StackSlot>,
+    /// Multiply-adds of a chain not pinned ([`Vector::pin`]): how many links since the last pin.
+    unpinned: HashMap<Value, u8>,
     /// Whole-CTA mode ([`translate`] with `whole_ctas`).
     cta: Option<Cta>,
     /// A converted branch whose range has an all-lanes version ([`Vector::all_lanes_ops`]): the block
@@ -1244,6 +1250,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             cur: 0,
             scratch: None,
             pin_slot: None,
+            unpinned: HashMap::new(),
             cta,
             pending_all: None,
             all_lanes: None,
@@ -3090,7 +3097,8 @@ impl<'a, 'b> Vector<'a, 'b> {
                 Kind::Div => self.b.ins().fdiv(v[0], v[1]),
                 Kind::Fma | Kind::Mad => {
                     let r = self.b.ins().fma(v[0], v[1], v[2]);
-                    // Only chains need it (an addend that is itself a multiply-add); saxpy's one does not.
+                    // Only chains need it (an addend that is itself a multiply-add; saxpy's one is not),
+                    // and only every few links.
                     let chained = self
                         .b
                         .func
@@ -3099,7 +3107,12 @@ impl<'a, 'b> Vector<'a, 'b> {
                         .inst()
                         .is_some_and(|i| self.b.func.dfg.insts[i].opcode() == Opcode::Fma);
                     if chained {
-                        self.pin(r);
+                        let links = self.unpinned.get(&v[2]).map_or(1, |n| n + 1);
+                        if links >= FMA_LINKS_PER_PIN {
+                            self.pin(r);
+                        } else {
+                            self.unpinned.insert(r, links);
+                        }
                     }
                     r
                 }
@@ -3138,7 +3151,9 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// barrier's home store uses would all come after the chain's loads, every loaded operand live at once
     /// and spilled (`matmul_tiled16`'s unrolled tile product). A store of each result to a stack slot is such
     /// a use: one store where the spills were many (matmul_tiled16 on one worker: 63 ms → 40 ms). Other
-    /// float ops showed no such effect (stencil_1d's sum of seven loads).
+    /// float ops showed no such effect (stencil_1d's sum of seven loads). A pin every
+    /// [`FMA_LINKS_PER_PIN`] links keeps as few loads live (those of the links in between, placed before
+    /// the pinned one), with fewer stores.
     fn pin(&mut self, v: Value) {
         let slot = *self.pin_slot.get_or_insert_with(|| {
             self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4))
