@@ -1036,7 +1036,18 @@ enum Addr {
     /// with the offset (computed as a scalar: what a vector access uses, without widening and adding whole
     /// vectors first). The offset stays out of the vectors: accesses at several offsets from one register
     /// (`stencil_1d`'s seven) share them, where a vector per offset would each live across the group loop.
-    Lanes(Value, Value, Option<Stride>, Value, i64),
+    /// A shared-memory offset in a 32-bit register also keeps its `i32x4` offsets and the shared base
+    /// (`Narrow`): one lane's address is then an extract and an add, where from the 64-bit vectors it takes
+    /// widening, adding and extracting a 64-bit lane.
+    Lanes(Value, Value, Option<Stride>, Value, i64, Option<Narrow>),
+}
+
+/// A 32-bit register's four shared-memory offsets (`i32x4`) and the base they are added to (`i64`, the
+/// access's constant offset included).
+#[derive(Clone, Copy)]
+struct Narrow {
+    offsets: Value,
+    base: Value,
 }
 
 /// How a load or store is made: one vector access, one access per lane, or either by a run-time test (an
@@ -3368,6 +3379,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                     let v = self.read(s, Dom::D)?;
                     let (l, h) = self.as_d(v, false);
                     let base = self.b.ins().iadd_imm_s(sh, off);
+                    let sh_off = base;
                     let a0 = match (*s, v) {
                         (Src::Reg(r), _) if matches!(self.regs[r as usize], Reg::W(_)) => {
                             let w = self.read(s, Dom::W)?;
@@ -3392,7 +3404,14 @@ impl<'a, 'b> Vector<'a, 'b> {
                         }
                         (_, k) => k,
                     };
-                    Addr::Lanes(self.b.ins().iadd(l, sh), self.b.ins().iadd(h, sh), k, a0, off)
+                    let narrow = match *s {
+                        Src::Reg(r) if matches!(self.regs[r as usize], Reg::W(_)) => match self.read(s, Dom::W)? {
+                            V::W(w) => Some(Narrow { offsets: w, base: sh_off }),
+                            V::D(..) => None,
+                        },
+                        _ => None,
+                    };
+                    Addr::Lanes(self.b.ins().iadd(l, sh), self.b.ins().iadd(h, sh), k, a0, off, narrow)
                 }
             });
         }
@@ -3404,7 +3423,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             Src::Sym(SymAddr::Frame(o), extra) => {
                 let (l, h) = self.frames(o as i64 + extra + off);
                 let a0 = self.b.ins().extractlane(l, 0);
-                Addr::Lanes(l, h, None, a0, 0)
+                Addr::Lanes(l, h, None, a0, 0, None)
             }
             Src::Sym(sym, extra) => Addr::Uniform(self.symbol(sym, extra + off)?),
             Src::Imm(a) => Addr::Uniform(self.b.ins().iconst(I64, a.wrapping_add(off as u64) as i64)),
@@ -3421,7 +3440,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 // is spilled (reduce_tree 5.5 -> 6.1 ms), so the vector form is kept there.
                 let a0 = if self.cta.is_none() { self.lane_of(l, 0, 4) } else { self.b.ins().extractlane(l, 0) };
                 let a0 = self.b.ins().iadd_imm_s(a0, off);
-                Addr::Lanes(l, h, k, a0, off)
+                Addr::Lanes(l, h, k, a0, off, None)
             }
         })
     }
@@ -3455,8 +3474,13 @@ impl<'a, 'b> Vector<'a, 'b> {
     fn lane_addr(&mut self, a: Addr, i: u8, off: i64) -> Value {
         let (v, off) = match a {
             Addr::Uniform(v) => (v, off),
-            Addr::Lanes(_, _, _, a0, _) if i == 0 => (a0, off),
-            Addr::Lanes(l, h, _, _, o) => (self.lane(V::D(l, h), i), off + o),
+            Addr::Lanes(_, _, _, a0, ..) if i == 0 => (a0, off),
+            Addr::Lanes(.., Some(Narrow { offsets, base })) => {
+                let x = self.b.ins().extractlane(offsets, i);
+                let x = self.b.ins().uextend(I64, x);
+                (self.b.ins().iadd(base, x), off)
+            }
+            Addr::Lanes(l, h, _, _, o, None) => (self.lane(V::D(l, h), i), off + o),
         };
         if off == 0 {
             v
@@ -3473,13 +3497,13 @@ impl<'a, 'b> Vector<'a, 'b> {
             // Consecutive by construction.
             Addr::Lanes(_, _, Some(Stride { widened: 0, .. }), ..) => None,
             // Unless a widened term wrapped around between lanes 0 and 3.
-            Addr::Lanes(_, h, Some(_), a0, off) => {
+            Addr::Lanes(_, h, Some(_), a0, off, _) => {
                 let a3 = self.b.ins().extractlane(h, 1);
                 let a3 = self.b.ins().iadd_imm_s(a3, off);
                 let d = self.b.ins().isub(a3, a0);
                 Some(self.b.ins().icmp_imm_u(IntCC::Equal, d, 3 * i64::from(size)))
             }
-            Addr::Lanes(l, h, None, a0, off) => {
+            Addr::Lanes(l, h, None, a0, off, _) => {
                 let raw = self.b.ins().iadd_imm_s(a0, -off);
                 let base = self.b.ins().splat(I64X2, raw);
                 let s = u64::from(size);
@@ -3550,8 +3574,10 @@ impl<'a, 'b> Vector<'a, 'b> {
             return;
         }
         let mut vs = Vec::new();
-        if let Addr::Lanes(l, h, ..) = addr {
-            vs.extend([l, h]);
+        match addr {
+            Addr::Lanes(.., Some(Narrow { offsets, .. })) => vs.push(offsets),
+            Addr::Lanes(l, h, ..) => vs.extend([l, h]),
+            Addr::Uniform(_) => {}
         }
         match value {
             Some(V::W(w)) => vs.push(w),
@@ -3684,7 +3710,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 path,
                 |me| {
                     let v = match addr {
-                        Addr::Lanes(_, _, _, a0, _) if narrow => {
+                        Addr::Lanes(_, _, _, a0, ..) if narrow => {
                             let (st, vt, parts) = if elem == 1 { (I32, I32X4, 2) } else { (I64, I64X2, 1) };
                             let x = me.b.ins().load(st, flags, a0, off as i32);
                             let x = me.b.ins().scalar_to_vector(vt, x);
@@ -3706,12 +3732,12 @@ impl<'a, 'b> Vector<'a, 'b> {
                                 me.splat_scalar(s, dd)
                             }
                         }
-                        Addr::Lanes(_, _, _, a0, _) if ty == Ty::F32 && dd == Dom::W => {
+                        Addr::Lanes(_, _, _, a0, ..) if ty == Ty::F32 && dd == Dom::W => {
                             // Loaded as floats: a float op can take the load as its memory operand.
                             let f = me.b.ins().load(F32X4, flags, a0, off as i32);
                             V::W(me.cast(I32X4, f))
                         }
-                        Addr::Lanes(_, _, _, a0, _) => {
+                        Addr::Lanes(_, _, _, a0, ..) => {
                             if elem == 4 {
                                 let w = me.b.ins().load(I32X4, flags, a0, off as i32);
                                 match dd {
@@ -3761,7 +3787,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                         })
                     };
                     // Unless the lanes are known to differ.
-                    let (Addr::Lanes(l, h, None, a0, _), None) = (addr, me.guard) else { return each(me) };
+                    let (Addr::Lanes(l, h, None, a0, ..), None) = (addr, me.guard) else { return each(me) };
                     // Every lane at one address (an index uniform in the group, as a tile's row): one load.
                     let l0 = me.b.ins().extractlane(l, 0);
                     let s = me.b.ins().splat(I64X2, l0);
@@ -3817,7 +3843,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             self.two_ways(
                 path,
                 |me| {
-                    let Addr::Lanes(_, _, _, a0, _) = addr else { return Err("a uniform vector store".into()) };
+                    let Addr::Lanes(_, _, _, a0, ..) = addr else { return Err("a uniform vector store".into()) };
                     let fl = MemFlagsData::new();
                     match v {
                         V::W(w) => {
