@@ -1121,8 +1121,10 @@ struct Vector<'a, 'b> {
     /// Whole-CTA mode ([`translate`] with `whole_ctas`).
     cta: Option<Cta>,
     /// A converted branch whose range has an all-lanes version ([`Vector::all_lanes_ops`]): the block
-    /// deciding between the versions, filled after the branch; and, while that version is emitted, the branch.
-    pending_all: Option<(usize, Block)>,
+    /// deciding between the versions, filled after the branch, and the masks of the groups' lanes that run
+    /// the range (as the branch computed them: their lane bits are the branch's); and, while that version is
+    /// emitted, the branch.
+    pending_all: Option<(usize, Block, Vec<Value>)>,
     all_lanes: Option<usize>,
     /// By register slot: whether any op reads it.
     read_anywhere: Vec<bool>,
@@ -1462,7 +1464,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 if self.all_lanes_ops(latch).is_some() {
                     // Each round: the body without masks while every lane loops, else the masked body.
                     let masked = self.b.create_block();
-                    self.emit_all_lanes(latch, masked, plan)?;
+                    self.emit_all_lanes(latch, masked, plan, None)?;
                     self.b.switch_to_block(masked);
                     self.filled = false;
                 }
@@ -1476,10 +1478,10 @@ impl<'a, 'b> Vector<'a, 'b> {
             if plan.eager[i] && !self.filled {
                 self.store_eagerly(i, plan);
             }
-            if let Some((branch, decide)) = self.pending_all.take() {
+            if let Some((branch, decide, runs)) = self.pending_all.take() {
                 self.b.switch_to_block(decide);
                 let masked = self.block(branch + 1)?;
-                self.emit_all_lanes(branch, masked, plan)?;
+                self.emit_all_lanes(branch, masked, plan, Some(runs))?;
             }
         }
         if !self.filled {
@@ -2455,7 +2457,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                 let mut range = self.block(i + 1)?;
                 if self.all_lanes_ops(i).is_some() {
                     let decide = self.b.create_block();
-                    self.pending_all = Some((i, decide));
+                    self.pending_all = Some((i, decide, runs.clone()));
                     range = decide;
                 }
                 let target = match (op.target as usize).checked_sub(1).filter(|&j| self.ifs.else_of[j] == Some(i)) {
@@ -2587,9 +2589,12 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// In the current block, where the lanes of converted branch `branch`'s mask run its range: groups
     /// whose lanes all do take a version of the range without masks (emitted here), the others `masked`.
     /// The unmasked version goes on where the range ends (for a loop's body, at its latch).
-    fn emit_all_lanes(&mut self, branch: usize, masked: Block, plan: &Plan) -> R {
+    fn emit_all_lanes(&mut self, branch: usize, masked: Block, plan: &Plan, runs: Option<Vec<Value>>) -> R {
         let (start, end) = self.all_lanes_ops(branch).ok_or("not an all-lanes range")?;
-        let runs = self.each_copy(|me| Ok(me.b.use_var(me.if_masks[&branch])))?;
+        let runs = match runs {
+            Some(r) => r,
+            None => self.each_copy(|me| Ok(me.b.use_var(me.if_masks[&branch])))?,
+        };
         let all = self.all_of(&runs);
         let fast = self.b.create_block();
         self.b.ins().brif(all, fast, &[], masked, &[]);
