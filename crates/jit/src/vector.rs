@@ -1745,12 +1745,10 @@ impl<'a, 'b> Vector<'a, 'b> {
             if self.cta_uniform(v) {
                 // Never written under a mask: such writes make a register vary (`uniform.rs`).
                 debug_assert!(mask.is_none(), "a uniform register written in a masked range");
-                // Lane 0 into the CTA's one home (a predicate as 0 / all ones, a 32-bit value zero-extended).
+                // Lane 0 into the CTA's one home (a predicate as 0 / all ones; a 32-bit value as its low 32 bits,
+                // all that `load_uniform_homes` reads back).
                 let x = match (w, self.regs.get(v)) {
-                    (Some(w), _) => {
-                        let l = self.b.ins().extractlane(w, 0);
-                        self.b.ins().uextend(I64, l)
-                    }
+                    (Some(w), _) => self.b.ins().extractlane(w, 0),
                     (None, Some(&Reg::D(lv, _))) => {
                         let l = self.b.use_var(lv);
                         self.b.ins().extractlane(l, 0)
@@ -1817,11 +1815,13 @@ impl<'a, 'b> Vector<'a, 'b> {
         let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
         for v in vars {
             let off = plan.home_offset(v).expect("live registers have homes");
-            let x = self.b.ins().load(I64, MemFlagsData::trusted(), threads, off);
+            let fl = MemFlagsData::trusted();
             let val = if self.cta_w(v) {
-                let w = self.b.ins().ireduce(I32, x);
+                // Its low 32 bits: all that `store_home` writes of a 32-bit register or a predicate.
+                let w = self.b.ins().load(I32, fl, threads, off);
                 V::W(self.b.ins().splat(I32X4, w))
             } else {
+                let x = self.b.ins().load(I64, fl, threads, off);
                 let d = self.b.ins().splat(I64X2, x);
                 V::D(d, d)
             };
