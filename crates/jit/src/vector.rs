@@ -1118,6 +1118,9 @@ struct Vector<'a, 'b> {
     pin_slot: Option<StackSlot>,
     /// Multiply-adds of a chain not pinned ([`Vector::pin`]): how many links since the last pin.
     unpinned: HashMap<Value, u8>,
+    /// Uniform loads already made by an earlier op's 16-byte load ([`Vector::quad_partners`]): by op, the
+    /// vector and the lane that holds the op's value.
+    quads: HashMap<usize, (Value, u8)>,
     /// Whole-CTA mode ([`translate`] with `whole_ctas`).
     cta: Option<Cta>,
     /// A converted branch whose range has an all-lanes version ([`Vector::all_lanes_ops`]): the block
@@ -1264,6 +1267,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             scratch: None,
             pin_slot: None,
             unpinned: HashMap::new(),
+            quads: HashMap::new(),
             cta,
             pending_all: None,
             all_lanes: None,
@@ -3594,6 +3598,88 @@ impl<'a, 'b> Vector<'a, 'b> {
         }
     }
 
+    /// A uniform 32-bit load (the current op's, from `a`) as a lane of a 16-byte load that serves it and the
+    /// three loads at the next offsets ([`Vector::quad_partners`]), broadcast: one load and four shuffles
+    /// where each would be a load and a broadcast (matmul_tiled16's row of the `A` tile). `None` where no
+    /// such load serves it.
+    fn quad_lane(&mut self, a: Value, flags: MemFlagsData, ty: Ty) -> Option<Value> {
+        let (v, k) = match self.quads.remove(&self.cur) {
+            Some(q) => q,
+            None => {
+                let partners = self.quad_partners(self.cur)?;
+                let v = self.b.ins().load(if ty == Ty::F32 { F32X4 } else { I32X4 }, flags, a, 0);
+                for (k, j) in partners.into_iter().enumerate() {
+                    self.quads.insert(j, (v, k as u8 + 1));
+                }
+                (v, 0)
+            }
+        };
+        let ty = self.b.func.dfg.value_type(v);
+        let bytes = self.cast(I8X16, v);
+        let mask: Vec<u8> = (0..4).flat_map(|_| (0..4).map(move |b| 4 * k + b)).collect();
+        let imm = self.b.func.dfg.immediates.push(ConstantData::from(&mask[..]));
+        let x = self.b.ins().shuffle(bytes, bytes, imm);
+        Some(self.cast(ty, x))
+    }
+
+    /// For uniform load `i` (32 bits, one destination, unguarded, outside ranges run as masks): the loads
+    /// from the same base at offsets 4, 8 and 12 further on, where all three follow in its basic block
+    /// with no write to memory or to the base between. The four then read the 16 bytes that one load reads,
+    /// at the first one's place: no store can come between, and a fault reads as the first one's.
+    fn quad_partners(&self, i: usize) -> Option<[usize; 3]> {
+        let ops = &self.prog.ops;
+        let op = &ops[i];
+        let like = |o: &Op| {
+            o.kind == Kind::Ld
+                && o.m.space == op.m.space
+                && o.mem.base == op.mem.base
+                && o.ty.bytes() == 4
+                && o.ty == op.ty
+                && o.extra.is_none()
+                && o.guard.is_none()
+                && matches!(o.dst, Dst::Reg(..))
+                && self.dst_dom(o.dst) == Dom::W
+        };
+        // (Not in bundles: each group's ops would share the one map.)
+        if !self.alt.is_empty() || self.all_lanes.is_some() || self.ifs.inside[i].is_some() || !like(op) {
+            return None;
+        }
+        let base = match op.mem.base {
+            Src::Reg(r) => Some(r as usize),
+            _ => None,
+        };
+        let writes_base = |o: &Op| {
+            let mut w = false;
+            crate::plan::for_each_def(self.prog, o, |v| w |= Some(v) == base);
+            w
+        };
+        if writes_base(op) {
+            return None;
+        }
+        let mut found = [None; 3];
+        for j in i + 1..ops.len().min(i + 64) {
+            let o = &ops[j];
+            let ends_block = self.blocks.contains_key(&j)
+                || self.yield_at.contains_key(&j)
+                || self.ifs.inside[j].is_some()
+                || writes_memory(o)
+                || matches!(o.kind, Kind::Bra | Kind::Brx | Kind::Ret | Kind::Exit | Kind::Trap | Kind::Call);
+            if ends_block {
+                break;
+            }
+            if like(o) {
+                let d = o.mem.offset.wrapping_sub(op.mem.offset);
+                if (4..=12).contains(&d) && d % 4 == 0 && found[(d / 4 - 1) as usize].is_none() {
+                    found[(d / 4 - 1) as usize] = Some(j);
+                }
+            }
+            if writes_base(o) || found.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        Some([found[0]?, found[1]?, found[2]?])
+    }
+
     /// Runs `each(lane)` for every lane (or, under a guard, every active lane), in lane order.
     fn per_lane(&mut self, mut each: impl FnMut(&mut Self, u8) -> R) -> R {
         for i in 0..WIDTH as u8 {
@@ -3727,7 +3813,12 @@ impl<'a, 'b> Vector<'a, 'b> {
                         }
                         Addr::Uniform(a) => {
                             let a = if off == 0 { a } else { me.b.ins().iadd_imm_s(a, off) };
-                            if ty == Ty::F32 && dd == Dom::W {
+                            let quad = (dsts.len() == 1 && dd == Dom::W && me.guard.is_none())
+                                .then(|| me.quad_lane(a, flags, ty))
+                                .flatten();
+                            if let Some(x) = quad {
+                                V::W(me.cast(I32X4, x))
+                            } else if ty == Ty::F32 && dd == Dom::W {
                                 // Loaded as a float: a float op reads it as a broadcast from memory.
                                 let f = me.b.ins().load(F32, flags, a, 0);
                                 let f = me.b.ins().splat(F32X4, f);

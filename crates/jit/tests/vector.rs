@@ -883,3 +883,77 @@ fn bundles_of_groups_agree_with_the_emulator_where_any_group_diverges() {
         });
     }
 }
+
+/// Uniform loads of a CTA's row of a table: four at consecutive offsets (served by one 16-byte load), four
+/// with a store into the row between them (the loads after it must see it), four whose base register moves
+/// after the first.
+const UNIFORM_RUNS: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry runs(.param .u64 out, .param .u64 table, .param .u32 n)
+{
+	.reg .b32 %r<24>;
+	.reg .b64 %rd<8>;
+	.reg .pred %p<2>;
+	.reg .f32 %f<8>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u64 %rd2, [table];
+	ld.param.u32 %r1, [n];
+	mov.u32 %r2, %ctaid.x;
+	mov.u32 %r3, %ntid.x;
+	mov.u32 %r4, %tid.x;
+	mad.lo.s32 %r5, %r2, %r3, %r4;
+	setp.ge.s32 %p1, %r5, %r1;
+	@%p1 bra DONE;
+	mul.wide.u32 %rd3, %r2, 64;
+	add.s64 %rd4, %rd2, %rd3;
+	ld.global.f32 %f1, [%rd4];
+	ld.global.f32 %f2, [%rd4+4];
+	ld.global.f32 %f3, [%rd4+8];
+	ld.global.f32 %f4, [%rd4+12];
+	ld.global.u32 %r6, [%rd4+16];
+	ld.global.u32 %r7, [%rd4+20];
+	st.global.u32 [%rd4+24], %r6;
+	ld.global.u32 %r8, [%rd4+24];
+	ld.global.u32 %r9, [%rd4+28];
+	ld.global.u32 %r10, [%rd4+32];
+	add.s64 %rd4, %rd4, 8;
+	ld.global.u32 %r11, [%rd4+36];
+	ld.global.u32 %r12, [%rd4+40];
+	ld.global.u32 %r13, [%rd4+44];
+	add.f32 %f5, %f1, %f2;
+	add.f32 %f6, %f5, %f3;
+	add.f32 %f7, %f6, %f4;
+	mov.b32 %r14, %f7;
+	mad.lo.s32 %r15, %r14, 31, %r6;
+	mad.lo.s32 %r15, %r15, 31, %r7;
+	mad.lo.s32 %r15, %r15, 31, %r8;
+	mad.lo.s32 %r15, %r15, 31, %r9;
+	mad.lo.s32 %r15, %r15, 31, %r10;
+	mad.lo.s32 %r15, %r15, 31, %r11;
+	mad.lo.s32 %r15, %r15, 31, %r12;
+	mad.lo.s32 %r15, %r15, 31, %r13;
+	mul.wide.s32 %rd5, %r5, 4;
+	add.s64 %rd6, %rd1, %rd5;
+	st.global.u32 [%rd6], %r15;
+DONE:
+	ret;
+}
+"#;
+
+#[test]
+fn runs_of_uniform_loads_agree_with_the_emulator() {
+    assert_eq!(vectorized(UNIFORM_RUNS, "runs"), Ok(()));
+    for (n, block) in SHAPES {
+        let grid = n.div_ceil(block);
+        agree(UNIFORM_RUNS, "runs", grid, block, || {
+            vec![
+                Arg::Buf(vec![0xAB; n as usize * 4]),
+                // Finite floats (a NaN's payload would differ from the emulator's in the integer mix).
+                Arg::Buf((0..grid * 16 + 12).flat_map(|i| (i as f32 * 0.37 - 100.0).to_le_bytes()).collect()),
+                Arg::Scalar(n.to_le_bytes().to_vec()),
+            ]
+        });
+    }
+}
