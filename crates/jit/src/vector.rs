@@ -1162,7 +1162,8 @@ struct Copy {
 ///
 /// Homes are private to the vector path here (no group goes to the scalar loop), so they take cheaper forms:
 /// a register uniform across the CTA has one home, lane 0 of the first group's word, which each pass loads
-/// once before its first group (the value its groups start from; they all store the same values); other
+/// once before its first group (the value its groups start from; each group stores the same value into
+/// lane 0 of its own word, the first group's being the home); other
 /// 32-bit registers and predicates keep their four lanes in the first half of their word as they are in
 /// the vector register.
 struct Cta {
@@ -1759,8 +1760,11 @@ impl<'a, 'b> Vector<'a, 'b> {
                     }
                     _ => unreachable!("a register or a predicate"),
                 };
-                let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
-                self.b.ins().store(fl, x, threads, off);
+                // Into lane 0 of the group's own word: the first group's is the home the passes load, and the
+                // first group runs every op the others do (uniform control; an idle end stops only later
+                // groups). The group's words are at hand where the CTA's base would be one more live value.
+                let gs = self.group_state();
+                self.b.ins().store(fl, x, gs, off);
                 return;
             }
             if let Some(mut w) = w {
@@ -1810,7 +1814,7 @@ impl<'a, 'b> Vector<'a, 'b> {
     }
 
     /// Whole-CTA mode, at the start of a pass: the uniform registers some resume point reloads, from their
-    /// one home each.
+    /// one home each (in the CTA's first group, which every pass starts from).
     fn load_uniform_homes(&mut self, plan: &Plan) {
         let mut vars: Vec<usize> =
             self.deferred.reload.iter().flatten().copied().filter(|&v| self.cta_uniform(v)).collect();
