@@ -775,8 +775,8 @@ struct Deferred {
     /// By resume point (0: the kernel's start, `k + 1`: after yield point `k`): whether the region from it
     /// to the next yield points reads `%tid`.
     reads_tid: Vec<bool>,
-    /// By yield point `k` (and, last, the kernel's end): the resume points whose region reaches it.
-    reached_from: Vec<Vec<u32>>,
+    /// By resume point: the ops of its region (those reached before the next yield points, these included).
+    ops: Vec<Vec<bool>>,
 }
 
 impl Deferred {
@@ -836,17 +836,8 @@ impl Deferred {
         let reads = |ops: &[bool]| (0..n).any(|i| ops[i] && tid(i));
         let first = reach(0);
         let reads_tid = std::iter::once(reads(&first.0)).chain(regions.iter().map(|(ops, _)| reads(ops))).collect();
-        let mut reached_from = vec![Vec::new(); plan.yields.len() + 1];
-        for (r, (ops, yields)) in std::iter::once(&first).chain(&regions).enumerate() {
-            for &k in yields {
-                reached_from[k].push(r as u32);
-            }
-            let ends = (0..n).any(|i| ops[i] && matches!(prog.ops[i].kind, Kind::Ret | Kind::Exit | Kind::Trap));
-            if ends || (n > 0 && ops[n - 1]) {
-                reached_from[plan.yields.len()].push(r as u32);
-            }
-        }
-        Deferred { at, store, reload, reads_tid, reached_from }
+        let ops = std::iter::once(first.0).chain(regions.into_iter().map(|(ops, _)| ops)).collect();
+        Deferred { at, store, reload, reads_tid, ops }
     }
 }
 
@@ -1131,10 +1122,8 @@ struct Vector<'a, 'b> {
     all_lanes: Option<usize>,
     /// By register slot: whether any op reads it.
     read_anywhere: Vec<bool>,
-    /// By resume point: its block (reloads, then the region's first op).
-    resume_at: Vec<Block>,
-    /// Whole-CTA mode: where a group goes after reaching yield point `k` (index `k`) or the kernel's end
-    /// (last): the next group, straight into the pass's region where the yield point is reached from few.
+    /// Whole-CTA mode: where a group of the region being emitted goes after reaching yield point `k` (index
+    /// `k`) or the kernel's end (last): the region's next group (`Vector::emit_region`).
     site_next: Vec<Block>,
     /// Bundles of groups ([`translate`] with `bundles`): the other groups' variables, each swapped in while
     /// an op runs for it ([`Vector::each_copy`]).
@@ -1179,9 +1168,6 @@ struct Cta {
     idle_ends: Vec<usize>,
     rest_idle: Variable,
     one_d: Option<Value>,
-    /// Whether the pass's region reads `%tid` (`Deferred::reads_tid`): passes that do not, skip updating it
-    /// from group to group.
-    needs_tid: Variable,
 }
 
 impl Cta {
@@ -1223,7 +1209,6 @@ impl<'a, 'b> Vector<'a, 'b> {
             reached: b.declare_var(I32),
             rest_idle: b.declare_var(I8),
             one_d: None,
-            needs_tid: b.declare_var(I32),
         });
         let mut read_anywhere = vec![false; prog.slots as usize + prog.preds as usize];
         for op in &prog.ops {
@@ -1273,7 +1258,6 @@ impl<'a, 'b> Vector<'a, 'b> {
             pending_all: None,
             all_lanes: None,
             read_anywhere,
-            resume_at: Vec::new(),
             site_next: Vec::new(),
             alt,
         }
@@ -1331,20 +1315,9 @@ impl<'a, 'b> Vector<'a, 'b> {
     fn body(&mut self, plan: &Plan) -> R {
         let entry = self.b.current_block().expect("entry");
         let lo = self.b.block_params(entry)[1];
-        for (i, &lead) in plan.leader.iter().enumerate() {
-            if lead {
-                let blk = self.b.create_block();
-                self.blocks.insert(i, blk);
-            }
-        }
-        // A converted loop's head: `blocks` holds its entry from outside (which sets the loop's mask), the
-        // latch jumps to its body.
-        for i in 0..self.prog.ops.len() {
-            if self.ifs.is_latch(self.prog, i) {
-                let head = self.prog.ops[i].target as usize;
-                let body = self.b.create_block();
-                self.loop_bodies.insert(head, (i, body));
-            }
+        if self.cta.is_none() {
+            let all = vec![true; self.prog.ops.len()];
+            self.op_blocks(plan, &all);
         }
         self.set_t(lo);
         let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
@@ -1356,8 +1329,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.def_var(self.tid[0], x);
         self.b.def_var(self.tid[1], y);
         self.b.def_var(self.tid[2], z);
-        let head = self.b.create_block();
-        // Whole-CTA mode: each pass starts again from the first group.
+        // Whole-CTA mode: each pass starts again from the first group, in the loop of its region.
         let pass = self.cta.as_ref().map(|c| (c.resume, c.reached, self.b.create_block()));
         if let Some((resume, reached, pass)) = pass {
             let zero = self.b.ins().iconst(I32, 0);
@@ -1366,50 +1338,27 @@ impl<'a, 'b> Vector<'a, 'b> {
             let one_d = crate::translate::one_dimensional(&mut self.b, self.ctx);
             let cta = self.cta.as_mut().expect("whole-CTA mode");
             cta.one_d = Some(one_d);
-            let (rest_idle, needs_tid) = (cta.rest_idle, cta.needs_tid);
+            let rest_idle = cta.rest_idle;
             self.b.ins().jump(pass, &[]);
             self.b.switch_to_block(pass);
             let no = self.b.ins().iconst(I8, 0);
             self.b.def_var(rest_idle, no);
-            let reads = &self.deferred.reads_tid;
-            let needs = if reads.len() <= 32 {
-                let bits = reads.iter().enumerate().fold(0u32, |m, (r, &x)| m | (u32::from(x) << r));
-                let bits = self.b.ins().iconst(I32, i64::from(bits));
-                let r = self.b.use_var(resume);
-                let shifted = self.b.ins().ushr(bits, r);
-                self.b.ins().band_imm_s(shifted, 1)
-            } else {
-                self.b.ins().iconst(I32, 1)
-            };
-            self.b.def_var(needs_tid, needs);
             self.set_t(lo);
             self.b.def_var(self.tid[0], x);
             self.b.def_var(self.tid[1], y);
             self.b.def_var(self.tid[2], z);
             self.load_uniform_homes(plan);
-        }
-        self.b.ins().jump(head, &[]);
-
-        // Head: stop unless a whole group fits below `hi`.
-        self.b.switch_to_block(head);
-        let done = self.group_head();
-        let first = self.blocks[&0];
-        if let Some((resume, reached, pass)) = pass {
-            let dispatch = self.b.create_block();
-            let end = self.b.create_block();
-            self.b.ins().brif(done, end, &[], dispatch, &[]);
-            self.b.switch_to_block(dispatch);
+            let heads: Vec<Block> = (0..=plan.yields.len()).map(|_| self.b.create_block()).collect();
             let r = self.b.use_var(resume);
-            self.resume_blocks(plan, first, r);
-            self.site_next = (0..=plan.yields.len()).map(|_| self.b.create_block()).collect();
-            for site in 0..=plan.yields.len() {
-                self.next_from_site(site, end, dispatch);
+            let targets: Vec<_> = heads.iter().map(|&h| self.b.func.dfg.block_call(h, &[])).collect();
+            let default = self.b.func.dfg.block_call(self.stop, &[]);
+            let jt = self.b.create_jump_table(JumpTableData::new(default, &targets));
+            self.b.ins().br_table(r, jt);
+            self.yield_at = plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect();
+            let end = self.b.create_block();
+            for (r, &head) in heads.iter().enumerate() {
+                self.emit_region(r, head, end, plan)?;
             }
-            self.b.switch_to_block(self.done);
-            let exit = self.b.ins().iconst(I32, Cta::EXIT);
-            self.b.def_var(reached, exit);
-            let after_exit = self.site_next[plan.yields.len()];
-            self.b.ins().jump(after_exit, &[]);
             // The pass's end: the CTA's, or the barrier's release and the next pass.
             self.b.switch_to_block(end);
             let r = self.b.use_var(reached);
@@ -1427,7 +1376,19 @@ impl<'a, 'b> Vector<'a, 'b> {
             self.b.ins().store(fl, ph, self.ctx, cx::PHASE);
             self.b.def_var(resume, r);
             self.b.ins().jump(pass, &[]);
-        } else if plan.yields.is_empty() {
+            self.b.switch_to_block(self.stop);
+            let t = self.b.use_var(self.t);
+            self.b.ins().return_(&[t]);
+            return Ok(());
+        }
+        let head = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+
+        // Head: stop unless a whole group fits below `hi`.
+        self.b.switch_to_block(head);
+        let done = self.group_head();
+        let first = self.blocks[&0];
+        if plan.yields.is_empty() {
             self.b.ins().brif(done, self.stop, &[], first, &[]);
             self.b.switch_to_block(self.done);
             self.b.ins().jump(self.next, &[]);
@@ -1443,14 +1404,94 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.ins().return_(&[t]);
 
         // Next group: t += 4, tid.x += 4 with carries into y and z (ntid.x is a multiple of 4); in a
-        // one-dimensional CTA, tid.x is t. (Whole-CTA mode goes on from each site, `next_from_site`.)
-        if self.cta.is_none() {
-            self.b.switch_to_block(self.next);
-            self.move_to_next_group(head);
-        }
+        // one-dimensional CTA, tid.x is t.
+        self.b.switch_to_block(self.next);
+        self.move_to_next_group(head, true);
 
         self.filled = true;
-        for i in 0..self.prog.ops.len() {
+        let all = vec![true; self.prog.ops.len()];
+        self.emit_ops(plan, &all)?;
+        if !self.filled {
+            self.b.ins().jump(self.done, &[]);
+        }
+        Ok(())
+    }
+
+    /// Blocks for the leaders among `ops`, and the bodies of the converted loops among them: `blocks` holds
+    /// a converted loop head's entry from outside (which sets the loop's mask), the latch jumps to its body.
+    fn op_blocks(&mut self, plan: &Plan, ops: &[bool]) {
+        self.blocks.clear();
+        self.loop_bodies.clear();
+        self.else_entries.clear();
+        for i in (0..ops.len()).filter(|&i| ops[i] && plan.leader[i]) {
+            let blk = self.b.create_block();
+            self.blocks.insert(i, blk);
+        }
+        for i in (0..ops.len()).filter(|&i| ops[i] && self.ifs.is_latch(self.prog, i)) {
+            let head = self.prog.ops[i].target as usize;
+            let body = self.b.create_block();
+            self.loop_bodies.insert(head, (i, body));
+        }
+    }
+
+    /// Whole-CTA mode: the loop over the groups of a pass of region `r` (from resume point `r`), with its own
+    /// copy of the region's ops (regions that meet before a barrier each have theirs): `head` takes the next
+    /// group or ends the pass (`end`); each barrier the region reaches, and the kernel's end, go on to the
+    /// next group with what the region needs known here (whether it reads `%tid`). One loop per region lets
+    /// Cranelift hoist each region's invariants to its own pass, and leaves no resume point to test.
+    fn emit_region(&mut self, r: usize, head: Block, end: Block, plan: &Plan) -> R {
+        let ops = self.deferred.ops[r].clone();
+        self.op_blocks(plan, &ops);
+        self.quads.clear();
+        self.site_next = (0..=plan.yields.len()).map(|_| self.b.create_block()).collect();
+        self.done = self.b.create_block();
+        self.b.switch_to_block(head);
+        let done = self.group_head();
+        let enter = self.b.create_block();
+        self.b.ins().brif(done, end, &[], enter, &[]);
+        self.b.switch_to_block(enter);
+        let start = match r {
+            0 => 0,
+            _ => {
+                for v in self.deferred.reload[r - 1].clone() {
+                    let off = plan.home_offset(v).expect("live registers have homes");
+                    self.reload(v, off);
+                }
+                plan.yields[r - 1].op as usize + 1
+            }
+        };
+        // (A yield point last in the kernel leaves an empty region: the kernel's end.)
+        let first = if start < ops.len() { self.block(start)? } else { self.done };
+        self.b.ins().jump(first, &[]);
+        self.filled = true;
+        self.emit_ops(plan, &ops)?;
+        if !self.filled {
+            self.b.ins().jump(self.done, &[]);
+        }
+        let c = self.cta.as_ref().expect("whole-CTA mode");
+        let (reached, rest_idle) = (c.reached, c.rest_idle);
+        self.b.switch_to_block(self.done);
+        let exit = self.b.ins().iconst(I32, Cta::EXIT);
+        self.b.def_var(reached, exit);
+        let after_exit = self.site_next[plan.yields.len()];
+        self.b.ins().jump(after_exit, &[]);
+        // A group that reached a barrier or the end: the pass ends after an idle group (`idle_ends`), else the
+        // next group.
+        let reads_tid = self.deferred.reads_tid[r];
+        for site in self.site_next.clone() {
+            self.b.switch_to_block(site);
+            let idle = self.b.use_var(rest_idle);
+            let go_on = self.b.create_block();
+            self.b.ins().brif(idle, end, &[], go_on, &[]);
+            self.b.switch_to_block(go_on);
+            self.move_to_next_group(head, reads_tid);
+        }
+        Ok(())
+    }
+
+    /// The ops among `ops` (a region's, or all) in order, from the current block.
+    fn emit_ops(&mut self, plan: &Plan, ops: &[bool]) -> R {
+        for i in (0..self.prog.ops.len()).filter(|&i| ops[i]) {
             let leader = plan.leader[i].then(|| self.blocks[&i]);
             crate::translate::start_op(&mut self.b, leader, &mut self.filled);
             if let Some(&(latch, body)) = self.loop_bodies.get(&i) {
@@ -1488,9 +1529,6 @@ impl<'a, 'b> Vector<'a, 'b> {
                 let masked = self.block(branch + 1)?;
                 self.emit_all_lanes(branch, masked, plan, Some(runs))?;
             }
-        }
-        if !self.filled {
-            self.b.ins().jump(self.done, &[]);
         }
         Ok(())
     }
@@ -1620,19 +1658,18 @@ impl<'a, 'b> Vector<'a, 'b> {
     }
 
     /// From the current block: `t` and `tid` moved on to the next group (or bundle), then on to `head`. In
-    /// whole-CTA mode, passes whose region reads no `%tid` leave it.
-    fn move_to_next_group(&mut self, head: Block) {
+    /// whole-CTA mode, passes whose region reads no `%tid` leave it (`reads_tid`; the next pass starts it
+    /// again from the CTA's first thread).
+    fn move_to_next_group(&mut self, head: Block, reads_tid: bool) {
         let t = self.b.use_var(self.t);
         let step = i64::from(self.step());
         let next = self.b.ins().iadd_imm_s(t, step);
         self.b.def_var(self.t, next);
         let gs = self.state_after(step / i64::from(WIDTH));
         self.b.def_var(self.gs, gs);
-        if let Some(needs_tid) = self.cta.as_ref().map(|c| c.needs_tid) {
-            let needs = self.b.use_var(needs_tid);
-            let advance = self.b.create_block();
-            self.b.ins().brif(needs, advance, &[], head, &[]);
-            self.b.switch_to_block(advance);
+        if !reads_tid {
+            self.b.ins().jump(head, &[]);
+            return;
         }
         // Four threads after the group's (or the bundle's last group's).
         let from = self.alt.last().map_or(self.tid, |a| a.tid);
@@ -1658,46 +1695,12 @@ impl<'a, 'b> Vector<'a, 'b> {
         [p[0], p[1], p[2]]
     }
 
-    /// Whole-CTA mode: `site_next[site]`, where a group goes once it reached yield point `site` (or, past the
-    /// last, the kernel's end): the pass ends (`pass_end`) after an idle group or the last one; else the next
-    /// group enters the pass's region. Only the regions that reach the site can be the pass's: a test of the
-    /// resume point against each (at most three) replaces the jump table (`dispatch`, still the fallback).
-    fn next_from_site(&mut self, site: usize, pass_end: Block, dispatch: Block) {
-        let c = self.cta.as_ref().expect("whole-CTA mode");
-        let (rest_idle, resume) = (c.rest_idle, c.resume);
-        self.b.switch_to_block(self.site_next[site]);
-        let idle = self.b.use_var(rest_idle);
-        let go_on = self.b.create_block();
-        self.b.ins().brif(idle, pass_end, &[], go_on, &[]);
-        self.b.switch_to_block(go_on);
-        let head = self.b.create_block();
-        self.move_to_next_group(head);
-        self.b.switch_to_block(head);
-        let done = self.group_head();
-        let mut test = self.b.create_block();
-        self.b.ins().brif(done, pass_end, &[], test, &[]);
-        let from = self.deferred.reached_from[site].clone();
-        let candidates = if from.len() <= 3 { from } else { Vec::new() };
-        for r in candidates {
-            self.b.switch_to_block(test);
-            let resume = self.b.use_var(resume);
-            let is = self.b.ins().icmp_imm_u(IntCC::Equal, resume, i64::from(r));
-            let other = self.b.create_block();
-            let target = self.resume_at[r as usize];
-            self.b.ins().brif(is, target, &[], other, &[]);
-            test = other;
-        }
-        self.b.switch_to_block(test);
-        self.b.ins().jump(dispatch, &[]);
-    }
-
     fn resume_blocks(&mut self, plan: &Plan, first: Block, resume: Value) {
         let mut targets = vec![self.b.func.dfg.block_call(first, &[])];
         let resume_blocks: Vec<Block> = plan.yields.iter().map(|_| self.b.create_block()).collect();
         for &rb in &resume_blocks {
             targets.push(self.b.func.dfg.block_call(rb, &[]));
         }
-        self.resume_at = std::iter::once(first).chain(resume_blocks.iter().copied()).collect();
         let default = self.b.func.dfg.block_call(self.stop, &[]);
         let jt = self.b.create_jump_table(JumpTableData::new(default, &targets));
         self.b.ins().br_table(resume, jt);
