@@ -3664,8 +3664,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             return None;
         }
         let mut found = [None; 3];
-        for j in i + 1..ops.len().min(i + 64) {
-            let o = &ops[j];
+        for (j, o) in ops.iter().enumerate().take(i + 64).skip(i + 1) {
             let ends_block = self.blocks.contains_key(&j)
                 || self.yield_at.contains_key(&j)
                 || self.ifs.inside[j].is_some()
