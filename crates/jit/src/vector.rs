@@ -1157,7 +1157,7 @@ struct Copy {
 /// the vector register.
 struct Cta {
     uniform: Uniform,
-    /// The values of the uniform registers reloaded somewhere, loaded at the start of the pass.
+    /// The values of the uniform registers the region being emitted reloads, loaded before its group loop.
     at_pass: HashMap<usize, V>,
     /// The pass's resume point (0: the kernel's start, `k + 1`: after yield point `k`), and where the groups
     /// of the pass stopped (a resume point, or [`Cta::EXIT`]).
@@ -1347,7 +1347,6 @@ impl<'a, 'b> Vector<'a, 'b> {
             self.b.def_var(self.tid[0], x);
             self.b.def_var(self.tid[1], y);
             self.b.def_var(self.tid[2], z);
-            self.load_uniform_homes(plan);
             let heads: Vec<Block> = (0..=plan.yields.len()).map(|_| self.b.create_block()).collect();
             let r = self.b.use_var(resume);
             let targets: Vec<_> = heads.iter().map(|&h| self.b.func.dfg.block_call(h, &[])).collect();
@@ -1445,6 +1444,12 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.quads.clear();
         self.site_next = (0..=plan.yields.len()).map(|_| self.b.create_block()).collect();
         self.done = self.b.create_block();
+        // Before the loop: the uniform registers the region reloads.
+        let (pre, head) = (head, self.b.create_block());
+        self.b.switch_to_block(pre);
+        let reloads = if r == 0 { Vec::new() } else { self.deferred.reload[r - 1].clone() };
+        self.load_uniform_homes(plan, &reloads);
+        self.b.ins().jump(head, &[]);
         self.b.switch_to_block(head);
         let done = self.group_head();
         let enter = self.b.create_block();
@@ -1816,13 +1821,11 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.cta.is_some() && (v >= self.prog.slots as usize || matches!(self.regs[v], Reg::W(_)))
     }
 
-    /// Whole-CTA mode, at the start of a pass: the uniform registers some resume point reloads, from their
-    /// one home each (in the CTA's first group, which every pass starts from).
-    fn load_uniform_homes(&mut self, plan: &Plan) {
-        let mut vars: Vec<usize> =
-            self.deferred.reload.iter().flatten().copied().filter(|&v| self.cta_uniform(v)).collect();
-        vars.sort_unstable();
-        vars.dedup();
+    /// Whole-CTA mode, before a region's group loop (once per pass of the region): the uniform registers
+    /// among `reloads` (what the region reloads), from their one home each (in the CTA's first group).
+    fn load_uniform_homes(&mut self, plan: &Plan, reloads: &[usize]) {
+        self.cta.as_mut().expect("whole-CTA mode").at_pass.clear();
+        let vars: Vec<usize> = reloads.iter().copied().filter(|&v| self.cta_uniform(v)).collect();
         let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
         for v in vars {
             let off = plan.home_offset(v).expect("live registers have homes");
