@@ -179,8 +179,6 @@ impl Plan {
     }
 }
 
-/// Calls `f` with the liveness variable of every register the op reads (slots, then predicates after the
-/// slots).
 /// The operands an op reads: `a` to `d`, the address base, and a vector op's sources (not a call's
 /// arguments).
 pub fn operands(op: &Op) -> impl Iterator<Item = &Src> {
@@ -191,6 +189,8 @@ pub fn operands(op: &Op) -> impl Iterator<Item = &Src> {
     [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().chain(srcs)
 }
 
+/// Calls `f` with the liveness variable of every register the op reads (slots, then predicates after the
+/// slots).
 pub fn for_each_use(prog: &Program, op: &Op, mut f: impl FnMut(usize)) {
     let ns = prog.slots as usize;
     let mut src = |s: &Src| match *s {

@@ -1238,7 +1238,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             next,
             stop,
             done,
-            yield_at: HashMap::new(),
+            yield_at: plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect(),
             strides: Vec::new(),
             deferred: Deferred::new(prog, plan),
             ifs,
@@ -1353,7 +1353,6 @@ impl<'a, 'b> Vector<'a, 'b> {
             let default = self.b.func.dfg.block_call(self.stop, &[]);
             let jt = self.b.create_jump_table(JumpTableData::new(default, &targets));
             self.b.ins().br_table(r, jt);
-            self.yield_at = plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect();
             let end = self.b.create_block();
             for (r, &head) in heads.iter().enumerate() {
                 self.emit_region(r, head, end, plan)?;
@@ -1434,19 +1433,20 @@ impl<'a, 'b> Vector<'a, 'b> {
     }
 
     /// Whole-CTA mode: the loop over the groups of a pass of region `r` (from resume point `r`), with its own
-    /// copy of the region's ops (regions that meet before a barrier each have theirs): `head` takes the next
-    /// group or ends the pass (`end`); each barrier the region reaches, and the kernel's end, go on to the
+    /// copy of the region's ops (regions that meet before a barrier each have theirs), entered at `entry`
+    /// (which loads the region's uniform homes); its head takes the next group or ends the pass (`end`);
+    /// each barrier the region reaches, and the kernel's end, go on to the
     /// next group with what the region needs known here (whether it reads `%tid`). One loop per region lets
     /// Cranelift hoist each region's invariants to its own pass, and leaves no resume point to test.
-    fn emit_region(&mut self, r: usize, head: Block, end: Block, plan: &Plan) -> R {
+    fn emit_region(&mut self, r: usize, entry: Block, end: Block, plan: &Plan) -> R {
         let ops = self.deferred.ops[r].clone();
         self.op_blocks(plan, &ops);
         self.quads.clear();
         self.site_next = (0..=plan.yields.len()).map(|_| self.b.create_block()).collect();
         self.done = self.b.create_block();
         // Before the loop: the uniform registers the region reloads.
-        let (pre, head) = (head, self.b.create_block());
-        self.b.switch_to_block(pre);
+        let head = self.b.create_block();
+        self.b.switch_to_block(entry);
         let reloads = if r == 0 { Vec::new() } else { self.deferred.reload[r - 1].clone() };
         self.load_uniform_homes(plan, &reloads);
         self.b.ins().jump(head, &[]);
@@ -1458,10 +1458,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         let start = match r {
             0 => 0,
             _ => {
-                for v in self.deferred.reload[r - 1].clone() {
-                    let off = plan.home_offset(v).expect("live registers have homes");
-                    self.reload(v, off);
-                }
+                self.reload_after(plan, r - 1);
                 plan.yields[r - 1].op as usize + 1
             }
         };
@@ -1615,8 +1612,6 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.ins().jump(self.next, &[]);
     }
 
-    /// Branches on `resume` (0: the kernel's start, `k + 1`: after yield point `k`) to `first` or to a block
-    /// that reloads what the region after yield point `k` reads, then goes on there.
     /// At a group's head: every register starts at zero (their values are only read after being written,
     /// or reloaded, in correct kernels), so nothing is carried from one group to the next, which would keep
     /// every register live around the group loop (and spilled). Returns whether no whole group fits below
@@ -1700,6 +1695,8 @@ impl<'a, 'b> Vector<'a, 'b> {
         [p[0], p[1], p[2]]
     }
 
+    /// Branches on `resume` (0: the kernel's start, `k + 1`: after yield point `k`) to `first` or to a block
+    /// that reloads what the region after yield point `k` reads, then goes on there.
     fn resume_blocks(&mut self, plan: &Plan, first: Block, resume: Value) {
         let mut targets = vec![self.b.func.dfg.block_call(first, &[])];
         let resume_blocks: Vec<Block> = plan.yields.iter().map(|_| self.b.create_block()).collect();
@@ -1710,15 +1707,19 @@ impl<'a, 'b> Vector<'a, 'b> {
         let jt = self.b.create_jump_table(JumpTableData::new(default, &targets));
         self.b.ins().br_table(resume, jt);
 
-        self.yield_at = plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect();
         for (k, &rb) in resume_blocks.iter().enumerate() {
             self.b.switch_to_block(rb);
-            for v in self.deferred.reload[k].clone() {
-                let off = plan.home_offset(v).expect("live registers have homes");
-                self.reload(v, off);
-            }
+            self.reload_after(plan, k);
             let cont = self.blocks[&(plan.yields[k].op as usize + 1)];
             self.b.ins().jump(cont, &[]);
+        }
+    }
+
+    /// The registers the region after yield point `k` reads before writing them, from their homes.
+    fn reload_after(&mut self, plan: &Plan, k: usize) {
+        for v in self.deferred.reload[k].clone() {
+            let off = plan.home_offset(v).expect("live registers have homes");
+            self.reload(v, off);
         }
     }
 
@@ -3398,15 +3399,20 @@ impl<'a, 'b> Vector<'a, 'b> {
                     let v = self.read(s, Dom::D)?;
                     let (l, h) = self.as_d(v, false);
                     let base = self.b.ins().iadd_imm_s(sh, off);
-                    let sh_off = base;
-                    let a0 = match (*s, v) {
-                        (Src::Reg(r), _) if matches!(self.regs[r as usize], Reg::W(_)) => {
-                            let w = self.read(s, Dom::W)?;
-                            let V::W(w) = w else { unreachable!("a 32-bit register reads as one vector") };
+                    // A 32-bit register's own lanes (`Narrow`), lane 0 extended from them.
+                    let w32 = match *s {
+                        Src::Reg(r) if matches!(self.regs[r as usize], Reg::W(_)) => match self.read(s, Dom::W)? {
+                            V::W(w) => Some(w),
+                            V::D(..) => None,
+                        },
+                        _ => None,
+                    };
+                    let a0 = match w32 {
+                        Some(w) => {
                             let x = self.b.ins().extractlane(w, 0);
                             self.b.ins().uextend(I64, x)
                         }
-                        _ => self.b.ins().extractlane(l, 0),
+                        None => self.b.ins().extractlane(l, 0),
                     };
                     let a0 = self.b.ins().iadd(base, a0);
                     let sh = self.b.ins().splat(I64X2, sh);
@@ -3423,13 +3429,7 @@ impl<'a, 'b> Vector<'a, 'b> {
                         }
                         (_, k) => k,
                     };
-                    let narrow = match *s {
-                        Src::Reg(r) if matches!(self.regs[r as usize], Reg::W(_)) => match self.read(s, Dom::W)? {
-                            V::W(w) => Some(Narrow { offsets: w, base: sh_off }),
-                            V::D(..) => None,
-                        },
-                        _ => None,
-                    };
+                    let narrow = w32.map(|offsets| Narrow { offsets, base });
                     Addr::Lanes(self.b.ins().iadd(l, sh), self.b.ins().iadd(h, sh), k, a0, off, narrow)
                 }
             });
