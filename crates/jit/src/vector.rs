@@ -1319,13 +1319,18 @@ impl<'a, 'b> Vector<'a, 'b> {
             let all = vec![true; self.prog.ops.len()];
             self.op_blocks(plan, &all);
         }
+        // Whole-CTA mode runs from the CTA's first thread (`exec.rs` passes `lo = 0`): no divisions.
+        let lo = if self.cta.is_some() { self.b.ins().iconst(I32, 0) } else { lo };
         self.set_t(lo);
-        let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
-        let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
-        let x = self.b.ins().urem(lo, ntx);
-        let q = self.b.ins().udiv(lo, ntx);
-        let y = self.b.ins().urem(q, nty);
-        let z = self.b.ins().udiv(q, nty);
+        let (x, y, z) = if self.cta.is_some() {
+            (lo, lo, lo)
+        } else {
+            let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
+            let nty = self.b.ins().load(I32, ro(), self.ctx, cx::NTID + 4);
+            let x = self.b.ins().urem(lo, ntx);
+            let q = self.b.ins().udiv(lo, ntx);
+            (x, self.b.ins().urem(q, nty), self.b.ins().udiv(q, nty))
+        };
         self.b.def_var(self.tid[0], x);
         self.b.def_var(self.tid[1], y);
         self.b.def_var(self.tid[2], z);
@@ -1449,11 +1454,17 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.switch_to_block(entry);
         let reloads = if r == 0 { Vec::new() } else { self.deferred.reload[r - 1].clone() };
         self.load_uniform_homes(plan, &reloads);
-        self.b.ins().jump(head, &[]);
+        // The bound is tested once before the pass and then where a group hands over to the next
+        // (`next_group_of_pass`), not at the head of each group.
+        let t = self.b.use_var(self.t);
+        let step = i64::from(self.step());
+        let first_end = self.b.ins().iadd_imm_s(t, step);
+        let none = self.b.ins().icmp(IntCC::UnsignedGreaterThan, first_end, self.hi);
+        self.b.ins().brif(none, end, &[], head, &[]);
         self.b.switch_to_block(head);
-        let done = self.group_head();
+        let _ = self.group_head();
         let enter = self.b.create_block();
-        self.b.ins().brif(done, end, &[], enter, &[]);
+        self.b.ins().jump(enter, &[]);
         self.b.switch_to_block(enter);
         let start = match r {
             0 => 0,
@@ -1486,9 +1497,48 @@ impl<'a, 'b> Vector<'a, 'b> {
             let go_on = self.b.create_block();
             self.b.ins().brif(idle, end, &[], go_on, &[]);
             self.b.switch_to_block(go_on);
-            self.move_to_next_group(head, reads_tid);
+            self.next_group_of_pass(head, end, reads_tid);
         }
         Ok(())
+    }
+
+    /// Whole-CTA mode, from the current block: `t` and `tid` moved on to the next group, then on to `head`,
+    /// or to `end` after the CTA's last group. Where the region reads `%tid`, the one test is whether `tid.x`
+    /// reaches `ntid.x` (in a one-dimensional CTA only after the last group; elsewhere at each row's end,
+    /// where the carry into y and z is made and the bound tested); else whether `t` reaches `hi`.
+    fn next_group_of_pass(&mut self, head: Block, end: Block, reads_tid: bool) {
+        debug_assert!(self.alt.is_empty(), "whole-CTA mode runs no bundles");
+        let t = self.b.use_var(self.t);
+        let step = i64::from(self.step());
+        let next = self.b.ins().iadd_imm_s(t, step);
+        self.b.def_var(self.t, next);
+        let gs = self.state_after(step / i64::from(WIDTH));
+        self.b.def_var(self.gs, gs);
+        let past = |me: &mut Self| {
+            let following = me.b.ins().iadd_imm_s(next, step);
+            me.b.ins().icmp(IntCC::UnsignedGreaterThan, following, me.hi)
+        };
+        if !reads_tid {
+            let last = past(self);
+            self.b.ins().brif(last, end, &[], head, &[]);
+            return;
+        }
+        let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
+        let x = self.b.use_var(self.tid[0]);
+        let x4 = self.b.ins().iadd_imm_s(x, step);
+        let row_end = self.b.ins().icmp(IntCC::Equal, x4, ntx);
+        let (wrap, same_row) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(row_end, wrap, &[], same_row, &[]);
+        self.b.switch_to_block(same_row);
+        self.b.def_var(self.tid[0], x4);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(wrap);
+        let carried = crate::translate::tid_carried(&mut self.b, self.ctx, self.tid, step);
+        for (v, x) in self.tid.into_iter().zip(carried) {
+            self.b.def_var(v, x);
+        }
+        let last = past(self);
+        self.b.ins().brif(last, end, &[], head, &[]);
     }
 
     /// The ops among `ops` (a region's, or all) in order, from the current block.
@@ -3414,7 +3464,10 @@ impl<'a, 'b> Vector<'a, 'b> {
                         }
                         None => self.b.ins().extractlane(l, 0),
                     };
-                    let a0 = self.b.ins().iadd(base, a0);
+                    // The offset added last, where it folds into the access's displacement (and the sum
+                    // before it is shared by the accesses through one register).
+                    let a0 = self.b.ins().iadd(sh, a0);
+                    let a0 = self.b.ins().iadd_imm_s(a0, off);
                     let sh = self.b.ins().splat(I64X2, sh);
                     // A 32-bit offset whose lanes wrap around between lanes 0 and 3 is far outside any CTA's
                     // shared memory: such an access is out of bounds whichever lanes it reaches, so the
@@ -3454,10 +3507,9 @@ impl<'a, 'b> Vector<'a, 'b> {
                 let v = self.read(s, Dom::D)?;
                 let (l, h) = self.as_d(v, false);
                 let k = self.address_stride(s);
-                // Lane 0 from scalars where groups run one after another (vector_add 1.67 -> 1.56 ms, saxpy
-                // 1.47 -> 1.27 ms); in whole-CTA mode the extra scalar base stays live across the passes and
-                // is spilled (reduce_tree 5.5 -> 6.1 ms), so the vector form is kept there.
-                let a0 = if self.cta.is_none() { self.lane_of(l, 0, 4) } else { self.b.ins().extractlane(l, 0) };
+                // Lane 0 from scalars (vector_add 1.67 -> 1.56 ms, saxpy 1.47 -> 1.27 ms; whole-CTA mode,
+                // since each region has its own group loop: reduce_tree -7%, where it once cost +10%).
+                let a0 = self.lane_of(l, 0, 4);
                 let a0 = self.b.ins().iadd_imm_s(a0, off);
                 Addr::Lanes(l, h, k, a0, off, None)
             }
