@@ -469,6 +469,70 @@ fn idle_ends(prog: &Program, plan: &Plan, ifs: &Ifs, uniform: &Uniform) -> Vec<u
 /// flow-insensitive fixpoint (the least over the writes). `tid.x`, `%laneid` and `ntid.x` start with two
 /// (the vector path runs groups of four aligned threads, with `ntid.x % 4 == 0`); products add, sums take the
 /// least. What [`lane_strides`] needs to know that widening a 32-bit index cannot wrap between lanes.
+/// Whole-CTA mode: the uniform registers that need no home, by the op that defines them. Such a register is
+/// written once in the kernel, by a pure op of the kernel's straight-line start (before its first branch,
+/// branch target or yield point: every thread runs it first), from constants, kernel parameters
+/// (`ld.param`), `%ntid`, `%nctaid`, `%ctaid` and registers of the same kind written before it: its value
+/// is fixed for the CTA, and a pass that reloads it computes it again before its group loop rather than
+/// every group storing it (reduce_tree's `ntid`, `ctaid` and output pointer).
+fn rematerialized(prog: &Program, plan: &Plan, uniform: &Uniform) -> HashMap<usize, usize> {
+    let ns = prog.slots as usize;
+    let mut defs = vec![0u32; ns + prog.preds as usize];
+    for op in &prog.ops {
+        crate::plan::for_each_def(prog, op, |v| defs[v] += 1);
+    }
+    let mut remat: HashMap<usize, usize> = HashMap::new();
+    for (i, op) in prog.ops.iter().enumerate() {
+        let yields = plan.yields.iter().any(|y| y.op as usize == i);
+        if (i > 0 && plan.leader[i])
+            || yields
+            || matches!(op.kind, Kind::Bra | Kind::Brx | Kind::Call | Kind::Ret | Kind::Exit)
+        {
+            break;
+        }
+        let pure = matches!(
+            op.kind,
+            Kind::Mov
+                | Kind::Cvta
+                | Kind::Cvt
+                | Kind::Add
+                | Kind::Sub
+                | Kind::Mul
+                | Kind::Mad
+                | Kind::Shl
+                | Kind::Shr
+                | Kind::And
+                | Kind::Or
+                | Kind::Xor
+        ) || (op.kind == Kind::Ld
+            && op.m.space == Space::Param
+            && matches!(op.mem.base, Src::Sym(SymAddr::KernelParam(_), _)));
+        let Dst::Reg(r, _) = op.dst else { continue };
+        let r = r as usize;
+        let sources_ok = crate::plan::operands(op).all(|s| match *s {
+            Src::Reg(u) => remat.contains_key(&(u as usize)),
+            Src::Special(sr, _) => matches!(sr, SpecialReg::Ntid | SpecialReg::Nctaid | SpecialReg::Ctaid),
+            Src::Pred(..) => false,
+            Src::None | Src::Imm(_) => true,
+            Src::Sym(SymAddr::KernelParam(_), _) => op.kind == Kind::Ld,
+            Src::Sym(SymAddr::Shared(_) | SymAddr::Global(_), _) => op.kind == Kind::Mov,
+            Src::Sym(..) => false,
+        });
+        if pure
+            && sources_ok
+            && op.guard.is_none()
+            && op.dst2 == Dst::None
+            && op.extra.is_none()
+            && !op.ty.is_float()
+            && defs[r] == 1
+            && uniform.var(r)
+        {
+            remat.insert(r, i);
+        }
+    }
+    remat
+}
+
 fn low_zeros(prog: &Program) -> Vec<u8> {
     let ns = prog.slots as usize;
     let mut z = vec![64u8; ns];
@@ -1159,6 +1223,9 @@ struct Cta {
     uniform: Uniform,
     /// The values of the uniform registers the region being emitted reloads, loaded before its group loop.
     at_pass: HashMap<usize, V>,
+    /// By register: the op that computes it again before each pass that reloads it, where it has no home
+    /// ([`rematerialized`]).
+    remat: HashMap<usize, usize>,
     /// The pass's resume point (0: the kernel's start, `k + 1`: after yield point `k`), and where the groups
     /// of the pass stopped (a resume point, or [`Cta::EXIT`]).
     resume: Variable,
@@ -1203,6 +1270,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         let alt = if bundles { (1..GROUPS_AT_ONCE).map(|_| copy(&mut b)).collect() } else { Vec::new() };
         let cta = uniform.map(|uniform| Cta {
             idle_ends: idle_ends(prog, plan, &ifs, &uniform),
+            remat: rematerialized(prog, plan, &uniform),
             uniform,
             at_pass: HashMap::new(),
             resume: b.declare_var(I32),
@@ -1453,7 +1521,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         let head = self.b.create_block();
         self.b.switch_to_block(entry);
         let reloads = if r == 0 { Vec::new() } else { self.deferred.reload[r - 1].clone() };
-        self.load_uniform_homes(plan, &reloads);
+        self.load_uniform_homes(plan, &reloads)?;
         // The bound is tested once before the pass and then where a group hands over to the next
         // (`next_group_of_pass`), not at the head of each group.
         let t = self.b.use_var(self.t);
@@ -1806,6 +1874,10 @@ impl<'a, 'b> Vector<'a, 'b> {
             } else {
                 None
             };
+            if self.cta.as_ref().is_some_and(|c| c.remat.contains_key(&v)) {
+                // Computed again where it is reloaded (`rematerialized`).
+                return;
+            }
             if self.cta_uniform(v) {
                 // Never written under a mask: such writes make a register vary (`uniform.rs`).
                 debug_assert!(mask.is_none(), "a uniform register written in a masked range");
@@ -1874,9 +1946,35 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     /// Whole-CTA mode, before a region's group loop (once per pass of the region): the uniform registers
     /// among `reloads` (what the region reloads), from their one home each (in the CTA's first group).
-    fn load_uniform_homes(&mut self, plan: &Plan, reloads: &[usize]) {
+    fn load_uniform_homes(&mut self, plan: &Plan, reloads: &[usize]) -> R {
         self.cta.as_mut().expect("whole-CTA mode").at_pass.clear();
-        let vars: Vec<usize> = reloads.iter().copied().filter(|&v| self.cta_uniform(v)).collect();
+        let remat = self.cta.as_ref().map(|c| c.remat.clone()).unwrap_or_default();
+        let vars: Vec<usize> =
+            reloads.iter().copied().filter(|&v| self.cta_uniform(v) && !remat.contains_key(&v)).collect();
+        // The rematerialized ones: their ops (and those of the registers they read) again, in order.
+        let mut ops: Vec<usize> = Vec::new();
+        let mut work: Vec<usize> = reloads.iter().filter_map(|v| remat.get(v).copied()).collect();
+        while let Some(i) = work.pop() {
+            if !ops.contains(&i) {
+                ops.push(i);
+                crate::plan::for_each_use(self.prog, &self.prog.ops[i], |u| work.extend(remat.get(&u).copied()));
+            }
+        }
+        ops.sort_unstable();
+        let cur = self.cur;
+        for i in ops {
+            self.cur = i;
+            self.lower(i)?;
+        }
+        self.cur = cur;
+        self.quads.clear();
+        for &v in reloads.iter().filter(|v| remat.contains_key(v)) {
+            let val = match self.regs[v] {
+                Reg::W(var) => V::W(self.b.use_var(var)),
+                Reg::D(l, h) => V::D(self.b.use_var(l), self.b.use_var(h)),
+            };
+            self.cta.as_mut().expect("whole-CTA mode").at_pass.insert(v, val);
+        }
         let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
         for v in vars {
             let off = plan.home_offset(v).expect("live registers have homes");
@@ -1892,6 +1990,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             };
             self.cta.as_mut().expect("whole-CTA mode").at_pass.insert(v, val);
         }
+        Ok(())
     }
 
     /// Loads a liveness variable (register slots, then predicates) from each lane's home.
@@ -4215,6 +4314,28 @@ mod tests {
         let offset =
             format!("{head}add.s32 %r2, %r1, %r5;\nmul.wide.s32 %rd2, %r2, 4;\nadd.s64 %rd3, %rd1, %rd2;\nret;");
         assert_eq!(last_stride(&offset), Some(Stride { stride: 4, widened: 1 }));
+    }
+
+    /// Whole-CTA mode computes again, before each pass, the uniform registers the kernel's straight-line start
+    /// writes once from parameters, `%ntid`, `%nctaid`, `%ctaid` and constants; not those of `%tid`, `%clock`,
+    /// written twice, under a guard, or after the first branch target.
+    #[test]
+    fn registers_of_parameters_and_cta_constants_are_rematerialized() {
+        let prog = kernel(
+            ".reg .b32 %r<12>;\n.reg .b64 %rd<4>;\n.reg .pred %p<2>;\nld.param.u64 %rd1, [p];\n\
+             ld.param.u32 %r1, [n];\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmov.u32 %r5, %tid.x;\n\
+             mad.lo.s32 %r4, %r2, %r3, %r5;\nadd.s32 %r6, %r1, 1;\ncvta.to.global.u64 %rd2, %rd1;\n\
+             mov.u32 %r8, %clock;\nmov.u32 %r9, %nctaid.x;\nmov.u32 %r9, 7;\nsetp.eq.u32 %p1, %r1, 0;\n\
+             @%p1 mov.u32 %r10, %r1;\nbar.sync 0;\nL:\nmov.u32 %r7, %ctaid.x;\nadd.s32 %r11, %r6, %r7;\n\
+             st.global.u32 [%rd2], %r11;\nret;",
+        );
+        let plan = Plan::new(&prog);
+        let uniform = Uniform::new(&prog, |_| false);
+        let remat = rematerialized(&prog, &plan, &uniform);
+        let mut ops: Vec<usize> = remat.values().copied().collect();
+        ops.sort_unstable();
+        // The ops writing `%rd1`, `%r1`, `%r2`, `%r3`, `%r6` and `%rd2`.
+        assert_eq!(ops, [0, 1, 2, 3, 6, 7], "{:?}", prog.ops.iter().map(|o| o.kind).collect::<Vec<_>>());
     }
 
     /// An address computed under a mask (`if (i < n) x = in[i]`) has its stride where the write needs no
