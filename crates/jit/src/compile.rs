@@ -414,6 +414,16 @@ fn generate_vector_mode(
         bundles,
     )?;
     let mut ctx = Context::for_function(func);
+    if whole_ctas {
+        // Block parameters that carry one value on every path are gone before the lanes pass looks
+        // through values (the frontend leaves some, where blocks were sealed in the wrong order for it).
+        let cranelift = |e| format!("Cranelift rejected it: {e:?}");
+        ctx.compute_cfg();
+        ctx.compute_domtree();
+        ctx.eliminate_unreachable_code(&**isa).map_err(cranelift)?;
+        ctx.remove_constant_phis(&**isa).map_err(cranelift)?;
+        crate::lanes::scalar_lanes(&mut ctx.func);
+    }
     ctx.compile(&**isa, &mut ControlPlane::default()).map_err(|e| format!("Cranelift rejected it: {:?}", e.inner))?;
     if std::env::var_os("LOCKSTEP_JIT_DUMP").is_some() {
         eprintln!("; {} vector path (optimized Cranelift IR)\n{}", prog.name, ctx.func.display());

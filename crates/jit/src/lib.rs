@@ -24,6 +24,7 @@ mod exec;
 mod fault;
 mod helpers;
 pub mod inline;
+mod lanes;
 mod plan;
 mod pool;
 #[cfg(test)]

@@ -465,30 +465,40 @@ fn idle_ends(prog: &Program, plan: &Plan, ifs: &Ifs, uniform: &Uniform) -> Vec<u
     found
 }
 
-/// Low bits known to be zero in lane 0 of every register (64: zero), whichever path computed the value: a
-/// flow-insensitive fixpoint (the least over the writes). `tid.x`, `%laneid` and `ntid.x` start with two
-/// (the vector path runs groups of four aligned threads, with `ntid.x % 4 == 0`); products add, sums take the
-/// least. What [`lane_strides`] needs to know that widening a 32-bit index cannot wrap between lanes.
-/// Whole-CTA mode: the uniform registers that need no home, by the op that defines them. Such a register is
-/// written once in the kernel, by a pure op of the kernel's straight-line start (before its first branch,
-/// branch target or yield point: every thread runs it first), from constants, kernel parameters
-/// (`ld.param`), `%ntid`, `%nctaid`, `%ctaid` and registers of the same kind written before it: its value
-/// is fixed for the CTA, and a pass that reloads it computes it again before its group loop rather than
-/// every group storing it (reduce_tree's `ntid`, `ctaid` and output pointer).
-fn rematerialized(prog: &Program, plan: &Plan, uniform: &Uniform) -> HashMap<usize, usize> {
+/// Whole-CTA mode: the registers and predicates that need no home, each with the op that defines it. Such a
+/// value is written once in the kernel, by a pure op of the kernel's straight-line start (before its first
+/// yield point and first branch not run as masks, outside the ranges of those that are, which every lane
+/// runs: every thread runs the op first), from constants, kernel parameters
+/// (`ld.param`), `%ntid`, `%nctaid`, `%ctaid`, `%tid` and values of the same kind written before it. One that
+/// does not depend on `%tid` is fixed for the CTA: a pass that reloads it computes it again before its group
+/// loop (reduce_tree's `ntid`, `ctaid` and output pointer); one that does (`Remat::per_group`) is computed
+/// again at each group's entry into such a pass, a few lane-wise ops where its home would cost a store in the
+/// first region and a load in each later one (reduce_tree's `sdata + 4 * tid`, stencil_1d's index, its
+/// address and its bound test).
+fn rematerialized(prog: &Program, plan: &Plan, ifs: &Ifs) -> HashMap<usize, Remat> {
     let ns = prog.slots as usize;
     let mut defs = vec![0u32; ns + prog.preds as usize];
-    for op in &prog.ops {
+    // Targets of the branches that are not run as masks: where the straight line ends.
+    let mut joins = vec![false; prog.ops.len() + 1];
+    for (i, op) in prog.ops.iter().enumerate() {
         crate::plan::for_each_def(prog, op, |v| defs[v] += 1);
+        if op.kind == Kind::Bra && !ifs.converted(i) {
+            joins[(op.target as usize).min(prog.ops.len())] = true;
+        }
     }
-    let mut remat: HashMap<usize, usize> = HashMap::new();
+    let mut remat: HashMap<usize, Remat> = HashMap::new();
     for (i, op) in prog.ops.iter().enumerate() {
         let yields = plan.yields.iter().any(|y| y.op as usize == i);
-        if (i > 0 && plan.leader[i])
+        if joins[i]
             || yields
-            || matches!(op.kind, Kind::Bra | Kind::Brx | Kind::Call | Kind::Ret | Kind::Exit)
+            || (op.kind == Kind::Bra && !ifs.converted(i))
+            || matches!(op.kind, Kind::Brx | Kind::Call | Kind::Ret | Kind::Exit)
         {
             break;
+        }
+        // Ranges run as masks are skipped: every lane runs what follows them.
+        if ifs.inside[i].is_some() || op.kind == Kind::Bra {
+            continue;
         }
         let pure = matches!(
             op.kind,
@@ -504,13 +514,22 @@ fn rematerialized(prog: &Program, plan: &Plan, uniform: &Uniform) -> HashMap<usi
                 | Kind::And
                 | Kind::Or
                 | Kind::Xor
+                | Kind::Setp
         ) || (op.kind == Kind::Ld
             && op.m.space == Space::Param
             && matches!(op.mem.base, Src::Sym(SymAddr::KernelParam(_), _)));
-        let Dst::Reg(r, _) = op.dst else { continue };
-        let r = r as usize;
+        let v = match op.dst {
+            Dst::Reg(r, _) if op.kind != Kind::Setp => r as usize,
+            Dst::Pred(p) if op.kind == Kind::Setp => ns + p as usize,
+            _ => continue,
+        };
+        let mut per_group = false;
         let sources_ok = crate::plan::operands(op).all(|s| match *s {
-            Src::Reg(u) => remat.contains_key(&(u as usize)),
+            Src::Reg(u) => remat.get(&(u as usize)).map(|m| per_group |= m.per_group).is_some(),
+            Src::Special(SpecialReg::Tid, _) => {
+                per_group = true;
+                true
+            }
             Src::Special(sr, _) => matches!(sr, SpecialReg::Ntid | SpecialReg::Nctaid | SpecialReg::Ctaid),
             Src::Pred(..) => false,
             Src::None | Src::Imm(_) => true,
@@ -524,15 +543,27 @@ fn rematerialized(prog: &Program, plan: &Plan, uniform: &Uniform) -> HashMap<usi
             && op.dst2 == Dst::None
             && op.extra.is_none()
             && !op.ty.is_float()
-            && defs[r] == 1
-            && uniform.var(r)
+            && defs[v] == 1
         {
-            remat.insert(r, i);
+            remat.insert(v, Remat { op: i, per_group });
         }
     }
     remat
 }
 
+/// A value whole-CTA mode computes again rather than keep in a home ([`rematerialized`]).
+#[derive(Clone, Copy, Debug)]
+struct Remat {
+    /// The op that writes it.
+    op: usize,
+    /// Whether it depends on `%tid` (computed at each group's entry rather than once per pass).
+    per_group: bool,
+}
+
+/// Low bits known to be zero in lane 0 of every register (64: zero), whichever path computed the value: a
+/// flow-insensitive fixpoint (the least over the writes). `tid.x`, `%laneid` and `ntid.x` start with two
+/// (the vector path runs groups of four aligned threads, with `ntid.x % 4 == 0`); products add, sums take the
+/// least. What [`lane_strides`] needs to know that widening a 32-bit index cannot wrap between lanes.
 fn low_zeros(prog: &Program) -> Vec<u8> {
     let ns = prog.slots as usize;
     let mut z = vec![64u8; ns];
@@ -1223,9 +1254,9 @@ struct Cta {
     uniform: Uniform,
     /// The values of the uniform registers the region being emitted reloads, loaded before its group loop.
     at_pass: HashMap<usize, V>,
-    /// By register: the op that computes it again before each pass that reloads it, where it has no home
-    /// ([`rematerialized`]).
-    remat: HashMap<usize, usize>,
+    /// By register or predicate: the op that computes it again before each pass that reloads it (or at each
+    /// group's entry into such a pass), where it has no home ([`rematerialized`]).
+    remat: HashMap<usize, Remat>,
     /// The pass's resume point (0: the kernel's start, `k + 1`: after yield point `k`), and where the groups
     /// of the pass stopped (a resume point, or [`Cta::EXIT`]).
     resume: Variable,
@@ -1270,7 +1301,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         let alt = if bundles { (1..GROUPS_AT_ONCE).map(|_| copy(&mut b)).collect() } else { Vec::new() };
         let cta = uniform.map(|uniform| Cta {
             idle_ends: idle_ends(prog, plan, &ifs, &uniform),
-            remat: rematerialized(prog, plan, &uniform),
+            remat: rematerialized(prog, plan, &ifs),
             uniform,
             at_pass: HashMap::new(),
             resume: b.declare_var(I32),
@@ -1281,6 +1312,13 @@ impl<'a, 'b> Vector<'a, 'b> {
         let mut read_anywhere = vec![false; prog.slots as usize + prog.preds as usize];
         for op in &prog.ops {
             crate::plan::for_each_use(prog, op, |v| read_anywhere[v] = true);
+        }
+        let mut deferred = Deferred::new(prog, plan);
+        if let Some(c) = &cta {
+            // A region that computes a value of `%tid` again at each group's entry reads `%tid` there.
+            for (k, reload) in deferred.reload.iter().enumerate() {
+                deferred.reads_tid[k + 1] |= reload.iter().any(|v| c.remat.get(v).is_some_and(|m| m.per_group));
+            }
         }
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -1308,7 +1346,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             done,
             yield_at: plan.yields.iter().enumerate().map(|(k, y)| (y.op as usize, k)).collect(),
             strides: Vec::new(),
-            deferred: Deferred::new(prog, plan),
+            deferred,
             ifs,
             if_masks,
             else_entries: HashMap::new(),
@@ -1833,12 +1871,60 @@ impl<'a, 'b> Vector<'a, 'b> {
         }
     }
 
-    /// The registers the region after yield point `k` reads before writing them, from their homes.
+    /// The registers the region after yield point `k` reads before writing them, from their homes (in
+    /// whole-CTA mode, those that depend on `%tid` and have none computed again).
     fn reload_after(&mut self, plan: &Plan, k: usize) {
-        for v in self.deferred.reload[k].clone() {
+        let reloads = self.deferred.reload[k].clone();
+        let per_group = |v: &usize| self.cta.as_ref().is_some_and(|c| c.remat.get(v).is_some_and(|m| m.per_group));
+        let homed: Vec<usize> = reloads.iter().copied().filter(|v| !per_group(v)).collect();
+        for v in homed {
             let off = plan.home_offset(v).expect("live registers have homes");
             self.reload(v, off);
         }
+        if self.cta.is_some() {
+            self.rematerialize(&reloads, true).expect("a rematerialized op lowered once lowers again");
+        }
+    }
+
+    /// Whole-CTA mode: lowers again the ops of the rematerialized values among `vars` and of those they
+    /// read, in the kernel's order: the uniform ones before a pass (`per_group` false), the others at a
+    /// group's entry (the uniform values they read set again from the pass's, `Cta::at_pass`). Returns the
+    /// uniform values among them.
+    fn rematerialize(&mut self, vars: &[usize], per_group: bool) -> R<Vec<usize>> {
+        let remat = &self.cta.as_ref().expect("whole-CTA mode").remat;
+        let (mut seen, mut ops, mut uniform) = (Vec::new(), Vec::new(), Vec::new());
+        let mut work: Vec<usize> = vars.iter().copied().filter(|v| remat.contains_key(v)).collect();
+        while let Some(v) = work.pop() {
+            let m = remat[&v];
+            if !seen.contains(&m.op) {
+                seen.push(m.op);
+                if m.per_group == per_group {
+                    ops.push(m.op);
+                }
+                if !m.per_group {
+                    uniform.push(v);
+                }
+                crate::plan::for_each_use(self.prog, &self.prog.ops[m.op], |u| {
+                    if remat.contains_key(&u) {
+                        work.push(u);
+                    }
+                });
+            }
+        }
+        ops.sort_unstable();
+        if per_group {
+            for &v in &uniform {
+                self.set_from_pass(v);
+            }
+        }
+        let cur = self.cur;
+        for i in ops {
+            self.cur = i;
+            self.lower(i)?;
+        }
+        self.cur = cur;
+        self.quads.clear();
+        Ok(uniform)
     }
 
     /// The scalar code's eager stores (`Plan::eager`): the registers op `i` wrote that have homes, right after
@@ -1945,33 +2031,19 @@ impl<'a, 'b> Vector<'a, 'b> {
     }
 
     /// Whole-CTA mode, before a region's group loop (once per pass of the region): the uniform registers
-    /// among `reloads` (what the region reloads), from their one home each (in the CTA's first group).
+    /// among `reloads` (what the region reloads), from their one home each (in the CTA's first group), or
+    /// computed again (with the uniform values the per-group ones read).
     fn load_uniform_homes(&mut self, plan: &Plan, reloads: &[usize]) -> R {
         self.cta.as_mut().expect("whole-CTA mode").at_pass.clear();
         let remat = self.cta.as_ref().map(|c| c.remat.clone()).unwrap_or_default();
         let vars: Vec<usize> =
             reloads.iter().copied().filter(|&v| self.cta_uniform(v) && !remat.contains_key(&v)).collect();
-        // The rematerialized ones: their ops (and those of the registers they read) again, in order.
-        let mut ops: Vec<usize> = Vec::new();
-        let mut work: Vec<usize> = reloads.iter().filter_map(|v| remat.get(v).copied()).collect();
-        while let Some(i) = work.pop() {
-            if !ops.contains(&i) {
-                ops.push(i);
-                crate::plan::for_each_use(self.prog, &self.prog.ops[i], |u| work.extend(remat.get(&u).copied()));
-            }
-        }
-        ops.sort_unstable();
-        let cur = self.cur;
-        for i in ops {
-            self.cur = i;
-            self.lower(i)?;
-        }
-        self.cur = cur;
-        self.quads.clear();
-        for &v in reloads.iter().filter(|v| remat.contains_key(v)) {
-            let val = match self.regs[v] {
-                Reg::W(var) => V::W(self.b.use_var(var)),
-                Reg::D(l, h) => V::D(self.b.use_var(l), self.b.use_var(h)),
+        // Every group's head clears the registers: the uniform values the per-group ones read are kept too.
+        for v in self.rematerialize(reloads, false)? {
+            let val = match self.regs.get(v) {
+                Some(&Reg::W(var)) => V::W(self.b.use_var(var)),
+                Some(&Reg::D(l, h)) => V::D(self.b.use_var(l), self.b.use_var(h)),
+                None => V::W(self.b.use_var(self.preds[v - self.prog.slots as usize])),
             };
             self.cta.as_mut().expect("whole-CTA mode").at_pass.insert(v, val);
         }
@@ -1993,19 +2065,26 @@ impl<'a, 'b> Vector<'a, 'b> {
         Ok(())
     }
 
+    /// Whole-CTA mode: sets a uniform liveness variable to its value for the pass (`Cta::at_pass`).
+    fn set_from_pass(&mut self, v: usize) {
+        let ns = self.prog.slots as usize;
+        let val = self.cta.as_ref().expect("whole-CTA mode").at_pass[&v];
+        match (val, v >= ns, self.regs.get(v)) {
+            (V::W(m), true, _) => self.b.def_var(self.preds[v - ns], m),
+            (V::W(w), false, Some(Reg::W(var))) => self.b.def_var(*var, w),
+            (V::D(l, h), false, Some(Reg::D(lv, hv))) => {
+                self.b.def_var(*lv, l);
+                self.b.def_var(*hv, h);
+            }
+            _ => unreachable!("the pass value has the register's form"),
+        }
+    }
+
     /// Loads a liveness variable (register slots, then predicates) from each lane's home.
     fn reload(&mut self, v: usize, off: i32) {
         let ns = self.prog.slots as usize;
-        if let Some(&val) = self.cta.as_ref().and_then(|c| c.at_pass.get(&v)) {
-            match (val, v >= ns, self.regs.get(v)) {
-                (V::W(m), true, _) => self.b.def_var(self.preds[v - ns], m),
-                (V::W(w), false, Some(Reg::W(var))) => self.b.def_var(*var, w),
-                (V::D(l, h), false, Some(Reg::D(lv, hv))) => {
-                    self.b.def_var(*lv, l);
-                    self.b.def_var(*hv, h);
-                }
-                _ => unreachable!("the pass value has the register's form"),
-            }
+        if self.cta.as_ref().is_some_and(|c| c.at_pass.contains_key(&v)) {
+            self.set_from_pass(v);
             return;
         }
         if self.cta_w(v) {
@@ -4316,26 +4395,43 @@ mod tests {
         assert_eq!(last_stride(&offset), Some(Stride { stride: 4, widened: 1 }));
     }
 
-    /// Whole-CTA mode computes again, before each pass, the uniform registers the kernel's straight-line start
-    /// writes once from parameters, `%ntid`, `%nctaid`, `%ctaid` and constants; not those of `%tid`, `%clock`,
-    /// written twice, under a guard, or after the first branch target.
+    /// Whole-CTA mode computes again, before each pass or at each group's entry, the registers and predicates
+    /// the kernel's straight-line start writes once from parameters, `%ntid`, `%nctaid`, `%ctaid`, `%tid` and
+    /// constants (those of `%tid` per group), past ranges run as masks; not those of `%clock`, written twice,
+    /// under a guard, in such a range, or after the first yield point.
     #[test]
     fn registers_of_parameters_and_cta_constants_are_rematerialized() {
         let prog = kernel(
-            ".reg .b32 %r<12>;\n.reg .b64 %rd<4>;\n.reg .pred %p<2>;\nld.param.u64 %rd1, [p];\n\
+            ".reg .b32 %r<14>;\n.reg .b64 %rd<4>;\n.reg .pred %p<3>;\nld.param.u64 %rd1, [p];\n\
              ld.param.u32 %r1, [n];\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmov.u32 %r5, %tid.x;\n\
              mad.lo.s32 %r4, %r2, %r3, %r5;\nadd.s32 %r6, %r1, 1;\ncvta.to.global.u64 %rd2, %rd1;\n\
              mov.u32 %r8, %clock;\nmov.u32 %r9, %nctaid.x;\nmov.u32 %r9, 7;\nsetp.eq.u32 %p1, %r1, 0;\n\
-             @%p1 mov.u32 %r10, %r1;\nbar.sync 0;\nL:\nmov.u32 %r7, %ctaid.x;\nadd.s32 %r11, %r6, %r7;\n\
-             st.global.u32 [%rd2], %r11;\nret;",
+             setp.lt.u32 %p2, %r4, %r1;\n@%p1 mov.u32 %r10, %r1;\n@%p2 bra SKIP;\nadd.s32 %r12, %r1, 2;\n\
+             SKIP:\nshl.b32 %r13, %r4, 2;\nbar.sync 0;\nL:\nmov.u32 %r7, %ctaid.x;\nadd.s32 %r11, %r6, %r7;\n\
+             add.s32 %r11, %r11, %r13;\nst.global.u32 [%rd2], %r11;\nst.global.u32 [%rd2+4], %r12;\nret;",
         );
         let plan = Plan::new(&prog);
-        let uniform = Uniform::new(&prog, |_| false);
-        let remat = rematerialized(&prog, &plan, &uniform);
-        let mut ops: Vec<usize> = remat.values().copied().collect();
+        let ifs = Ifs::new(&prog, &plan, true, &|_| true);
+        assert!(ifs.converted(14));
+        let remat = rematerialized(&prog, &plan, &ifs);
+        let mut ops: Vec<(usize, bool)> = remat.values().map(|m| (m.op, m.per_group)).collect();
         ops.sort_unstable();
-        // The ops writing `%rd1`, `%r1`, `%r2`, `%r3`, `%r6` and `%rd2`.
-        assert_eq!(ops, [0, 1, 2, 3, 6, 7], "{:?}", prog.ops.iter().map(|o| o.kind).collect::<Vec<_>>());
+        // The ops writing `%rd1`, `%r1`, `%r2`, `%r3`, `%r5` and `%r4` (per group), `%r6`, `%rd2`, `%p1`,
+        // `%p2` and `%r13` (per group).
+        let expected = [
+            (0, false),
+            (1, false),
+            (2, false),
+            (3, false),
+            (4, true),
+            (5, true),
+            (6, false),
+            (7, false),
+            (11, false),
+            (12, true),
+            (16, true),
+        ];
+        assert_eq!(ops, expected, "{:?}", prog.ops.iter().map(|o| o.kind).collect::<Vec<_>>());
     }
 
     /// An address computed under a mask (`if (i < n) x = in[i]`) has its stride where the write needs no
