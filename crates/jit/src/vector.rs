@@ -37,7 +37,7 @@
 
 use std::collections::HashMap;
 
-use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I16X8, I32, I32X4, I64, I64X2, I8, I8X16};
 use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, Endianness, InstBuilder, InstructionData, JumpTableData, MemFlagsData, Opcode,
@@ -1136,6 +1136,20 @@ struct Narrow {
     base: Value,
 }
 
+/// A lane mask made by comparing a 32-bit value whose lanes step by one (`x + l`, modulo 2^32) with a value
+/// uniform in the group (`x cc u`): whether any or every lane is set follows, in the common cases, from
+/// scalars. Lane 0 set means some lane is; for ordered comparisons, lanes 0 and 3 without a wrap-around
+/// between them bound all four. A branch tests those first and the lane bits only where they do not decide
+/// (a group at the edge of a range, once per pass): `tid < s` costs a compare where its vector form costs a
+/// broadcast, an add, two compares, a sign-bit move and two tests.
+#[derive(Clone, Copy)]
+struct StepCmp {
+    cc: IntCC,
+    /// Lane 0 of `x`, and `u` (`i32`s).
+    x0: Value,
+    u: Value,
+}
+
 /// How a load or store is made: one vector access, one access per lane, or either by a run-time test (an
 /// `i8`, non-zero for the vector access).
 enum Path {
@@ -1223,6 +1237,8 @@ struct Vector<'a, 'b> {
     /// Bundles of groups ([`translate`] with `bundles`): the other groups' variables, each swapped in while
     /// an op runs for it ([`Vector::each_copy`]).
     alt: Vec<Copy>,
+    /// By lane mask: how a comparison of a stepping value with a uniform one made it ([`StepCmp`]).
+    step_cmps: HashMap<Value, StepCmp>,
 }
 
 /// The variables of one group of four threads. In a bundle of [`GROUPS_AT_ONCE`] groups (kernels without
@@ -1366,6 +1382,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             read_anywhere,
             site_next: Vec::new(),
             alt,
+            step_cmps: HashMap::new(),
         }
     }
 
@@ -1414,6 +1431,149 @@ impl<'a, 'b> Vector<'a, 'b> {
         debug_assert!(masks.iter().all(|&m| self.b.func.dfg.value_type(m) == I32X4), "lane masks");
         let bits: Vec<Value> = masks.iter().map(|&m| self.lane_bits(m)).collect();
         bits[1..].iter().fold(bits[0], |a, &x| op(&mut self.b, a, x))
+    }
+
+    /// Branches to `yes` where any lane of the masks (one per group) is set, else to `no`; a mask made by a
+    /// [`StepCmp`] is tested on lane 0 first.
+    fn brif_any(&mut self, masks: &[Value], yes: Block, no: Block) {
+        if let Some(c) = self.step_cmp_of(masks) {
+            let l0 = self.b.ins().icmp(c.cc, c.x0, c.u);
+            let lanes = self.b.create_block();
+            self.b.ins().brif(l0, yes, &[], lanes, &[]);
+            self.b.switch_to_block(lanes);
+        }
+        let any = self.any_of(masks);
+        self.b.ins().brif(any, yes, &[], no, &[]);
+    }
+
+    /// Branches to `yes` where every lane of the masks (one per group) is set, else to `no`; a mask made by a
+    /// [`StepCmp`] is tested on its scalars first.
+    fn brif_all(&mut self, masks: &[Value], yes: Block, no: Block) {
+        if let Some((all, exact)) = self.step_cmp_of(masks).and_then(|c| self.step_all(c)) {
+            if exact {
+                self.b.ins().brif(all, yes, &[], no, &[]);
+                return;
+            }
+            let lanes = self.b.create_block();
+            self.b.ins().brif(all, yes, &[], lanes, &[]);
+            self.b.switch_to_block(lanes);
+        }
+        let all = self.all_of(masks);
+        self.b.ins().brif(all, yes, &[], no, &[]);
+    }
+
+    /// The [`StepCmp`] that made a single group's mask (through negations).
+    fn step_cmp_of(&self, masks: &[Value]) -> Option<StepCmp> {
+        let &[mut m] = masks else { return None };
+        let mut negated = false;
+        for _ in 0..4 {
+            if let Some(&c) = self.step_cmps.get(&m) {
+                return Some(if negated { StepCmp { cc: c.cc.complement(), ..c } } else { c });
+            }
+            let inst = self.b.func.dfg.value_def(m).inst()?;
+            match self.b.func.dfg.insts[inst] {
+                InstructionData::Unary { opcode: Opcode::Bnot, arg } => {
+                    m = arg;
+                    negated = !negated;
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// Whether every lane of a [`StepCmp`]'s mask is set, from its scalars (an `i8`), and whether that is
+    /// exact (else it is a sufficient condition: false may still be all lanes). Lanes 0..3 are `x0..x0+3`
+    /// unless they wrap around (`x0 + 3` past the type's maximum); then they include the maximum and the
+    /// minimum. `None` for equality (four distinct lanes are never all equal to one value: the lane bits
+    /// answer).
+    fn step_all(&mut self, c: StepCmp) -> Option<(Value, bool)> {
+        let signed = matches!(
+            c.cc,
+            IntCC::SignedLessThan
+                | IntCC::SignedLessThanOrEqual
+                | IntCC::SignedGreaterThan
+                | IntCC::SignedGreaterThanOrEqual
+        );
+        let ext = |b: &mut FunctionBuilder<'b>, v: Value| {
+            if signed {
+                b.ins().sextend(I64, v)
+            } else {
+                b.ins().uextend(I64, v)
+            }
+        };
+        let x = ext(&mut self.b, c.x0);
+        let u = ext(&mut self.b, c.u);
+        let top = if signed { i64::from(i32::MAX) } else { i64::from(u32::MAX) };
+        let x3 = self.b.ins().iadd_imm_s(x, 3);
+        Some(match c.cc {
+            // Lane 3 (past the maximum where lanes wrap: then the maximum is a lane, and not below `u`).
+            IntCC::UnsignedLessThan | IntCC::SignedLessThan => (self.b.ins().icmp(c.cc, x3, u), true),
+            // (Where lanes wrap, the maximum is a lane, and may equal `u`: the lane bits decide.)
+            IntCC::UnsignedLessThanOrEqual | IntCC::SignedLessThanOrEqual => {
+                let cc = if signed { IntCC::SignedLessThanOrEqual } else { IntCC::UnsignedLessThanOrEqual };
+                (self.b.ins().icmp(cc, x3, u), false)
+            }
+            // Lane 0 where lanes do not wrap (where they do, the minimum is a lane: never above `u`, and equal
+            // to it only where `u` is the minimum, which the lane bits decide).
+            IntCC::UnsignedGreaterThan
+            | IntCC::SignedGreaterThan
+            | IntCC::UnsignedGreaterThanOrEqual
+            | IntCC::SignedGreaterThanOrEqual => {
+                let c0 = self.b.ins().icmp(c.cc, c.x0, c.u);
+                let no_wrap = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, x3, top);
+                let exact = matches!(c.cc, IntCC::UnsignedGreaterThan | IntCC::SignedGreaterThan);
+                (self.b.ins().band(c0, no_wrap), exact)
+            }
+            // No lane equals `u` where `u` is not among `x0..x0+3` (modulo 2^32).
+            IntCC::NotEqual => {
+                let d = self.b.ins().isub(c.u, c.x0);
+                (self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, d, 4), true)
+            }
+            _ => return None,
+        })
+    }
+
+    /// Lane `i` of an `i32x4` as a scalar, from the scalars and constants it was built of where it can (as
+    /// `tid.x`'s lanes and sums with uniform values are).
+    fn lane32_of(&mut self, v: Value, i: u8, depth: u32) -> Value {
+        if let (Some(inst), true) = (self.b.func.dfg.value_def(v).inst(), depth > 0) {
+            match self.b.func.dfg.insts[inst] {
+                InstructionData::Unary { opcode: Opcode::Splat, arg } => return arg,
+                InstructionData::UnaryConst { opcode: Opcode::Vconst, constant_handle } => {
+                    let bytes = self.b.func.dfg.constants.get(constant_handle).as_slice();
+                    let at = usize::from(i) * 4;
+                    let lane = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+                    return self.b.ins().iconst(I32, i64::from(lane));
+                }
+                InstructionData::Binary { opcode: op @ (Opcode::Iadd | Opcode::Isub | Opcode::Imul), args } => {
+                    let x = self.lane32_of(args[0], i, depth - 1);
+                    let y = self.lane32_of(args[1], i, depth - 1);
+                    return match op {
+                        Opcode::Iadd => self.b.ins().iadd(x, y),
+                        Opcode::Isub => self.b.ins().isub(x, y),
+                        _ => self.b.ins().imul(x, y),
+                    };
+                }
+                _ => {}
+            }
+        }
+        self.b.ins().extractlane(v, i)
+    }
+
+    /// The lane stride of a 32-bit source read as 32 bits, where known exactly.
+    fn src_stride32(&self, s: &Src) -> Option<i64> {
+        match *s {
+            Src::Reg(r) => match (self.regs[r as usize], self.strides.get(r as usize).copied().flatten()) {
+                (Reg::W(_), Some(Stride { stride, widened: 0 })) => Some(stride),
+                _ => None,
+            },
+            Src::Imm(_) => Some(0),
+            Src::Special(SpecialReg::Tid, 0) => Some(1),
+            Src::Special(SpecialReg::Tid, c) if c < 3 => Some(0),
+            Src::Special(sr, c) if c < 3 && crate::uniform::cta_uniform(sr) => Some(0),
+            _ => None,
+        }
     }
 
     // ---------------------------------------------------------------- the group loop
@@ -2696,7 +2856,6 @@ impl<'a, 'b> Vector<'a, 'b> {
                     let within = me.within(i);
                     me.range_mask(i, within)
                 })?;
-                let any = self.any_of(&runs);
                 let mut range = self.block(i + 1)?;
                 if self.all_lanes_ops(i).is_some() {
                     let decide = self.b.create_block();
@@ -2713,12 +2872,12 @@ impl<'a, 'b> Vector<'a, 'b> {
                     // the barrier, and the pass ends there (in a one-dimensional CTA, where tid.x grows with
                     // the group).
                     let idle = self.b.create_block();
-                    self.b.ins().brif(any, range, &[], idle, &[]);
+                    self.brif_any(&runs, range, idle);
                     self.b.switch_to_block(idle);
                     self.b.def_var(rest_idle, one_d);
                     self.b.ins().jump(target, &[]);
                 } else {
-                    self.b.ins().brif(any, range, &[], target, &[]);
+                    self.brif_any(&runs, range, target);
                 }
                 self.filled = true;
                 return Ok(());
@@ -2838,9 +2997,8 @@ impl<'a, 'b> Vector<'a, 'b> {
             Some(r) => r,
             None => self.each_copy(|me| Ok(me.b.use_var(me.if_masks[&branch])))?,
         };
-        let all = self.all_of(&runs);
         let fast = self.b.create_block();
-        self.b.ins().brif(all, fast, &[], masked, &[]);
+        self.brif_all(&runs, fast, masked);
         self.b.switch_to_block(fast);
         self.all_lanes = Some(branch);
         self.filled = false;
@@ -2902,6 +3060,22 @@ impl<'a, 'b> Vector<'a, 'b> {
         let others: Vec<Variable> = self.alt.iter().map(|a| a.preds[p as usize]).collect();
         let ms: Vec<Value> = std::iter::once(m).chain(others.into_iter().map(|v| self.b.use_var(v))).collect();
         let ms: Vec<Value> = ms.into_iter().map(|m| if neg { self.b.ins().bnot(m) } else { m }).collect();
+        if self.step_cmp_of(&ms).is_some() {
+            // Where every lane agrees, as scalars: first on the likelier way (a loop goes round, a forward
+            // branch over a bound test is not taken), then on the other.
+            let not_taken = vec![self.b.ins().bnot(ms[0])];
+            let (mut first, mut second) = ((ms, target), (not_taken, fall));
+            if (op.target as usize) > self.cur {
+                std::mem::swap(&mut first, &mut second);
+            }
+            let (other, mixed) = (self.b.create_block(), self.b.create_block());
+            self.brif_all(&first.0, first.1, other);
+            self.b.switch_to_block(other);
+            self.brif_all(&second.0, second.1, mixed);
+            self.b.switch_to_block(mixed);
+            self.b.ins().jump(self.stop, &[]);
+            return;
+        }
         let all = self.all_of(&ms);
         let mixed = self.b.create_block();
         self.b.ins().brif(all, target, &[], mixed, &[]);
@@ -3233,7 +3407,20 @@ impl<'a, 'b> Vector<'a, 'b> {
         let x = self.extend(a, ty);
         let y = self.extend(b, ty);
         let r = self.map2(x, y, |me, x, y| me.b.ins().icmp(cc, x, y));
-        Ok(self.as_w(r))
+        let r = self.as_w(r);
+        if let (true, V::W(x), V::W(y)) = (ty.bits() == 32, x, y) {
+            let step = match (self.src_stride32(&op.a), self.src_stride32(&op.b)) {
+                (Some(1), Some(0)) => Some((cc, x, y)),
+                (Some(0), Some(1)) => Some((cc.swap_args(), y, x)),
+                _ => None,
+            };
+            if let Some((cc, x, u)) = step {
+                let x0 = self.lane32_of(x, 0, 6);
+                let u = self.lane32_of(u, 0, 6);
+                self.step_cmps.insert(r, StepCmp { cc, x0, u });
+            }
+        }
+        Ok(r)
     }
 
     /// A float comparison from the conditions x86 compares directly (so every one lowers).
@@ -3769,7 +3956,11 @@ impl<'a, 'b> Vector<'a, 'b> {
         // Every lane active: computed once per mask. A branch on the test itself would have Cranelift repeat
         // it at every access's branch; a branch on this `band` reads one register.
         let active = self.guard.map(|g| {
-            let all = self.all_of(&[g]);
+            let exact = self.step_cmp_of(&[g]).and_then(|c| self.step_all(c)).filter(|&(_, exact)| exact);
+            let all = match exact {
+                Some((all, _)) => all,
+                None => self.all_of(&[g]),
+            };
             self.b.ins().band_imm_u(all, 1)
         });
         match (consecutive, active) {

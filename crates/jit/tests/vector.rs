@@ -957,3 +957,93 @@ fn runs_of_uniform_loads_agree_with_the_emulator() {
         });
     }
 }
+
+/// The comparisons of a value whose lanes step by one (`tid.x + k`) with a uniform bound `u`, which the vector
+/// path decides from lanes 0 and 3 as scalars where it can: every integer condition, signed and unsigned, with
+/// the bound on either side, where a group's lanes wrap around past the type's maximum (`k` near 2^32 and
+/// 2^31) and bounds at the extremes. `form` 0: each branch's range after a store, run as masks (any and all
+/// lanes), with a guarded store (a vector store where every lane is on); 1: one branch with no store before
+/// it (a plain branch that a group takes, falls through, or leaves for the scalar loop); 2: as 0 before a
+/// barrier (whole-CTA mode).
+fn stepping_compares(form: u8, only: Option<usize>) -> String {
+    let conds: Vec<(&str, &str, bool)> = ["eq", "ne", "lt", "le", "gt", "ge"]
+        .iter()
+        .flat_map(|c| ["u32", "s32"].map(|t| (*c, t)))
+        .flat_map(|(c, t)| [(c, t, false), (c, t, true)])
+        .collect();
+    let mut body = String::new();
+    for (slot, (j, (c, t, swapped))) in
+        conds.iter().enumerate().filter(|(j, _)| only.is_none_or(|o| o == *j)).enumerate()
+    {
+        let (a, b) = if *swapped { ("%r2", "%r7") } else { ("%r7", "%r2") };
+        body += &format!(
+            "\tadd.s64 %rd4, %rd3, {off};\n\tsetp.{c}.{t} %p1, {a}, {b};\n\t@%p1 bra L{j};\n\
+             \tst.global.u32 [%rd4], {v};\nL{j}:\n",
+            off = 8 * slot,
+            v = j + 1
+        );
+        if form != 1 {
+            body += &format!("\t@%p1 st.global.u32 [%rd4+4], {};\n", 100 + j);
+        }
+    }
+    let slots = if only.is_some() { 1 } else { conds.len() };
+    let first = if form == 1 { "" } else { "\tst.global.u32 [%rd3], 0;\n" };
+    let end = if form == 2 { "\tbar.sync 0;\n" } else { "" };
+    format!(
+        r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry step(.param .u64 out, .param .u32 k, .param .u32 u)
+{{
+	.reg .b32 %r<10>;
+	.reg .b64 %rd<6>;
+	.reg .pred %p<2>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u32 %r1, [k];
+	ld.param.u32 %r2, [u];
+	mov.u32 %r3, %tid.x;
+	mov.u32 %r4, %ctaid.x;
+	mov.u32 %r5, %ntid.x;
+	mad.lo.s32 %r6, %r4, %r5, %r3;
+	add.s32 %r7, %r3, %r1;
+	mul.wide.u32 %rd2, %r6, {stride};
+	add.s64 %rd3, %rd1, %rd2;
+{first}{body}{end}	ret;
+}}
+"#,
+        stride = 8 * slots
+    )
+}
+
+#[test]
+fn comparisons_of_stepping_values_agree_with_the_emulator() {
+    let ks = [0u32, 3, u32::MAX - 3, u32::MAX - 1, i32::MAX as u32 - 3, i32::MAX as u32 - 1, i32::MAX as u32 - 5];
+    let us = |k: u32| {
+        [0u32, 1, 2, 5, 9, u32::MAX, u32::MAX - 1, i32::MAX as u32, 1 << 31, k.wrapping_add(2), k.wrapping_add(6)]
+    };
+    let run = |ptx: &str, slots: usize| {
+        for k in ks {
+            for u in us(k) {
+                agree(ptx, "step", 2, 12, || {
+                    vec![
+                        Arg::Buf(vec![0xEE; 2 * 12 * 8 * slots]),
+                        Arg::Scalar(k.to_le_bytes().to_vec()),
+                        Arg::Scalar(u.to_le_bytes().to_vec()),
+                    ]
+                });
+            }
+        }
+    };
+    let masked = stepping_compares(0, None);
+    assert_eq!(vector_path(&masked, "step"), Ok(jit::VectorPath::Groups));
+    run(&masked, 24);
+    let whole = stepping_compares(2, None);
+    assert_eq!(vector_path(&whole, "step"), Ok(jit::VectorPath::WholeCtas));
+    run(&whole, 24);
+    for j in 0..24 {
+        let plain = stepping_compares(1, Some(j));
+        assert!(vector_path(&plain, "step").is_ok(), "{plain}");
+        run(&plain, 1);
+    }
+}
