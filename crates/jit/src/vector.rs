@@ -38,7 +38,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I16X8, I32, I32X4, I64, I64X2, I8, I8X16};
+use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I16X8, I32, I32X4, I64, I64X2, I8X16};
 use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, Endianness, InstBuilder, InstructionData, JumpTableData, MemFlagsData, Opcode,
     Signature, StackSlot, StackSlotData, StackSlotKind, Type, Value,
@@ -1231,9 +1231,17 @@ struct Vector<'a, 'b> {
     all_lanes: Option<usize>,
     /// By register slot: whether any op reads it.
     read_anywhere: Vec<bool>,
+    /// Whether an op of the region being emitted reads the group's state words (whole-CTA mode: else its
+    /// group loop does not move them on).
+    gs_used: bool,
     /// Whole-CTA mode: where a group of the region being emitted goes after reaching yield point `k` (index
-    /// `k`) or the kernel's end (last): the region's next group (`Vector::emit_region`).
+    /// `k`) or the kernel's end (last): the region's next group (`Vector::emit_region`); and where the pass
+    /// ends after the last group reached it.
     site_next: Vec<Block>,
+    site_exit: Vec<Block>,
+    /// By yield point: the registers stored there (those whose homes may be stale, and the eager stores
+    /// deferred to it), with their homes' offsets.
+    stores_at_yield: Vec<Vec<(usize, i32)>>,
     /// Bundles of groups ([`translate`] with `bundles`): the other groups' variables, each swapped in while
     /// an op runs for it ([`Vector::each_copy`]).
     alt: Vec<Copy>,
@@ -1277,11 +1285,18 @@ struct Cta {
     /// of the pass stopped (a resume point, or [`Cta::EXIT`]).
     resume: Variable,
     reached: Variable,
+    /// The first thread of the group's row (`t - tid.x`): in a region that reads `%tid`, the group loop moves
+    /// `tid` on and `t` is `row + tid.x`.
+    row: Variable,
     /// Converted branches where a group none of whose lanes runs the range ends the pass ([`idle_ends`]),
-    /// the flag that it did, and whether the CTA is one-dimensional (where that holds).
+    /// and whether the CTA is one-dimensional (where that holds).
     idle_ends: Vec<usize>,
-    rest_idle: Variable,
     one_d: Option<Value>,
+    /// The uniform registers with a home that the region being emitted may store, each with its offset and
+    /// the variable holding what its home is to hold after the pass: the home's value at the pass's start,
+    /// and what each store would write. The groups of a pass store nothing; the pass's end stores these,
+    /// once (every group would store the same values, and no group reads the homes during a pass).
+    homes: Vec<(usize, i32, Variable)>,
 }
 
 impl Cta {
@@ -1322,8 +1337,9 @@ impl<'a, 'b> Vector<'a, 'b> {
             at_pass: HashMap::new(),
             resume: b.declare_var(I32),
             reached: b.declare_var(I32),
-            rest_idle: b.declare_var(I8),
             one_d: None,
+            homes: Vec::new(),
+            row: b.declare_var(I32),
         });
         let mut read_anywhere = vec![false; prog.slots as usize + prog.preds as usize];
         for op in &prog.ops {
@@ -1336,6 +1352,17 @@ impl<'a, 'b> Vector<'a, 'b> {
                 deferred.reads_tid[k + 1] |= reload.iter().any(|v| c.remat.get(v).is_some_and(|m| m.per_group));
             }
         }
+        let stores_at_yield = (0..plan.yields.len())
+            .map(|k| {
+                let deferred = deferred.store[k].iter().filter(|v| !plan.yields[k].spill.contains(v));
+                plan.yields[k]
+                    .spill
+                    .iter()
+                    .chain(deferred)
+                    .map(|&v| (v, plan.home_offset(v).expect("live registers have homes")))
+                    .collect()
+            })
+            .collect();
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -1380,7 +1407,10 @@ impl<'a, 'b> Vector<'a, 'b> {
             pending_all: None,
             all_lanes: None,
             read_anywhere,
+            gs_used: false,
             site_next: Vec::new(),
+            site_exit: Vec::new(),
+            stores_at_yield,
             alt,
             step_cmps: HashMap::new(),
         }
@@ -1609,12 +1639,11 @@ impl<'a, 'b> Vector<'a, 'b> {
             let one_d = crate::translate::one_dimensional(&mut self.b, self.ctx);
             let cta = self.cta.as_mut().expect("whole-CTA mode");
             cta.one_d = Some(one_d);
-            let rest_idle = cta.rest_idle;
+            let row = cta.row;
             self.b.ins().jump(pass, &[]);
             self.b.switch_to_block(pass);
-            let no = self.b.ins().iconst(I8, 0);
-            self.b.def_var(rest_idle, no);
             self.set_t(lo);
+            self.b.def_var(row, lo);
             self.b.def_var(self.tid[0], x);
             self.b.def_var(self.tid[1], y);
             self.b.def_var(self.tid[2], z);
@@ -1714,12 +1743,28 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.op_blocks(plan, &ops);
         self.quads.clear();
         self.site_next = (0..=plan.yields.len()).map(|_| self.b.create_block()).collect();
+        // Where the pass ends after a group reached each barrier (the uniform homes are stored there), or the
+        // kernel's end.
+        self.site_exit = (0..plan.yields.len()).map(|_| self.b.create_block()).chain([end]).collect();
         self.done = self.b.create_block();
         // Before the loop: the uniform registers the region reloads.
         let head = self.b.create_block();
         self.b.switch_to_block(entry);
         let reloads = if r == 0 { Vec::new() } else { self.deferred.reload[r - 1].clone() };
         self.load_uniform_homes(plan, &reloads)?;
+        let homes = self.uniform_homes_stored(plan, &ops);
+        let mut at_start = Vec::new();
+        if !homes.is_empty() {
+            let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
+            for &(v, off) in &homes {
+                let ty = if self.cta_w(v) { I32 } else { I64 };
+                at_start.push(self.b.ins().load(ty, MemFlagsData::trusted(), threads, off));
+            }
+        }
+        let vars: Vec<Variable> =
+            homes.iter().map(|&(v, _)| self.b.declare_var(if self.cta_w(v) { I32 } else { I64 })).collect();
+        self.cta.as_mut().expect("whole-CTA mode").homes =
+            homes.iter().zip(&vars).map(|(&(v, off), &var)| (v, off, var)).collect();
         // The bound is tested once before the pass and then where a group hands over to the next
         // (`next_group_of_pass`), not at the head of each group.
         let t = self.b.use_var(self.t);
@@ -1728,7 +1773,18 @@ impl<'a, 'b> Vector<'a, 'b> {
         let none = self.b.ins().icmp(IntCC::UnsignedGreaterThan, first_end, self.hi);
         self.b.ins().brif(none, end, &[], head, &[]);
         self.b.switch_to_block(head);
-        let _ = self.group_head();
+        // (The bound is tested where a group hands over: no `t` is read here.)
+        self.clear_registers();
+        for (&var, &x) in vars.iter().zip(&at_start) {
+            self.b.def_var(var, x);
+        }
+        if self.deferred.reads_tid[r] {
+            let row = self.cta.as_ref().expect("whole-CTA mode").row;
+            let (row, x) = (self.b.use_var(row), self.b.use_var(self.tid[0]));
+            let t = self.b.ins().iadd(row, x);
+            self.b.def_var(self.t, t);
+        }
+        self.gs_used = false;
         let enter = self.b.create_block();
         self.b.ins().jump(enter, &[]);
         self.b.switch_to_block(enter);
@@ -1747,25 +1803,51 @@ impl<'a, 'b> Vector<'a, 'b> {
         if !self.filled {
             self.b.ins().jump(self.done, &[]);
         }
-        let c = self.cta.as_ref().expect("whole-CTA mode");
-        let (reached, rest_idle) = (c.reached, c.rest_idle);
+        let reached = self.cta.as_ref().expect("whole-CTA mode").reached;
         self.b.switch_to_block(self.done);
         let exit = self.b.ins().iconst(I32, Cta::EXIT);
         self.b.def_var(reached, exit);
         let after_exit = self.site_next[plan.yields.len()];
         self.b.ins().jump(after_exit, &[]);
-        // A group that reached a barrier or the end: the pass ends after an idle group (`idle_ends`), else the
-        // next group.
+        // A group that reached a barrier or the end: the next group, or the pass's end after the last.
         let reads_tid = self.deferred.reads_tid[r];
-        for site in self.site_next.clone() {
+        let homes = std::mem::take(&mut self.cta.as_mut().expect("whole-CTA mode").homes);
+        for (site, exit) in self.site_next.clone().into_iter().zip(self.site_exit.clone()) {
             self.b.switch_to_block(site);
-            let idle = self.b.use_var(rest_idle);
-            let go_on = self.b.create_block();
-            self.b.ins().brif(idle, end, &[], go_on, &[]);
-            self.b.switch_to_block(go_on);
-            self.next_group_of_pass(head, end, reads_tid);
+            self.next_group_of_pass(head, exit, reads_tid);
+            if exit != end {
+                self.b.switch_to_block(exit);
+                if !homes.is_empty() {
+                    let threads = self.b.ins().load(I64, ro(), self.ctx, cx::THREADS);
+                    for &(_, off, var) in &homes {
+                        let x = self.b.use_var(var);
+                        self.b.ins().store(MemFlagsData::trusted(), x, threads, off);
+                    }
+                }
+                self.b.ins().jump(end, &[]);
+            }
         }
         Ok(())
+    }
+
+    /// Whole-CTA mode: the uniform registers with a home that region `ops` may store (eagerly after an op,
+    /// or at a barrier), with their homes' offsets.
+    fn uniform_homes_stored(&self, plan: &Plan, ops: &[bool]) -> Vec<(usize, i32)> {
+        let c = self.cta.as_ref().expect("whole-CTA mode");
+        let mut vs = Vec::new();
+        for i in (0..ops.len()).filter(|&i| ops[i]) {
+            match self.yield_at.get(&i) {
+                Some(&k) => vs.extend(plan.yields[k].spill.iter().chain(&self.deferred.store[k]).copied()),
+                None if plan.eager[i] => crate::plan::for_each_def(self.prog, &self.prog.ops[i], |v| vs.push(v)),
+                None => {}
+            }
+        }
+        vs.sort_unstable();
+        vs.dedup();
+        vs.into_iter()
+            .filter(|&v| c.uniform.var(v) && !c.remat.contains_key(&v))
+            .filter_map(|v| Some((v, plan.home_offset(v)?)))
+            .collect()
     }
 
     /// Whole-CTA mode, from the current block: `t` and `tid` moved on to the next group, then on to `head`,
@@ -1774,21 +1856,25 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// where the carry into y and z is made and the bound tested); else whether `t` reaches `hi`.
     fn next_group_of_pass(&mut self, head: Block, end: Block, reads_tid: bool) {
         debug_assert!(self.alt.is_empty(), "whole-CTA mode runs no bundles");
-        let t = self.b.use_var(self.t);
         let step = i64::from(self.step());
-        let next = self.b.ins().iadd_imm_s(t, step);
-        self.b.def_var(self.t, next);
-        let gs = self.state_after(step / i64::from(WIDTH));
-        self.b.def_var(self.gs, gs);
-        let past = |me: &mut Self| {
+        if self.gs_used {
+            let gs = self.state_after(step / i64::from(WIDTH));
+            self.b.def_var(self.gs, gs);
+        }
+        // Whether the group after the one starting at thread `next` is past the CTA's end.
+        let past = |me: &mut Self, next: Value| {
             let following = me.b.ins().iadd_imm_s(next, step);
             me.b.ins().icmp(IntCC::UnsignedGreaterThan, following, me.hi)
         };
         if !reads_tid {
-            let last = past(self);
+            let t = self.b.use_var(self.t);
+            let next = self.b.ins().iadd_imm_s(t, step);
+            self.b.def_var(self.t, next);
+            let last = past(self, next);
             self.b.ins().brif(last, end, &[], head, &[]);
             return;
         }
+        // `t` is `row + tid.x` (set at the group's head): only `tid.x` moves on within a row.
         let ntx = self.b.ins().load(I32, ro(), self.ctx, cx::NTID);
         let x = self.b.use_var(self.tid[0]);
         let x4 = self.b.ins().iadd_imm_s(x, step);
@@ -1803,7 +1889,12 @@ impl<'a, 'b> Vector<'a, 'b> {
         for (v, x) in self.tid.into_iter().zip(carried) {
             self.b.def_var(v, x);
         }
-        let last = past(self);
+        let row = self.cta.as_ref().expect("whole-CTA mode").row;
+        let r = self.b.use_var(row);
+        let next = self.b.ins().iadd(r, ntx);
+        self.b.def_var(row, next);
+        self.b.def_var(self.t, next);
+        let last = past(self, next);
         self.b.ins().brif(last, end, &[], head, &[]);
     }
 
@@ -1835,7 +1926,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             }
             self.cur = i;
             if let Some(&k) = self.yield_at.get(&i) {
-                self.lower_yield(k, plan);
+                self.lower_yield(k);
                 continue;
             }
             self.lower(i).map_err(|e| format!("op {i} ({:?}): {e}", self.prog.ops[i].kind))?;
@@ -1856,6 +1947,7 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// The group's state words (`abi::thread`): word `k` of lane `l` at `group + k * WORD + l * 8`, so one
     /// word of the four lanes is one 32-byte vector.
     fn group_state(&mut self) -> Value {
+        self.gs_used = true;
         self.b.use_var(self.gs)
     }
 
@@ -1873,7 +1965,7 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     /// The state words `groups` groups after the current group's.
     fn state_after(&mut self, groups: i64) -> Value {
-        let gs = self.b.use_var(self.gs);
+        let gs = self.group_state();
         self.b.ins().iadd_imm_s(gs, self.group_bytes * groups)
     }
 
@@ -1933,23 +2025,7 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// every register live around the group loop (and spilled). Returns whether no whole group fits below
     /// `hi`.
     fn group_head(&mut self) -> Value {
-        let z32 = self.zero(Dom::W);
-        let z64 = self.zero(Dom::D);
-        let _ = self.each_copy(|me| {
-            for r in me.regs.clone() {
-                match r {
-                    Reg::W(v) => me.b.def_var(v, z32),
-                    Reg::D(l, h) => {
-                        me.b.def_var(l, z64);
-                        me.b.def_var(h, z64);
-                    }
-                }
-            }
-            for p in me.preds.clone().into_iter().chain(me.if_masks.values().copied()) {
-                me.b.def_var(p, z32);
-            }
-            Ok(())
-        });
+        self.clear_registers();
         let t = self.b.use_var(self.t);
         let mut prev = self.tid;
         for (k, (t2, tid2, gs2)) in
@@ -1971,6 +2047,27 @@ impl<'a, 'b> Vector<'a, 'b> {
         let end = self.b.ins().iadd_imm_s(t64, step);
         let hi64 = self.b.ins().uextend(I64, self.hi);
         self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, hi64)
+    }
+
+    /// The registers of every group of a bundle at zero ([`Vector::group_head`]).
+    fn clear_registers(&mut self) {
+        let z32 = self.zero(Dom::W);
+        let z64 = self.zero(Dom::D);
+        let _ = self.each_copy(|me| {
+            for r in me.regs.clone() {
+                match r {
+                    Reg::W(v) => me.b.def_var(v, z32),
+                    Reg::D(l, h) => {
+                        me.b.def_var(l, z64);
+                        me.b.def_var(h, z64);
+                    }
+                }
+            }
+            for p in me.preds.clone().into_iter().chain(me.if_masks.values().copied()) {
+                me.b.def_var(p, z32);
+            }
+            Ok(())
+        });
     }
 
     /// From the current block: `t` and `tid` moved on to the next group (or bundle), then on to `head`. In
@@ -2137,11 +2234,10 @@ impl<'a, 'b> Vector<'a, 'b> {
                     }
                     _ => unreachable!("a register or a predicate"),
                 };
-                // Into lane 0 of the group's own word: the first group's is the home the passes load, and the
-                // first group runs every op the others do (uniform control; an idle end stops only later
-                // groups). The group's words are at hand where the CTA's base would be one more live value.
-                let gs = self.group_state();
-                self.b.ins().store(fl, x, gs, off);
+                // What the home is to hold after the pass, stored there once (`Cta::homes`).
+                let var = self.cta.as_ref().and_then(|c| c.homes.iter().find(|h| h.0 == v)).map(|h| h.2);
+                let var = var.expect("a uniform home the region stores is among the region's");
+                self.b.def_var(var, x);
                 return;
             }
             if let Some(mut w) = w {
@@ -2282,13 +2378,9 @@ impl<'a, 'b> Vector<'a, 'b> {
 
     /// A barrier: the registers whose homes may be stale (`YieldPoint::spill`), status and resume point, as
     /// the scalar code stores them for each lane, and four arrivals.
-    fn lower_yield(&mut self, k: usize, plan: &Plan) {
+    fn lower_yield(&mut self, k: usize) {
         let fl = MemFlagsData::trusted();
-        let deferred = self.deferred.store[k].iter().filter(|v| !plan.yields[k].spill.contains(v));
-        for v in plan.yields[k].spill.iter().chain(deferred).copied().collect::<Vec<_>>() {
-            let off = plan.home_offset(v).expect("live registers have homes");
-            self.store_home(v, off, None);
-        }
+        self.yield_stores(k);
         if let Some(reached) = self.cta.as_ref().map(|c| c.reached) {
             let r = self.b.ins().iconst(I32, k as i64 + 1);
             self.b.def_var(reached, r);
@@ -2304,6 +2396,14 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.ins().store(fl, a, self.ctx, cx::ARRIVED);
         self.b.ins().jump(self.next, &[]);
         self.filled = true;
+    }
+
+    /// The stores at yield point `k`: the registers whose homes may be stale, and the eager stores deferred
+    /// to it.
+    fn yield_stores(&mut self, k: usize) {
+        for (v, off) in self.stores_at_yield[k].clone() {
+            self.store_home(v, off, None);
+        }
     }
 
     // ---------------------------------------------------------------- constants and lane moves
@@ -2866,16 +2966,28 @@ impl<'a, 'b> Vector<'a, 'b> {
                     Some(j) => self.else_entry(j),
                     None => self.block(op.target as usize)?,
                 };
-                let idle_end = self.cta.as_ref().filter(|c| c.idle_ends.contains(&i)).map(|c| (c.rest_idle, c.one_d));
-                if let Some((rest_idle, Some(one_d))) = idle_end {
-                    // No lane runs the range, nor will any in the pass's later groups: this group goes on to
-                    // the barrier, and the pass ends there (in a one-dimensional CTA, where tid.x grows with
-                    // the group).
-                    let idle = self.b.create_block();
+                let idle_end = self.cta.as_ref().filter(|c| c.idle_ends.contains(&i)).map(|c| (c.reached, c.one_d));
+                if let Some((reached, Some(one_d))) = idle_end {
+                    // No lane runs the range, nor will any in the pass's later groups: in a one-dimensional CTA
+                    // (where tid.x grows with the group), the pass ends at the barrier (or the kernel's end)
+                    // that the range skips to, with nothing to run before it (`idle_ends`).
+                    let (idle, ends) = (self.b.create_block(), self.b.create_block());
                     self.brif_any(&runs, range, idle);
                     self.b.switch_to_block(idle);
-                    self.b.def_var(rest_idle, one_d);
-                    self.b.ins().jump(target, &[]);
+                    self.b.ins().brif(one_d, ends, &[], target, &[]);
+                    self.b.switch_to_block(ends);
+                    let at = op.target as usize;
+                    let (site, r) = match self.yield_at.get(&at) {
+                        Some(&k) => {
+                            self.yield_stores(k);
+                            (k, k as i64 + 1)
+                        }
+                        None => (self.site_exit.len() - 1, Cta::EXIT),
+                    };
+                    let r = self.b.ins().iconst(I32, r);
+                    self.b.def_var(reached, r);
+                    let exit = self.site_exit[site];
+                    self.b.ins().jump(exit, &[]);
                 } else {
                     self.brif_any(&runs, range, target);
                 }

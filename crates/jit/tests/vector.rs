@@ -1047,3 +1047,66 @@ fn comparisons_of_stepping_values_agree_with_the_emulator() {
         run(&plain, 1);
     }
 }
+
+/// Whole-CTA mode: a uniform register written in a loop before a branch whose idle groups end the pass (its
+/// home is stored at the barrier, not after the write), across the passes of an outer loop around the
+/// barrier, and read after it.
+const UNIFORM_IN_LOOP: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry acc(.param .u64 out, .param .u32 k)
+{
+	.reg .b32 %r<20>;
+	.reg .b64 %rd<5>;
+	.reg .pred %p<4>;
+	.shared .align 4 .b8 words[4096];
+	ld.param.u64 %rd1, [out];
+	ld.param.u32 %r2, [k];
+	mov.u32 %r1, %tid.x;
+	shl.b32 %r3, %r1, 2;
+	mov.u32 %r4, words;
+	add.s32 %r4, %r4, %r3;
+	mov.u32 %r10, 5;
+	mov.u32 %r12, 0;
+	st.shared.u32 [%r4], %r1;
+	bar.sync 0;
+OUTER:
+	mov.u32 %r11, 0;
+INNER:
+	add.s32 %r10, %r10, 3;
+	add.s32 %r11, %r11, 1;
+	setp.lt.u32 %p2, %r11, 4;
+	@%p2 bra INNER;
+	setp.ge.u32 %p1, %r1, %r2;
+	@%p1 bra BAR;
+	ld.shared.u32 %r5, [%r4];
+	add.s32 %r5, %r5, %r10;
+	st.shared.u32 [%r4], %r5;
+BAR:
+	bar.sync 0;
+	add.s32 %r12, %r12, 1;
+	setp.lt.u32 %p3, %r12, 3;
+	@%p3 bra OUTER;
+	ld.shared.u32 %r6, [%r4];
+	mul.lo.s32 %r7, %r10, 1000;
+	add.s32 %r6, %r6, %r7;
+	mov.u32 %r8, %ctaid.x;
+	mov.u32 %r9, %ntid.x;
+	mad.lo.s32 %r8, %r8, %r9, %r1;
+	mul.wide.u32 %rd2, %r8, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.u32 [%rd3], %r6;
+	ret;
+}
+"#;
+
+#[test]
+fn uniform_registers_written_in_loops_before_idle_ends_agree_with_the_emulator() {
+    assert_eq!(vector_path(UNIFORM_IN_LOOP, "acc"), Ok(jit::VectorPath::WholeCtas));
+    for (block, k) in [(64u32, 10u32), (64, 0), (64, 64), (32, 3), (8, 5), (4, 2)] {
+        agree(UNIFORM_IN_LOOP, "acc", 3, block, || {
+            vec![Arg::Buf(vec![0xEE; 3 * block as usize * 4]), Arg::Scalar(k.to_le_bytes().to_vec())]
+        });
+    }
+}
