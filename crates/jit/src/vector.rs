@@ -38,7 +38,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I16X8, I32, I32X4, I64, I64X2, I8X16};
+use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I16X8, I32, I32X4, I64, I64X2, I8, I8X16};
 use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, Endianness, InstBuilder, InstructionData, JumpTableData, MemFlagsData, Opcode,
     Signature, StackSlot, StackSlotData, StackSlotKind, Type, Value,
@@ -1150,6 +1150,36 @@ struct StepCmp {
     u: Value,
 }
 
+/// A lane mask whose lanes follow from scalars: a [`StepCmp`], a condition alike in every lane of the group
+/// (an `i8`: a comparison of values uniform in the group), or `and` / `or` of such masks (negations pushed
+/// to the leaves): `matmul_tiled16`'s `row >= M || col >= K`, where `row` is the same in a group and `col`
+/// steps by one.
+#[derive(Clone)]
+enum LanePred {
+    Step(StepCmp),
+    Uniform(Value),
+    And(Box<LanePred>, Box<LanePred>),
+    Or(Box<LanePred>, Box<LanePred>),
+}
+
+impl LanePred {
+    /// Whether every leaf is alike in every lane (so is the mask).
+    fn is_uniform(&self) -> bool {
+        match self {
+            LanePred::Step(_) => false,
+            LanePred::Uniform(_) => true,
+            LanePred::And(x, y) | LanePred::Or(x, y) => x.is_uniform() && y.is_uniform(),
+        }
+    }
+}
+
+/// A leaf of a [`LanePred`], as the comparison that made a mask records it.
+#[derive(Clone, Copy)]
+enum LaneLeaf {
+    Step(StepCmp),
+    Uniform(Value),
+}
+
 /// How a load or store is made: one vector access, one access per lane, or either by a run-time test (an
 /// `i8`, non-zero for the vector access).
 enum Path {
@@ -1245,8 +1275,8 @@ struct Vector<'a, 'b> {
     /// Bundles of groups ([`translate`] with `bundles`): the other groups' variables, each swapped in while
     /// an op runs for it ([`Vector::each_copy`]).
     alt: Vec<Copy>,
-    /// By lane mask: how a comparison of a stepping value with a uniform one made it ([`StepCmp`]).
-    step_cmps: HashMap<Value, StepCmp>,
+    /// By lane mask: how a comparison made it, where its lanes follow from scalars ([`LanePred`]).
+    lane_leaves: HashMap<Value, LaneLeaf>,
 }
 
 /// The variables of one group of four threads. In a bundle of [`GROUPS_AT_ONCE`] groups (kernels without
@@ -1412,7 +1442,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             site_exit: Vec::new(),
             stores_at_yield,
             alt,
-            step_cmps: HashMap::new(),
+            lane_leaves: HashMap::new(),
         }
     }
 
@@ -1463,11 +1493,15 @@ impl<'a, 'b> Vector<'a, 'b> {
         bits[1..].iter().fold(bits[0], |a, &x| op(&mut self.b, a, x))
     }
 
-    /// Branches to `yes` where any lane of the masks (one per group) is set, else to `no`; a mask made by a
-    /// [`StepCmp`] is tested on lane 0 first.
+    /// Branches to `yes` where any lane of the masks (one per group) is set, else to `no`; a single group's
+    /// mask that follows from scalars ([`LanePred`]) is tested on lane 0 first (exactly, where it is uniform).
     fn brif_any(&mut self, masks: &[Value], yes: Block, no: Block) {
-        if let Some(c) = self.step_cmp_of(masks) {
-            let l0 = self.b.ins().icmp(c.cc, c.x0, c.u);
+        if let Some(p) = self.lane_pred_of(masks) {
+            let l0 = self.pred_lane0(&p);
+            if p.is_uniform() {
+                self.b.ins().brif(l0, yes, &[], no, &[]);
+                return;
+            }
             let lanes = self.b.create_block();
             self.b.ins().brif(l0, yes, &[], lanes, &[]);
             self.b.switch_to_block(lanes);
@@ -1476,10 +1510,11 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.ins().brif(any, yes, &[], no, &[]);
     }
 
-    /// Branches to `yes` where every lane of the masks (one per group) is set, else to `no`; a mask made by a
-    /// [`StepCmp`] is tested on its scalars first.
+    /// Branches to `yes` where every lane of the masks (one per group) is set, else to `no`; a single group's
+    /// mask that follows from scalars ([`LanePred`]) is tested on them first.
     fn brif_all(&mut self, masks: &[Value], yes: Block, no: Block) {
-        if let Some((all, exact)) = self.step_cmp_of(masks).and_then(|c| self.step_all(c)) {
+        if let Some(p) = self.lane_pred_of(masks) {
+            let (all, exact) = self.pred_all(&p);
             if exact {
                 self.b.ins().brif(all, yes, &[], no, &[]);
                 return;
@@ -1492,32 +1527,78 @@ impl<'a, 'b> Vector<'a, 'b> {
         self.b.ins().brif(all, yes, &[], no, &[]);
     }
 
-    /// The [`StepCmp`] that made a single group's mask (through negations).
-    fn step_cmp_of(&self, masks: &[Value]) -> Option<StepCmp> {
-        let &[mut m] = masks else { return None };
-        let mut negated = false;
-        for _ in 0..4 {
-            if let Some(&c) = self.step_cmps.get(&m) {
-                return Some(if negated { StepCmp { cc: c.cc.complement(), ..c } } else { c });
+    /// The [`LanePred`] of a single group's mask.
+    fn lane_pred_of(&mut self, masks: &[Value]) -> Option<LanePred> {
+        let &[m] = masks else { return None };
+        self.lane_pred(m, false, 6)
+    }
+
+    /// The [`LanePred`] of mask `m` (negated), following `not`, `and` and `or` to `depth`.
+    fn lane_pred(&mut self, m: Value, negated: bool, depth: u32) -> Option<LanePred> {
+        if let Some(&leaf) = self.lane_leaves.get(&m) {
+            return Some(match (leaf, negated) {
+                (LaneLeaf::Step(c), false) => LanePred::Step(c),
+                (LaneLeaf::Step(c), true) => LanePred::Step(StepCmp { cc: c.cc.complement(), ..c }),
+                (LaneLeaf::Uniform(u), false) => LanePred::Uniform(u),
+                (LaneLeaf::Uniform(u), true) => LanePred::Uniform(self.b.ins().bxor_imm_u(u, 1)),
+            });
+        }
+        if depth == 0 {
+            return None;
+        }
+        let inst = self.b.func.dfg.value_def(m).inst()?;
+        match self.b.func.dfg.insts[inst] {
+            InstructionData::Unary { opcode: Opcode::Bnot, arg } => self.lane_pred(arg, !negated, depth - 1),
+            InstructionData::Binary { opcode: op @ (Opcode::Band | Opcode::Bor), args } => {
+                let x = Box::new(self.lane_pred(args[0], negated, depth - 1)?);
+                let y = Box::new(self.lane_pred(args[1], negated, depth - 1)?);
+                // (`not (a and b)` is `not a or not b`.)
+                Some(if (op == Opcode::Band) != negated { LanePred::And(x, y) } else { LanePred::Or(x, y) })
             }
-            let inst = self.b.func.dfg.value_def(m).inst()?;
-            match self.b.func.dfg.insts[inst] {
-                InstructionData::Unary { opcode: Opcode::Bnot, arg } => {
-                    m = arg;
-                    negated = !negated;
+            _ => None,
+        }
+    }
+
+    /// Whether lane 0 of a [`LanePred`]'s mask is set (an `i8`): then some lane is.
+    fn pred_lane0(&mut self, p: &LanePred) -> Value {
+        match p {
+            LanePred::Step(c) => self.b.ins().icmp(c.cc, c.x0, c.u),
+            LanePred::Uniform(u) => *u,
+            LanePred::And(x, y) | LanePred::Or(x, y) => {
+                let (x, y) = (self.pred_lane0(x), self.pred_lane0(y));
+                match p {
+                    LanePred::And(..) => self.b.ins().band(x, y),
+                    _ => self.b.ins().bor(x, y),
                 }
-                _ => return None,
             }
         }
-        None
+    }
+
+    /// Whether every lane of a [`LanePred`]'s mask is set (an `i8`), and whether that is exact (else it is a
+    /// sufficient condition: false may still be every lane).
+    fn pred_all(&mut self, p: &LanePred) -> (Value, bool) {
+        match p {
+            LanePred::Step(c) => self.step_all(*c),
+            LanePred::Uniform(u) => (*u, true),
+            LanePred::And(x, y) => {
+                let ((x, ex), (y, ey)) = (self.pred_all(x), self.pred_all(y));
+                (self.b.ins().band(x, y), ex && ey)
+            }
+            LanePred::Or(a, b) => {
+                // Exact where one side is alike in every lane (then every lane is set where it is, or where
+                // every lane of the other side is).
+                let ((x, ex), (y, ey)) = (self.pred_all(a), self.pred_all(b));
+                let exact = (a.is_uniform() && ey) || (b.is_uniform() && ex);
+                (self.b.ins().bor(x, y), exact)
+            }
+        }
     }
 
     /// Whether every lane of a [`StepCmp`]'s mask is set, from its scalars (an `i8`), and whether that is
     /// exact (else it is a sufficient condition: false may still be all lanes). Lanes 0..3 are `x0..x0+3`
     /// unless they wrap around (`x0 + 3` past the type's maximum); then they include the maximum and the
-    /// minimum. `None` for equality (four distinct lanes are never all equal to one value: the lane bits
-    /// answer).
-    fn step_all(&mut self, c: StepCmp) -> Option<(Value, bool)> {
+    /// minimum.
+    fn step_all(&mut self, c: StepCmp) -> (Value, bool) {
         let signed = matches!(
             c.cc,
             IntCC::SignedLessThan
@@ -1536,7 +1617,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         let u = ext(&mut self.b, c.u);
         let top = if signed { i64::from(i32::MAX) } else { i64::from(u32::MAX) };
         let x3 = self.b.ins().iadd_imm_s(x, 3);
-        Some(match c.cc {
+        match c.cc {
             // Lane 3 (past the maximum where lanes wrap: then the maximum is a lane, and not below `u`).
             IntCC::UnsignedLessThan | IntCC::SignedLessThan => (self.b.ins().icmp(c.cc, x3, u), true),
             // (Where lanes wrap, the maximum is a lane, and may equal `u`: the lane bits decide.)
@@ -1560,8 +1641,9 @@ impl<'a, 'b> Vector<'a, 'b> {
                 let d = self.b.ins().isub(c.u, c.x0);
                 (self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, d, 4), true)
             }
-            _ => return None,
-        })
+            // Four distinct lanes are never all equal to one value.
+            _ => (self.b.ins().iconst(I8, 0), true),
+        }
     }
 
     /// Lane `i` of an `i32x4` as a scalar, from the scalars and constants it was built of where it can (as
@@ -1589,6 +1671,17 @@ impl<'a, 'b> Vector<'a, 'b> {
             }
         }
         self.b.ins().extractlane(v, i)
+    }
+
+    /// Whether a source is the same in every lane of the group.
+    fn src_uniform(&self, s: &Src) -> bool {
+        match *s {
+            Src::Reg(r) => self.strides.get(r as usize).copied().flatten() == Some(UNIFORM),
+            Src::Imm(_) => true,
+            Src::Special(SpecialReg::Tid, c) => c > 0 && c < 3,
+            Src::Special(sr, c) => c < 3 && crate::uniform::cta_uniform(sr),
+            _ => false,
+        }
     }
 
     /// The lane stride of a 32-bit source read as 32 bits, where known exactly.
@@ -3172,7 +3265,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         let others: Vec<Variable> = self.alt.iter().map(|a| a.preds[p as usize]).collect();
         let ms: Vec<Value> = std::iter::once(m).chain(others.into_iter().map(|v| self.b.use_var(v))).collect();
         let ms: Vec<Value> = ms.into_iter().map(|m| if neg { self.b.ins().bnot(m) } else { m }).collect();
-        if self.step_cmp_of(&ms).is_some() {
+        if self.lane_pred_of(&ms).is_some() {
             // Where every lane agrees, as scalars: first on the likelier way (a loop goes round, a forward
             // branch over a bound test is not taken), then on the other.
             let not_taken = vec![self.b.ins().bnot(ms[0])];
@@ -3529,8 +3622,14 @@ impl<'a, 'b> Vector<'a, 'b> {
             if let Some((cc, x, u)) = step {
                 let x0 = self.lane32_of(x, 0, 6);
                 let u = self.lane32_of(u, 0, 6);
-                self.step_cmps.insert(r, StepCmp { cc, x0, u });
+                self.lane_leaves.insert(r, LaneLeaf::Step(StepCmp { cc, x0, u }));
             }
+        }
+        if self.src_uniform(&op.a) && self.src_uniform(&op.b) {
+            // Alike in every lane: lane 0's comparison.
+            let (x, y) = (self.lane(x, 0), self.lane(y, 0));
+            let c = self.b.ins().icmp(cc, x, y);
+            self.lane_leaves.insert(r, LaneLeaf::Uniform(c));
         }
         Ok(r)
     }
@@ -4068,7 +4167,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         // Every lane active: computed once per mask. A branch on the test itself would have Cranelift repeat
         // it at every access's branch; a branch on this `band` reads one register.
         let active = self.guard.map(|g| {
-            let exact = self.step_cmp_of(&[g]).and_then(|c| self.step_all(c)).filter(|&(_, exact)| exact);
+            let exact = self.lane_pred_of(&[g]).map(|p| self.pred_all(&p)).filter(|&(_, exact)| exact);
             let all = match exact {
                 Some((all, _)) => all,
                 None => self.all_of(&[g]),

@@ -1110,3 +1110,86 @@ fn uniform_registers_written_in_loops_before_idle_ends_agree_with_the_emulator()
         });
     }
 }
+
+/// Masks combined from comparisons of a stepping value (`tid.x + k`), of values alike in a group (`tid.y`,
+/// `%ctaid.x`: groups lie within a row) and their negations, which the vector path also decides from
+/// scalars: `or`, `and`, a negated guard, a uniform-only `and`, nested. `barrier`: whole-CTA mode.
+fn combined_predicates(barrier: bool) -> String {
+    let combos = [
+        "or.pred %p3, %p1, %p2;",
+        "and.pred %p3, %p1, %p2;",
+        "or.pred %p3, %p2, %p1;\n\tnot.pred %p3, %p3;",
+        "and.pred %p3, %p2, %p4;",
+        "or.pred %p3, %p1, %p2;\n\tand.pred %p3, %p3, %p4;",
+        "and.pred %p3, %p1, %p4;\n\tor.pred %p3, %p2, %p3;",
+    ];
+    let mut body = String::new();
+    for (j, combo) in combos.iter().enumerate() {
+        for neg in ["", "!"] {
+            let slot = 2 * j + usize::from(!neg.is_empty());
+            body += &format!(
+                "\tadd.s64 %rd4, %rd3, {off};\n\t{combo}\n\t@{neg}%p3 bra L{slot};\n\
+                 \tst.global.u32 [%rd4], {v};\nL{slot}:\n\t@{neg}%p3 st.global.u32 [%rd4+4], {w};\n",
+                off = 8 * slot,
+                v = slot + 1,
+                w = slot + 100
+            );
+        }
+    }
+    let end = if barrier { "\tbar.sync 0;\n" } else { "" };
+    format!(
+        r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry combined(.param .u64 out, .param .u32 k, .param .u32 u, .param .u32 w)
+{{
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<6>;
+	.reg .pred %p<6>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u32 %r1, [k];
+	ld.param.u32 %r2, [u];
+	ld.param.u32 %r10, [w];
+	mov.u32 %r3, %tid.x;
+	mov.u32 %r11, %tid.y;
+	mov.u32 %r12, %ntid.x;
+	mov.u32 %r13, %ntid.y;
+	mov.u32 %r4, %ctaid.x;
+	mul.lo.s32 %r5, %r12, %r13;
+	mad.lo.s32 %r6, %r11, %r12, %r3;
+	mad.lo.s32 %r6, %r4, %r5, %r6;
+	add.s32 %r7, %r3, %r1;
+	mad.lo.s32 %r9, %r11, 3, %r4;
+	setp.lt.u32 %p1, %r7, %r2;
+	setp.ge.s32 %p2, %r9, %r10;
+	setp.ne.s32 %p4, %r11, 1;
+	mul.wide.u32 %rd2, %r6, 96;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.u32 [%rd3], 0;
+{body}{end}	ret;
+}}
+"#
+    )
+}
+
+#[test]
+fn combined_masks_of_stepping_and_uniform_comparisons_agree_with_the_emulator() {
+    for (barrier, path) in [(false, jit::VectorPath::Groups), (true, jit::VectorPath::WholeCtas)] {
+        let ptx = combined_predicates(barrier);
+        assert_eq!(vector_path(&ptx, "combined"), Ok(path));
+        for block in [Dim3::new(8, 3, 1), Dim3::new(12, 2, 1), Dim3::new(4, 4, 1)] {
+            let threads = (2 * block.x * block.y) as usize;
+            for (k, u, w) in [(0u32, 5u32, 2u32), (0, 100, 0), (u32::MAX - 5, u32::MAX, 3), (7, 3, 100), (1, 9, 1)] {
+                agree_in(&ptx, "combined", Dim3::new(2, 1, 1), block, 0, || {
+                    vec![
+                        Arg::Buf(vec![0xEE; threads * 96]),
+                        Arg::Scalar(k.to_le_bytes().to_vec()),
+                        Arg::Scalar(u.to_le_bytes().to_vec()),
+                        Arg::Scalar(w.to_le_bytes().to_vec()),
+                    ]
+                });
+            }
+        }
+    }
+}
