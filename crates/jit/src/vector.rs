@@ -1277,6 +1277,9 @@ struct Vector<'a, 'b> {
     alt: Vec<Copy>,
     /// By lane mask: how a comparison made it, where its lanes follow from scalars ([`LanePred`]).
     lane_leaves: HashMap<Value, LaneLeaf>,
+    /// Whole-CTA mode: by predicate computed again at the group's entry into the region being emitted (and
+    /// written nowhere else), how its comparison made it.
+    region_pred_leaves: HashMap<usize, LaneLeaf>,
 }
 
 /// The variables of one group of four threads. In a bundle of [`GROUPS_AT_ONCE`] groups (kernels without
@@ -1443,6 +1446,7 @@ impl<'a, 'b> Vector<'a, 'b> {
             stores_at_yield,
             alt,
             lane_leaves: HashMap::new(),
+            region_pred_leaves: HashMap::new(),
         }
     }
 
@@ -1832,6 +1836,7 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// next group with what the region needs known here (whether it reads `%tid`). One loop per region lets
     /// Cranelift hoist each region's invariants to its own pass, and leaves no resume point to test.
     fn emit_region(&mut self, r: usize, entry: Block, end: Block, plan: &Plan) -> R {
+        self.region_pred_leaves.clear();
         let ops = self.deferred.ops[r].clone();
         self.op_blocks(plan, &ops);
         self.quads.clear();
@@ -2225,14 +2230,27 @@ impl<'a, 'b> Vector<'a, 'b> {
     /// whole-CTA mode, those that depend on `%tid` and have none computed again).
     fn reload_after(&mut self, plan: &Plan, k: usize) {
         let reloads = self.deferred.reload[k].clone();
-        let per_group = |v: &usize| self.cta.as_ref().is_some_and(|c| c.remat.get(v).is_some_and(|m| m.per_group));
-        let homed: Vec<usize> = reloads.iter().copied().filter(|v| !per_group(v)).collect();
+        let per_group =
+            |me: &Self, v: &usize| me.cta.as_ref().is_some_and(|c| c.remat.get(v).is_some_and(|m| m.per_group));
+        let homed: Vec<usize> = reloads.iter().copied().filter(|v| !per_group(self, v)).collect();
         for v in homed {
             let off = plan.home_offset(v).expect("live registers have homes");
             self.reload(v, off);
         }
         if self.cta.is_some() {
             self.rematerialize(&reloads, true).expect("a rematerialized op lowered once lowers again");
+            // A predicate computed again here (written nowhere else) holds this value in the whole region, which
+            // this block dominates: its reads there keep what decides it from scalars ([`LanePred`]).
+            let ns = self.prog.slots as usize;
+            self.region_pred_leaves.clear();
+            let preds: Vec<usize> =
+                reloads.iter().filter(|&&v| v >= ns && per_group(self, &v)).map(|&v| v - ns).collect();
+            for p in preds {
+                let m = self.b.use_var(self.preds[p]);
+                if let Some(&leaf) = self.lane_leaves.get(&m) {
+                    self.region_pred_leaves.insert(p, leaf);
+                }
+            }
         }
     }
 
@@ -2886,6 +2904,9 @@ impl<'a, 'b> Vector<'a, 'b> {
         match *s {
             Src::Pred(p, neg) => {
                 let m = self.b.use_var(self.preds[p as usize]);
+                if let Some(&leaf) = self.region_pred_leaves.get(&(p as usize)) {
+                    self.lane_leaves.entry(m).or_insert(leaf);
+                }
                 Ok(if neg { self.b.ins().bnot(m) } else { m })
             }
             Src::Imm(c) => Ok(self.splat32(if c & 1 != 0 { u32::MAX } else { 0 })),
