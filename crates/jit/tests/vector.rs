@@ -1193,3 +1193,47 @@ fn combined_masks_of_stepping_and_uniform_comparisons_agree_with_the_emulator() 
         }
     }
 }
+
+/// Bundles of groups deciding a branch alike in each group's lanes but not across the bundle's groups (each
+/// group a row of a 4-wide CTA): the groups' scalar tests combine (every group takes it, none does, or the
+/// bundle stops).
+const ROWS: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry rows(.param .u64 out, .param .u32 k)
+{
+	.reg .b32 %r<10>;
+	.reg .b64 %rd<4>;
+	.reg .pred %p<2>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u32 %r1, [k];
+	mov.u32 %r2, %tid.x;
+	mov.u32 %r3, %tid.y;
+	mov.u32 %r4, %ntid.x;
+	mov.u32 %r5, %ntid.y;
+	mov.u32 %r6, %ctaid.x;
+	mad.lo.s32 %r7, %r3, %r4, %r2;
+	mul.lo.s32 %r8, %r4, %r5;
+	mad.lo.s32 %r7, %r6, %r8, %r7;
+	mul.wide.u32 %rd2, %r7, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	setp.lt.u32 %p1, %r3, %r1;
+	@%p1 bra SKIP;
+	add.s32 %r9, %r3, 100;
+	st.global.u32 [%rd3], %r9;
+SKIP:
+	ret;
+}
+"#;
+
+#[test]
+fn bundles_decide_branches_alike_in_each_group_but_not_across_groups() {
+    assert_eq!(vector_path(ROWS, "rows"), Ok(jit::VectorPath::Bundles));
+    for k in [0u32, 1, 3, 4, 5, 8, 40] {
+        let block = Dim3::new(4, 16, 1);
+        agree_in(ROWS, "rows", Dim3::new(3, 1, 1), block, 0, || {
+            vec![Arg::Buf(vec![0xEE; 3 * 64 * 4]), Arg::Scalar(k.to_le_bytes().to_vec())]
+        });
+    }
+}
