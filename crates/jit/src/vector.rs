@@ -3287,8 +3287,12 @@ impl<'a, 'b> Vector<'a, 'b> {
         let Some((p, neg)) = op.guard else { return };
         let m = self.b.use_var(self.preds[p as usize]);
         if self.cta.as_ref().is_some_and(|c| c.uniform.pred(p)) {
-            // Every lane holds the same value (whole-CTA mode's uniform control).
-            let l0 = self.b.ins().extractlane(m, 0);
+            // Every lane holds the same value (whole-CTA mode's uniform control): lane 0's, from the scalars
+            // that decide it where it has them.
+            let l0 = match self.lane_pred(m, false, 6) {
+                Some(LanePred::Uniform(u)) => u,
+                _ => self.b.ins().extractlane(m, 0),
+            };
             let (t, f) = if neg { (fall, target) } else { (target, fall) };
             self.b.ins().brif(l0, t, &[], f, &[]);
             return;
