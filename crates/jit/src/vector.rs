@@ -1706,11 +1706,8 @@ impl<'a, 'b> Vector<'a, 'b> {
                 (Reg::W(_), Some(Stride { stride, widened: 0 })) => Some(stride),
                 _ => None,
             },
-            Src::Imm(_) => Some(0),
             Src::Special(SpecialReg::Tid, 0) => Some(1),
-            Src::Special(SpecialReg::Tid, c) if c < 3 => Some(0),
-            Src::Special(sr, c) if c < 3 && crate::uniform::cta_uniform(sr) => Some(0),
-            _ => None,
+            _ => self.src_uniform(s).then_some(0),
         }
     }
 
@@ -1946,7 +1943,7 @@ impl<'a, 'b> Vector<'a, 'b> {
         let mut vs = Vec::new();
         for i in (0..ops.len()).filter(|&i| ops[i]) {
             match self.yield_at.get(&i) {
-                Some(&k) => vs.extend(plan.yields[k].spill.iter().chain(&self.deferred.store[k]).copied()),
+                Some(&k) => vs.extend(self.stores_at_yield[k].iter().map(|&(v, _)| v)),
                 None if plan.eager[i] => crate::plan::for_each_def(self.prog, &self.prog.ops[i], |v| vs.push(v)),
                 None => {}
             }
