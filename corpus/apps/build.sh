@@ -58,6 +58,7 @@ PROGRAMS=(
   "cub|cub.cu|${SM80[*]} -std=c++17"
   "two_units|two_units/main.cu two_units/second.cu|${SM80[*]}"
   "rdc|rdc/main.cu rdc/kernels.cu rdc/util.cu|${SM80[*]} -rdc=true"
+  "rdc_ptx|rdc/main.cu rdc/kernels.cu rdc/util.cu|-gencode arch=compute_80,code=compute_80 -rdc=true"
   "textures|textures.cu|${SM80[*]}"
   "bfs|bfs.cu|${SM80[*]}"
   "host_threads|host_threads.cu|${SM80[*]} -std=c++17"
