@@ -41,6 +41,12 @@ pub(crate) fn zstd(input: &[u8], size: u64) -> Result<Vec<u8>, ErrorKind> {
     decoder.window_log_max(window_log).map_err(corrupt)?;
     let mut out = Vec::with_capacity(usize::try_from(size.min(1 << 20)).unwrap_or(0));
     decoder.take(size.saturating_add(1)).read_to_end(&mut out).map_err(corrupt)?;
+    if out.len() as u64 > size {
+        return Err(ErrorKind::Corrupt {
+            compression: Compression::Zstd,
+            message: format!("it holds more than the {size} bytes the header says"),
+        });
+    }
     if out.len() as u64 != size {
         return Err(ErrorKind::WrongLength {
             compression: Compression::Zstd,

@@ -7,6 +7,19 @@
 //! header's uncompressed size, capped at [`MAX_UNCOMPRESSED`]); every [`Error`] names the structure and
 //! its byte offset.
 //!
+//! ```
+//! // The .nv_fatbin section of a program built with -gencode for sm_75 and sm_80 (PTX and SASS each).
+//! let section = include_bytes!("../tests/data/multi.fatbin");
+//! // nvcc's device-link container comes first, then the unit's, the one its wrapper points at.
+//! let (at, _) = fatbin::containers(section).nth(1).expect("two containers")?;
+//! let unit = fatbin::parse(&section[at..])?;
+//! assert_eq!(unit.ptx_archs(), [75, 80]);
+//! let ptx = unit.best_ptx(86).expect("PTX");
+//! assert_eq!(ptx.arch, 80);
+//! assert!(ptx.ptx_text()?.contains(".target sm_80"));
+//! # Ok::<(), fatbin::Error>(())
+//! ```
+//!
 //! # The format (as nvcc 13.5 writes it on x86-64 Linux; all fields little-endian)
 //!
 //! **Wrapper** (`__fatBinC_Wrapper_t`, 24 bytes, one per translation unit in section `.nvFatBinSegment`):
