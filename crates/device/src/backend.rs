@@ -28,7 +28,7 @@ pub struct LaunchReport {
 }
 
 /// An execution engine.
-pub trait Backend {
+pub trait Backend: Send {
     fn name(&self) -> &'static str;
 
     /// Lists, before anything runs, every instruction of the kernel (and of the functions it can call) that

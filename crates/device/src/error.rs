@@ -88,6 +88,9 @@ pub enum ErrorKind {
     BarrierDivergence(String),
     /// `trap` or `brkpt` executed.
     Trap,
+    /// A device-side `assert()` failed (`__assertfail`); the message names the expression, file, line and
+    /// function.
+    Assert(String),
     /// The kernel uses instructions this backend cannot execute (listed before it starts).
     Unsupported(Vec<String>),
     /// The launch itself is invalid (shape, arguments, shared memory size).
@@ -133,6 +136,7 @@ impl fmt::Display for ExecError {
             ErrorKind::ReadOnly { space, address } => write!(f, "store to read-only {space} memory at {address:#x}")?,
             ErrorKind::BarrierDivergence(d) => write!(f, "barrier divergence: {d}")?,
             ErrorKind::Trap => write!(f, "the kernel stopped at a `trap` or `brkpt` instruction")?,
+            ErrorKind::Assert(m) => write!(f, "{m}")?,
             ErrorKind::Unsupported(list) => write!(f, "unsupported instructions: {}", list.join("; "))?,
             ErrorKind::InvalidLaunch(m) => write!(f, "invalid launch: {m}")?,
             ErrorKind::StackOverflow(depth) => write!(f, "device-function calls nested deeper than {depth}")?,

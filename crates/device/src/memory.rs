@@ -19,11 +19,51 @@ pub const ALIGN: usize = 256;
 /// A device address.
 pub type DevicePtr = u64;
 
+/// Where an allocation's bytes live.
+#[derive(Debug)]
+enum Storage {
+    /// Owned, between guard pages.
+    Guarded(Guarded),
+    /// Host memory the caller owns and registered (`cudaHostRegister`): no guards, never freed here.
+    External { ptr: *mut u8, len: usize },
+}
+
+// SAFETY: an external region is registered by a caller who promises it stays valid until unregistered; like a
+// `Guarded` buffer it is only reached through the `DeviceMemory` that holds it.
+unsafe impl Send for Storage {}
+// SAFETY: shared references only read.
+unsafe impl Sync for Storage {}
+
+impl Storage {
+    fn as_ptr(&self) -> *const u8 {
+        match self {
+            Storage::Guarded(g) => g.as_ptr(),
+            Storage::External { ptr, .. } => *ptr,
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Storage::Guarded(g) => g.as_slice(),
+            // SAFETY: the registering caller promised `len` readable and writable bytes at `ptr`.
+            Storage::External { ptr, len } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        match self {
+            Storage::Guarded(g) => g.as_mut_slice(),
+            // SAFETY: as above, borrowed mutably through `self`.
+            Storage::External { ptr, len } => unsafe { std::slice::from_raw_parts_mut(*ptr, *len) },
+        }
+    }
+}
+
 /// One allocation.
 #[derive(Debug)]
 pub struct Allocation {
-    /// The bytes, between guard pages.
-    storage: Guarded,
+    /// The bytes, between guard pages (or registered host memory).
+    storage: Storage,
     pub size: u64,
     /// What the allocation is for (an argument, a module variable), for error messages.
     pub label: String,
@@ -120,7 +160,7 @@ impl DeviceMemory {
 
     /// Allocates `size` zeroed bytes (at least one, so every allocation has a distinct address).
     pub fn alloc(&mut self, size: u64, label: impl Into<String>) -> DevicePtr {
-        let storage = Guarded::new(size.max(1) as usize, ALIGN, GUARD, GUARD);
+        let storage = Storage::Guarded(Guarded::new(size.max(1) as usize, ALIGN, GUARD, GUARD));
         let alloc = Allocation { storage, size, label: label.into(), read_only: false };
         let base = alloc.base();
         self.total += size;
@@ -137,11 +177,39 @@ impl DeviceMemory {
         ptr
     }
 
-    /// Frees an allocation by its base address; `false` if there is none.
+    /// Makes `len` bytes of host memory at `ptr`, which the caller owns, device memory (`cudaHostRegister`):
+    /// kernels may then access them, bounds-checked like any allocation. Fails when the range is empty or
+    /// overlaps an allocation.
+    ///
+    /// # Safety
+    /// `[ptr, ptr + len)` must stay readable and writable, and not be freed, until [`DeviceMemory::free`]
+    /// removes it.
+    pub unsafe fn register_external(&mut self, ptr: u64, len: u64, label: impl Into<String>) -> Result<(), String> {
+        if len == 0 || ptr == 0 || ptr.checked_add(len).is_none() {
+            return Err(format!("{len} bytes at {ptr:#x} are not a host range"));
+        }
+        let below = self.allocations.range(..ptr.saturating_add(len)).next_back();
+        if let Some((_, a)) = below.filter(|(_, a)| a.base() + a.size.max(1) > ptr) {
+            return Err(format!("the range overlaps `{}` ({} bytes at {:#x})", a.label, a.size, a.base()));
+        }
+        let storage = Storage::External { ptr: ptr as *mut u8, len: len as usize };
+        self.allocations.insert(ptr, Allocation { storage, size: len, label: label.into(), read_only: false });
+        Ok(())
+    }
+
+    /// Whether the allocation at `ptr` is registered host memory (see [`DeviceMemory::register_external`]).
+    pub fn is_external(&self, ptr: DevicePtr) -> bool {
+        self.allocations.get(&ptr).is_some_and(|a| matches!(a.storage, Storage::External { .. }))
+    }
+
+    /// Frees an allocation by its base address (or forgets a registered host range); `false` if there is
+    /// none.
     pub fn free(&mut self, ptr: DevicePtr) -> bool {
         match self.allocations.remove(&ptr) {
             Some(a) => {
-                self.total -= a.size;
+                if !matches!(a.storage, Storage::External { .. }) {
+                    self.total -= a.size;
+                }
                 true
             }
             None => false,

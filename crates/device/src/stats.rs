@@ -116,7 +116,76 @@ pub struct TransitParams {
     pub threads_per_cta: u64,
 }
 
+impl AccessStats {
+    fn add(&mut self, other: &AccessStats) {
+        self.warp_accesses += other.warp_accesses;
+        self.transactions += other.transactions;
+        self.bytes += other.bytes;
+    }
+}
+
 impl KernelStats {
+    /// Adds another launch's counts (of the same kernel) to these, then recomputes the ratios: the statistics
+    /// of several launches together. Shapes that differ between launches are dropped (`grid`, `block`);
+    /// resident threads and threads per CTA keep the largest launch's.
+    pub fn add(&mut self, other: &KernelStats) {
+        if self.kernel.is_empty() {
+            self.kernel = other.kernel.clone();
+        }
+        if self.grid != other.grid {
+            self.grid = None;
+        }
+        if self.block != other.block {
+            self.block = None;
+        }
+        self.warp_size = self.warp_size.max(other.warp_size);
+        self.ctas += other.ctas;
+        self.warps += other.warps;
+        self.threads += other.threads;
+        self.thread_instructions += other.thread_instructions;
+        self.warp_instructions += other.warp_instructions;
+        for f in &other.functions {
+            match self.functions.iter_mut().find(|g| g.name == f.name) {
+                Some(g) => {
+                    g.thread_instructions += f.thread_instructions;
+                    g.warp_instructions += f.warp_instructions;
+                }
+                None => self.functions.push(f.clone()),
+            }
+        }
+        for b in &other.branches {
+            match self.branches.iter_mut().find(|c| c.function == b.function && c.line == b.line) {
+                Some(c) => {
+                    let executed = c.executed + b.executed;
+                    if executed > 0 {
+                        c.mean_active_lanes = (c.mean_active_lanes * c.executed as f64
+                            + b.mean_active_lanes * b.executed as f64)
+                            / executed as f64;
+                    }
+                    c.executed = executed;
+                    c.diverged += b.diverged;
+                }
+                None => self.branches.push(b.clone()),
+            }
+        }
+        let (m, o) = (&mut self.memory, &other.memory);
+        m.transaction_bytes = m.transaction_bytes.max(o.transaction_bytes);
+        m.global_loads.add(&o.global_loads);
+        m.global_stores.add(&o.global_stores);
+        m.global_atomics.add(&o.global_atomics);
+        m.local_loads.add(&o.local_loads);
+        m.local_stores.add(&o.local_stores);
+        m.const_loads.add(&o.const_loads);
+        m.shared.warp_accesses += o.shared.warp_accesses;
+        m.shared.wavefronts += o.shared.wavefronts;
+        for (op, n) in &other.instruction_mix {
+            *self.instruction_mix.entry(op.clone()).or_default() += n;
+        }
+        self.transit.resident_threads = self.transit.resident_threads.max(other.transit.resident_threads);
+        self.transit.threads_per_cta = self.transit.threads_per_cta.max(other.transit.threads_per_cta);
+        self.finish();
+    }
+
     /// Fills the derived ratios from the counts.
     pub fn finish(&mut self) {
         let ws = f64::from(self.warp_size.max(1));

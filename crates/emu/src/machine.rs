@@ -853,7 +853,7 @@ impl<'a> Machine<'a> {
             line as u32,
             string(func)
         );
-        self.error(cta, w, lane, f, op, ErrorKind::Invalid(text))
+        self.error(cta, w, lane, f, op, ErrorKind::Assert(text))
     }
 
     /// A generic load for one lane (used by printf).

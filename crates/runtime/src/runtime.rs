@@ -69,7 +69,7 @@ pub struct Runtime {
     /// Allocations made through [`Runtime::alloc`] (the ones [`Runtime::free`] accepts).
     user_allocations: BTreeSet<DevicePtr>,
     memory_limit: u64,
-    printf: Box<dyn Write>,
+    printf: Box<dyn Write + Send>,
 }
 
 impl fmt::Debug for Runtime {
@@ -100,7 +100,7 @@ impl Runtime {
     }
 
     /// Where device `printf` output of later launches goes.
-    pub fn set_printf_output(&mut self, writer: Box<dyn Write>) {
+    pub fn set_printf_output(&mut self, writer: Box<dyn Write + Send>) {
         self.printf = writer;
     }
 
@@ -190,6 +190,35 @@ impl Runtime {
             return Err(MemoryError::OutOfBounds { ptr, len, detail: Some(detail) });
         }
         Ok((a.base(), off))
+    }
+
+    /// The base address of the allocation holding all of `[ptr, ptr + len)` and the offset of `ptr` in it;
+    /// an error that says where `ptr` lies otherwise.
+    pub fn locate_range(&self, ptr: DevicePtr, len: u64) -> Result<(DevicePtr, u64), MemoryError> {
+        self.span(ptr, len.max(1)).map(|(base, off)| (base, off as u64))
+    }
+
+    /// Makes `len` bytes of host memory at `ptr` device memory (`cudaHostRegister`): kernels may access them,
+    /// and [`Runtime::locate_range`] finds them. Undo with [`Runtime::unregister_host`].
+    ///
+    /// # Safety
+    /// The bytes must stay valid (readable, writable, not freed) until they are unregistered.
+    pub unsafe fn register_host(&mut self, ptr: u64, len: u64, label: impl Into<String>) -> Result<(), MemoryError> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.memory.register_external(ptr, len, label) }.map_err(|detail| MemoryError::OutOfBounds {
+            ptr,
+            len,
+            detail: Some(detail),
+        })
+    }
+
+    /// Forgets host memory registered by [`Runtime::register_host`].
+    pub fn unregister_host(&mut self, ptr: u64) -> Result<(), MemoryError> {
+        if self.memory.is_external(ptr) && self.memory.free(ptr) {
+            Ok(())
+        } else {
+            Err(MemoryError::NotAnAllocation { ptr, detail: self.locate(ptr) })
+        }
     }
 
     /// Copies `data` to device memory at `ptr` (anywhere inside an allocation; the bytes must not run past
@@ -419,14 +448,14 @@ impl Runtime {
         Ok(LaunchOutcome { stats: report.stats, elapsed })
     }
 
-    /// Validates a launch and builds its parameter buffer, without running anything.
-    pub fn prepare(
+    /// Checks a launch's shape and shared memory against the limits (the checks [`Runtime::prepare`] starts
+    /// with); returns the kernel.
+    pub fn check_launch(
         &self,
         module: ModuleId,
         kernel: FuncId,
         config: LaunchConfig,
-        args: &[Arg],
-    ) -> Result<ParamBuffer, RunError> {
+    ) -> Result<&ir::Function, RunError> {
         let m = &self.module(module).ok_or(RunError::UnknownModule(module))?.module;
         let func = m
             .functions
@@ -447,6 +476,43 @@ impl Runtime {
                 ),
             });
         }
+        Ok(func)
+    }
+
+    /// Runs a launch whose parameter buffer the caller built (a CUDA runtime copies each argument's bytes
+    /// from the pointers the program passes): [`Runtime::check_launch`], the backend's
+    /// [`Backend::check_supported`], then the kernel. `params` must be laid out for the kernel
+    /// ([`ParamBuffer::for_kernel`]).
+    pub fn launch_with_params(
+        &mut self,
+        module: ModuleId,
+        kernel: FuncId,
+        config: LaunchConfig,
+        params: &ParamBuffer,
+        options: LaunchOptions,
+        printf: &mut dyn Write,
+    ) -> Result<LaunchOutcome, RunError> {
+        self.check_launch(module, kernel, config)?;
+        let entry = &self.modules[module.index()];
+        self.backend.check_supported(&entry.loaded, kernel)?;
+        let launch = Launch { module: &entry.loaded, kernel, config, params, collect_stats: options.stats };
+        let start = Instant::now();
+        let report = self.backend.launch(&launch, &mut self.memory, printf)?;
+        let elapsed = start.elapsed();
+        let _ = printf.flush();
+        Ok(LaunchOutcome { stats: report.stats, elapsed })
+    }
+
+    /// Validates a launch and builds its parameter buffer, without running anything.
+    pub fn prepare(
+        &self,
+        module: ModuleId,
+        kernel: FuncId,
+        config: LaunchConfig,
+        args: &[Arg],
+    ) -> Result<ParamBuffer, RunError> {
+        let func = self.check_launch(module, kernel, config)?;
+        let name = func.name.clone();
         if args.len() != func.params.len() {
             return Err(RunError::ArgumentCount {
                 kernel: name,

@@ -1,8 +1,7 @@
 //! The runtime API against a mock backend that records what it is asked to launch.
 
-use std::cell::RefCell;
 use std::io::Write;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use device::{Backend, DeviceMemory, ErrorKind, ExecError, KernelStats, Launch, LaunchReport, LoadedModule, Location};
 use ir::FuncId;
@@ -22,10 +21,10 @@ struct Recorded {
 }
 
 /// The mock's "kernel" (boxing its error keeps clippy's `result_large_err` quiet).
-type Action = Box<dyn FnMut(&Launch<'_>, &mut DeviceMemory, &mut dyn Write) -> Result<(), Box<ExecError>>>;
+type Action = Box<dyn FnMut(&Launch<'_>, &mut DeviceMemory, &mut dyn Write) -> Result<(), Box<ExecError>> + Send>;
 
 struct Mock {
-    log: Rc<RefCell<Vec<Recorded>>>,
+    log: Arc<Mutex<Vec<Recorded>>>,
     unsupported: Option<String>,
     action: Action,
 }
@@ -51,7 +50,7 @@ impl Backend for Mock {
         memory: &mut DeviceMemory,
         stdout: &mut dyn Write,
     ) -> Result<LaunchReport, ExecError> {
-        self.log.borrow_mut().push(Recorded {
+        self.log.lock().unwrap().push(Recorded {
             kernel: launch.module.module.functions[launch.kernel].name.clone(),
             config: launch.config,
             bytes: launch.params.bytes.clone(),
@@ -64,13 +63,13 @@ impl Backend for Mock {
     }
 }
 
-fn mock_with(action: Action) -> (Runtime, Rc<RefCell<Vec<Recorded>>>) {
-    let log = Rc::new(RefCell::new(Vec::new()));
+fn mock_with(action: Action) -> (Runtime, Arc<Mutex<Vec<Recorded>>>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
     let mock = Mock { log: log.clone(), unsupported: None, action };
     (Runtime::new(Box::new(mock)), log)
 }
 
-fn mock() -> (Runtime, Rc<RefCell<Vec<Recorded>>>) {
+fn mock() -> (Runtime, Arc<Mutex<Vec<Recorded>>>) {
     mock_with(Box::new(|_, _, _| Ok(())))
 }
 
@@ -113,7 +112,7 @@ fn params_are_laid_out_at_their_alignment() {
     ];
     let outcome = rt.launch(m, k, config(2, 64), &args, LaunchOptions { stats: true }).unwrap();
     assert_eq!(outcome.stats.unwrap().kernel, "mock stats");
-    let rec = log.borrow()[0].clone();
+    let rec = log.lock().unwrap()[0].clone();
     assert_eq!(rec.kernel, "mixed");
     assert_eq!(rec.config, config(2, 64));
     assert!(rec.collect_stats);
@@ -139,7 +138,7 @@ fn stats_are_only_requested_when_asked() {
         [Arg::U8(0), Arg::U64(0), Arg::F64(0.0), Arg::U16(0), Arg::F32(0.0), Arg::Bytes(vec![0; 12]), Arg::U8(0)];
     let outcome = rt.launch(m, k, config(1, 1), &args, LaunchOptions::default()).unwrap();
     assert!(outcome.stats.is_none());
-    assert!(!log.borrow()[0].collect_stats);
+    assert!(!log.lock().unwrap()[0].collect_stats);
 }
 
 #[test]
@@ -153,7 +152,7 @@ fn argument_count_mismatch_lists_the_parameters() {
     let text = e.to_string();
     assert!(text.starts_with("kernel `mixed` takes 7 argument(s), 1 given"), "{text}");
     assert!(text.contains("0 `a` (.u8 parameter)") && text.contains("5 `s` (.b8[12] parameter)"), "{text}");
-    assert!(log.borrow().is_empty(), "nothing launched");
+    assert!(log.lock().unwrap().is_empty(), "nothing launched");
 }
 
 fn arg_error(args: &[Arg]) -> RunError {
@@ -161,7 +160,7 @@ fn arg_error(args: &[Arg]) -> RunError {
     let m = rt.load_ptx(MIXED, "mixed.ptx").unwrap();
     let k = rt.kernel(m, None).unwrap();
     let e = rt.launch(m, k, config(1, 1), args, LaunchOptions::default()).unwrap_err();
-    assert!(log.borrow().is_empty(), "nothing launched");
+    assert!(log.lock().unwrap().is_empty(), "nothing launched");
     e
 }
 
@@ -265,12 +264,12 @@ fn launch_shape_and_shared_memory_are_validated() {
             .contains("204800 bytes of static and 27649 bytes of dynamic shared memory exceed the 232448-byte"),
         "{e}"
     );
-    assert_eq!(log.borrow().len(), 1);
+    assert_eq!(log.lock().unwrap().len(), 1);
 }
 
 #[test]
 fn unsupported_kernels_are_refused_before_running() {
-    let log = Rc::new(RefCell::new(Vec::new()));
+    let log = Arc::new(Mutex::new(Vec::new()));
     let mock =
         Mock { log: log.clone(), unsupported: Some("line 3: `tex.2d`".into()), action: Box::new(|_, _, _| Ok(())) };
     let mut rt = Runtime::new(Box::new(mock));
@@ -280,7 +279,7 @@ fn unsupported_kernels_are_refused_before_running() {
     assert!(matches!(&e, RunError::Exec(x) if matches!(x.kind, ErrorKind::Unsupported(_))), "{e:?}");
     assert!(!e.is_usage_error());
     assert!(e.to_string().contains("unsupported instructions: line 3: `tex.2d`"), "{e}");
-    assert!(log.borrow().is_empty());
+    assert!(log.lock().unwrap().is_empty());
 }
 
 #[test]
@@ -383,14 +382,14 @@ fn f32s(bytes: &[u8]) -> Vec<f32> {
 
 #[test]
 fn symbols_are_read_and_written_before_a_launch() {
-    let seen = Rc::new(RefCell::new(Vec::new()));
+    let seen = Arc::new(Mutex::new(Vec::new()));
     let seen2 = seen.clone();
     let (mut rt, _) = mock_with(Box::new(move |launch, memory, _| {
         // The "kernel" reads `coeffs` as a real one would.
         let (_, ptr, size) = launch.module.symbol("coeffs").unwrap();
         let mut buf = vec![0u8; size as usize];
         memory.read(ptr, &mut buf).unwrap();
-        seen2.borrow_mut().push(buf);
+        seen2.lock().unwrap().push(buf);
         Ok(())
     }));
     let m = rt.load_ptx(SYMBOLS, "symbols.ptx").unwrap();
@@ -406,7 +405,7 @@ fn symbols_are_read_and_written_before_a_launch() {
     let k = rt.kernel(m, None).unwrap();
     let out = rt.alloc(4).unwrap();
     rt.launch(m, k, config(1, 1), &[Arg::Ptr(out)], LaunchOptions::default()).unwrap();
-    assert_eq!(f32s(&seen.borrow()[0]), vec![9.0, 8.0, 3.0, 4.0]);
+    assert_eq!(f32s(&seen.lock().unwrap()[0]), vec![9.0, 8.0, 3.0, 4.0]);
 
     assert_eq!(
         rt.write_symbol(m, "coeffs", &[0; 17]),
@@ -476,11 +475,11 @@ const VECTOR_ADD: &str = r#".version 8.0
 "#;
 
 #[derive(Clone, Default)]
-struct SharedBuf(Rc<RefCell<Vec<u8>>>);
+struct SharedBuf(Arc<Mutex<Vec<u8>>>);
 
 impl Write for SharedBuf {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
+        self.0.lock().unwrap().extend_from_slice(buf);
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -519,7 +518,7 @@ fn arg_specs_buffers_and_outputs_end_to_end() {
     );
 
     rt.launch(m, k, config(1, 32), &prepared.args, LaunchOptions::default()).unwrap();
-    assert_eq!(String::from_utf8(printed.0.borrow().clone()).unwrap(), "added 8\n");
+    assert_eq!(String::from_utf8(printed.0.lock().unwrap().clone()).unwrap(), "added 8\n");
     let written = write_outputs(&rt, &prepared, &outputs).unwrap();
     assert_eq!(written[0].bytes, 32);
     let got = f32s(&std::fs::read(&out_path).unwrap());
@@ -529,7 +528,7 @@ fn arg_specs_buffers_and_outputs_end_to_end() {
     let mut other = Vec::new();
     rt.launch_with_output(m, k, config(1, 32), &prepared.args, LaunchOptions::default(), &mut other).unwrap();
     assert_eq!(other, b"added 8\n");
-    assert_eq!(printed.0.borrow().len(), 8, "the runtime's writer got nothing more");
+    assert_eq!(printed.0.lock().unwrap().len(), 8, "the runtime's writer got nothing more");
 }
 
 #[test]

@@ -1,9 +1,8 @@
 //! Texture and surface objects through the runtime: creation over runtime allocations, the handle a kernel
 //! receives as a `.u64` argument, validation errors, destruction.
 
-use std::cell::RefCell;
 use std::io::Write;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use device::texture::{ChannelType, FilterMode, Format, Kind, Object, Resource, Sampler};
 use device::{Backend, DeviceMemory, ExecError, Launch, LaunchReport, LoadedModule, SurfaceDesc, TextureDesc};
@@ -11,7 +10,7 @@ use ir::FuncId;
 use runtime::{Arg, Dim3, LaunchConfig, LaunchOptions, MemoryError, Runtime};
 
 /// Records, for every `.u64` parameter, the object its value names in device memory at launch time.
-struct Probe(Rc<RefCell<Vec<Option<Object>>>>);
+struct Probe(Arc<Mutex<Vec<Option<Object>>>>);
 
 impl Backend for Probe {
     fn name(&self) -> &'static str {
@@ -33,7 +32,7 @@ impl Backend for Probe {
             .chunks_exact(8)
             .map(|c| memory.textures().get(u64::from_le_bytes(c.try_into().unwrap())).copied())
             .collect();
-        *self.0.borrow_mut() = seen;
+        *self.0.lock().unwrap() = seen;
         Ok(LaunchReport::default())
     }
 }
@@ -43,7 +42,7 @@ const PTX: &str = ".version 7.8\n.target sm_80\n.address_size 64\n\
 
 #[test]
 fn objects_are_created_passed_and_destroyed() {
-    let seen = Rc::new(RefCell::new(Vec::new()));
+    let seen = Arc::new(Mutex::new(Vec::new()));
     let mut rt = Runtime::new(Box::new(Probe(seen.clone())));
     let module = rt.load_ptx(PTX, "k.ptx").unwrap();
     let kernel = rt.kernel(module, Some("k")).unwrap();
@@ -57,7 +56,7 @@ fn objects_are_created_passed_and_destroyed() {
     assert_ne!(t, s);
     let config = LaunchConfig { grid: Dim3::new(1, 1, 1), block: Dim3::new(1, 1, 1), dynamic_shared: 0 };
     rt.launch(module, kernel, config, &[Arg::U64(t), Arg::U64(s)], LaunchOptions::default()).unwrap();
-    assert_eq!(*seen.borrow(), vec![Some(Object::Texture(tex)), Some(Object::Surface(surf))]);
+    assert_eq!(*seen.lock().unwrap(), vec![Some(Object::Texture(tex)), Some(Object::Surface(surf))]);
 
     // texels that do not fit the allocation, and an invalid description
     let e = rt.create_texture(TextureDesc { resource: Resource { ptr, height: 5, ..resource }, sampler }).unwrap_err();
@@ -70,5 +69,5 @@ fn objects_are_created_passed_and_destroyed() {
     rt.destroy_object(t).unwrap();
     assert!(rt.destroy_object(t).unwrap_err().to_string().contains("destroyed"));
     rt.launch(module, kernel, config, &[Arg::U64(t), Arg::U64(s)], LaunchOptions::default()).unwrap();
-    assert_eq!(*seen.borrow(), vec![None, Some(Object::Surface(surf))]);
+    assert_eq!(*seen.lock().unwrap(), vec![None, Some(Object::Surface(surf))]);
 }

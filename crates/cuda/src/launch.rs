@@ -1,0 +1,243 @@
+//! Kernel launches: the `<<<...>>>` configuration stack, parameters copied from the program's argument
+//! pointers into a buffer laid out by the kernel's `.param` list, the run on the configured engine, its
+//! faults turned into CUDA errors, and function attributes and occupancy for the programs (CUB) that size
+//! their launches from them.
+
+use std::cell::RefCell;
+
+use device::{Dim3, ErrorKind, LaunchConfig, ParamBuffer, SharedLayout};
+use ir::StateSpace;
+use runtime::{LaunchOptions, RunError};
+
+use crate::config::Backend;
+use crate::properties::{MAX_BLOCKS_PER_MULTIPROCESSOR, MAX_THREADS_PER_MULTIPROCESSOR, SHARED_PER_BLOCK};
+use crate::{Cuda, Error, Result};
+
+/// A launch's shape, shared memory and stream (`__cudaPushCallConfiguration`'s arguments).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallConfig {
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shared: u64,
+    pub stream: u64,
+}
+
+thread_local! {
+    /// `<<<...>>>` pushes, the launch stub pops (a stack: a launch expression's arguments may launch).
+    static CONFIGS: RefCell<Vec<CallConfig>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `__cudaPushCallConfiguration`.
+pub fn push_call_configuration(config: CallConfig) {
+    CONFIGS.with(|c| c.borrow_mut().push(config));
+}
+
+/// `__cudaPopCallConfiguration`: `None` when nothing was pushed.
+pub fn pop_call_configuration() -> Option<CallConfig> {
+    CONFIGS.with(|c| c.borrow_mut().pop())
+}
+
+/// `cudaFuncGetAttributes`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FuncAttributes {
+    pub shared_size_bytes: u64,
+    pub const_size_bytes: u64,
+    pub local_size_bytes: u64,
+    pub max_threads_per_block: i32,
+    pub num_regs: i32,
+    /// The PTX target the kernel was compiled for, as `major * 10 + minor` (CUB picks its tuning by it).
+    pub ptx_version: i32,
+    pub binary_version: i32,
+    pub max_dynamic_shared_size_bytes: i32,
+    pub preferred_shmem_carveout: i32,
+}
+
+impl Cuda {
+    /// Launches the kernel registered for host stub `host_fn` (`cudaLaunchKernel`, `__cudaLaunchKernel`).
+    /// Errors in the launch itself come back now; a kernel fault comes back from the next synchronizing
+    /// call, as on a GPU.
+    ///
+    /// # Safety
+    /// `args` must point at one pointer per kernel parameter, each pointing at that parameter's bytes (what
+    /// nvcc's launch stubs pass); it may be null for a kernel without parameters.
+    pub unsafe fn launch(&self, host_fn: u64, config: CallConfig, args: *const *const libc::c_void) -> Result<()> {
+        self.enter_stream(config.stream)?;
+        self.synchronize_faults()?;
+        let mut inner = self.lock();
+        // What the previous kernels printed comes out at the start of this launch, as on a GPU.
+        inner.flush_printf();
+        let (module, kernel) = inner.kernel(host_fn, self)?;
+        let launch_config = LaunchConfig {
+            grid: config.grid,
+            block: config.block,
+            dynamic_shared: u32::try_from(config.shared).map_err(|_| Error::INVALID_VALUE)?,
+        };
+        let rt = inner.runtime(&self.config);
+        let func = rt.module(module).map(|m| &m.module.functions[kernel]).ok_or(Error::INVALID_DEVICE_FUNCTION)?;
+        let name = func.name.clone();
+        let mut params = ParamBuffer::for_kernel(func);
+        if !params.slots.is_empty() {
+            if args.is_null() {
+                return Err(Error::INVALID_VALUE);
+            }
+            for (i, slot) in params.slots.iter().enumerate() {
+                // SAFETY: the caller's promise: `args[i]` points at the parameter's bytes.
+                unsafe {
+                    let src = *args.add(i) as *const u8;
+                    if src.is_null() {
+                        return Err(Error::INVALID_VALUE);
+                    }
+                    let dst = params.bytes.as_mut_ptr().add(slot.offset as usize);
+                    std::ptr::copy_nonoverlapping(src, dst, slot.size as usize);
+                }
+            }
+        }
+        let stats = self.config.backend == Backend::Emu;
+        let mut output = Vec::new();
+        let result =
+            rt.launch_with_params(module, kernel, launch_config, &params, LaunchOptions { stats }, &mut output);
+        inner.printf_pending.extend_from_slice(&output);
+        match result {
+            Ok(outcome) => {
+                inner.report.launched(&name, outcome.elapsed, outcome.stats.as_ref());
+                Ok(())
+            }
+            Err(RunError::Exec(e)) => {
+                let error = match &e.kind {
+                    ErrorKind::InvalidLaunch(_) => {
+                        drop(inner);
+                        self.warn(&format!("launch {name}"), &format!("error: {e}"));
+                        return Err(Error::INVALID_CONFIGURATION);
+                    }
+                    ErrorKind::Unsupported(_) => {
+                        drop(inner);
+                        self.warn(&format!("unsupported {name}"), &format!("error: kernel `{name}` cannot run: {e}"));
+                        return Err(Error::INVALID_PTX);
+                    }
+                    ErrorKind::OutOfBounds { .. } | ErrorKind::ReadOnly { .. } => Error::ILLEGAL_ADDRESS,
+                    ErrorKind::Misaligned { .. } => Error::MISALIGNED_ADDRESS,
+                    ErrorKind::Assert(_) => Error::ASSERT,
+                    ErrorKind::StackOverflow(_) => Error::HARDWARE_STACK_ERROR,
+                    ErrorKind::Trap | ErrorKind::BarrierDivergence(_) | ErrorKind::Invalid(_) => Error::LAUNCH_FAILURE,
+                };
+                inner.report.faulted(&name, &e.to_string());
+                // The message is printed now, where it happened; the error waits for a synchronizing call.
+                inner.flush_printf();
+                drop(inner);
+                if !self.config.quiet {
+                    eprintln!(
+                        "lockstep: error: {e}\nlockstep: the program sees {}",
+                        crate::error::name_of(error.code())
+                    );
+                }
+                self.fault(error);
+                Ok(())
+            }
+            Err(RunError::InvalidLaunch { kernel, message }) => {
+                drop(inner);
+                self.warn(&format!("launch {kernel}"), &format!("error: launch of `{kernel}`: {message}"));
+                Err(if message.contains("shared memory") { Error::INVALID_VALUE } else { Error::INVALID_CONFIGURATION })
+            }
+            Err(other) => {
+                drop(inner);
+                self.warn(&format!("launch {name}"), &format!("error: launch of `{name}`: {other}"));
+                Err(Error::INVALID_VALUE)
+            }
+        }
+    }
+
+    /// The kernel's device name (`cudaFuncGetName`), loading nothing.
+    pub fn kernel_name(&self, host_fn: u64) -> Result<String> {
+        self.lock().registry.kernel_name(host_fn).map(str::to_string).ok_or(Error::INVALID_DEVICE_FUNCTION)
+    }
+
+    /// `cudaFuncGetAttributes`.
+    pub fn func_attributes(&self, host_fn: u64) -> Result<FuncAttributes> {
+        self.check_sticky()?;
+        let mut inner = self.lock();
+        let (module, kernel) = inner.kernel(host_fn, self)?;
+        let max_dynamic = inner.registry.max_dynamic_shared(host_fn);
+        let rt = inner.runtime(&self.config);
+        let m = &rt.module(module).ok_or(Error::INVALID_DEVICE_FUNCTION)?.module;
+        let func = &m.functions[kernel];
+        let layout = SharedLayout::for_kernel(m, kernel);
+        let const_size = m
+            .globals
+            .values()
+            .filter(|v| v.space == StateSpace::Const)
+            .map(device::module::variable_size)
+            .fold(0u64, u64::saturating_add);
+        let local_size = func.body.as_ref().map_or(0, |b| {
+            b.vars.values().filter(|v| v.space == StateSpace::Local).map(|v| v.size()).fold(0u64, u64::saturating_add)
+        });
+        let max_threads = func
+            .directives
+            .iter()
+            .find_map(|d| match d {
+                ir::Directive::MaxNtid(dims) | ir::Directive::ReqNtid(dims) => {
+                    Some(dims.iter().map(|&x| x.max(1)).product::<u32>().min(1024) as i32)
+                }
+                _ => None,
+            })
+            .unwrap_or(1024);
+        let ptx_version = m
+            .target
+            .iter()
+            .find_map(|t| t.strip_prefix("sm_").map(|v| v.trim_end_matches(|c: char| c.is_ascii_alphabetic())))
+            .and_then(|v| v.parse::<i32>().ok())
+            .unwrap_or(crate::registry::DEVICE_ARCH as i32);
+        let static_shared = layout.static_size;
+        Ok(FuncAttributes {
+            shared_size_bytes: static_shared,
+            const_size_bytes: const_size,
+            local_size_bytes: local_size,
+            max_threads_per_block: max_threads,
+            num_regs: 32,
+            ptx_version,
+            binary_version: crate::registry::DEVICE_ARCH as i32,
+            max_dynamic_shared_size_bytes: max_dynamic
+                .unwrap_or_else(|| SHARED_PER_BLOCK.saturating_sub(static_shared) as i32),
+            preferred_shmem_carveout: -1,
+        })
+    }
+
+    /// `cudaFuncSetAttribute`: the dynamic shared memory limit (up to the opt-in maximum) and the carveout
+    /// (a hint, accepted).
+    pub fn func_set_attribute(&self, host_fn: u64, attribute: i32, value: i32) -> Result<()> {
+        let mut inner = self.lock();
+        if !inner.registry.has_kernel(host_fn) {
+            return Err(Error::INVALID_DEVICE_FUNCTION);
+        }
+        match attribute {
+            // cudaFuncAttributeMaxDynamicSharedMemorySize
+            8 => {
+                if value < 0 || value as u64 > crate::properties::SHARED_PER_BLOCK_OPTIN {
+                    return Err(Error::INVALID_VALUE);
+                }
+                inner.registry.set_max_dynamic_shared(host_fn, value);
+                Ok(())
+            }
+            // cudaFuncAttributePreferredSharedMemoryCarveout, cluster attributes, ...: hints.
+            9..=13 => Ok(()),
+            _ => Err(Error::INVALID_VALUE),
+        }
+    }
+
+    /// `cudaOccupancyMaxActiveBlocksPerMultiprocessor`: how many blocks of `block_size` threads (with
+    /// `dynamic_shared` bytes) fit one multiprocessor under the limits the device reports.
+    pub fn occupancy(&self, host_fn: u64, block_size: i32, dynamic_shared: u64) -> Result<i32> {
+        if block_size <= 0 {
+            return Err(Error::INVALID_VALUE);
+        }
+        let attrs = self.func_attributes(host_fn)?;
+        if block_size > attrs.max_threads_per_block {
+            return Ok(0);
+        }
+        let by_threads = MAX_THREADS_PER_MULTIPROCESSOR / block_size;
+        let shared = attrs.shared_size_bytes + dynamic_shared;
+        let by_shared = crate::properties::SHARED_PER_MULTIPROCESSOR
+            .checked_div(shared)
+            .map_or(MAX_BLOCKS_PER_MULTIPROCESSOR, |n| n.min(i32::MAX as u64) as i32);
+        Ok(by_threads.min(by_shared).min(MAX_BLOCKS_PER_MULTIPROCESSOR))
+    }
+}

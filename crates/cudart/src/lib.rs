@@ -1,0 +1,68 @@
+//! `libcudart.so.13`: the CUDA runtime API for programs built with `nvcc -cudart shared`, running their
+//! kernels on lockstep's JIT or emulator.
+//!
+//! This crate is the C shell: it converts C arguments and structures (`abi.rs`) and calls the `cuda`
+//! crate, which owns the semantics. Every function returns a `cudaError_t` and records it as the calling
+//! thread's last error, as CUDA does. Every function NVIDIA's `libcudart.so.13` exports is exported here;
+//! those lockstep does not implement (`cuda::unsupported`) return `cudaErrorNotSupported` and warn once,
+//! naming themselves, so a program never dies of a missing symbol.
+//!
+//! The library's soname is `libcudart.so.13` and it defines the version nodes `libcudart.so.13` and
+//! `libcudart.so.12` (`build.rs`, `exports.map`), which the imports of nvcc 13 and 12 binaries name.
+
+mod abi;
+mod device;
+mod launch;
+mod memory;
+mod stream;
+mod texture;
+mod unsupported;
+
+use cuda::{Cuda, Error};
+
+pub use abi::cudaError_t;
+
+/// The process's CUDA state.
+fn cuda() -> &'static Cuda {
+    Cuda::get()
+}
+
+/// A call's result as `cudaError_t`, recorded as the thread's last error when it is one.
+fn ret(result: cuda::Result<()>) -> cudaError_t {
+    match cuda().record(result) {
+        Ok(()) => 0,
+        Err(e) => e.code(),
+    }
+}
+
+/// Stores `value` through an output pointer; a null pointer is `cudaErrorInvalidValue`.
+///
+/// # Safety
+/// A non-null `ptr` must be valid for a write of `T`.
+unsafe fn out<T>(ptr: *mut T, value: T) -> cuda::Result<()> {
+    if ptr.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: non-null, and the caller's promise; unaligned writes are allowed for C structs given by
+    // the program.
+    unsafe { ptr.write_unaligned(value) };
+    Ok(())
+}
+
+/// Only device 0 exists.
+fn check_device(device: i32) -> cuda::Result<()> {
+    if device == 0 {
+        Ok(())
+    } else {
+        Err(Error::INVALID_DEVICE)
+    }
+}
+
+/// The stream a `_ptsz` function means by the null stream.
+fn per_thread(stream: abi::cudaStream_t) -> u64 {
+    if stream.is_null() {
+        cuda::PER_THREAD_STREAM
+    } else {
+        stream as u64
+    }
+}

@@ -1,0 +1,681 @@
+//! Memory: allocation of every kind, copies and sets in one, two and three dimensions, symbols, pointer
+//! attributes. The `_ptds`/`_ptsz` forms (per-thread default stream builds) are the same calls.
+
+use std::ffi::c_void;
+
+use cuda::{CopyKind, Error, MemoryType};
+
+use crate::abi::{cudaError_t, cudaExtent, cudaMemcpy3DParms, cudaPitchedPtr, cudaPointerAttributes, cudaStream_t};
+use crate::{check_device, cuda, out, per_thread, ret};
+
+fn kind(k: i32) -> cuda::Result<CopyKind> {
+    CopyKind::from_raw(k)
+}
+
+/// # Safety
+/// `ptr` is valid for a write of a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMalloc(ptr: *mut *mut c_void, size: usize) -> cudaError_t {
+    if ptr.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    ret(cuda().malloc(size as u64).and_then(|p| unsafe { out(ptr, p as *mut c_void) }))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaFree(ptr: *mut c_void) -> cudaError_t {
+    ret(cuda().free(ptr as u64))
+}
+
+/// # Safety
+/// `ptr` is valid for a write of a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMallocHost(ptr: *mut *mut c_void, size: usize) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaHostAlloc(ptr, size, 0) }
+}
+
+/// # Safety
+/// `ptr` is valid for a write of a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cudaHostAlloc(ptr: *mut *mut c_void, size: usize, flags: u32) -> cudaError_t {
+    if ptr.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    ret(cuda().malloc_host(size as u64, flags).and_then(|p| unsafe { out(ptr, p as *mut c_void) }))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaFreeHost(ptr: *mut c_void) -> cudaError_t {
+    ret(cuda().free_host(ptr as u64))
+}
+
+/// # Safety
+/// `ptr` is valid for a write of a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMallocManaged(ptr: *mut *mut c_void, size: usize, flags: u32) -> cudaError_t {
+    if ptr.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    ret(cuda().malloc_managed(size as u64, flags).and_then(|p| unsafe { out(ptr, p as *mut c_void) }))
+}
+
+/// # Safety
+/// `ptr` and `pitch` are valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMallocPitch(
+    ptr: *mut *mut c_void,
+    pitch: *mut usize,
+    width: usize,
+    height: usize,
+) -> cudaError_t {
+    if ptr.is_null() || pitch.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let result = cuda().malloc_pitch(width as u64, height as u64).and_then(|(p, pitch_bytes)| {
+        // SAFETY: the caller's promise.
+        unsafe { out(ptr, p as *mut c_void).and(out(pitch, pitch_bytes as usize)) }
+    });
+    ret(result)
+}
+
+/// # Safety
+/// `pitched` is valid for a write of a `cudaPitchedPtr`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMalloc3D(pitched: *mut cudaPitchedPtr, extent: cudaExtent) -> cudaError_t {
+    if pitched.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let rows = (extent.height.max(1) as u64).saturating_mul(extent.depth.max(1) as u64);
+    let result = cuda().malloc_pitch(extent.width as u64, rows).and_then(|(p, pitch)| {
+        let v =
+            cudaPitchedPtr { ptr: p as *mut c_void, pitch: pitch as usize, xsize: extent.width, ysize: extent.height };
+        // SAFETY: the caller's promise.
+        unsafe { out(pitched, v) }
+    });
+    ret(result)
+}
+
+/// Stream-ordered allocation: allocated when the call returns (streams are synchronous).
+///
+/// # Safety
+/// `ptr` is valid for a write of a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMallocAsync(ptr: *mut *mut c_void, size: usize, stream: cudaStream_t) -> cudaError_t {
+    if let Err(e) = cuda().enter_stream(stream as u64) {
+        return ret(Err(e));
+    }
+    // SAFETY: the caller's promise.
+    unsafe { cudaMalloc(ptr, size) }
+}
+
+/// # Safety
+/// As [`cudaMallocAsync`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaMallocAsync_ptsz(ptr: *mut *mut c_void, size: usize, stream: cudaStream_t) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaMallocAsync(ptr, size, per_thread(stream) as cudaStream_t) }
+}
+
+/// Memory pools are not modelled: the allocation comes from the device as `cudaMallocAsync`'s does.
+///
+/// # Safety
+/// As [`cudaMallocAsync`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaMallocFromPoolAsync(
+    ptr: *mut *mut c_void,
+    size: usize,
+    _pool: *mut c_void,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaMallocAsync(ptr, size, stream) }
+}
+
+/// # Safety
+/// As [`cudaMallocAsync`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaMallocFromPoolAsync_ptsz(
+    ptr: *mut *mut c_void,
+    size: usize,
+    pool: *mut c_void,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaMallocFromPoolAsync(ptr, size, pool, per_thread(stream) as cudaStream_t) }
+}
+
+#[no_mangle]
+pub extern "C" fn cudaFreeAsync(ptr: *mut c_void, stream: cudaStream_t) -> cudaError_t {
+    if let Err(e) = cuda().enter_stream(stream as u64) {
+        return ret(Err(e));
+    }
+    cudaFree(ptr)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaFreeAsync_ptsz(ptr: *mut c_void, stream: cudaStream_t) -> cudaError_t {
+    cudaFreeAsync(ptr, per_thread(stream) as cudaStream_t)
+}
+
+/// # Safety
+/// `[ptr, ptr + size)` stays valid until `cudaHostUnregister`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaHostRegister(ptr: *mut c_void, size: usize, flags: u32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { cuda().host_register(ptr as u64, size as u64, flags) })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaHostUnregister(ptr: *mut c_void) -> cudaError_t {
+    ret(cuda().host_unregister(ptr as u64))
+}
+
+/// # Safety
+/// `device_ptr` is valid for a write of a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cudaHostGetDevicePointer(
+    device_ptr: *mut *mut c_void,
+    host: *mut c_void,
+    flags: u32,
+) -> cudaError_t {
+    if flags != 0 {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    ret(cuda().host_device_pointer(host as u64).and_then(|p| unsafe { out(device_ptr, p as *mut c_void) }))
+}
+
+/// # Safety
+/// `flags` is valid for a write of an `unsigned int`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaHostGetFlags(flags: *mut u32, host: *mut c_void) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().host_flags(host as u64).and_then(|f| unsafe { out(flags, f) }))
+}
+
+/// # Safety
+/// `attributes` is valid for a write of `cudaPointerAttributes`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaPointerGetAttributes(
+    attributes: *mut cudaPointerAttributes,
+    ptr: *const c_void,
+) -> cudaError_t {
+    let result = cuda().pointer_attributes(ptr as u64).and_then(|a| {
+        let c = cudaPointerAttributes {
+            type_: a.kind as i32,
+            device: if a.kind == MemoryType::Unregistered { -2 } else { a.device },
+            devicePointer: a.device_pointer,
+            hostPointer: a.host_pointer,
+            ..Default::default()
+        };
+        // SAFETY: the caller's promise.
+        unsafe { out(attributes, c) }
+    });
+    ret(result)
+}
+
+/// # Safety
+/// Both pointers are valid for writes of `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemGetInfo(free: *mut usize, total: *mut usize) -> cudaError_t {
+    let result = cuda().mem_info().and_then(|(f, t)| {
+        // SAFETY: the caller's promise.
+        unsafe { out(free, f as usize).and(out(total, t as usize)) }
+    });
+    ret(result)
+}
+
+// ---- copies and sets ------------------------------------------------------------------------------
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpy(dst: *mut c_void, src: *const c_void, n: usize, k: i32) -> cudaError_t {
+    ret(kind(k).and_then(|k| cuda().memcpy(dst as u64, src as u64, n as u64, k)))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpy_ptds(dst: *mut c_void, src: *const c_void, n: usize, k: i32) -> cudaError_t {
+    cudaMemcpy(dst, src, n, k)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpyAsync(
+    dst: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    k: i32,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    ret(kind(k).and_then(|k| cuda().memcpy_async(dst as u64, src as u64, n as u64, k, stream as u64)))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpyAsync_ptsz(
+    dst: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    k: i32,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    cudaMemcpyAsync(dst, src, n, k, per_thread(stream) as cudaStream_t)
+}
+
+/// One device: peer copies are plain copies when both devices are 0.
+#[no_mangle]
+pub extern "C" fn cudaMemcpyPeer(
+    dst: *mut c_void,
+    dst_device: i32,
+    src: *const c_void,
+    src_device: i32,
+    n: usize,
+) -> cudaError_t {
+    if let Err(e) = check_device(dst_device).and(check_device(src_device)) {
+        return ret(Err(e));
+    }
+    cudaMemcpy(dst, src, n, 3)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpyPeerAsync(
+    dst: *mut c_void,
+    dst_device: i32,
+    src: *const c_void,
+    src_device: i32,
+    n: usize,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    if let Err(e) = check_device(dst_device).and(check_device(src_device)) {
+        return ret(Err(e));
+    }
+    cudaMemcpyAsync(dst, src, n, 3, stream)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpy2D(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    k: i32,
+) -> cudaError_t {
+    let result = kind(k).and_then(|k| {
+        cuda().memcpy_2d(dst as u64, dpitch as u64, src as u64, spitch as u64, width as u64, height as u64, k)
+    });
+    ret(result)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpy2D_ptds(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    k: i32,
+) -> cudaError_t {
+    cudaMemcpy2D(dst, dpitch, src, spitch, width, height, k)
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn cudaMemcpy2DAsync(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    k: i32,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    if let Err(e) = cuda().enter_stream(stream as u64) {
+        return ret(Err(e));
+    }
+    cudaMemcpy2D(dst, dpitch, src, spitch, width, height, k)
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn cudaMemcpy2DAsync_ptsz(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    k: i32,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, k, per_thread(stream) as cudaStream_t)
+}
+
+/// One side of a 3-D copy: its first byte, row pitch, slice pitch, and bytes per element (1 for pitched
+/// memory, whose extent and x position are in bytes).
+fn side_3d(array: *mut c_void, pos: crate::abi::cudaPos, ptr: cudaPitchedPtr) -> cuda::Result<(u64, u64, u64, u64)> {
+    if !array.is_null() {
+        let a = cuda().array(array as u64)?;
+        let elem = u64::from(a.desc.format.bytes());
+        let row = a.desc.row_bytes();
+        let slice = row * u64::from(a.desc.height.max(1));
+        let base = a.ptr + pos.z as u64 * slice + pos.y as u64 * row + pos.x as u64 * elem;
+        return Ok((base, row, slice, elem));
+    }
+    if ptr.ptr.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    let pitch = ptr.pitch as u64;
+    let slice = pitch * ptr.ysize.max(1) as u64;
+    Ok((ptr.ptr as u64 + pos.z as u64 * slice + pos.y as u64 * pitch + pos.x as u64, pitch, slice, 1))
+}
+
+/// # Safety
+/// `p` points at a valid `cudaMemcpy3DParms`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemcpy3D(p: *const cudaMemcpy3DParms) -> cudaError_t {
+    if p.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    let p = unsafe { p.read_unaligned() };
+    let result = (|| {
+        let k = kind(p.kind)?;
+        let (src, spitch, sslice, selem) = side_3d(p.srcArray, p.srcPos, p.srcPtr)?;
+        let (dst, dpitch, dslice, delem) = side_3d(p.dstArray, p.dstPos, p.dstPtr)?;
+        let width = p.extent.width as u64 * selem.max(delem);
+        let (height, depth) = (p.extent.height.max(1) as u64, p.extent.depth.max(1) as u64);
+        for z in 0..depth {
+            cuda().memcpy_2d(dst + z * dslice, dpitch, src + z * sslice, spitch, width, height, k)?;
+        }
+        Ok(())
+    })();
+    ret(result)
+}
+
+/// # Safety
+/// As [`cudaMemcpy3D`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemcpy3D_ptds(p: *const cudaMemcpy3DParms) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaMemcpy3D(p) }
+}
+
+/// # Safety
+/// As [`cudaMemcpy3D`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemcpy3DAsync(p: *const cudaMemcpy3DParms, stream: cudaStream_t) -> cudaError_t {
+    if let Err(e) = cuda().enter_stream(stream as u64) {
+        return ret(Err(e));
+    }
+    // SAFETY: the caller's promise.
+    unsafe { cudaMemcpy3D(p) }
+}
+
+/// # Safety
+/// As [`cudaMemcpy3D`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemcpy3DAsync_ptsz(p: *const cudaMemcpy3DParms, stream: cudaStream_t) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaMemcpy3DAsync(p, per_thread(stream) as cudaStream_t) }
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemset(ptr: *mut c_void, value: i32, n: usize) -> cudaError_t {
+    ret(cuda().memset(ptr as u64, value, n as u64))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemset_ptds(ptr: *mut c_void, value: i32, n: usize) -> cudaError_t {
+    cudaMemset(ptr, value, n)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemsetAsync(ptr: *mut c_void, value: i32, n: usize, stream: cudaStream_t) -> cudaError_t {
+    if let Err(e) = cuda().enter_stream(stream as u64) {
+        return ret(Err(e));
+    }
+    cudaMemset(ptr, value, n)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemsetAsync_ptsz(ptr: *mut c_void, value: i32, n: usize, stream: cudaStream_t) -> cudaError_t {
+    cudaMemsetAsync(ptr, value, n, per_thread(stream) as cudaStream_t)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemset2D(ptr: *mut c_void, pitch: usize, value: i32, width: usize, height: usize) -> cudaError_t {
+    ret(cuda().memset_2d(ptr as u64, pitch as u64, value, width as u64, height as u64))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemset2D_ptds(
+    ptr: *mut c_void,
+    pitch: usize,
+    value: i32,
+    width: usize,
+    height: usize,
+) -> cudaError_t {
+    cudaMemset2D(ptr, pitch, value, width, height)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemset2DAsync(
+    ptr: *mut c_void,
+    pitch: usize,
+    value: i32,
+    width: usize,
+    height: usize,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    if let Err(e) = cuda().enter_stream(stream as u64) {
+        return ret(Err(e));
+    }
+    cudaMemset2D(ptr, pitch, value, width, height)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemset2DAsync_ptsz(
+    ptr: *mut c_void,
+    pitch: usize,
+    value: i32,
+    width: usize,
+    height: usize,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    cudaMemset2DAsync(ptr, pitch, value, width, height, per_thread(stream) as cudaStream_t)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemset3D(p: cudaPitchedPtr, value: i32, extent: cudaExtent) -> cudaError_t {
+    let slice = p.pitch as u64 * p.ysize.max(1) as u64;
+    let result = (0..extent.depth.max(1) as u64).try_for_each(|z| {
+        cuda().memset_2d(
+            p.ptr as u64 + z * slice,
+            p.pitch as u64,
+            value,
+            extent.width as u64,
+            extent.height.max(1) as u64,
+        )
+    });
+    ret(result)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemset3D_ptds(p: cudaPitchedPtr, value: i32, extent: cudaExtent) -> cudaError_t {
+    cudaMemset3D(p, value, extent)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemset3DAsync(
+    p: cudaPitchedPtr,
+    value: i32,
+    extent: cudaExtent,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    if let Err(e) = cuda().enter_stream(stream as u64) {
+        return ret(Err(e));
+    }
+    cudaMemset3D(p, value, extent)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemset3DAsync_ptsz(
+    p: cudaPitchedPtr,
+    value: i32,
+    extent: cudaExtent,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    cudaMemset3DAsync(p, value, extent, per_thread(stream) as cudaStream_t)
+}
+
+// ---- symbols --------------------------------------------------------------------------------------
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpyToSymbol(
+    symbol: *const c_void,
+    src: *const c_void,
+    n: usize,
+    offset: usize,
+    k: i32,
+) -> cudaError_t {
+    ret(kind(k).and_then(|k| cuda().memcpy_to_symbol(symbol as u64, src as u64, n as u64, offset as u64, k)))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpyToSymbol_ptds(
+    symbol: *const c_void,
+    src: *const c_void,
+    n: usize,
+    offset: usize,
+    k: i32,
+) -> cudaError_t {
+    cudaMemcpyToSymbol(symbol, src, n, offset, k)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpyToSymbolAsync(
+    symbol: *const c_void,
+    src: *const c_void,
+    n: usize,
+    offset: usize,
+    k: i32,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    if let Err(e) = cuda().enter_stream(stream as u64) {
+        return ret(Err(e));
+    }
+    cudaMemcpyToSymbol(symbol, src, n, offset, k)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpyToSymbolAsync_ptsz(
+    symbol: *const c_void,
+    src: *const c_void,
+    n: usize,
+    offset: usize,
+    k: i32,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    cudaMemcpyToSymbolAsync(symbol, src, n, offset, k, per_thread(stream) as cudaStream_t)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpyFromSymbol(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    n: usize,
+    offset: usize,
+    k: i32,
+) -> cudaError_t {
+    ret(kind(k).and_then(|k| cuda().memcpy_from_symbol(dst as u64, symbol as u64, n as u64, offset as u64, k)))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpyFromSymbol_ptds(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    n: usize,
+    offset: usize,
+    k: i32,
+) -> cudaError_t {
+    cudaMemcpyFromSymbol(dst, symbol, n, offset, k)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpyFromSymbolAsync(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    n: usize,
+    offset: usize,
+    k: i32,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    if let Err(e) = cuda().enter_stream(stream as u64) {
+        return ret(Err(e));
+    }
+    cudaMemcpyFromSymbol(dst, symbol, n, offset, k)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpyFromSymbolAsync_ptsz(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    n: usize,
+    offset: usize,
+    k: i32,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    cudaMemcpyFromSymbolAsync(dst, symbol, n, offset, k, per_thread(stream) as cudaStream_t)
+}
+
+/// # Safety
+/// `ptr` is valid for a write of a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetSymbolAddress(ptr: *mut *mut c_void, symbol: *const c_void) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().symbol(symbol as u64).and_then(|(p, _)| unsafe { out(ptr, p as *mut c_void) }))
+}
+
+/// # Safety
+/// `size` is valid for a write of a `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetSymbolSize(size: *mut usize, symbol: *const c_void) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().symbol(symbol as u64).and_then(|(_, s)| unsafe { out(size, s as usize) }))
+}
+
+// ---- managed-memory hints -------------------------------------------------------------------------
+
+/// Host and device share every byte already: prefetching has nothing to move.
+#[no_mangle]
+pub extern "C" fn cudaMemPrefetchAsync(
+    _ptr: *const c_void,
+    _n: usize,
+    _location: u64,
+    _flags: u32,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    ret(cuda().enter_stream(stream as u64))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemPrefetchAsync_ptsz(
+    ptr: *const c_void,
+    n: usize,
+    location: u64,
+    flags: u32,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    cudaMemPrefetchAsync(ptr, n, location, flags, per_thread(stream) as cudaStream_t)
+}
+
+/// Advice about where managed memory should live: accepted, with nothing to act on.
+#[no_mangle]
+pub extern "C" fn cudaMemAdvise(ptr: *const c_void, _n: usize, advice: i32, _location: u64) -> cudaError_t {
+    ret(if ptr.is_null() || !(1..=6).contains(&advice) { Err(Error::INVALID_VALUE) } else { Ok(()) })
+}

@@ -1,0 +1,352 @@
+//! Streams, events and host functions (see the `cuda` crate for the synchronous semantics).
+
+use std::ffi::c_void;
+
+use cuda::{Error, HostFn, StreamCallback};
+
+use crate::abi::{cudaError_t, cudaEvent_t, cudaStream_t};
+use crate::{cuda, out, per_thread, ret};
+
+/// # Safety
+/// `stream` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamCreate(stream: *mut cudaStream_t) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaStreamCreateWithPriority(stream, 0, 0) }
+}
+
+/// # Safety
+/// As [`cudaStreamCreate`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamCreateWithFlags(stream: *mut cudaStream_t, flags: u32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaStreamCreateWithPriority(stream, flags, 0) }
+}
+
+/// # Safety
+/// As [`cudaStreamCreate`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamCreateWithPriority(
+    stream: *mut cudaStream_t,
+    flags: u32,
+    priority: i32,
+) -> cudaError_t {
+    if stream.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    ret(cuda().stream_create(flags, priority).and_then(|s| unsafe { out(stream, s as cudaStream_t) }))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaStreamDestroy(stream: cudaStream_t) -> cudaError_t {
+    ret(cuda().stream_destroy(stream as u64))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaStreamSynchronize(stream: cudaStream_t) -> cudaError_t {
+    ret(cuda().stream_synchronize(stream as u64))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaStreamSynchronize_ptsz(stream: cudaStream_t) -> cudaError_t {
+    cudaStreamSynchronize(per_thread(stream) as cudaStream_t)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaStreamQuery(stream: cudaStream_t) -> cudaError_t {
+    // `cudaErrorNotReady` is an answer, not a failure: it does not become the last error.
+    match cuda().stream_query(stream as u64) {
+        Err(Error::NOT_READY) => Error::NOT_READY.code(),
+        other => ret(other),
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn cudaStreamQuery_ptsz(stream: cudaStream_t) -> cudaError_t {
+    cudaStreamQuery(per_thread(stream) as cudaStream_t)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaStreamWaitEvent(stream: cudaStream_t, event: cudaEvent_t, _flags: u32) -> cudaError_t {
+    ret(cuda().stream_wait_event(stream as u64, event as u64))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaStreamWaitEvent_ptsz(stream: cudaStream_t, event: cudaEvent_t, flags: u32) -> cudaError_t {
+    cudaStreamWaitEvent(per_thread(stream) as cudaStream_t, event, flags)
+}
+
+/// # Safety
+/// `flags` is valid for a write of an `unsigned int`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamGetFlags(stream: cudaStream_t, flags: *mut u32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().stream_flags_priority(stream as u64).and_then(|(f, _)| unsafe { out(flags, f) }))
+}
+
+/// # Safety
+/// As [`cudaStreamGetFlags`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamGetFlags_ptsz(stream: cudaStream_t, flags: *mut u32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaStreamGetFlags(per_thread(stream) as cudaStream_t, flags) }
+}
+
+/// # Safety
+/// `priority` is valid for a write of an `int`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamGetPriority(stream: cudaStream_t, priority: *mut i32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().stream_flags_priority(stream as u64).and_then(|(_, p)| unsafe { out(priority, p) }))
+}
+
+/// # Safety
+/// As [`cudaStreamGetPriority`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamGetPriority_ptsz(stream: cudaStream_t, priority: *mut i32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaStreamGetPriority(per_thread(stream) as cudaStream_t, priority) }
+}
+
+/// # Safety
+/// `device` is valid for a write of an `int`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamGetDevice(stream: cudaStream_t, device: *mut i32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().stream_flags_priority(stream as u64).and_then(|_| unsafe { out(device, 0) }))
+}
+
+/// # Safety
+/// As [`cudaStreamGetDevice`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamGetDevice_ptsz(stream: cudaStream_t, device: *mut i32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaStreamGetDevice(per_thread(stream) as cudaStream_t, device) }
+}
+
+/// # Safety
+/// `id` is valid for a write of an `unsigned long long`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamGetId(stream: cudaStream_t, id: *mut u64) -> cudaError_t {
+    let handle = stream as u64;
+    // SAFETY: the caller's promise.
+    ret(cuda().stream_flags_priority(handle).and_then(|_| unsafe { out(id, handle & 0xFFFF_FFFF_FFFF) }))
+}
+
+/// # Safety
+/// As [`cudaStreamGetId`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamGetId_ptsz(stream: cudaStream_t, id: *mut u64) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaStreamGetId(per_thread(stream) as cudaStream_t, id) }
+}
+
+/// Managed memory needs no attaching: host and device share it always.
+#[no_mangle]
+pub extern "C" fn cudaStreamAttachMemAsync(
+    stream: cudaStream_t,
+    _ptr: *mut c_void,
+    _length: usize,
+    _flags: u32,
+) -> cudaError_t {
+    ret(cuda().enter_stream(stream as u64))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaStreamAttachMemAsync_ptsz(
+    stream: cudaStream_t,
+    ptr: *mut c_void,
+    length: usize,
+    flags: u32,
+) -> cudaError_t {
+    cudaStreamAttachMemAsync(per_thread(stream) as cudaStream_t, ptr, length, flags)
+}
+
+/// Stream capture (graphs) is not supported, so no stream is ever capturing (Thrust and CUB ask).
+///
+/// # Safety
+/// `status` is valid for a write of an `int`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamIsCapturing(stream: cudaStream_t, status: *mut i32) -> cudaError_t {
+    // SAFETY: the caller's promise (0: cudaStreamCaptureStatusNone).
+    ret(cuda().stream_flags_priority(stream as u64).and_then(|_| unsafe { out(status, 0) }))
+}
+
+/// # Safety
+/// As [`cudaStreamIsCapturing`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamIsCapturing_ptsz(stream: cudaStream_t, status: *mut i32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaStreamIsCapturing(per_thread(stream) as cudaStream_t, status) }
+}
+
+/// Capture modes only matter while capturing, which never happens: the mode is swapped and kept.
+///
+/// # Safety
+/// `mode` is valid for reads and writes of an `int`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaThreadExchangeStreamCaptureMode(mode: *mut i32) -> cudaError_t {
+    thread_local!(static MODE: std::cell::Cell<i32> = const { std::cell::Cell::new(0) });
+    if mode.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    unsafe {
+        let new = mode.read_unaligned();
+        if !(0..=2).contains(&new) {
+            return ret(Err(Error::INVALID_VALUE));
+        }
+        mode.write_unaligned(MODE.with(|m| m.replace(new)));
+    }
+    0
+}
+
+/// # Safety
+/// `f` is a valid function; `user_data` is passed to it unchanged.
+#[no_mangle]
+pub unsafe extern "C" fn cudaLaunchHostFunc(
+    stream: cudaStream_t,
+    f: Option<HostFn>,
+    user_data: *mut c_void,
+) -> cudaError_t {
+    let Some(f) = f else { return ret(Err(Error::INVALID_VALUE)) };
+    ret(cuda().launch_host_fn(stream as u64, f, user_data))
+}
+
+/// # Safety
+/// As [`cudaLaunchHostFunc`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaLaunchHostFunc_ptsz(
+    stream: cudaStream_t,
+    f: Option<HostFn>,
+    user_data: *mut c_void,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaLaunchHostFunc(per_thread(stream) as cudaStream_t, f, user_data) }
+}
+
+/// # Safety
+/// As [`cudaLaunchHostFunc`]; the synchronization mode is moot (the stream waits for the function).
+#[no_mangle]
+pub unsafe extern "C" fn cudaLaunchHostFunc_v2(
+    stream: cudaStream_t,
+    f: Option<HostFn>,
+    user_data: *mut c_void,
+    _sync_mode: u32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaLaunchHostFunc(stream, f, user_data) }
+}
+
+/// # Safety
+/// As [`cudaLaunchHostFunc_v2`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaLaunchHostFunc_v2_ptsz(
+    stream: cudaStream_t,
+    f: Option<HostFn>,
+    user_data: *mut c_void,
+    sync_mode: u32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaLaunchHostFunc_v2(per_thread(stream) as cudaStream_t, f, user_data, sync_mode) }
+}
+
+/// # Safety
+/// `f` is a valid callback; `user_data` is passed to it unchanged.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamAddCallback(
+    stream: cudaStream_t,
+    f: Option<StreamCallback>,
+    user_data: *mut c_void,
+    flags: u32,
+) -> cudaError_t {
+    let Some(f) = f else { return ret(Err(Error::INVALID_VALUE)) };
+    if flags != 0 {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    ret(cuda().stream_add_callback(stream as u64, f, user_data))
+}
+
+/// # Safety
+/// As [`cudaStreamAddCallback`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamAddCallback_ptsz(
+    stream: cudaStream_t,
+    f: Option<StreamCallback>,
+    user_data: *mut c_void,
+    flags: u32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaStreamAddCallback(per_thread(stream) as cudaStream_t, f, user_data, flags) }
+}
+
+// ---- events ---------------------------------------------------------------------------------------
+
+/// # Safety
+/// `event` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cudaEventCreate(event: *mut cudaEvent_t) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaEventCreateWithFlags(event, 0) }
+}
+
+/// # Safety
+/// As [`cudaEventCreate`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaEventCreateWithFlags(event: *mut cudaEvent_t, flags: u32) -> cudaError_t {
+    if event.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    ret(cuda().event_create(flags).and_then(|e| unsafe { out(event, e as cudaEvent_t) }))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaEventDestroy(event: cudaEvent_t) -> cudaError_t {
+    ret(cuda().event_destroy(event as u64))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaEventRecord(event: cudaEvent_t, stream: cudaStream_t) -> cudaError_t {
+    ret(cuda().event_record(event as u64, stream as u64))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaEventRecord_ptsz(event: cudaEvent_t, stream: cudaStream_t) -> cudaError_t {
+    cudaEventRecord(event, per_thread(stream) as cudaStream_t)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaEventRecordWithFlags(event: cudaEvent_t, stream: cudaStream_t, flags: u32) -> cudaError_t {
+    if flags & !0x1 != 0 {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    cudaEventRecord(event, stream)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaEventRecordWithFlags_ptsz(event: cudaEvent_t, stream: cudaStream_t, flags: u32) -> cudaError_t {
+    cudaEventRecordWithFlags(event, per_thread(stream) as cudaStream_t, flags)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaEventQuery(event: cudaEvent_t) -> cudaError_t {
+    ret(cuda().event_query(event as u64))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaEventSynchronize(event: cudaEvent_t) -> cudaError_t {
+    ret(cuda().event_synchronize(event as u64))
+}
+
+/// # Safety
+/// `ms` is valid for a write of a `float`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaEventElapsedTime(ms: *mut f32, start: cudaEvent_t, end: cudaEvent_t) -> cudaError_t {
+    if ms.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    ret(cuda().event_elapsed(start as u64, end as u64).and_then(|t| unsafe { out(ms, t) }))
+}
