@@ -44,8 +44,8 @@ MULTI=(-gencode arch=compute_75,code=sm_75
 # Flags are word-split; keep them free of spaces inside one flag.
 PROGRAMS=(
   "vector_add|vector_add.cu|${SM80[*]}"
-  "vector_add_nocompress|vector_add.cu|${SM80[*]} -Xfatbin -no-compress"
-  "vector_add_lz4|vector_add.cu|${SM80[*]} -Xfatbin -compress-mode=speed"
+  "vector_add_nocompress|vector_add.cu|${SM80[*]} -no-compress"
+  "vector_add_lz4|vector_add.cu|${SM80[*]} -compress-mode=speed"
   "vector_add_sass_only|vector_add.cu|-gencode arch=compute_80,code=sm_80"
   "managed|managed.cu|${SM80[*]}"
   "streams_events|streams_events.cu|${SM80[*]}"

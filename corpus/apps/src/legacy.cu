@@ -12,6 +12,8 @@
 // replacements (cudaDeviceSynchronize, cudaDeviceReset) at the same places.
 #include "common.h"
 #include <cstring>
+// cudaDeviceSetSharedMemConfig is deprecated; calling it is the point here.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #if __has_include(<cuda_profiler_api.h>)
 #include <cuda_profiler_api.h>
 #else
