@@ -68,6 +68,7 @@ PROGRAMS=(
   "reduce_atomic|reduce_atomic.cu|${SM80[*]}"
   "stencil2d|stencil2d.cu|${SM80[*]}"
   "coop_groups|coop_groups.cu|${SM80[*]} -std=c++17"
+  "device_heap|device_heap.cu|${SM80[*]}"
 )
 
 main() {
