@@ -513,10 +513,14 @@ fn resource(r: &cudaResourceDesc) -> cuda::Result<Resource> {
     }
 }
 
+/// The sampler a texture descriptor asks for. Wrap and mirror addressing apply to normalized coordinates
+/// only; with unnormalized ones CUDA clamps (a zeroed descriptor asks for wrap), and so does this.
 fn sampler(t: &cudaTextureDesc) -> cuda::Result<Sampler> {
+    let normalized = t.normalizedCoords != 0;
     let mode = |m: i32| {
         Ok(match m {
-            0 => AddressMode::Wrap,
+            0 if normalized => AddressMode::Wrap,
+            0 | 2 if !normalized => AddressMode::Clamp,
             1 => AddressMode::Clamp,
             2 => AddressMode::Mirror,
             3 => AddressMode::Border,
@@ -530,7 +534,7 @@ fn sampler(t: &cudaTextureDesc) -> cuda::Result<Sampler> {
             1 => FilterMode::Linear,
             _ => return Err(Error::INVALID_FILTER_SETTING),
         },
-        normalized: t.normalizedCoords != 0,
+        normalized,
         read_mode: match t.readMode {
             0 => ReadMode::ElementType,
             1 => ReadMode::NormalizedFloat,

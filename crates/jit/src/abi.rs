@@ -107,7 +107,9 @@ pub mod thread {
     /// `u64` results of a collective, relative to the exchange area.
     pub const OUT: i32 = 3 * WORD;
     pub const OUT2: i32 = 4 * WORD;
-    pub const EXCHANGE_WORDS: i32 = 5;
+    /// The member mask of a `shfl.sync` (the fourth operand; other collectives carry theirs in POST_A/B).
+    pub const POST_D: i32 = 5 * WORD;
+    pub const EXCHANGE_WORDS: i32 = 6;
 }
 
 /// Thread status, at [`thread::STATUS`].
@@ -116,7 +118,7 @@ pub mod status {
     pub const DONE: u32 = 1;
     /// Waiting at `bar.sync`/`bar.red` (id in POST_A, expected count in POST_B, reduction input in POST_C).
     pub const BARRIER: u32 = 2;
-    /// Waiting at a warp collective (operands in POST_A..C).
+    /// Waiting at a warp collective (operands in POST_A..D).
     pub const COLLECTIVE: u32 = 3;
 }
 

@@ -488,6 +488,32 @@ impl Worker {
         }
         let mut groups: Vec<(u32, LaneMask)> = groups.into_iter().collect();
         groups.sort_unstable_by_key(|g| g.0);
+        // A `.sync` collective waits for every lane its member masks name (those that have not exited):
+        // lanes that diverged before it may still be on their way (a branch's lanes at an `activemask`
+        // while the others already wait at the `shfl.sync` after the join). Such a group waits while
+        // other lanes can move; when none can, every group is resolved with the lanes it has.
+        let live = LaneMask((lo..hi).filter(|&t| status_of(t) != status::DONE).fold(0u64, |m, t| m | 1 << (t - lo)));
+        let complete = |&(resume, lanes): &(u32, LaneMask)| -> bool {
+            let op = &kernel.ops[c.plan.yields[resume as usize - 1].op as usize];
+            let (src, post) = match op.kind {
+                Kind::Shfl => (&op.d, thread::POST_D),
+                Kind::Vote | Kind::Match | Kind::Redux => (&op.b, thread::POST_B),
+                Kind::WarpSync => (&op.a, thread::POST_A),
+                _ => return true,
+            };
+            if *src == program::Src::None {
+                return true;
+            }
+            lanes.iter().all(|l| {
+                // SAFETY: the posted operand word of a thread of this CTA.
+                let posted = unsafe { word(lo + l, x + post).read() };
+                let members = program::warp::member_mask(src, posted) & live.0;
+                members & !lanes.0 == 0
+            })
+        };
+        if groups.iter().any(complete) {
+            groups.retain(complete);
+        }
         for (resume, lanes) in groups {
             let y = &c.plan.yields[resume as usize - 1];
             let op = &kernel.ops[y.op as usize];
@@ -876,12 +902,8 @@ fn error(data: &LaunchData<'_>, ctx: &CtaCtx, state: &mut WorkerState, cta: Dim3
         error::BAD_CALL => {
             ErrorKind::Invalid(format!("indirect call to {:#x}, which is not a device function", ctx.error_addr))
         }
-        error::ASSERT => {
-            ErrorKind::Assert(state.message.take().unwrap_or_else(|| "a device assertion failed".into()))
-        }
-        error::HELPER => {
-            ErrorKind::Invalid(state.message.take().unwrap_or_else(|| "a runtime helper failed".into()))
-        }
+        error::ASSERT => ErrorKind::Assert(state.message.take().unwrap_or_else(|| "a device assertion failed".into())),
+        error::HELPER => ErrorKind::Invalid(state.message.take().unwrap_or_else(|| "a runtime helper failed".into())),
         _ => ErrorKind::Invalid(format!(
             "`{}` has no defined result for these operands and modifiers",
             loc.instruction.clone().unwrap_or_default()

@@ -1024,6 +1024,10 @@ impl<'a, 'b> Translator<'a, 'b> {
         if y.kind != YieldKind::Barrier || matches!(op.m.sub, Sub::Bar { red: Some(_), .. }) {
             self.b.ins().store(trusted(), c, tb, self.plan.exchange_offset() + thread::POST_C);
         }
+        if op.kind == Kind::Shfl && op.d != Src::None {
+            let d = self.read(&op.d);
+            self.b.ins().store(trusted(), d, tb, self.plan.exchange_offset() + thread::POST_D);
+        }
         for &v in &y.spill {
             let off = self.plan.home_offset(v).expect("live registers have homes");
             let value = self.use_liveness_var(v);
