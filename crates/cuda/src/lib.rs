@@ -278,6 +278,12 @@ impl Cuda {
         let mut inner = self.lock();
         let slot = inner.limits.get_mut(limit as usize).filter(|_| limit <= 5).ok_or(Error::UNSUPPORTED_LIMIT)?;
         *slot = value;
+        if limit == 2 {
+            // cudaLimitMallocHeapSize: the heap is made at the first launch that needs it.
+            if let Some(rt) = inner.runtime.as_mut() {
+                rt.set_heap_size(value);
+            }
+        }
         Ok(())
     }
 
@@ -315,6 +321,7 @@ impl Inner {
 
     /// The runtime, created on first use with the configured engine.
     fn runtime(&mut self, config: &Config) -> &mut runtime::Runtime {
+        let limits = self.limits;
         self.runtime.get_or_insert_with(|| {
             let backend: Box<dyn ::device::Backend> = match config.backend {
                 Backend::Emu => Box::new(emu::Emulator::new()),
@@ -327,6 +334,7 @@ impl Inner {
             };
             let mut rt = runtime::Runtime::new(backend);
             rt.set_memory_limit(properties::physical_memory());
+            rt.set_heap_size(limits[2]);
             rt
         })
     }

@@ -125,7 +125,12 @@ impl fmt::Display for ExecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             ErrorKind::OutOfBounds { space, address, size, detail } => {
-                write!(f, "out-of-bounds {space} access of {size} bytes at {address:#x}")?;
+                // Size 0: an unchecked engine saw the fault, not the access (and maybe no address: u64::MAX).
+                match size {
+                    0 if *address == u64::MAX => write!(f, "out-of-bounds {space} access")?,
+                    0 => write!(f, "out-of-bounds {space} access at {address:#x}")?,
+                    _ => write!(f, "out-of-bounds {space} access of {size} bytes at {address:#x}")?,
+                }
                 if let Some(d) = detail {
                     write!(f, " ({d})")?;
                 }

@@ -8,6 +8,7 @@
 pub mod backend;
 pub mod error;
 pub mod guarded;
+pub mod heap;
 pub mod launch;
 pub mod memory;
 pub mod module;
@@ -16,6 +17,7 @@ pub mod texture;
 
 pub use backend::{Backend, Launch, LaunchReport};
 pub use error::{ErrorKind, ExecError, Location, Space};
+pub use heap::{DeviceHeap, DEFAULT_HEAP_SIZE};
 pub use launch::{Dim3, LaunchConfig, ParamBuffer, ParamSlot};
 pub use memory::{AccessError, DeviceMemory, DevicePtr, Region};
 pub use module::{LoadedModule, SharedLayout, SharedVar};

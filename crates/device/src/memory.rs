@@ -151,6 +151,8 @@ pub struct DeviceMemory {
     total: u64,
     /// Texture and surface objects over these allocations (see `texture.rs`).
     pub(crate) textures: crate::texture::Textures,
+    /// What kernels' `malloc` allocates from, made on first need ([`DeviceMemory::ensure_heap`]).
+    heap: Option<std::sync::Arc<crate::heap::DeviceHeap>>,
 }
 
 impl DeviceMemory {
@@ -220,6 +222,23 @@ impl DeviceMemory {
         if let Some(a) = self.allocations.get_mut(&ptr) {
             a.read_only = read_only;
         }
+    }
+
+    /// The device heap of `size` bytes (`cudaLimitMallocHeapSize`), allocated the first time a kernel that
+    /// calls `malloc` or `free` runs. Its size is fixed from then on, as CUDA's.
+    pub fn ensure_heap(&mut self, size: u64) -> std::sync::Arc<crate::heap::DeviceHeap> {
+        if let Some(h) = &self.heap {
+            return h.clone();
+        }
+        let base = self.alloc(size.max(crate::heap::HEAP_ALIGN), "the device heap (malloc in kernels)");
+        let heap = std::sync::Arc::new(crate::heap::DeviceHeap::new(base, size));
+        self.heap = Some(heap.clone());
+        heap
+    }
+
+    /// The device heap, if a kernel has needed it.
+    pub fn heap(&self) -> Option<std::sync::Arc<crate::heap::DeviceHeap>> {
+        self.heap.clone()
     }
 
     /// Total bytes allocated.

@@ -82,6 +82,7 @@ impl Backend for Emulator {
         let programs = Machine::index_programs(module, programs);
         let collector = launch.collect_stats.then(|| stats::Collector::new(&programs));
         let textures = memory.textures().clone();
+        let heap = memory.heap();
         let mut machine = Machine {
             module,
             programs: programs.clone(),
@@ -93,6 +94,7 @@ impl Backend for Emulator {
             stats: collector,
             out: stdout,
             textures,
+            heap,
         };
         machine.run()?;
         let threads = launch.config.blocks() * u64::from(launch.config.threads_per_block());

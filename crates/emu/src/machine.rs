@@ -90,6 +90,8 @@ pub struct Machine<'a> {
     pub out: &'a mut dyn Write,
     /// The texture and surface objects the kernel's handles may name.
     pub textures: device::Textures,
+    /// The device heap (`malloc`/`free` in kernels), when the runtime made one.
+    pub heap: Option<std::sync::Arc<device::DeviceHeap>>,
 }
 
 struct Cta {
@@ -647,6 +649,11 @@ impl<'a> Machine<'a> {
                 cta.warps[w].stack.set_pc(next);
                 return Ok(Flow::Continue);
             }
+            if matches!(callee_fn.name.as_str(), "malloc" | "free") {
+                self.heap_call(cta, w, f, op, callee_fn.name == "malloc", args, rets, lanes)?;
+                cta.warps[w].stack.set_pc(next);
+                return Ok(Flow::Continue);
+            }
             let kind = ErrorKind::Unsupported(vec![format!("call to `{}`, which has no body", callee_fn.name)]);
             return Err(self.error(cta, w, lanes.first().unwrap_or(0), f, op, kind));
         }
@@ -813,6 +820,59 @@ impl<'a> Machine<'a> {
                 if let Some(dst) = cta.warps[w].local[lane as usize].get_mut(start..start + 4) {
                     dst.copy_from_slice(&(text.len() as u32).to_le_bytes());
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// `malloc(size)` / `free(ptr)` on the device heap, lane by lane in lane order.
+    #[allow(clippy::too_many_arguments)]
+    fn heap_call(
+        &mut self,
+        cta: &mut Cta,
+        w: usize,
+        f: FuncId,
+        op: &Op,
+        malloc: bool,
+        args: &[CallArg],
+        rets: &[CallArg],
+        lanes: LaneMask,
+    ) -> Result<(), ExecError> {
+        let Some(heap) = self.heap.clone() else {
+            let kind = ErrorKind::Invalid("the kernel calls malloc or free but the runtime made no device heap".into());
+            return Err(self.error(cta, w, lanes.first().unwrap_or(0), f, op, kind));
+        };
+        let base = cta.warps[w].frames.last().expect("frame").base;
+        for lane in lanes.iter() {
+            let arg = match args.first() {
+                Some(CallArg::Frame(off, _)) => {
+                    let start = (base + off) as usize;
+                    cta.warps[w].local[lane as usize].get(start..start + 8).map_or(0, crate::mem::load_le)
+                }
+                Some(CallArg::Reg(slot, _)) => {
+                    cta.warps[w].frames.last().expect("frame").regs[*slot as usize][lane as usize]
+                }
+                Some(CallArg::Imm(v)) => *v,
+                None => 0,
+            };
+            if !malloc {
+                if let Err(m) = heap.free(arg) {
+                    return Err(self.error(cta, w, lane, f, op, ErrorKind::Invalid(m)));
+                }
+                continue;
+            }
+            let ptr = heap.malloc(arg);
+            match rets.first() {
+                Some(CallArg::Frame(off, _)) => {
+                    let start = (base + off) as usize;
+                    if let Some(dst) = cta.warps[w].local[lane as usize].get_mut(start..start + 8) {
+                        dst.copy_from_slice(&ptr.to_le_bytes());
+                    }
+                }
+                Some(CallArg::Reg(slot, _)) => {
+                    cta.warps[w].frames.last_mut().expect("frame").regs[*slot as usize][lane as usize] = ptr;
+                }
+                _ => {}
             }
         }
         Ok(())

@@ -139,6 +139,8 @@ pub mod error {
     pub const READ_ONLY: u32 = 8;
     /// An indirect call to something that is not a function this kernel can call (address recorded).
     pub const BAD_CALL: u32 = 9;
+    /// Compiled code touched unmapped memory (unchecked mode); the address is in `error_addr`.
+    pub const FAULT: u32 = 10;
 }
 
 /// Return codes of device functions.
@@ -170,6 +172,10 @@ pub enum Helper {
     BarArrive,
     /// `fn(ctx, addr: u64, only_const: u32) -> u32`: `isspacep.global` / `isspacep.const`.
     IsGlobal,
+    /// `fn(ctx, size: u64) -> u64`: device `malloc` (0 when the heap is full).
+    Malloc,
+    /// `fn(ctx, ptr: u64) -> u32`: device `free`; 0 on success, 1 with the message recorded.
+    Free,
 }
 
-pub const HELPER_COUNT: usize = 8;
+pub const HELPER_COUNT: usize = 10;

@@ -29,6 +29,8 @@ pub struct LaunchData<'a> {
     /// Device allocations: (base, size, read-only, label), sorted by base.
     pub regions: &'a [(u64, u64, bool, String)],
     pub textures: &'a device::Textures,
+    /// The device heap (`malloc`/`free` in kernels), when the runtime made one.
+    pub heap: Option<std::sync::Arc<device::DeviceHeap>>,
 }
 
 /// One worker's state during a CTA: what helpers record, and the CTA's `printf` output.
@@ -44,6 +46,8 @@ pub struct WorkerState {
     params: (u64, u64),
     /// The threads' local memory (host address, bytes).
     locals: (u64, u64),
+    /// The device heap, for `malloc` and `free`.
+    pub heap: Option<std::sync::Arc<device::DeviceHeap>>,
 }
 
 impl WorkerState {
@@ -143,6 +147,30 @@ fn sized(slot: &mut Option<Watched>, len: usize, below: usize, above: usize, kin
 
 /// The compiled vector path's signature: `fn(ctx, lo, hi) -> first thread not run`.
 type VectorFn = extern "C" fn(*mut CtaCtx, u32, u32) -> u32;
+/// The compiled thread loop's: `fn(ctx, lo, hi)`.
+type EntryFn = extern "C" fn(*mut CtaCtx, u32, u32);
+
+/// Runs `f` on the context, which calls compiled code; a fault in that code (an access to unmapped memory,
+/// unchecked) becomes the context's error instead of the process's end (`fault::guarded`).
+fn guarded(ctx: &mut CtaCtx, f: &mut dyn FnMut(*mut CtaCtx)) {
+    let p: *mut CtaCtx = ctx;
+    if let Err(addr) = crate::fault::guarded(&mut || f(p)) {
+        ctx.error_code = error::FAULT;
+        ctx.error_addr = addr;
+    }
+}
+
+/// `entry(ctx, lo, hi)`, guarded.
+fn run_entry(entry: EntryFn, ctx: &mut CtaCtx, lo: u32, hi: u32) {
+    guarded(ctx, &mut |p| entry(p, lo, hi));
+}
+
+/// `vector(ctx, lo, hi)`, guarded; after a fault, `hi` (the error stops the caller).
+fn run_vector(vector: VectorFn, ctx: &mut CtaCtx, lo: u32, hi: u32) -> u32 {
+    let mut end = hi;
+    guarded(ctx, &mut |p| end = vector(p, lo, hi));
+    end
+}
 
 /// The kernel's vector path where this launch can take it: groups of four consecutive threads share tid.y
 /// and tid.z when ntid.x is a multiple of 4.
@@ -164,13 +192,11 @@ fn bundles_of(c: &Compiled) -> Option<VectorFn> {
 /// bundle remains (where it has them), single groups for the next eight groups after a bundle stops and for
 /// the last few, and the scalar loop for a group the vector path leaves (its lanes disagree at a branch) or
 /// a partial one.
-fn run_groups(
-    ctx: &mut CtaCtx,
-    vector: VectorFn,
-    bundles: Option<VectorFn>,
-    entry: extern "C" fn(*mut CtaCtx, u32, u32),
-    n: u32,
-) {
+///
+/// It calls compiled code directly: the caller guards the whole run (its frame holds nothing to drop).
+fn run_groups(ctx: *mut CtaCtx, vector: VectorFn, bundles: Option<VectorFn>, entry: EntryFn, n: u32) {
+    // SAFETY: the caller's live context, used only through this pointer during the run.
+    let ctx = unsafe { &mut *ctx };
     let mut t = 0;
     while t < n && ctx.error_code == 0 {
         match bundles {
@@ -244,7 +270,7 @@ impl Worker {
             return;
         }
         // SAFETY: `entry` is the compiled kernel's thread loop with the signature `fn(ctx, lo, hi)`.
-        let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
+        let entry: EntryFn = unsafe { std::mem::transmute(c.entry) };
         let bundles = bundles_of(c);
         let mut state = std::mem::take(&mut self.state);
         let mut id = data.grid.unflatten(ctas.start);
@@ -261,12 +287,12 @@ impl Worker {
             match vector {
                 Some(vector) if whole_ctas => {
                     // The whole CTA, barriers included, in one call (every group reaches every barrier).
-                    let end = vector(&mut ctx, 0, n);
+                    let end = run_vector(vector, &mut ctx, 0, n);
                     // (It stops early only at an error, which it records.)
                     debug_assert!(end == n || ctx.error_code != 0, "the whole-CTA vector path runs every group");
                 }
-                Some(vector) => run_groups(&mut ctx, vector, bundles, entry, n),
-                None => entry(&mut ctx, 0, n),
+                Some(vector) => guarded(&mut ctx, &mut |p| run_groups(p, vector, bundles, entry, n)),
+                None => run_entry(entry, &mut ctx, 0, n),
             }
             if ctx.error_code != 0 || !state.log.is_empty() {
                 let err = (ctx.error_code != 0).then(|| self::error(data, &ctx, &mut state, id));
@@ -317,6 +343,9 @@ impl Worker {
             state.regions = data.regions.iter().map(|r| (r.0, r.1, r.2)).collect();
         }
         state.params = (data.params.as_ptr() as u64, data.params.len() as u64);
+        if state.heap.as_ref().map(|h| h.base()) != data.heap.as_ref().map(|h| h.base()) {
+            state.heap = data.heap.clone();
+        }
         state.locals = (locals as u64, (local_stride * n as usize) as u64);
         CtaCtx {
             shared,
@@ -363,7 +392,7 @@ impl Worker {
             unsafe { (base.add(thread_offset(t, c.group_bytes)) as *mut u64).write(0) };
         }
         // SAFETY: `entry` is the compiled kernel's thread loop with the signature `fn(ctx, lo, hi)`.
-        let entry: extern "C" fn(*mut CtaCtx, u32, u32) = unsafe { std::mem::transmute(c.entry) };
+        let entry: EntryFn = unsafe { std::mem::transmute(c.entry) };
         let threads = self.threads.as_mut_ptr() as *mut u8;
         let status_of = |t: u32| -> u32 {
             // SAFETY: `t < n`: its status word is inside the buffer.
@@ -383,7 +412,7 @@ impl Worker {
                 while lo < n {
                     let hi = (lo + WARP as u32).min(n);
                     loop {
-                        entry(&mut ctx, lo, hi);
+                        run_entry(entry, &mut ctx, lo, hi);
                         if ctx.error_code != 0 {
                             {
                                 let e = fail(&ctx, &mut state);
@@ -406,7 +435,7 @@ impl Worker {
                     ctx.arrived = 0;
                     let mut t = 0;
                     while t < n {
-                        t = vector(&mut ctx, t, n);
+                        t = run_vector(vector, &mut ctx, t, n);
                         if ctx.error_code != 0 {
                             let e = fail(&ctx, &mut state);
                             return (self.finish(state), Some(e));
@@ -423,7 +452,7 @@ impl Worker {
                                     }
                                 }
                             }
-                            entry(&mut ctx, t, end);
+                            run_entry(entry, &mut ctx, t, end);
                             if ctx.error_code != 0 {
                                 let e = fail(&ctx, &mut state);
                                 return (self.finish(state), Some(e));
@@ -442,7 +471,7 @@ impl Worker {
                 // CTA that cannot release: a deadlock below).
                 ctx.status_mask = u32::MAX;
             } else {
-                entry(&mut ctx, 0, n);
+                run_entry(entry, &mut ctx, 0, n);
                 if ctx.error_code != 0 {
                     {
                         let e = fail(&ctx, &mut state);
@@ -882,10 +911,29 @@ fn location(data: &LaunchData<'_>, site: u32, cta: Dim3, t: Option<u32>) -> Loca
 }
 
 fn error(data: &LaunchData<'_>, ctx: &CtaCtx, state: &mut WorkerState, cta: Dim3) -> ExecError {
-    let loc = location(data, ctx.error_site, cta, Some(ctx.error_thread));
+    let loc = if ctx.error_code == error::FAULT {
+        // A fault interrupts the code wherever it is: the CTA is known, the thread and instruction are not.
+        Location {
+            kernel: data.compiled.programs[&data.compiled.kernel].name.clone(),
+            block: Some(cta),
+            ..Default::default()
+        }
+    } else {
+        location(data, ctx.error_site, cta, Some(ctx.error_thread))
+    };
     let space = space_of(data, ctx.error_site);
     let kind = match ctx.error_code {
         error::TRAP => ErrorKind::Trap,
+        error::FAULT => ErrorKind::OutOfBounds {
+            space: Space::Global,
+            address: ctx.error_addr,
+            size: 0,
+            detail: Some(format!(
+                "{}; the JIT does not check memory accesses by default: --check (or the emulator) finds the thread \
+                 and PTX line",
+                crate::fault::describe_fault(ctx.error_addr as usize)
+            )),
+        },
         error::STACK_OVERFLOW => ErrorKind::StackOverflow(0),
         error::OUT_OF_BOUNDS => {
             let detail = match space {

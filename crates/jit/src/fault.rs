@@ -1,7 +1,10 @@
 //! A clear error instead of a bare segmentation fault: without `--check`, generated code dereferences device
 //! pointers directly, so a wild pointer faults inside JIT code. A SIGSEGV/SIGBUS handler recognizes faults
-//! whose program counter lies in compiled code, prints the kernel and the address, and exits with status 1.
-//! Faults anywhere else get the default action.
+//! whose program counter lies in compiled code. Workers enter compiled code through [`guarded`], and such a
+//! fault jumps back there (`guard.c`): the launch fails with an error naming the address, and the process
+//! lives on (a CUDA program sees `cudaErrorIllegalAddress`). A fault in compiled code outside a guarded
+//! call prints the kernel and the address and exits with status 1. Faults anywhere else get the default
+//! action.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
@@ -86,6 +89,49 @@ fn window_message(addr: usize) -> Option<String> {
     })
 }
 
+extern "C" {
+    fn lockstep_jit_guarded_call(
+        f: extern "C" fn(*mut libc::c_void),
+        data: *mut libc::c_void,
+        fault_addr: *mut u64,
+    ) -> i32;
+    fn lockstep_jit_recover(addr: u64);
+}
+
+/// Runs `f`, which calls into compiled code; `Err(address)` when that code touched unmapped memory (its
+/// state is then wherever the fault left it).
+///
+/// `f` must hold nothing that needs dropping across the call into compiled code: a fault jumps over its
+/// frame.
+pub fn guarded(f: &mut dyn FnMut()) -> Result<(), u64> {
+    extern "C" fn call(data: *mut libc::c_void) {
+        // SAFETY: `data` is the `&mut dyn FnMut()` passed below, alive for the call.
+        let f = unsafe { &mut *(data as *mut &mut dyn FnMut()) };
+        f();
+    }
+    let mut f = f;
+    let mut addr = 0u64;
+    // SAFETY: `call` receives a pointer to `f`, valid during the call; the C side only stores a jump buffer.
+    let faulted =
+        unsafe { lockstep_jit_guarded_call(call, &mut f as *mut &mut dyn FnMut() as *mut libc::c_void, &mut addr) };
+    if faulted != 0 {
+        Err(addr)
+    } else {
+        Ok(())
+    }
+}
+
+/// The address of a fault the kernel did not report one for (a general-protection fault).
+pub const UNKNOWN_ADDRESS: usize = usize::MAX;
+
+/// What a fault at `addr` hit, in words: a worker's shared or local memory past its end, or unmapped memory.
+pub fn describe_fault(addr: usize) -> String {
+    if addr == UNKNOWN_ADDRESS {
+        return "accessed an address outside the process's address space (a general-protection fault)".to_string();
+    }
+    window_message(addr).unwrap_or_else(|| format!("accessed unmapped memory at {addr:#x}"))
+}
+
 /// Records that `[start, end)` holds the code of `kernel`, and installs the handler on first use.
 pub fn register(start: usize, end: usize, kernel: &str) {
     let _guard = REGISTER.lock().unwrap_or_else(|e| e.into_inner());
@@ -139,10 +185,16 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut l
     // SAFETY: the kernel passes a valid siginfo and ucontext to an SA_SIGINFO handler.
     let (pc, addr) = unsafe {
         let uc = &*(uctx as *const libc::ucontext_t);
-        (uc.uc_mcontext.gregs[libc::REG_RIP as usize] as usize, (*info).si_addr() as usize)
+        // A general-protection fault (an address outside the canonical address space) carries no address.
+        let addr = if (*info).si_code == libc::SI_KERNEL { UNKNOWN_ADDRESS } else { (*info).si_addr() as usize };
+        (uc.uc_mcontext.gregs[libc::REG_RIP as usize] as usize, addr)
     };
     match kernel_at(pc) {
         Some(kernel) => {
+            // Inside a guarded call, this does not return: the worker reports the fault as an error.
+            // SAFETY: jumps back to a `lockstep_jit_guarded_call` frame of this thread, whose frames above
+            // are generated code and the trampoline (nothing to drop).
+            unsafe { lockstep_jit_recover(addr as u64) };
             // One report: a second worker that faults meanwhile waits for the first to end the process.
             if REPORTING.swap(true, Ordering::AcqRel) {
                 loop {
@@ -151,7 +203,7 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut l
                 }
             }
             // Generated code holds no lock, so formatting here cannot deadlock on this thread.
-            let what = window_message(addr).unwrap_or_else(|| format!("accessed unmapped memory at {addr:#x}"));
+            let what = describe_fault(addr);
             let msg = format!(
                 "error: kernel `{kernel}` (JIT) {what}\n  \
                  the JIT does not check memory accesses by default; rerun with --check (or --backend emu) to find \

@@ -19,6 +19,8 @@ pub fn table() -> [usize; HELPER_COUNT] {
     t[Helper::Clock as usize] = clock as *const () as usize;
     t[Helper::BarArrive as usize] = bar_arrive as *const () as usize;
     t[Helper::IsGlobal as usize] = is_global as *const () as usize;
+    t[Helper::Malloc as usize] = malloc as *const () as usize;
+    t[Helper::Free as usize] = free as *const () as usize;
     t
 }
 
@@ -104,6 +106,26 @@ extern "C" fn assert_fail(ctx: *mut CtaCtx, _t: u32, msg: u64, file: u64, line: 
     let text =
         format!("device assertion `{}` failed at {}:{} in `{}`", string(msg), string(file), line as u32, string(func));
     st.message = Some(text);
+}
+
+extern "C" fn malloc(ctx: *mut CtaCtx, size: u64) -> u64 {
+    let (_, st) = state(ctx);
+    st.heap.as_ref().map_or(0, |h| h.malloc(size))
+}
+
+extern "C" fn free(ctx: *mut CtaCtx, ptr: u64) -> u32 {
+    let (_, st) = state(ctx);
+    let result = match &st.heap {
+        Some(h) => h.free(ptr),
+        None => Err("the kernel calls free but the runtime made no device heap".to_string()),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(m) => {
+            st.message = Some(m);
+            1
+        }
+    }
 }
 
 extern "C" fn check_access(ctx: *mut CtaCtx, addr: u64, size: u32, write: u32) -> u32 {

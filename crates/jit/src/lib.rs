@@ -269,6 +269,7 @@ impl Backend for Jit {
         let globals: Vec<u64> = module.module.globals.keys().map(|g| module.global_address(g).unwrap_or(0)).collect();
         let helpers = helpers::table();
         let textures = memory.textures().clone();
+        let heap = memory.heap();
         let data = LaunchData {
             compiled: &compiled,
             module: compiled.inlined.as_ref().unwrap_or(&module.module),
@@ -281,6 +282,7 @@ impl Backend for Jit {
             helpers: &helpers,
             regions: &regions,
             textures: &textures,
+            heap,
         };
         let ctas = launch.config.blocks();
         let workers = self.pool.threads() as u64;

@@ -174,6 +174,14 @@ fn helper_signature(h: Helper, cc: CallConv) -> Signature {
             s.params.extend([p(I64), p(I64), p(I32)]);
             s.returns.push(p(I32));
         }
+        Helper::Malloc => {
+            s.params.extend([p(I64), p(I64)]);
+            s.returns.push(p(I64));
+        }
+        Helper::Free => {
+            s.params.extend([p(I64), p(I64)]);
+            s.returns.push(p(I32));
+        }
     }
     s
 }
@@ -1625,7 +1633,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
     }
 
-    /// Calls of functions declared but not defined: `vprintf` and `__assertfail`.
+    /// Calls of functions declared but not defined: `vprintf`, `__assertfail`, `malloc` and `free`.
     fn builtin_call(&mut self, f: FuncId, args: &[CallArg], rets: &[CallArg]) {
         let arg = |me: &mut Self, k: usize| -> Value {
             match args.get(k) {
@@ -1656,6 +1664,25 @@ impl<'a, 'b> Translator<'a, 'b> {
                     CallArg::Reg(slot, _) => self.b.def_var(self.regs[slot as usize], v),
                     CallArg::Imm(_) => {}
                 }
+            }
+        } else if name == "malloc" || name == "free" {
+            let a = arg(self, 0);
+            if name == "malloc" {
+                let ptr = self.helper(Helper::Malloc, &[self.ctx, a]).expect("malloc");
+                if let Some(r) = rets.first() {
+                    match *r {
+                        CallArg::Frame(off, _) => {
+                            let frame = self.b.use_var(self.frame);
+                            self.store_value(ptr, frame, off as i32, 8);
+                        }
+                        CallArg::Reg(slot, _) => self.b.def_var(self.regs[slot as usize], ptr),
+                        CallArg::Imm(_) => {}
+                    }
+                }
+            } else {
+                let bad = self.helper(Helper::Free, &[self.ctx, a]).expect("free");
+                let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, bad, 0);
+                self.fail_if(bad, error::HELPER, None, 0);
             }
         } else {
             // `__assertfail(message, file, line, function, char_size)`.

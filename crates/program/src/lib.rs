@@ -1097,12 +1097,18 @@ impl Decoder<'_> {
         let args = conv(args, self);
         if let Callee::Direct(f) = callee {
             let callee_fn = &self.module.functions[f];
-            if callee_fn.body.is_none() && !matches!(callee_fn.name.as_str(), "vprintf" | "__assertfail") {
+            if callee_fn.body.is_none() && !is_builtin(&callee_fn.name) {
                 self.unsupported(i, &format!("`{}` is declared but not defined in this module", callee_fn.name));
             }
         }
         op.extra = Some(Box::new(Extra::Call { callee, args, rets }));
     }
+}
+
+/// The functions PTX declares without a body that the CUDA runtime provides on the device: `printf`,
+/// `assert`, and the device heap's `malloc` and `free`.
+pub fn is_builtin(name: &str) -> bool {
+    matches!(name, "vprintf" | "__assertfail" | "malloc" | "free")
 }
 
 fn component(c: Component) -> u32 {

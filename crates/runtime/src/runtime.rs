@@ -69,6 +69,8 @@ pub struct Runtime {
     /// Allocations made through [`Runtime::alloc`] (the ones [`Runtime::free`] accepts).
     user_allocations: BTreeSet<DevicePtr>,
     memory_limit: u64,
+    /// Size of the device heap kernels' `malloc` allocates from (made at the first such launch).
+    heap_size: u64,
     printf: Box<dyn Write + Send>,
 }
 
@@ -90,6 +92,7 @@ impl Runtime {
             modules: Vec::new(),
             user_allocations: BTreeSet::new(),
             memory_limit: DEFAULT_MEMORY_LIMIT,
+            heap_size: device::DEFAULT_HEAP_SIZE,
             printf: Box::new(std::io::stdout()),
         }
     }
@@ -108,6 +111,26 @@ impl Runtime {
     /// [`MemoryError::OutOfMemory`].
     pub fn set_memory_limit(&mut self, bytes: u64) {
         self.memory_limit = bytes;
+    }
+
+    /// The size of the device heap that kernels' `malloc` and `free` use (`cudaLimitMallocHeapSize`, 8 MiB by
+    /// default). It is allocated at the first launch of a kernel whose module calls them; later changes
+    /// have no effect, as in CUDA.
+    pub fn set_heap_size(&mut self, bytes: u64) {
+        self.heap_size = bytes;
+    }
+
+    /// Makes the device heap if the module's kernels may call `malloc` or `free`.
+    fn heap_for(&mut self, module: ModuleId) {
+        let uses = self.modules[module.index()]
+            .loaded
+            .module
+            .functions
+            .values()
+            .any(|f| f.body.is_none() && matches!(f.name.as_str(), "malloc" | "free"));
+        if uses {
+            self.memory.ensure_heap(self.heap_size);
+        }
     }
 
     /// The device memory, for inspection.
@@ -437,6 +460,7 @@ impl Runtime {
         printf: &mut dyn Write,
     ) -> Result<LaunchOutcome, RunError> {
         let params = self.prepare(module, kernel, config, args)?;
+        self.heap_for(module);
         let entry = &self.modules[module.index()];
         self.backend.check_supported(&entry.loaded, kernel)?;
         let launch = Launch { module: &entry.loaded, kernel, config, params: &params, collect_stats: options.stats };
@@ -493,6 +517,7 @@ impl Runtime {
         printf: &mut dyn Write,
     ) -> Result<LaunchOutcome, RunError> {
         self.check_launch(module, kernel, config)?;
+        self.heap_for(module);
         let entry = &self.modules[module.index()];
         self.backend.check_supported(&entry.loaded, kernel)?;
         let launch = Launch { module: &entry.loaded, kernel, config, params, collect_stats: options.stats };

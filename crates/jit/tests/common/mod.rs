@@ -26,6 +26,10 @@ pub fn launch(
 ) -> Result<(Vec<Vec<u8>>, Vec<u8>), String> {
     let mut memory = DeviceMemory::new();
     let loaded = LoadedModule::load(module.clone(), &mut memory)?;
+    if module.functions.values().any(|f| f.body.is_none() && program::is_builtin(&f.name) && f.name.ends_with("alloc"))
+    {
+        memory.ensure_heap(64 * 1024);
+    }
     let k = loaded.module.function(kernel).ok_or("no kernel")?;
     backend.check_supported(&loaded, k).map_err(|e| e.to_string())?;
     let mut params = ParamBuffer::for_kernel(&loaded.module.functions[k]);
