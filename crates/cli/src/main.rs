@@ -3,6 +3,7 @@
 
 mod analyze_cmd;
 mod demo;
+mod exec_cmd;
 mod output;
 mod ptx_cmd;
 mod run_cmd;
@@ -39,6 +40,8 @@ enum Command {
     Demo,
     #[command(about = run_cmd::ABOUT, long_about = run_cmd::LONG_ABOUT, after_help = run_cmd::SHORT_EXAMPLE, after_long_help = run_cmd::EXAMPLES)]
     Run(run_cmd::RunArgs),
+    #[command(about = exec_cmd::ABOUT, long_about = exec_cmd::LONG_ABOUT, after_long_help = exec_cmd::EXAMPLES)]
+    Exec(exec_cmd::ExecArgs),
     #[command(about = trace_cmd::ABOUT, long_about = trace_cmd::LONG_ABOUT, after_long_help = trace_cmd::EXAMPLES)]
     Trace(trace_cmd::TraceArgs),
     #[command(about = analyze_cmd::ABOUT, long_about = analyze_cmd::LONG_ABOUT, after_long_help = analyze_cmd::EXAMPLES)]
@@ -113,6 +116,7 @@ fn main() -> ExitCode {
         }
         Command::Demo => demo::run(),
         Command::Run(args) => run_cmd::run(&args),
+        Command::Exec(args) => exec_cmd::run(&args),
         Command::Trace(args) => trace_cmd::run(&args),
         Command::Analyze(args) => analyze_cmd::run(&args),
         Command::Transit(args) => transit_cmd::run(&args),

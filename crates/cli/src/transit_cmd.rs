@@ -45,7 +45,10 @@ unit (per SM for the GPUs).
 
 The workload's Z and n come from
   --kernel-stats FILE  the JSON of `lockstep run --json` (an emulated
-                       kernel's statistics),
+                       kernel's statistics) or the report of
+                       `lockstep exec --backend emu --report FILE` (a CUDA
+                       program's kernels: --kernel NAME picks one, else the
+                       only one, else all of them together),
   --trace-report FILE  the JSON of `lockstep analyze --json` (a traced CPU
                        program seen as SIMT threads), or
   --z Z --n N          by hand: Z in the profile's instructions per request
@@ -101,9 +104,12 @@ pub struct TransitArgs {
     /// The machine: a built-in profile (c2075-sp, c2075-dp, gtx690-sp, gtx690-dp) or a profile TOML file.
     #[arg(long, value_name = "PROFILE", required = true)]
     pub machine: Option<String>,
-    /// Z and n from the JSON of `lockstep run --json`.
+    /// Z and n from the JSON of `lockstep run --json`, or from a `lockstep exec --report` file.
     #[arg(long, value_name = "FILE", conflicts_with = "trace_report")]
     pub kernel_stats: Option<PathBuf>,
+    /// With a `lockstep exec --report` file: the kernel to model (PTX or C++ name; default: all together).
+    #[arg(long, value_name = "NAME", requires = "kernel_stats")]
+    pub kernel: Option<String>,
     /// Z and n from the JSON of `lockstep analyze --json`.
     #[arg(long, value_name = "FILE")]
     pub trace_report: Option<PathBuf>,
@@ -182,7 +188,7 @@ pub fn run(a: &TransitArgs) -> anyhow::Result<ExitCode> {
         (Some(path), _) => {
             let file = path.display().to_string();
             let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {file}"))?;
-            Some(Workload::from_kernel_stats(&text, &file)?)
+            Some(Workload::from_kernel_stats_of(&text, &file, a.kernel.as_deref())?)
         }
         (None, Some(path)) => {
             let file = path.display().to_string();

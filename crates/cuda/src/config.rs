@@ -6,7 +6,7 @@
 //! | `LOCKSTEP_BACKEND` | `jit` (default) or `emu` (the SIMT emulator: reference semantics and statistics) |
 //! | `LOCKSTEP_CHECK` | `1`: the JIT checks every memory access against the allocations, as the emulator does |
 //! | `LOCKSTEP_THREADS` | JIT worker threads (default: one per core); also the multiprocessor count reported |
-//! | `LOCKSTEP_REPORT` | a file to write the JSON report of kernels and launches to at exit |
+//! | `LOCKSTEP_REPORT` | a file to write the JSON report of kernels and launches to at exit (`%p`: the process id) |
 //! | `LOCKSTEP_JIT_CACHE` | the JIT's disk cache folder; `off` disables it (default: `~/.cache/lockstep/jit`) |
 //! | `LOCKSTEP_QUIET` | `1`: no warnings on stderr (unsupported functions, kernel faults) |
 

@@ -306,7 +306,7 @@ impl Cuda {
 
     /// The report of kernels and launches so far.
     pub fn report(&self) -> Report {
-        self.lock().report.report(&self.config)
+        self.lock().report.report(&self.config, &self.properties.name)
     }
 }
 

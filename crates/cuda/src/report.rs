@@ -6,16 +6,18 @@ use std::io::Write;
 use std::time::Duration;
 
 use device::KernelStats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::Cuda;
 
 /// The report written at exit.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// The program's path.
     pub program: String,
+    /// The device the program saw (`cudaGetDeviceProperties`' name: engine, CPU, worker threads).
+    pub device: String,
     pub backend: String,
     pub check: bool,
     /// Kernels in order of their first launch.
@@ -27,7 +29,7 @@ pub struct Report {
 }
 
 /// One kernel's launches.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KernelReport {
     /// The PTX (mangled) name.
     pub name: String,
@@ -83,9 +85,10 @@ impl Recorder {
         }
     }
 
-    pub(crate) fn report(&self, config: &Config) -> Report {
+    pub(crate) fn report(&self, config: &Config, device: &str) -> Report {
         Report {
             program: crate::image::program_path(),
+            device: device.to_string(),
             backend: config.backend.name().to_string(),
             check: config.check,
             kernels: self.kernels.clone(),
@@ -111,8 +114,10 @@ pub(crate) fn at_exit() {
         let cuda = Cuda::get();
         cuda.flush_printf();
         if let Some(path) = &cuda.config.report {
+            // `%p` in the name is the process id: a script running several CUDA programs gets a report each.
+            let path = std::path::PathBuf::from(path.to_string_lossy().replace("%p", &std::process::id().to_string()));
             let report = cuda.report();
-            if let Err(e) = write_report(path, &report) {
+            if let Err(e) = write_report(&path, &report) {
                 eprintln!("lockstep: error: cannot write the report to {}: {e}", path.display());
             }
         }
@@ -149,7 +154,7 @@ mod tests {
         r.launched("_Z3addiPKfPf", Duration::from_millis(2), Some(&s));
         r.launched("_Z3addiPKfPf", Duration::from_millis(3), Some(&s));
         r.launched("plain", Duration::from_millis(1), None);
-        let report = r.report(&Config::default());
+        let report = r.report(&Config::default(), "test");
         assert_eq!(report.kernels.len(), 2);
         let k = &report.kernels[0];
         assert_eq!(k.launches, 2);

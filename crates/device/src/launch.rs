@@ -3,10 +3,10 @@
 use std::fmt;
 
 use ir::{Function, Param};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A 3-component size or index (`dim3`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Dim3 {
     pub x: u32,
     pub y: u32,

@@ -2,12 +2,12 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::launch::Dim3;
 
 /// Statistics of one launch.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KernelStats {
     pub kernel: String,
     pub grid: Option<Dim3>,
@@ -32,7 +32,7 @@ pub struct KernelStats {
     pub transit: TransitParams,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FunctionStats {
     pub name: String,
     pub thread_instructions: u64,
@@ -40,7 +40,7 @@ pub struct FunctionStats {
     pub simt_efficiency: f64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BranchStats {
     pub function: String,
     /// 1-based PTX line of the branch.
@@ -55,7 +55,7 @@ pub struct BranchStats {
 }
 
 /// Coalescing of one kind of access: how many transactions a warp memory instruction needs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AccessStats {
     /// Warp memory instructions.
     pub warp_accesses: u64,
@@ -80,7 +80,7 @@ impl AccessStats {
 }
 
 /// Shared-memory accesses and their bank conflicts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SharedStats {
     pub warp_accesses: u64,
     /// Serialized bank wavefronts (1 per conflict-free access).
@@ -89,7 +89,7 @@ pub struct SharedStats {
     pub bank_conflicts: u64,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryStats {
     /// Size of a transaction (sector) in bytes.
     pub transaction_bytes: u32,
@@ -103,7 +103,7 @@ pub struct MemoryStats {
 }
 
 /// The transit model's workload parameters, measured.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TransitParams {
     /// Z: warp instructions issued per global-memory transaction (loads, stores and atomics), the paper's
     /// "instructions issued / memory requests" at warp granularity.

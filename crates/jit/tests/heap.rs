@@ -100,7 +100,7 @@ fn threads_malloc_use_and_free_blocks() {
             }
         }
         // 64 KiB of heap: 64 threads of at most 8 ints always fit; 4096-int blocks (16 KiB and up) do not.
-        assert_eq!(nulls.iter().any(|&n| n == 1), expect_nulls, "NULL from a full heap: {nulls:?}");
+        assert_eq!(nulls.contains(&1), expect_nulls, "NULL from a full heap: {nulls:?}");
         if !expect_nulls {
             assert_eq!(words(&native[0]), sums, "sums: JIT against the emulator");
             assert_eq!(words(&native[1]), nulls);

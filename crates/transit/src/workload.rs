@@ -98,12 +98,22 @@ impl Workload {
         Workload { source: "command line".into(), intensity: Intensity::Z(z), threads: Threads::PerUnit(n) }
     }
 
-    /// From the JSON of `lockstep run --json` (the whole object, or its `stats` object alone).
+    /// From the JSON of `lockstep run --json` (the whole object, or its `stats` object alone), or from the
+    /// report of `lockstep exec --report` (one kernel of the program, chosen by `kernel`; without it the
+    /// only kernel with statistics, or all of them together).
     pub fn from_kernel_stats(text: &str, file: &str) -> Result<Workload, WorkloadError> {
+        Workload::from_kernel_stats_of(text, file, None)
+    }
+
+    /// [`Workload::from_kernel_stats`], choosing a kernel of an exec report by its PTX or C++ name.
+    pub fn from_kernel_stats_of(text: &str, file: &str, kernel: Option<&str>) -> Result<Workload, WorkloadError> {
         let err = |message: String| WorkloadError { file: file.into(), message };
         let v: Value = serde_json::from_str(text).map_err(|e| err(format!("not JSON: {e}")))?;
         if v.is_array() {
             return Err(err("holds an array; expected the one object `lockstep run --json` prints".into()));
+        }
+        if let Some(Value::Array(kernels)) = v.get("kernels") {
+            return Workload::from_exec_report(kernels, file, kernel);
         }
         let stats = match v.get("stats") {
             Some(Value::Null) => {
@@ -139,6 +149,74 @@ impl Workload {
         }
         Ok(Workload {
             source: format!("kernel statistics {file} (kernel {kernel})"),
+            intensity: Intensity::PerByte { thread: Some(thread_instr / bytes), warp: Some(warp_instr / bytes) },
+            threads: Threads::Total { threads, group },
+        })
+    }
+
+    /// From the kernels of a `lockstep exec --report` file: one kernel's summed statistics, or every
+    /// kernel's added together (the program as one workload).
+    fn from_exec_report(kernels: &[Value], file: &str, kernel: Option<&str>) -> Result<Workload, WorkloadError> {
+        let err = |message: String| WorkloadError { file: file.into(), message };
+        let name = |k: &Value| field(k, "name").and_then(Value::as_str).unwrap_or("?").to_string();
+        let with_stats: Vec<&Value> = kernels.iter().filter(|k| k.get("stats").is_some_and(|s| !s.is_null())).collect();
+        if with_stats.is_empty() {
+            return Err(err(
+                "the report has no kernel statistics: run the program with `lockstep exec --backend emu` \
+                            (the emulator collects them)"
+                    .into(),
+            ));
+        }
+        let chosen: Vec<&Value> = match kernel {
+            Some(want) => {
+                let hit: Vec<&Value> = with_stats
+                    .iter()
+                    .copied()
+                    .filter(|k| {
+                        name(k) == want
+                            || field(k, "demangled")
+                                .and_then(Value::as_str)
+                                .is_some_and(|d| d == want || d.split('(').next() == Some(want))
+                    })
+                    .collect();
+                if hit.is_empty() {
+                    let names: Vec<String> = with_stats.iter().map(|k| name(k)).collect();
+                    return Err(err(format!(
+                        "no kernel `{want}` with statistics; the report has: {}",
+                        names.join(", ")
+                    )));
+                }
+                hit
+            }
+            None => with_stats,
+        };
+        let hint = " (is this a `lockstep exec --report` file?)";
+        let (mut thread_instr, mut warp_instr, mut transactions, mut threads, mut group, mut tx_bytes) =
+            (0.0, 0.0, 0.0, 0.0f64, 0.0f64, 0.0f64);
+        for k in &chosen {
+            let stats = &k["stats"];
+            thread_instr += number(stats, "thread_instructions", file, hint)?;
+            warp_instr += number(stats, "warp_instructions", file, hint)?;
+            tx_bytes = tx_bytes.max(number(stats, "memory.transaction_bytes", file, hint)?);
+            for kind in ["global_loads", "global_stores", "global_atomics"] {
+                transactions += number(stats, &format!("memory.{kind}.transactions"), file, hint)?;
+            }
+            threads = threads.max(number(stats, "transit.resident_threads", file, hint)?);
+            group = group.max(number(stats, "transit.threads_per_cta", file, hint)?);
+        }
+        let what = match chosen.as_slice() {
+            [one] => format!("kernel {}", name(one)),
+            many => format!("{} kernels together", many.len()),
+        };
+        let bytes = transactions * tx_bytes;
+        if bytes <= 0.0 {
+            return Err(err(format!(
+                "{what}: no global-memory transactions, so Z is unbounded and the memory system idle; the transit \
+                 model needs kernels that touch global memory (or give --z by hand)"
+            )));
+        }
+        Ok(Workload {
+            source: format!("program report {file} ({what})"),
             intensity: Intensity::PerByte { thread: Some(thread_instr / bytes), warp: Some(warp_instr / bytes) },
             threads: Threads::Total { threads, group },
         })
