@@ -69,6 +69,7 @@ PROGRAMS=(
   "stencil2d|stencil2d.cu|${SM80[*]}"
   "coop_groups|coop_groups.cu|${SM80[*]} -std=c++17"
   "device_heap|device_heap.cu|${SM80[*]}"
+  "launch_overhead|launch_overhead.cu|${SM80[*]}"
 )
 
 main() {

@@ -207,6 +207,10 @@ struct ExecReport {
     exit_code: i32,
     /// Every process that used the CUDA runtime (usually one).
     processes: usize,
+    /// From the first process: seconds from its first CUDA call to the end of its first kernel launch.
+    first_launch_seconds: Option<f64>,
+    /// Reading, parsing and loading device code, all processes.
+    load_seconds: f64,
     kernels: Vec<KernelReport>,
     faults: Vec<String>,
     unsupported: Vec<String>,
@@ -227,6 +231,7 @@ impl Summary {
                     Some(m) => {
                         m.launches += k.launches;
                         m.seconds += k.seconds;
+                        m.compile_seconds = m.compile_seconds.max(k.compile_seconds);
                         match (&mut m.stats, &k.stats) {
                             (Some(a), Some(b)) => a.add(b),
                             (None, Some(b)) => m.stats = Some(b.clone()),
@@ -251,6 +256,8 @@ impl Summary {
                 check: first.is_some_and(|p| p.check),
                 exit_code,
                 processes: processes.len(),
+                first_launch_seconds: first.and_then(|p| p.first_launch_seconds),
+                load_seconds: processes.iter().map(|p| p.load_seconds).fold(0.0, |a, b| a + b),
                 kernels,
                 faults,
                 unsupported,
@@ -285,6 +292,14 @@ impl Summary {
             kernel_time
         ));
         out.push_str(&format!("  device: {}\n", r.device));
+        if let Some(first) = r.first_launch_seconds {
+            let compile = r.kernels.iter().map(|k| k.compile_seconds).fold(0.0, |a, b| a + b);
+            out.push_str(&format!(
+                "  first kernel done {first:.3} s after the program's first CUDA call (device code loaded in {:.3} s, \
+                 kernels prepared in {compile:.3} s)\n",
+                r.load_seconds
+            ));
+        }
         if r.kernels.is_empty() {
             return out;
         }

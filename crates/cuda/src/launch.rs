@@ -94,12 +94,15 @@ impl Cuda {
         }
         let stats = self.config.backend == Backend::Emu;
         let mut output = Vec::new();
+        let start = std::time::Instant::now();
         let result =
             rt.launch_with_params(module, kernel, launch_config, &params, LaunchOptions { stats }, &mut output);
+        let took = start.elapsed();
         inner.printf_pending.extend_from_slice(&output);
         match result {
             Ok(outcome) => {
                 inner.report.launched(&name, outcome.elapsed, outcome.stats.as_ref());
+                inner.report.timed(&name, self.started.elapsed(), took.saturating_sub(outcome.elapsed));
                 Ok(())
             }
             Err(RunError::Exec(e)) => {

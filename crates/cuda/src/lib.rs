@@ -64,6 +64,8 @@ pub struct Cuda {
     /// The sticky error every call returns after a reported fault (0: none).
     sticky: AtomicI32,
     warned: Mutex<HashSet<String>>,
+    /// When the runtime started (the program's first CUDA call).
+    started: std::time::Instant,
 }
 
 impl std::fmt::Debug for Cuda {
@@ -137,6 +139,7 @@ impl Cuda {
             pending_fault: AtomicI32::new(0),
             sticky: AtomicI32::new(0),
             warned: Mutex::default(),
+            started: std::time::Instant::now(),
             config,
         }
     }

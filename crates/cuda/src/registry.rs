@@ -206,6 +206,7 @@ impl Inner {
             Module::Unloaded => {}
         }
         let wrapper = self.registry.fatbins[index].wrapper;
+        let start = std::time::Instant::now();
         let loaded = read_ptx(wrapper, index).and_then(|(text, name)| {
             self.runtime(&cuda.config).load_ptx(&text, &name).map_err(|e| {
                 let message = match &e {
@@ -215,6 +216,7 @@ impl Inner {
                 (Error::INVALID_PTX, format!("error: the PTX of {name} does not load:\n{message}"))
             })
         });
+        self.report.loaded(start.elapsed());
         match loaded {
             Ok(id) => {
                 self.registry.fatbins[index].module = Module::Loaded(id);

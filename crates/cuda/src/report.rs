@@ -26,6 +26,13 @@ pub struct Report {
     pub faults: Vec<String>,
     /// CUDA functions the program called that lockstep does not implement.
     pub unsupported: Vec<String>,
+    /// Seconds from the runtime's start (the program's first CUDA call, usually its registration before
+    /// `main`) to the end of its first kernel launch: what a user waits before any kernel has run.
+    #[serde(default)]
+    pub first_launch_seconds: Option<f64>,
+    /// Seconds spent reading, parsing and loading device code (PTX) from the program's fatbinaries.
+    #[serde(default)]
+    pub load_seconds: f64,
 }
 
 /// One kernel's launches.
@@ -38,6 +45,10 @@ pub struct KernelReport {
     pub launches: u64,
     /// Wall-clock time of the launches on the engine, summed.
     pub seconds: f64,
+    /// Preparing the kernel at its first launch: the JIT's compilation (or its disk cache's load), the
+    /// emulator's decoding.
+    #[serde(default)]
+    pub compile_seconds: f64,
     /// With the emulator: `lockstep run --json`'s `stats`, summed over the launches.
     pub stats: Option<KernelStats>,
 }
@@ -47,9 +58,27 @@ pub(crate) struct Recorder {
     kernels: Vec<KernelReport>,
     faults: Vec<String>,
     unsupported: Vec<String>,
+    first_launch: Option<Duration>,
+    load: Duration,
 }
 
 impl Recorder {
+    /// A launch ended `since_start` after the runtime started; `prepare` is the time before the kernel ran
+    /// (compilation at a first launch).
+    pub(crate) fn timed(&mut self, name: &str, since_start: Duration, prepare: Duration) {
+        self.first_launch.get_or_insert(since_start);
+        if let Some(k) = self.kernels.iter_mut().find(|k| k.name == name) {
+            if k.launches == 1 {
+                k.compile_seconds = prepare.as_secs_f64();
+            }
+        }
+    }
+
+    /// Device code was loaded (read, decompressed, parsed, linked, placed).
+    pub(crate) fn loaded(&mut self, took: Duration) {
+        self.load += took;
+    }
+
     pub(crate) fn launched(&mut self, name: &str, elapsed: Duration, stats: Option<&KernelStats>) {
         let k = match self.kernels.iter().position(|k| k.name == name) {
             Some(i) => &mut self.kernels[i],
@@ -94,6 +123,8 @@ impl Recorder {
             kernels: self.kernels.clone(),
             faults: self.faults.clone(),
             unsupported: self.unsupported.clone(),
+            first_launch_seconds: self.first_launch.map(|d| d.as_secs_f64()),
+            load_seconds: self.load.as_secs_f64(),
         }
     }
 }

@@ -73,7 +73,6 @@ macro_rules! for_each_unsupported_runtime_function {
             cudaGLUnmapBufferObject,
             cudaGLUnmapBufferObjectAsync,
             cudaGLUnregisterBufferObject,
-            cudaGetDeviceProperties_v2,
             cudaGetDriverEntryPoint,
             cudaGetDriverEntryPointByVersion,
             cudaGetDriverEntryPointByVersion_ptsz,

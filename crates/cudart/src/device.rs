@@ -5,7 +5,7 @@ use std::ffi::{c_char, CStr};
 
 use cuda::Error;
 
-use crate::abi::{cudaDeviceProp, cudaError_t};
+use crate::abi::{cudaDeviceProp, cudaDeviceProp12, cudaError_t};
 use crate::{check_device, cuda, out, ret};
 
 /// The CUDA version lockstep's runtime implements (13.5).
@@ -57,8 +57,7 @@ pub unsafe extern "C" fn cudaChooseDevice(device: *mut i32, _prop: *const cudaDe
     ret(unsafe { out(device, 0) })
 }
 
-/// The properties of lockstep's device (`cudaGetDeviceProperties` is the CUDA 13 name; CUDA 12's headers
-/// call `cudaGetDeviceProperties_v2`, whose structure is laid out differently and is not supported).
+/// The properties of lockstep's device, in CUDA 13's layout.
 ///
 /// # Safety
 /// `prop` is valid for a write of `cudaDeviceProp`.
@@ -68,6 +67,122 @@ pub unsafe extern "C" fn cudaGetDeviceProperties(prop: *mut cudaDeviceProp, devi
     let result = check_device(device).and_then(|()| {
         // SAFETY: the caller's promise.
         unsafe { out(prop, device_prop(c)) }
+    });
+    ret(result)
+}
+
+/// The same in CUDA 12's layout: programs built with CUDA 12 call this name.
+///
+/// # Safety
+/// `prop` is valid for a write of CUDA 12's `cudaDeviceProp`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetDeviceProperties_v2(prop: *mut cudaDeviceProp12, device: i32) -> cudaError_t {
+    let c = cuda();
+    let result = check_device(device).and_then(|()| {
+        let p = device_prop(c);
+        let a = |id: i32| c.properties().attribute(id).unwrap_or(0);
+        // SAFETY: plain C data; all-zero is a valid value.
+        let mut d: cudaDeviceProp12 = unsafe { std::mem::zeroed() };
+        // The fields both layouts have, by name.
+        macro_rules! same {
+            ($($f:ident),* $(,)?) => { $(d.$f = p.$f;)* };
+        }
+        same!(
+            name,
+            uuid,
+            luid,
+            luidDeviceNodeMask,
+            totalGlobalMem,
+            sharedMemPerBlock,
+            regsPerBlock,
+            warpSize,
+            memPitch,
+            maxThreadsPerBlock,
+            maxThreadsDim,
+            maxGridSize,
+            totalConstMem,
+            major,
+            minor,
+            textureAlignment,
+            texturePitchAlignment,
+            multiProcessorCount,
+            integrated,
+            canMapHostMemory,
+            maxTexture1D,
+            maxTexture1DMipmap,
+            maxTexture2D,
+            maxTexture2DMipmap,
+            maxTexture2DLinear,
+            maxTexture2DGather,
+            maxTexture3D,
+            maxTexture3DAlt,
+            maxTextureCubemap,
+            maxTexture1DLayered,
+            maxTexture2DLayered,
+            maxTextureCubemapLayered,
+            maxSurface1D,
+            maxSurface2D,
+            maxSurface3D,
+            maxSurface1DLayered,
+            maxSurface2DLayered,
+            maxSurfaceCubemap,
+            maxSurfaceCubemapLayered,
+            surfaceAlignment,
+            concurrentKernels,
+            ECCEnabled,
+            pciBusID,
+            pciDeviceID,
+            pciDomainID,
+            tccDriver,
+            asyncEngineCount,
+            unifiedAddressing,
+            memoryBusWidth,
+            l2CacheSize,
+            persistingL2CacheMaxSize,
+            maxThreadsPerMultiProcessor,
+            streamPrioritiesSupported,
+            globalL1CacheSupported,
+            localL1CacheSupported,
+            sharedMemPerMultiprocessor,
+            regsPerMultiprocessor,
+            managedMemory,
+            isMultiGpuBoard,
+            multiGpuBoardGroupID,
+            hostNativeAtomicSupported,
+            pageableMemoryAccess,
+            concurrentManagedAccess,
+            computePreemptionSupported,
+            canUseHostPointerForRegisteredMem,
+            cooperativeLaunch,
+            sharedMemPerBlockOptin,
+            pageableMemoryAccessUsesHostPageTables,
+            directManagedMemAccessFromHost,
+            maxBlocksPerMultiProcessor,
+            accessPolicyMaxWindowSize,
+            reservedSharedMemPerBlock,
+            hostRegisterSupported,
+            sparseCudaArraySupported,
+            hostRegisterReadOnlySupported,
+            timelineSemaphoreInteropSupported,
+            memoryPoolsSupported,
+            gpuDirectRDMASupported,
+            gpuDirectRDMAFlushWritesOptions,
+            gpuDirectRDMAWritesOrdering,
+            memoryPoolSupportedHandleTypes,
+            deferredMappingCudaArraySupported,
+            ipcEventSupported,
+            clusterLaunch,
+            unifiedFunctionPointers,
+        );
+        d.clockRate = a(13);
+        d.deviceOverlap = a(15);
+        d.kernelExecTimeoutEnabled = a(17);
+        d.computeMode = a(20);
+        d.maxTexture1DLinear = a(69);
+        d.memoryClockRate = a(36);
+        d.singleToDoublePrecisionPerfRatio = a(87);
+        // SAFETY: the caller's promise.
+        unsafe { out(prop, d) }
     });
     ret(result)
 }

@@ -924,16 +924,25 @@ fn error(data: &LaunchData<'_>, ctx: &CtaCtx, state: &mut WorkerState, cta: Dim3
     let space = space_of(data, ctx.error_site);
     let kind = match ctx.error_code {
         error::TRAP => ErrorKind::Trap,
-        error::FAULT => ErrorKind::OutOfBounds {
-            space: Space::Global,
-            address: ctx.error_addr,
-            size: 0,
-            detail: Some(format!(
-                "{}; the JIT does not check memory accesses by default: --check (or the emulator) finds the thread \
-                 and PTX line",
-                crate::fault::describe_fault(ctx.error_addr as usize)
-            )),
-        },
+        error::FAULT => {
+            let mut site = crate::fault::locate(ctx.error_addr as usize);
+            if site.space == Space::Global && site.address != u64::MAX {
+                // Past which allocation, where one is near (guard pages surround each).
+                if let Some(near) = describe(data, site.address, 1) {
+                    site.detail = format!("unmapped memory, {near}");
+                }
+            }
+            ErrorKind::OutOfBounds {
+                space: site.space,
+                address: site.address,
+                size: 0,
+                detail: Some(format!(
+                    "{}; the JIT does not check memory accesses by default: --check (or the emulator) finds the \
+                     thread and PTX line",
+                    site.detail
+                )),
+            }
+        }
         error::STACK_OVERFLOW => ErrorKind::StackOverflow(0),
         error::OUT_OF_BOUNDS => {
             let detail = match space {

@@ -67,8 +67,8 @@ pub fn unwatch(base: usize) {
     }
 }
 
-/// What the kernel did, when a fault at `addr` lies in a watched window's guard.
-fn window_message(addr: usize) -> Option<String> {
+/// The watched window whose guards hold `addr`: which memory, the offset from its start, its length.
+fn window_of(addr: usize) -> Option<(Window, i128, usize)> {
     (0..WINDOWS).find_map(|i| {
         let base = WINDOW_BASE[i].load(Ordering::Acquire);
         let len = WINDOW_LEN[i].load(Ordering::Relaxed);
@@ -76,17 +76,69 @@ fn window_message(addr: usize) -> Option<String> {
         if base == 0 || addr < base.saturating_sub(below) || addr >= base + len + above {
             return None;
         }
-        let off = addr as i128 - base as i128;
-        let off = if off < 0 { format!("-{:#x}", -off) } else { format!("{off:#x}") };
-        Some(if WINDOW_SHARED[i].load(Ordering::Relaxed) == 1 {
-            format!(
-                "made an out-of-bounds shared access at {off} (the CTA's shared memory has {len} bytes; dynamic shared \
-                 memory, `extern .shared`, is sized at launch)"
-            )
-        } else {
-            format!("made an out-of-bounds local access at {off} from the CTA's local memory ({len} bytes for all its threads)")
-        })
+        let kind = if WINDOW_SHARED[i].load(Ordering::Relaxed) == 1 { Window::Shared } else { Window::Local };
+        Some((kind, addr as i128 - base as i128, len))
     })
+}
+
+fn offset_text(off: i128) -> String {
+    if off < 0 {
+        format!("-{:#x}", -off)
+    } else {
+        format!("{off:#x}")
+    }
+}
+
+/// What the kernel did, when a fault at `addr` lies in a watched window's guard.
+fn window_message(addr: usize) -> Option<String> {
+    let (kind, off, len) = window_of(addr)?;
+    let off = offset_text(off);
+    Some(match kind {
+        Window::Shared => format!(
+            "made an out-of-bounds shared access at {off} (the CTA's shared memory has {len} bytes; dynamic shared \
+             memory, `extern .shared`, is sized at launch)"
+        ),
+        Window::Local => {
+            format!("made an out-of-bounds local access at {off} from the CTA's local memory ({len} bytes for all its threads)")
+        }
+    })
+}
+
+/// Where a fault in compiled code landed, for the launch's error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultSite {
+    pub space: device::Space,
+    /// The address in that space (an offset into shared or local memory); `u64::MAX` when unknown.
+    pub address: u64,
+    pub detail: String,
+}
+
+/// Classifies a fault at `addr`: past a worker's shared or local memory, or in unmapped global memory.
+pub fn locate(addr: usize) -> FaultSite {
+    if addr == UNKNOWN_ADDRESS {
+        return FaultSite {
+            space: device::Space::Global,
+            address: u64::MAX,
+            detail: "an address outside the process's address space (a general-protection fault)".into(),
+        };
+    }
+    match window_of(addr) {
+        Some((Window::Shared, off, len)) => FaultSite {
+            space: device::Space::Shared,
+            address: u64::try_from(off).unwrap_or(u64::MAX),
+            detail: format!(
+                "{} into the CTA's shared memory of {len} bytes; dynamic shared memory, `extern .shared`, is sized at \
+                 launch",
+                offset_text(off)
+            ),
+        },
+        Some((Window::Local, off, len)) => FaultSite {
+            space: device::Space::Local,
+            address: u64::try_from(off).unwrap_or(u64::MAX),
+            detail: format!("{} into the CTA's local memory ({len} bytes for all its threads)", offset_text(off)),
+        },
+        None => FaultSite { space: device::Space::Global, address: addr as u64, detail: "unmapped memory".into() },
+    }
 }
 
 extern "C" {
