@@ -108,11 +108,11 @@ fn in_range(addr: u64, size: u32, base: u64, len: u64) -> bool {
 pub struct Worker {
     /// The CTA's shared memory. Between guard pages, as device allocations are: unchecked code that runs
     /// past it faults and is reported (`fault.rs`) instead of corrupting the host's heap.
-    shared: Option<Watched>,
+    shared: Buffers,
     /// The threads' state words (`abi::thread`).
     threads: Vec<u128>,
     /// The threads' local memory, one frame after another, guarded as shared memory is.
-    locals: Option<Watched>,
+    locals: Buffers,
     state: WorkerState,
 }
 
@@ -134,15 +134,44 @@ impl Drop for Watched {
     }
 }
 
-/// `slot`'s buffer, remapped (zeroed) when its length is not `len`.
-fn sized(slot: &mut Option<Watched>, len: usize, below: usize, above: usize, kind: Window) -> &mut Guarded {
-    if slot.as_ref().map(|w| w.0.len()) != Some(len) {
-        *slot = None;
-        let g = Guarded::new(len, 16, below, above);
-        fault::watch(g.as_ptr() as usize, len, below, above, kind);
-        *slot = Some(Watched(g));
+/// A worker's guarded buffer of the current launch, and a few of earlier launches' sizes kept mapped: a
+/// program alternating kernels does not map and unmap memory at every launch (which cost more than the
+/// launch itself), and each buffer is still exactly as long as its launch needs (its end is a guard).
+#[derive(Debug, Default)]
+struct Buffers {
+    current: Option<Watched>,
+    spare: Vec<Watched>,
+}
+
+/// Spare buffers kept per worker and kind.
+const SPARE_BUFFERS: usize = 3;
+
+impl Buffers {
+    /// The buffer of `len` bytes (zeroed when newly mapped).
+    fn sized(&mut self, len: usize, below: usize, above: usize, kind: Window) -> &mut Guarded {
+        if self.current.as_ref().map(|w| w.0.len()) != Some(len) {
+            if let Some(old) = self.current.take() {
+                if self.spare.len() == SPARE_BUFFERS {
+                    self.spare.remove(0);
+                }
+                self.spare.push(old);
+            }
+            self.current = match self.spare.iter().position(|w| w.0.len() == len) {
+                Some(i) => Some(self.spare.remove(i)),
+                None => {
+                    let g = Guarded::new(len, 16, below, above);
+                    fault::watch(g.as_ptr() as usize, len, below, above, kind);
+                    Some(Watched(g))
+                }
+            };
+        }
+        &mut self.current.as_mut().expect("just mapped").0
     }
-    &mut slot.as_mut().expect("just mapped").0
+
+    /// The current buffer's address (0 when there is none).
+    fn address(&self) -> u64 {
+        self.current.as_ref().map_or(0, |w| w.0.as_ptr() as u64)
+    }
 }
 
 /// The compiled vector path's signature: `fn(ctx, lo, hi) -> first thread not run`.
@@ -321,7 +350,7 @@ impl Worker {
         let c = data.compiled;
         let n = data.block.count().unwrap_or(0) as u32;
         // Shared memory starts zeroed, as in the emulator (where the kernel can see it).
-        let shared = sized(&mut self.shared, data.shared_size as usize, SHARED_BELOW, SHARED_ABOVE, Window::Shared);
+        let shared = self.shared.sized(data.shared_size as usize, SHARED_BELOW, SHARED_ABOVE, Window::Shared);
         if c.touches_shared {
             shared.zero();
         }
@@ -333,8 +362,7 @@ impl Worker {
             self.threads.resize(words, 0);
         }
         let local_stride = c.local_stride as usize;
-        let locals =
-            sized(&mut self.locals, local_stride * n as usize, LOCAL_GUARD, LOCAL_GUARD, Window::Local).as_mut_ptr();
+        let locals = self.locals.sized(local_stride * n as usize, LOCAL_GUARD, LOCAL_GUARD, Window::Local).as_mut_ptr();
         state.message = None;
         state.arrivals.clear();
         state.log.clear();
@@ -547,8 +575,8 @@ impl Worker {
             let y = &c.plan.yields[resume as usize - 1];
             let op = &kernel.ops[y.op as usize];
             if y.kind == YieldKind::Runtime {
-                let shared = self.shared.as_ref().map_or(0, |s| s.0.as_ptr() as u64);
-                let locals = self.locals.as_ref().map_or(0, |l| l.0.as_ptr() as u64);
+                let shared = self.shared.address();
+                let locals = self.locals.address();
                 let mut warp = RuntimeWarp { data, lo, cta, y, op, shared, locals, word };
                 let r = match op.kind {
                     Kind::Matrix => program::tensor::exec(&mut warp, lanes, op),

@@ -109,6 +109,8 @@ type Key = (u64, String, bool, bool);
 pub struct Jit {
     options: Options,
     pool: Arc<Pool>,
+    /// Each pool worker's buffers (shared and local memory, thread state), kept from launch to launch.
+    workers: Vec<Mutex<Worker>>,
     isa: Option<cranelift_codegen::isa::OwnedTargetIsa>,
     cache: Mutex<HashMap<Key, Arc<Compiled>>>,
     /// Hashes of recently launched modules' PTX texts, by the text's allocation (held here, so its address
@@ -141,6 +143,7 @@ impl Jit {
         Jit {
             options,
             pool: Arc::new(Pool::new(threads)),
+            workers: (0..threads.max(1)).map(|_| Mutex::new(Worker::default())).collect(),
             isa: compile::isa().ok(),
             cache: Mutex::default(),
             source_hashes: Mutex::default(),
@@ -294,7 +297,7 @@ impl Backend for Jit {
         let results: Mutex<Vec<CtaResult>> = Mutex::new(Vec::new());
         let job = |w: usize| {
             let w = w as u64;
-            let mut worker = Worker::default();
+            let mut worker = self.workers[w as usize].lock().unwrap_or_else(|e| e.into_inner());
             let mut local = Vec::new();
             let stop = |cta: u64| cta > first_error.load(std::sync::atomic::Ordering::Relaxed);
             let mut run = |ctas: std::ops::Range<u64>, local: &mut Vec<CtaResult>| {
