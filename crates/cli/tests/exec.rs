@@ -235,6 +235,36 @@ fn list_unsupported_inspects_without_running() {
     assert!(ptx.contains(&"compute_80") && ptx.contains(&"compute_90"), "{v}");
 }
 
+/// Every function NVIDIA's `libcudart.so.13` exports is exported (implemented, or a stub that says it is
+/// not supported): a program never dies of a missing symbol.
+#[test]
+fn the_runtime_exports_every_cuda_13_function() {
+    use object::{Object, ObjectSymbol};
+    runtime_built();
+    let lib = PathBuf::from(env!("CARGO_BIN_EXE_lockstep")).parent().unwrap().join("libcudart.so");
+    let bytes = std::fs::read(&lib).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let exported: std::collections::HashSet<String> = file
+        .dynamic_symbols()
+        .filter(|s| s.is_definition())
+        .filter_map(|s| s.name().ok().map(str::to_string))
+        .collect();
+    let list =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../cudart/cuda13-exports.txt")).unwrap();
+    let names: Vec<&str> = list.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
+    assert!(names.len() > 400);
+    let missing: Vec<&&str> = names.iter().filter(|n| !exported.contains(**n)).collect();
+    assert!(missing.is_empty(), "not exported: {missing:?}");
+    // Nothing else leaks: every export is a CUDA name.
+    let foreign: Vec<&String> =
+        exported.iter().filter(|n| !n.starts_with("cuda") && !n.starts_with("__cuda")).collect();
+    assert!(foreign.is_empty(), "exports beyond CUDA's names: {foreign:?}");
+    let readelf = Command::new("readelf").arg("-d").arg(&lib).output();
+    if let Ok(out) = readelf {
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Library soname: [libcudart.so.13]"));
+    }
+}
+
 #[test]
 fn library_path_holds_the_runtime_under_its_names() {
     runtime_built();

@@ -31,6 +31,9 @@ pub struct LaunchData<'a> {
     pub textures: &'a device::Textures,
     /// The device heap (`malloc`/`free` in kernels), when the runtime made one.
     pub heap: Option<std::sync::Arc<device::DeviceHeap>>,
+    /// A number no other launch of this process has: workers outlive launches, and what they copy from a
+    /// launch (its allocations) is copied again when it changes.
+    pub launch: u64,
 }
 
 /// One worker's state during a CTA: what helpers record, and the CTA's `printf` output.
@@ -48,6 +51,8 @@ pub struct WorkerState {
     locals: (u64, u64),
     /// The device heap, for `malloc` and `free`.
     pub heap: Option<std::sync::Arc<device::DeviceHeap>>,
+    /// The launch `regions` and `heap` were copied from.
+    launch: u64,
 }
 
 impl WorkerState {
@@ -367,13 +372,14 @@ impl Worker {
         state.arrivals.clear();
         state.log.clear();
         state.seq.clear();
-        if state.regions.len() != data.regions.len() {
-            state.regions = data.regions.iter().map(|r| (r.0, r.1, r.2)).collect();
+        if state.launch != data.launch {
+            // A new launch: its allocations (one free and one cudaMalloc later, the same number of others).
+            state.regions.clear();
+            state.regions.extend(data.regions.iter().map(|r| (r.0, r.1, r.2)));
+            state.heap = data.heap.clone();
+            state.launch = data.launch;
         }
         state.params = (data.params.as_ptr() as u64, data.params.len() as u64);
-        if state.heap.as_ref().map(|h| h.base()) != data.heap.as_ref().map(|h| h.base()) {
-            state.heap = data.heap.clone();
-        }
         state.locals = (locals as u64, (local_stride * n as usize) as u64);
         CtaCtx {
             shared,

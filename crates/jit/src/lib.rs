@@ -286,6 +286,10 @@ impl Backend for Jit {
             regions: &regions,
             textures: &textures,
             heap,
+            launch: {
+                static LAUNCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                LAUNCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
         };
         let ctas = launch.config.blocks();
         let workers = self.pool.threads() as u64;

@@ -48,3 +48,29 @@ fn a_wild_store_is_an_error_and_the_process_lives_on() {
     assert_eq!(words[50], 5, "thread 5 wrote its index 200 bytes in");
     assert_eq!(words[31], 31);
 }
+
+/// Workers keep their buffers from launch to launch; what they copy of a launch (its allocations, for the
+/// checked mode's bounds) must be the launch's own, also when the next launch has as many allocations at
+/// other addresses.
+#[test]
+fn checked_launches_see_their_own_allocations() {
+    use device::{Backend, DeviceMemory, Launch, LaunchConfig, LoadedModule, ParamBuffer};
+    let module = ir::compile(KERNEL).unwrap_or_else(|d| panic!("{d:?}"));
+    let mut jit = jit::Jit::new(jit::Options { threads: 2, check: true, ..jit::Options::default() });
+    // Both memories stay alive, so the second's buffer is elsewhere.
+    let mut memories: Vec<DeviceMemory> = Vec::new();
+    for round in 0..3 {
+        let mut memory = DeviceMemory::new();
+        let loaded = LoadedModule::load(module.clone(), &mut memory).unwrap();
+        let k = loaded.module.function("wild").unwrap();
+        let buf = memory.alloc(256, "buffer");
+        let mut params = ParamBuffer::for_kernel(&loaded.module.functions[k]);
+        params.set(0, &buf.to_le_bytes()).unwrap();
+        params.set(1, &200u64.to_le_bytes()).unwrap();
+        let config = LaunchConfig { grid: Dim3::new(2, 1, 1), block: Dim3::new(32, 1, 1), dynamic_shared: 0 };
+        let launch = Launch { module: &loaded, kernel: k, config, params: &params, collect_stats: false };
+        let r = jit.launch(&launch, &mut memory, &mut Vec::new());
+        assert!(r.is_ok(), "round {round}: {r:?}");
+        memories.push(memory);
+    }
+}
