@@ -174,9 +174,9 @@ unsafe fn launch(
     block: dim3,
     args: *mut *mut c_void,
     shared: usize,
-    stream: u64,
+    stream: cudaStream_t,
 ) -> cudaError_t {
-    let config = CallConfig { grid: grid.into(), block: block.into(), shared: shared as u64, stream };
+    let config = CallConfig { grid: grid.into(), block: block.into(), shared: shared as u64, stream: stream as u64 };
     // SAFETY: the caller's promise.
     ret(unsafe { cuda().launch(func as u64, config, args as *const *const c_void) })
 }
@@ -193,23 +193,19 @@ pub unsafe extern "C" fn __cudaLaunchKernel(
     stream: cudaStream_t,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe { launch(kernel, grid, block, args, shared, stream as u64) }
+    unsafe { launch(kernel, grid, block, args, shared, stream) }
 }
 
-/// # Safety
-/// As [`launch`].
-#[no_mangle]
-pub unsafe extern "C" fn __cudaLaunchKernel_ptsz(
-    kernel: *const c_void,
-    grid: dim3,
-    block: dim3,
-    args: *mut *mut c_void,
-    shared: usize,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { launch(kernel, grid, block, args, shared, per_thread(stream)) }
-}
+unsafe_ptsz!(
+    __cudaLaunchKernel_ptsz => launch(
+        kernel: *const c_void,
+        grid: dim3,
+        block: dim3,
+        args: *mut *mut c_void,
+        shared: usize,
+        stream: cudaStream_t,
+    )
+);
 
 /// # Safety
 /// As [`launch`].
@@ -223,23 +219,19 @@ pub unsafe extern "C" fn cudaLaunchKernel(
     stream: cudaStream_t,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe { launch(func, grid, block, args, shared, stream as u64) }
+    unsafe { launch(func, grid, block, args, shared, stream) }
 }
 
-/// # Safety
-/// As [`launch`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaLaunchKernel_ptsz(
-    func: *const c_void,
-    grid: dim3,
-    block: dim3,
-    args: *mut *mut c_void,
-    shared: usize,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { launch(func, grid, block, args, shared, per_thread(stream)) }
-}
+unsafe_ptsz!(
+    cudaLaunchKernel_ptsz => launch(
+        func: *const c_void,
+        grid: dim3,
+        block: dim3,
+        args: *mut *mut c_void,
+        shared: usize,
+        stream: cudaStream_t,
+    )
+);
 
 /// A cooperative launch runs as a plain one: every CTA of the grid runs, but grid-wide synchronization
 /// (`this_grid().sync()`) is not available (the device reports `cooperativeLaunch = 0`).
@@ -256,23 +248,19 @@ pub unsafe extern "C" fn cudaLaunchCooperativeKernel(
     stream: cudaStream_t,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe { launch(func, grid, block, args, shared, stream as u64) }
+    unsafe { launch(func, grid, block, args, shared, stream) }
 }
 
-/// # Safety
-/// As [`launch`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaLaunchCooperativeKernel_ptsz(
-    func: *const c_void,
-    grid: dim3,
-    block: dim3,
-    args: *mut *mut c_void,
-    shared: usize,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { launch(func, grid, block, args, shared, per_thread(stream)) }
-}
+unsafe_ptsz!(
+    cudaLaunchCooperativeKernel_ptsz => launch(
+        func: *const c_void,
+        grid: dim3,
+        block: dim3,
+        args: *mut *mut c_void,
+        shared: usize,
+        stream: cudaStream_t,
+    )
+);
 
 /// Launch attributes (clusters, programmatic dependent launch, priorities) are accepted and have no
 /// effect: kernels run one after another, whole.
@@ -290,7 +278,7 @@ unsafe fn launch_ex(
     }
     // SAFETY: non-null, and the caller's promise.
     let c = unsafe { config.read_unaligned() };
-    let stream = if ptsz { per_thread(c.stream) } else { c.stream as u64 };
+    let stream = if ptsz { per_thread(c.stream) as cudaStream_t } else { c.stream };
     // SAFETY: the caller's promise.
     unsafe { launch(func, c.gridDim, c.blockDim, args, c.dynamicSmemBytes, stream) }
 }

@@ -10,6 +10,66 @@
 //! The library's soname is `libcudart.so.13` and it defines the version nodes `libcudart.so.13` and
 //! `libcudart.so.12` (`build.rs`, `exports.map`), which the imports of nvcc 13 and 12 binaries name.
 
+/// `$name`, a `_ptds` form (programs built with `--default-stream per-thread`): the same call as `$base`.
+/// `unsafe_ptds!` for an `unsafe` base.
+macro_rules! ptds {
+    ($name:ident => $base:ident($($arg:ident: $ty:ty),* $(,)?)) => {
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub extern "C" fn $name($($arg: $ty),*) -> $crate::abi::cudaError_t {
+            $base($($arg),*)
+        }
+    };
+}
+
+macro_rules! unsafe_ptds {
+    ($name:ident => $base:ident($($arg:ident: $ty:ty),* $(,)?)) => {
+        /// # Safety
+        #[doc = concat!("As [`", stringify!($base), "`].")]
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::abi::cudaError_t {
+            // SAFETY: the caller's promise.
+            unsafe { $base($($arg),*) }
+        }
+    };
+}
+
+/// `$name`, a `_ptsz` form: `$base` with the null stream meaning the calling thread's default stream (the
+/// parameter named `stream`). `unsafe_ptsz!` for an `unsafe` base.
+macro_rules! ptsz {
+    ($name:ident => $base:ident($($arg:ident: $ty:ty),* $(,)?)) => {
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub extern "C" fn $name($($arg: $ty),*) -> $crate::abi::cudaError_t {
+            $base($(ptsz_arg!($arg, $arg)),*)
+        }
+    };
+}
+
+macro_rules! unsafe_ptsz {
+    ($name:ident => $base:ident($($arg:ident: $ty:ty),* $(,)?)) => {
+        /// # Safety
+        #[doc = concat!("As [`", stringify!($base), "`].")]
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::abi::cudaError_t {
+            // SAFETY: the caller's promise.
+            unsafe { $base($(ptsz_arg!($arg, $arg)),*) }
+        }
+    };
+}
+
+/// The argument `$arg` as the base function takes it (the first token matches the parameter's name).
+macro_rules! ptsz_arg {
+    (stream, $arg:ident) => {
+        $crate::per_thread($arg) as $crate::abi::cudaStream_t
+    };
+    ($name:ident, $arg:ident) => {
+        $arg
+    };
+}
+
 mod abi;
 mod device;
 mod launch;

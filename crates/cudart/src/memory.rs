@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use cuda::{CopyKind, Error, MemoryType};
 
 use crate::abi::{cudaError_t, cudaExtent, cudaMemcpy3DParms, cudaPitchedPtr, cudaPointerAttributes, cudaStream_t};
-use crate::{check_device, cuda, out, per_thread, ret};
+use crate::{check_device, cuda, out, ret};
 
 fn kind(k: i32) -> cuda::Result<CopyKind> {
     CopyKind::from_raw(k)
@@ -112,13 +112,7 @@ pub unsafe extern "C" fn cudaMallocAsync(ptr: *mut *mut c_void, size: usize, str
     unsafe { cudaMalloc(ptr, size) }
 }
 
-/// # Safety
-/// As [`cudaMallocAsync`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaMallocAsync_ptsz(ptr: *mut *mut c_void, size: usize, stream: cudaStream_t) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { cudaMallocAsync(ptr, size, per_thread(stream) as cudaStream_t) }
-}
+unsafe_ptsz!(cudaMallocAsync_ptsz => cudaMallocAsync(ptr: *mut *mut c_void, size: usize, stream: cudaStream_t));
 
 /// Memory pools are not modelled: the allocation comes from the device as `cudaMallocAsync`'s does.
 ///
@@ -135,18 +129,14 @@ pub unsafe extern "C" fn cudaMallocFromPoolAsync(
     unsafe { cudaMallocAsync(ptr, size, stream) }
 }
 
-/// # Safety
-/// As [`cudaMallocAsync`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaMallocFromPoolAsync_ptsz(
-    ptr: *mut *mut c_void,
-    size: usize,
-    pool: *mut c_void,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { cudaMallocFromPoolAsync(ptr, size, pool, per_thread(stream) as cudaStream_t) }
-}
+unsafe_ptsz!(
+    cudaMallocFromPoolAsync_ptsz => cudaMallocFromPoolAsync(
+        ptr: *mut *mut c_void,
+        size: usize,
+        pool: *mut c_void,
+        stream: cudaStream_t,
+    )
+);
 
 #[no_mangle]
 pub extern "C" fn cudaFreeAsync(ptr: *mut c_void, stream: cudaStream_t) -> cudaError_t {
@@ -156,10 +146,7 @@ pub extern "C" fn cudaFreeAsync(ptr: *mut c_void, stream: cudaStream_t) -> cudaE
     cudaFree(ptr)
 }
 
-#[no_mangle]
-pub extern "C" fn cudaFreeAsync_ptsz(ptr: *mut c_void, stream: cudaStream_t) -> cudaError_t {
-    cudaFreeAsync(ptr, per_thread(stream) as cudaStream_t)
-}
+ptsz!(cudaFreeAsync_ptsz => cudaFreeAsync(ptr: *mut c_void, stream: cudaStream_t));
 
 /// # Safety
 /// `[ptr, ptr + size)` stays valid until `cudaHostUnregister`.
@@ -236,10 +223,7 @@ pub extern "C" fn cudaMemcpy(dst: *mut c_void, src: *const c_void, n: usize, k: 
     ret(kind(k).and_then(|k| cuda().memcpy(dst as u64, src as u64, n as u64, k)))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemcpy_ptds(dst: *mut c_void, src: *const c_void, n: usize, k: i32) -> cudaError_t {
-    cudaMemcpy(dst, src, n, k)
-}
+ptds!(cudaMemcpy_ptds => cudaMemcpy(dst: *mut c_void, src: *const c_void, n: usize, k: i32));
 
 #[no_mangle]
 pub extern "C" fn cudaMemcpyAsync(
@@ -252,16 +236,15 @@ pub extern "C" fn cudaMemcpyAsync(
     ret(kind(k).and_then(|k| cuda().memcpy_async(dst as u64, src as u64, n as u64, k, stream as u64)))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemcpyAsync_ptsz(
-    dst: *mut c_void,
-    src: *const c_void,
-    n: usize,
-    k: i32,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    cudaMemcpyAsync(dst, src, n, k, per_thread(stream) as cudaStream_t)
-}
+ptsz!(
+    cudaMemcpyAsync_ptsz => cudaMemcpyAsync(
+        dst: *mut c_void,
+        src: *const c_void,
+        n: usize,
+        k: i32,
+        stream: cudaStream_t,
+    )
+);
 
 /// One device: peer copies are plain copies when both devices are 0.
 #[no_mangle]
@@ -309,18 +292,17 @@ pub extern "C" fn cudaMemcpy2D(
     ret(result)
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemcpy2D_ptds(
-    dst: *mut c_void,
-    dpitch: usize,
-    src: *const c_void,
-    spitch: usize,
-    width: usize,
-    height: usize,
-    k: i32,
-) -> cudaError_t {
-    cudaMemcpy2D(dst, dpitch, src, spitch, width, height, k)
-}
+ptds!(
+    cudaMemcpy2D_ptds => cudaMemcpy2D(
+        dst: *mut c_void,
+        dpitch: usize,
+        src: *const c_void,
+        spitch: usize,
+        width: usize,
+        height: usize,
+        k: i32,
+    )
+);
 
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
@@ -340,20 +322,18 @@ pub extern "C" fn cudaMemcpy2DAsync(
     cudaMemcpy2D(dst, dpitch, src, spitch, width, height, k)
 }
 
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub extern "C" fn cudaMemcpy2DAsync_ptsz(
-    dst: *mut c_void,
-    dpitch: usize,
-    src: *const c_void,
-    spitch: usize,
-    width: usize,
-    height: usize,
-    k: i32,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, k, per_thread(stream) as cudaStream_t)
-}
+ptsz!(
+    cudaMemcpy2DAsync_ptsz => cudaMemcpy2DAsync(
+        dst: *mut c_void,
+        dpitch: usize,
+        src: *const c_void,
+        spitch: usize,
+        width: usize,
+        height: usize,
+        k: i32,
+        stream: cudaStream_t,
+    )
+);
 
 /// One side of a 3-D copy: its first byte, row pitch, slice pitch, and bytes per element (1 for pitched
 /// memory, whose extent and x position are in bytes).
@@ -397,13 +377,7 @@ pub unsafe extern "C" fn cudaMemcpy3D(p: *const cudaMemcpy3DParms) -> cudaError_
     ret(result)
 }
 
-/// # Safety
-/// As [`cudaMemcpy3D`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaMemcpy3D_ptds(p: *const cudaMemcpy3DParms) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { cudaMemcpy3D(p) }
-}
+unsafe_ptds!(cudaMemcpy3D_ptds => cudaMemcpy3D(p: *const cudaMemcpy3DParms));
 
 /// # Safety
 /// As [`cudaMemcpy3D`].
@@ -416,23 +390,14 @@ pub unsafe extern "C" fn cudaMemcpy3DAsync(p: *const cudaMemcpy3DParms, stream: 
     unsafe { cudaMemcpy3D(p) }
 }
 
-/// # Safety
-/// As [`cudaMemcpy3D`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaMemcpy3DAsync_ptsz(p: *const cudaMemcpy3DParms, stream: cudaStream_t) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { cudaMemcpy3DAsync(p, per_thread(stream) as cudaStream_t) }
-}
+unsafe_ptsz!(cudaMemcpy3DAsync_ptsz => cudaMemcpy3DAsync(p: *const cudaMemcpy3DParms, stream: cudaStream_t));
 
 #[no_mangle]
 pub extern "C" fn cudaMemset(ptr: *mut c_void, value: i32, n: usize) -> cudaError_t {
     ret(cuda().memset(ptr as u64, value, n as u64))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemset_ptds(ptr: *mut c_void, value: i32, n: usize) -> cudaError_t {
-    cudaMemset(ptr, value, n)
-}
+ptds!(cudaMemset_ptds => cudaMemset(ptr: *mut c_void, value: i32, n: usize));
 
 #[no_mangle]
 pub extern "C" fn cudaMemsetAsync(ptr: *mut c_void, value: i32, n: usize, stream: cudaStream_t) -> cudaError_t {
@@ -442,26 +407,14 @@ pub extern "C" fn cudaMemsetAsync(ptr: *mut c_void, value: i32, n: usize, stream
     cudaMemset(ptr, value, n)
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemsetAsync_ptsz(ptr: *mut c_void, value: i32, n: usize, stream: cudaStream_t) -> cudaError_t {
-    cudaMemsetAsync(ptr, value, n, per_thread(stream) as cudaStream_t)
-}
+ptsz!(cudaMemsetAsync_ptsz => cudaMemsetAsync(ptr: *mut c_void, value: i32, n: usize, stream: cudaStream_t));
 
 #[no_mangle]
 pub extern "C" fn cudaMemset2D(ptr: *mut c_void, pitch: usize, value: i32, width: usize, height: usize) -> cudaError_t {
     ret(cuda().memset_2d(ptr as u64, pitch as u64, value, width as u64, height as u64))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemset2D_ptds(
-    ptr: *mut c_void,
-    pitch: usize,
-    value: i32,
-    width: usize,
-    height: usize,
-) -> cudaError_t {
-    cudaMemset2D(ptr, pitch, value, width, height)
-}
+ptds!(cudaMemset2D_ptds => cudaMemset2D(ptr: *mut c_void, pitch: usize, value: i32, width: usize, height: usize));
 
 #[no_mangle]
 pub extern "C" fn cudaMemset2DAsync(
@@ -478,17 +431,16 @@ pub extern "C" fn cudaMemset2DAsync(
     cudaMemset2D(ptr, pitch, value, width, height)
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemset2DAsync_ptsz(
-    ptr: *mut c_void,
-    pitch: usize,
-    value: i32,
-    width: usize,
-    height: usize,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    cudaMemset2DAsync(ptr, pitch, value, width, height, per_thread(stream) as cudaStream_t)
-}
+ptsz!(
+    cudaMemset2DAsync_ptsz => cudaMemset2DAsync(
+        ptr: *mut c_void,
+        pitch: usize,
+        value: i32,
+        width: usize,
+        height: usize,
+        stream: cudaStream_t,
+    )
+);
 
 #[no_mangle]
 pub extern "C" fn cudaMemset3D(p: cudaPitchedPtr, value: i32, extent: cudaExtent) -> cudaError_t {
@@ -505,10 +457,7 @@ pub extern "C" fn cudaMemset3D(p: cudaPitchedPtr, value: i32, extent: cudaExtent
     ret(result)
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemset3D_ptds(p: cudaPitchedPtr, value: i32, extent: cudaExtent) -> cudaError_t {
-    cudaMemset3D(p, value, extent)
-}
+ptds!(cudaMemset3D_ptds => cudaMemset3D(p: cudaPitchedPtr, value: i32, extent: cudaExtent));
 
 #[no_mangle]
 pub extern "C" fn cudaMemset3DAsync(
@@ -523,15 +472,14 @@ pub extern "C" fn cudaMemset3DAsync(
     cudaMemset3D(p, value, extent)
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemset3DAsync_ptsz(
-    p: cudaPitchedPtr,
-    value: i32,
-    extent: cudaExtent,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    cudaMemset3DAsync(p, value, extent, per_thread(stream) as cudaStream_t)
-}
+ptsz!(
+    cudaMemset3DAsync_ptsz => cudaMemset3DAsync(
+        p: cudaPitchedPtr,
+        value: i32,
+        extent: cudaExtent,
+        stream: cudaStream_t,
+    )
+);
 
 // ---- symbols --------------------------------------------------------------------------------------
 
@@ -546,16 +494,15 @@ pub extern "C" fn cudaMemcpyToSymbol(
     ret(kind(k).and_then(|k| cuda().memcpy_to_symbol(symbol as u64, src as u64, n as u64, offset as u64, k)))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemcpyToSymbol_ptds(
-    symbol: *const c_void,
-    src: *const c_void,
-    n: usize,
-    offset: usize,
-    k: i32,
-) -> cudaError_t {
-    cudaMemcpyToSymbol(symbol, src, n, offset, k)
-}
+ptds!(
+    cudaMemcpyToSymbol_ptds => cudaMemcpyToSymbol(
+        symbol: *const c_void,
+        src: *const c_void,
+        n: usize,
+        offset: usize,
+        k: i32,
+    )
+);
 
 #[no_mangle]
 pub extern "C" fn cudaMemcpyToSymbolAsync(
@@ -572,17 +519,16 @@ pub extern "C" fn cudaMemcpyToSymbolAsync(
     cudaMemcpyToSymbol(symbol, src, n, offset, k)
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemcpyToSymbolAsync_ptsz(
-    symbol: *const c_void,
-    src: *const c_void,
-    n: usize,
-    offset: usize,
-    k: i32,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    cudaMemcpyToSymbolAsync(symbol, src, n, offset, k, per_thread(stream) as cudaStream_t)
-}
+ptsz!(
+    cudaMemcpyToSymbolAsync_ptsz => cudaMemcpyToSymbolAsync(
+        symbol: *const c_void,
+        src: *const c_void,
+        n: usize,
+        offset: usize,
+        k: i32,
+        stream: cudaStream_t,
+    )
+);
 
 #[no_mangle]
 pub extern "C" fn cudaMemcpyFromSymbol(
@@ -595,16 +541,15 @@ pub extern "C" fn cudaMemcpyFromSymbol(
     ret(kind(k).and_then(|k| cuda().memcpy_from_symbol(dst as u64, symbol as u64, n as u64, offset as u64, k)))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemcpyFromSymbol_ptds(
-    dst: *mut c_void,
-    symbol: *const c_void,
-    n: usize,
-    offset: usize,
-    k: i32,
-) -> cudaError_t {
-    cudaMemcpyFromSymbol(dst, symbol, n, offset, k)
-}
+ptds!(
+    cudaMemcpyFromSymbol_ptds => cudaMemcpyFromSymbol(
+        dst: *mut c_void,
+        symbol: *const c_void,
+        n: usize,
+        offset: usize,
+        k: i32,
+    )
+);
 
 #[no_mangle]
 pub extern "C" fn cudaMemcpyFromSymbolAsync(
@@ -621,17 +566,16 @@ pub extern "C" fn cudaMemcpyFromSymbolAsync(
     cudaMemcpyFromSymbol(dst, symbol, n, offset, k)
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemcpyFromSymbolAsync_ptsz(
-    dst: *mut c_void,
-    symbol: *const c_void,
-    n: usize,
-    offset: usize,
-    k: i32,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    cudaMemcpyFromSymbolAsync(dst, symbol, n, offset, k, per_thread(stream) as cudaStream_t)
-}
+ptsz!(
+    cudaMemcpyFromSymbolAsync_ptsz => cudaMemcpyFromSymbolAsync(
+        dst: *mut c_void,
+        symbol: *const c_void,
+        n: usize,
+        offset: usize,
+        k: i32,
+        stream: cudaStream_t,
+    )
+);
 
 /// # Safety
 /// `ptr` is valid for a write of a pointer.
@@ -663,16 +607,15 @@ pub extern "C" fn cudaMemPrefetchAsync(
     ret(cuda().enter_stream(stream as u64))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemPrefetchAsync_ptsz(
-    ptr: *const c_void,
-    n: usize,
-    location: u64,
-    flags: u32,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    cudaMemPrefetchAsync(ptr, n, location, flags, per_thread(stream) as cudaStream_t)
-}
+ptsz!(
+    cudaMemPrefetchAsync_ptsz => cudaMemPrefetchAsync(
+        ptr: *const c_void,
+        n: usize,
+        location: u64,
+        flags: u32,
+        stream: cudaStream_t,
+    )
+);
 
 /// Advice about where managed memory should live: accepted, with nothing to act on.
 #[no_mangle]

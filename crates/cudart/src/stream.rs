@@ -5,7 +5,7 @@ use std::ffi::c_void;
 use cuda::{Error, HostFn, StreamCallback};
 
 use crate::abi::{cudaError_t, cudaEvent_t, cudaStream_t};
-use crate::{cuda, out, per_thread, ret};
+use crate::{cuda, out, ret};
 
 /// # Safety
 /// `stream` is valid for a write of a handle.
@@ -48,10 +48,7 @@ pub extern "C" fn cudaStreamSynchronize(stream: cudaStream_t) -> cudaError_t {
     ret(cuda().stream_synchronize(stream as u64))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaStreamSynchronize_ptsz(stream: cudaStream_t) -> cudaError_t {
-    cudaStreamSynchronize(per_thread(stream) as cudaStream_t)
-}
+ptsz!(cudaStreamSynchronize_ptsz => cudaStreamSynchronize(stream: cudaStream_t));
 
 #[no_mangle]
 pub extern "C" fn cudaStreamQuery(stream: cudaStream_t) -> cudaError_t {
@@ -62,20 +59,14 @@ pub extern "C" fn cudaStreamQuery(stream: cudaStream_t) -> cudaError_t {
     }
 }
 
-#[no_mangle]
-pub extern "C" fn cudaStreamQuery_ptsz(stream: cudaStream_t) -> cudaError_t {
-    cudaStreamQuery(per_thread(stream) as cudaStream_t)
-}
+ptsz!(cudaStreamQuery_ptsz => cudaStreamQuery(stream: cudaStream_t));
 
 #[no_mangle]
 pub extern "C" fn cudaStreamWaitEvent(stream: cudaStream_t, event: cudaEvent_t, _flags: u32) -> cudaError_t {
     ret(cuda().stream_wait_event(stream as u64, event as u64))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaStreamWaitEvent_ptsz(stream: cudaStream_t, event: cudaEvent_t, flags: u32) -> cudaError_t {
-    cudaStreamWaitEvent(per_thread(stream) as cudaStream_t, event, flags)
-}
+ptsz!(cudaStreamWaitEvent_ptsz => cudaStreamWaitEvent(stream: cudaStream_t, event: cudaEvent_t, flags: u32));
 
 /// # Safety
 /// `flags` is valid for a write of an `unsigned int`.
@@ -85,13 +76,7 @@ pub unsafe extern "C" fn cudaStreamGetFlags(stream: cudaStream_t, flags: *mut u3
     ret(cuda().stream_flags_priority(stream as u64).and_then(|(f, _)| unsafe { out(flags, f) }))
 }
 
-/// # Safety
-/// As [`cudaStreamGetFlags`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamGetFlags_ptsz(stream: cudaStream_t, flags: *mut u32) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { cudaStreamGetFlags(per_thread(stream) as cudaStream_t, flags) }
-}
+unsafe_ptsz!(cudaStreamGetFlags_ptsz => cudaStreamGetFlags(stream: cudaStream_t, flags: *mut u32));
 
 /// # Safety
 /// `priority` is valid for a write of an `int`.
@@ -101,13 +86,7 @@ pub unsafe extern "C" fn cudaStreamGetPriority(stream: cudaStream_t, priority: *
     ret(cuda().stream_flags_priority(stream as u64).and_then(|(_, p)| unsafe { out(priority, p) }))
 }
 
-/// # Safety
-/// As [`cudaStreamGetPriority`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamGetPriority_ptsz(stream: cudaStream_t, priority: *mut i32) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { cudaStreamGetPriority(per_thread(stream) as cudaStream_t, priority) }
-}
+unsafe_ptsz!(cudaStreamGetPriority_ptsz => cudaStreamGetPriority(stream: cudaStream_t, priority: *mut i32));
 
 /// # Safety
 /// `device` is valid for a write of an `int`.
@@ -117,13 +96,7 @@ pub unsafe extern "C" fn cudaStreamGetDevice(stream: cudaStream_t, device: *mut 
     ret(cuda().stream_flags_priority(stream as u64).and_then(|_| unsafe { out(device, 0) }))
 }
 
-/// # Safety
-/// As [`cudaStreamGetDevice`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamGetDevice_ptsz(stream: cudaStream_t, device: *mut i32) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { cudaStreamGetDevice(per_thread(stream) as cudaStream_t, device) }
-}
+unsafe_ptsz!(cudaStreamGetDevice_ptsz => cudaStreamGetDevice(stream: cudaStream_t, device: *mut i32));
 
 /// # Safety
 /// `id` is valid for a write of an `unsigned long long`.
@@ -134,13 +107,7 @@ pub unsafe extern "C" fn cudaStreamGetId(stream: cudaStream_t, id: *mut u64) -> 
     ret(cuda().stream_flags_priority(handle).and_then(|_| unsafe { out(id, handle & 0xFFFF_FFFF_FFFF) }))
 }
 
-/// # Safety
-/// As [`cudaStreamGetId`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamGetId_ptsz(stream: cudaStream_t, id: *mut u64) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { cudaStreamGetId(per_thread(stream) as cudaStream_t, id) }
-}
+unsafe_ptsz!(cudaStreamGetId_ptsz => cudaStreamGetId(stream: cudaStream_t, id: *mut u64));
 
 /// Managed memory needs no attaching: host and device share it always.
 #[no_mangle]
@@ -153,15 +120,14 @@ pub extern "C" fn cudaStreamAttachMemAsync(
     ret(cuda().enter_stream(stream as u64))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaStreamAttachMemAsync_ptsz(
-    stream: cudaStream_t,
-    ptr: *mut c_void,
-    length: usize,
-    flags: u32,
-) -> cudaError_t {
-    cudaStreamAttachMemAsync(per_thread(stream) as cudaStream_t, ptr, length, flags)
-}
+ptsz!(
+    cudaStreamAttachMemAsync_ptsz => cudaStreamAttachMemAsync(
+        stream: cudaStream_t,
+        ptr: *mut c_void,
+        length: usize,
+        flags: u32,
+    )
+);
 
 /// Stream capture (graphs) is not supported, so no stream is ever capturing (Thrust and CUB ask).
 ///
@@ -173,13 +139,7 @@ pub unsafe extern "C" fn cudaStreamIsCapturing(stream: cudaStream_t, status: *mu
     ret(cuda().stream_flags_priority(stream as u64).and_then(|_| unsafe { out(status, 0) }))
 }
 
-/// # Safety
-/// As [`cudaStreamIsCapturing`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamIsCapturing_ptsz(stream: cudaStream_t, status: *mut i32) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { cudaStreamIsCapturing(per_thread(stream) as cudaStream_t, status) }
-}
+unsafe_ptsz!(cudaStreamIsCapturing_ptsz => cudaStreamIsCapturing(stream: cudaStream_t, status: *mut i32));
 
 /// Capture modes only matter while capturing, which never happens: the mode is swapped and kept.
 ///
@@ -214,17 +174,13 @@ pub unsafe extern "C" fn cudaLaunchHostFunc(
     ret(cuda().launch_host_fn(stream as u64, f, user_data))
 }
 
-/// # Safety
-/// As [`cudaLaunchHostFunc`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaLaunchHostFunc_ptsz(
-    stream: cudaStream_t,
-    f: Option<HostFn>,
-    user_data: *mut c_void,
-) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { cudaLaunchHostFunc(per_thread(stream) as cudaStream_t, f, user_data) }
-}
+unsafe_ptsz!(
+    cudaLaunchHostFunc_ptsz => cudaLaunchHostFunc(
+        stream: cudaStream_t,
+        f: Option<HostFn>,
+        user_data: *mut c_void,
+    )
+);
 
 /// # Safety
 /// As [`cudaLaunchHostFunc`]; the synchronization mode is moot (the stream waits for the function).
@@ -239,18 +195,14 @@ pub unsafe extern "C" fn cudaLaunchHostFunc_v2(
     unsafe { cudaLaunchHostFunc(stream, f, user_data) }
 }
 
-/// # Safety
-/// As [`cudaLaunchHostFunc_v2`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaLaunchHostFunc_v2_ptsz(
-    stream: cudaStream_t,
-    f: Option<HostFn>,
-    user_data: *mut c_void,
-    sync_mode: u32,
-) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { cudaLaunchHostFunc_v2(per_thread(stream) as cudaStream_t, f, user_data, sync_mode) }
-}
+unsafe_ptsz!(
+    cudaLaunchHostFunc_v2_ptsz => cudaLaunchHostFunc_v2(
+        stream: cudaStream_t,
+        f: Option<HostFn>,
+        user_data: *mut c_void,
+        sync_mode: u32,
+    )
+);
 
 /// # Safety
 /// `f` is a valid callback; `user_data` is passed to it unchanged.
@@ -268,18 +220,14 @@ pub unsafe extern "C" fn cudaStreamAddCallback(
     ret(cuda().stream_add_callback(stream as u64, f, user_data))
 }
 
-/// # Safety
-/// As [`cudaStreamAddCallback`].
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamAddCallback_ptsz(
-    stream: cudaStream_t,
-    f: Option<StreamCallback>,
-    user_data: *mut c_void,
-    flags: u32,
-) -> cudaError_t {
-    // SAFETY: the caller's promise.
-    unsafe { cudaStreamAddCallback(per_thread(stream) as cudaStream_t, f, user_data, flags) }
-}
+unsafe_ptsz!(
+    cudaStreamAddCallback_ptsz => cudaStreamAddCallback(
+        stream: cudaStream_t,
+        f: Option<StreamCallback>,
+        user_data: *mut c_void,
+        flags: u32,
+    )
+);
 
 // ---- events ---------------------------------------------------------------------------------------
 
@@ -312,10 +260,7 @@ pub extern "C" fn cudaEventRecord(event: cudaEvent_t, stream: cudaStream_t) -> c
     ret(cuda().event_record(event as u64, stream as u64))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaEventRecord_ptsz(event: cudaEvent_t, stream: cudaStream_t) -> cudaError_t {
-    cudaEventRecord(event, per_thread(stream) as cudaStream_t)
-}
+ptsz!(cudaEventRecord_ptsz => cudaEventRecord(event: cudaEvent_t, stream: cudaStream_t));
 
 #[no_mangle]
 pub extern "C" fn cudaEventRecordWithFlags(event: cudaEvent_t, stream: cudaStream_t, flags: u32) -> cudaError_t {
@@ -325,10 +270,7 @@ pub extern "C" fn cudaEventRecordWithFlags(event: cudaEvent_t, stream: cudaStrea
     cudaEventRecord(event, stream)
 }
 
-#[no_mangle]
-pub extern "C" fn cudaEventRecordWithFlags_ptsz(event: cudaEvent_t, stream: cudaStream_t, flags: u32) -> cudaError_t {
-    cudaEventRecordWithFlags(event, per_thread(stream) as cudaStream_t, flags)
-}
+ptsz!(cudaEventRecordWithFlags_ptsz => cudaEventRecordWithFlags(event: cudaEvent_t, stream: cudaStream_t, flags: u32));
 
 #[no_mangle]
 pub extern "C" fn cudaEventQuery(event: cudaEvent_t) -> cudaError_t {

@@ -14,7 +14,7 @@ use crate::abi::{
     cudaArray_t, cudaChannelFormatDesc, cudaError_t, cudaExtent, cudaResourceDesc, cudaStream_t, cudaSurfaceObject_t,
     cudaTextureDesc, cudaTextureObject_t,
 };
-use crate::{cuda, out, per_thread, ret};
+use crate::{cuda, out, ret};
 
 /// `cudaChannelFormatKind`.
 const SIGNED: i32 = 0;
@@ -183,20 +183,18 @@ pub extern "C" fn cudaMemcpy2DToArray(
     ret(result)
 }
 
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub extern "C" fn cudaMemcpy2DToArray_ptds(
-    dst: cudaArray_t,
-    w_offset: usize,
-    h_offset: usize,
-    src: *const c_void,
-    spitch: usize,
-    width: usize,
-    height: usize,
-    k: i32,
-) -> cudaError_t {
-    cudaMemcpy2DToArray(dst, w_offset, h_offset, src, spitch, width, height, k)
-}
+ptds!(
+    cudaMemcpy2DToArray_ptds => cudaMemcpy2DToArray(
+        dst: cudaArray_t,
+        w_offset: usize,
+        h_offset: usize,
+        src: *const c_void,
+        spitch: usize,
+        width: usize,
+        height: usize,
+        k: i32,
+    )
+);
 
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
@@ -217,21 +215,19 @@ pub extern "C" fn cudaMemcpy2DToArrayAsync(
     cudaMemcpy2DToArray(dst, w_offset, h_offset, src, spitch, width, height, k)
 }
 
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub extern "C" fn cudaMemcpy2DToArrayAsync_ptsz(
-    dst: cudaArray_t,
-    w_offset: usize,
-    h_offset: usize,
-    src: *const c_void,
-    spitch: usize,
-    width: usize,
-    height: usize,
-    k: i32,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    cudaMemcpy2DToArrayAsync(dst, w_offset, h_offset, src, spitch, width, height, k, per_thread(stream) as cudaStream_t)
-}
+ptsz!(
+    cudaMemcpy2DToArrayAsync_ptsz => cudaMemcpy2DToArrayAsync(
+        dst: cudaArray_t,
+        w_offset: usize,
+        h_offset: usize,
+        src: *const c_void,
+        spitch: usize,
+        width: usize,
+        height: usize,
+        k: i32,
+        stream: cudaStream_t,
+    )
+);
 
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
@@ -260,20 +256,18 @@ pub extern "C" fn cudaMemcpy2DFromArray(
     ret(result)
 }
 
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub extern "C" fn cudaMemcpy2DFromArray_ptds(
-    dst: *mut c_void,
-    dpitch: usize,
-    src: cudaArray_t,
-    w_offset: usize,
-    h_offset: usize,
-    width: usize,
-    height: usize,
-    k: i32,
-) -> cudaError_t {
-    cudaMemcpy2DFromArray(dst, dpitch, src, w_offset, h_offset, width, height, k)
-}
+ptds!(
+    cudaMemcpy2DFromArray_ptds => cudaMemcpy2DFromArray(
+        dst: *mut c_void,
+        dpitch: usize,
+        src: cudaArray_t,
+        w_offset: usize,
+        h_offset: usize,
+        width: usize,
+        height: usize,
+        k: i32,
+    )
+);
 
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
@@ -294,31 +288,19 @@ pub extern "C" fn cudaMemcpy2DFromArrayAsync(
     cudaMemcpy2DFromArray(dst, dpitch, src, w_offset, h_offset, width, height, k)
 }
 
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub extern "C" fn cudaMemcpy2DFromArrayAsync_ptsz(
-    dst: *mut c_void,
-    dpitch: usize,
-    src: cudaArray_t,
-    w_offset: usize,
-    h_offset: usize,
-    width: usize,
-    height: usize,
-    k: i32,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    cudaMemcpy2DFromArrayAsync(
-        dst,
-        dpitch,
-        src,
-        w_offset,
-        h_offset,
-        width,
-        height,
-        k,
-        per_thread(stream) as cudaStream_t,
+ptsz!(
+    cudaMemcpy2DFromArrayAsync_ptsz => cudaMemcpy2DFromArrayAsync(
+        dst: *mut c_void,
+        dpitch: usize,
+        src: cudaArray_t,
+        w_offset: usize,
+        h_offset: usize,
+        width: usize,
+        height: usize,
+        k: i32,
+        stream: cudaStream_t,
     )
-}
+);
 
 /// The deprecated one-dimensional form: `count` bytes from byte `w_offset` of row `h_offset`, wrapping
 /// into the following rows.
@@ -372,17 +354,16 @@ pub extern "C" fn cudaMemcpyToArray(
     ret(to_array_1d(dst, w_offset, h_offset, src, count, k))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemcpyToArray_ptds(
-    dst: cudaArray_t,
-    w_offset: usize,
-    h_offset: usize,
-    src: *const c_void,
-    count: usize,
-    k: i32,
-) -> cudaError_t {
-    cudaMemcpyToArray(dst, w_offset, h_offset, src, count, k)
-}
+ptds!(
+    cudaMemcpyToArray_ptds => cudaMemcpyToArray(
+        dst: cudaArray_t,
+        w_offset: usize,
+        h_offset: usize,
+        src: *const c_void,
+        count: usize,
+        k: i32,
+    )
+);
 
 #[no_mangle]
 pub extern "C" fn cudaMemcpyToArrayAsync(
@@ -400,18 +381,17 @@ pub extern "C" fn cudaMemcpyToArrayAsync(
     cudaMemcpyToArray(dst, w_offset, h_offset, src, count, k)
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemcpyToArrayAsync_ptsz(
-    dst: cudaArray_t,
-    w_offset: usize,
-    h_offset: usize,
-    src: *const c_void,
-    count: usize,
-    k: i32,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    cudaMemcpyToArrayAsync(dst, w_offset, h_offset, src, count, k, per_thread(stream) as cudaStream_t)
-}
+ptsz!(
+    cudaMemcpyToArrayAsync_ptsz => cudaMemcpyToArrayAsync(
+        dst: cudaArray_t,
+        w_offset: usize,
+        h_offset: usize,
+        src: *const c_void,
+        count: usize,
+        k: i32,
+        stream: cudaStream_t,
+    )
+);
 
 #[no_mangle]
 pub extern "C" fn cudaMemcpyFromArray(
@@ -425,17 +405,16 @@ pub extern "C" fn cudaMemcpyFromArray(
     ret(from_array_1d(dst, src, w_offset, h_offset, count, k))
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemcpyFromArray_ptds(
-    dst: *mut c_void,
-    src: cudaArray_t,
-    w_offset: usize,
-    h_offset: usize,
-    count: usize,
-    k: i32,
-) -> cudaError_t {
-    cudaMemcpyFromArray(dst, src, w_offset, h_offset, count, k)
-}
+ptds!(
+    cudaMemcpyFromArray_ptds => cudaMemcpyFromArray(
+        dst: *mut c_void,
+        src: cudaArray_t,
+        w_offset: usize,
+        h_offset: usize,
+        count: usize,
+        k: i32,
+    )
+);
 
 #[no_mangle]
 pub extern "C" fn cudaMemcpyFromArrayAsync(
@@ -453,18 +432,17 @@ pub extern "C" fn cudaMemcpyFromArrayAsync(
     cudaMemcpyFromArray(dst, src, w_offset, h_offset, count, k)
 }
 
-#[no_mangle]
-pub extern "C" fn cudaMemcpyFromArrayAsync_ptsz(
-    dst: *mut c_void,
-    src: cudaArray_t,
-    w_offset: usize,
-    h_offset: usize,
-    count: usize,
-    k: i32,
-    stream: cudaStream_t,
-) -> cudaError_t {
-    cudaMemcpyFromArrayAsync(dst, src, w_offset, h_offset, count, k, per_thread(stream) as cudaStream_t)
-}
+ptsz!(
+    cudaMemcpyFromArrayAsync_ptsz => cudaMemcpyFromArrayAsync(
+        dst: *mut c_void,
+        src: cudaArray_t,
+        w_offset: usize,
+        h_offset: usize,
+        count: usize,
+        k: i32,
+        stream: cudaStream_t,
+    )
+);
 
 // ---- texture and surface objects ----------------------------------------------------------------
 

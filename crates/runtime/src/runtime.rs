@@ -460,16 +460,7 @@ impl Runtime {
         printf: &mut dyn Write,
     ) -> Result<LaunchOutcome, RunError> {
         let params = self.prepare(module, kernel, config, args)?;
-        self.heap_for(module);
-        let entry = &self.modules[module.index()];
-        self.backend.check_supported(&entry.loaded, kernel)?;
-        let launch = Launch { module: &entry.loaded, kernel, config, params: &params, collect_stats: options.stats };
-        let start = Instant::now();
-        let report = self.backend.launch(&launch, &mut self.memory, printf)?;
-        let elapsed = start.elapsed();
-        // A closed pipe is not the kernel's failure.
-        let _ = printf.flush();
-        Ok(LaunchOutcome { stats: report.stats, elapsed })
+        self.launch_with_params(module, kernel, config, &params, options, printf)
     }
 
     /// Checks a launch's shape and shared memory against the limits (the checks [`Runtime::prepare`] starts
@@ -524,6 +515,7 @@ impl Runtime {
         let start = Instant::now();
         let report = self.backend.launch(&launch, &mut self.memory, printf)?;
         let elapsed = start.elapsed();
+        // A closed pipe is not the kernel's failure.
         let _ = printf.flush();
         Ok(LaunchOutcome { stats: report.stats, elapsed })
     }
