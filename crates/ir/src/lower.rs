@@ -14,6 +14,9 @@ use smallvec::SmallVec;
 use crate::module::*;
 use crate::Diagnostic;
 
+/// PTX's predefined constant: the warp size (nvcc writes it for CUDA's `warpSize`), 32 on every target.
+const WARP_SZ: &str = "WARP_SZ";
+
 /// Lowers a parsed module. `source` is the text the AST was parsed from (for line numbers).
 pub fn lower(module: &ast::Module<'_>, source: &str) -> Result<Module, Vec<Diagnostic>> {
     let mut cx = ModuleLowering { out: Module::default(), names: FxHashMap::default(), diags: Vec::new() };
@@ -216,6 +219,7 @@ impl<'a> ModuleLowering<'a> {
             ast::Expr::Symbol(name, span) => match self.names.get(name) {
                 Some(ModuleSym::Global(g)) => ConstExpr::Global(*g),
                 Some(ModuleSym::Func(f)) => ConstExpr::Func(*f),
+                None if *name == WARP_SZ => ConstExpr::Imm(Immediate::Int { value: 32, unsigned: false }),
                 None => {
                     self.error(*span, format!("undeclared symbol `{name}` in initializer"));
                     return None;
@@ -771,6 +775,9 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
         }
         if let Some(special) = name.strip_prefix('%').and_then(SpecialReg::from_name) {
             return Operand::Special(special, component);
+        }
+        if name == WARP_SZ && component.is_none() {
+            return Operand::Imm(Immediate::Int { value: 32, unsigned: false });
         }
         if let Some((prefix, count)) = self.range_of(name) {
             self.error(span, format!("`{name}` is outside the declared range `{prefix}<{count}>`"));
