@@ -141,6 +141,8 @@ pub mod error {
     pub const BAD_CALL: u32 = 9;
     /// Compiled code touched unmapped memory (unchecked mode); the address is in `error_addr`.
     pub const FAULT: u32 = 10;
+    /// A texture or surface instruction failed; its error is in the worker's state.
+    pub const TEXTURE: u32 = 11;
 }
 
 /// Return codes of device functions.
@@ -176,6 +178,9 @@ pub enum Helper {
     Malloc,
     /// `fn(ctx, ptr: u64) -> u32`: device `free`; 0 on success, 1 with the message recorded.
     Free,
+    /// `fn(ctx, t: u32, op: *const Op, io: *mut u64) -> u32`: a texture or surface instruction for one
+    /// thread (io: its sources, then its destinations); 0 on success, 1 with the error recorded.
+    Texture,
 }
 
-pub const HELPER_COUNT: usize = 10;
+pub const HELPER_COUNT: usize = 11;

@@ -53,6 +53,10 @@ pub struct WorkerState {
     pub heap: Option<std::sync::Arc<device::DeviceHeap>>,
     /// The launch `regions` and `heap` were copied from.
     launch: u64,
+    /// The address of the launch's texture and surface objects (the `Texture` helper reads them; 0: none).
+    pub textures: usize,
+    /// Why the last texture or surface instruction failed (error code `TEXTURE`).
+    pub texture_error: Option<ErrorKind>,
 }
 
 impl WorkerState {
@@ -73,7 +77,8 @@ impl WorkerState {
             || self.region(addr, size).is_some()
     }
 
-    fn region(&self, addr: u64, size: u32) -> Option<&(u64, u64, bool)> {
+    /// The allocation holding `[addr, addr+size)`: (base, size, read-only).
+    pub fn region(&self, addr: u64, size: u32) -> Option<&(u64, u64, bool)> {
         let i = self.regions.partition_point(|r| r.0 <= addr);
         let r = self.regions.get(i.checked_sub(1)?)?;
         in_range(addr, size, r.0, r.1).then_some(r)
@@ -377,6 +382,7 @@ impl Worker {
             state.regions.clear();
             state.regions.extend(data.regions.iter().map(|r| (r.0, r.1, r.2)));
             state.heap = data.heap.clone();
+            state.textures = data.textures as *const device::Textures as usize;
             state.launch = data.launch;
         }
         state.params = (data.params.as_ptr() as u64, data.params.len() as u64);
@@ -801,7 +807,7 @@ impl program::WarpAccess for RuntimeWarp<'_, '_> {
     }
 }
 
-fn to_space(s: program::Space) -> Space {
+pub(crate) fn to_space(s: program::Space) -> Space {
     match s {
         program::Space::Global => Space::Global,
         program::Space::Shared => Space::Shared,

@@ -6,7 +6,7 @@ use simt::LaneMask;
 
 use crate::abi::{CtaCtx, Helper, HELPER_COUNT};
 use crate::exec::WorkerState;
-use program::{AtomOp, Op, Sub, WARP};
+use program::{AtomOp, Op, Space, Sub, WARP};
 
 /// The helper table, in [`Helper`] order.
 pub fn table() -> [usize; HELPER_COUNT] {
@@ -21,6 +21,7 @@ pub fn table() -> [usize; HELPER_COUNT] {
     t[Helper::IsGlobal as usize] = is_global as *const () as usize;
     t[Helper::Malloc as usize] = malloc as *const () as usize;
     t[Helper::Free as usize] = free as *const () as usize;
+    t[Helper::Texture as usize] = texture as *const () as usize;
     t
 }
 
@@ -151,4 +152,159 @@ extern "C" fn bar_arrive(ctx: *mut CtaCtx, id: u32, count: u32) {
 extern "C" fn is_global(ctx: *mut CtaCtx, addr: u64, only_const: u32) -> u32 {
     let (_, st) = state(ctx);
     u32::from(st.is_global(addr, only_const != 0))
+}
+
+/// One thread's texture or surface instruction: the emulator's semantics (`program::texture::exec`) for a
+/// warp of one lane, whose operands are the values generated code put in `io` (sources, then the
+/// destinations' old values, in `TexOp::operands` order) and whose results go back there.
+extern "C" fn texture(ctx: *mut CtaCtx, _t: u32, op: *const Op, io: *mut u64) -> u32 {
+    let (ctx, st) = state(ctx);
+    // SAFETY: a live op of the compiled kernel.
+    let op = unsafe { &*op };
+    let Some(program::Extra::Texture(tex)) = op.extra.as_deref() else { return 0 };
+    if st.textures == 0 {
+        return 1;
+    }
+    // SAFETY: the launch's objects, alive while its CTAs run.
+    let textures = unsafe { &*(st.textures as *const device::Textures) };
+    // Fetches, nearly every texture instruction, straight from the words: the handle, the coordinates, then
+    // the four values and the predicate.
+    if let program::texture::TexOp::Fetch { coords, dsts: values, pred, .. } = tex {
+        let (nc, nv) = (coords.len(), values.len());
+        // SAFETY: generated code passes one word per source and destination (`TexOp::operands`).
+        let io = unsafe { std::slice::from_raw_parts_mut(io, 1 + nc + nv + usize::from(*pred != program::Dst::None)) };
+        let mut c = [0u64; 4];
+        c[..nc.min(4)].copy_from_slice(&io[1..1 + nc.min(4)]);
+        let handle = io[0];
+        let mut lane = OneLane { srcs: &[], dsts: &[], io, st, ctx, textures };
+        return match program::texture::fetch_lane(&mut lane, 0, tex, handle, &c[..nc.min(4)]) {
+            Ok(v) => {
+                for (k, d) in values.iter().enumerate().take(4) {
+                    lane.io[1 + nc + k] = masked(*d, v[k]);
+                }
+                if *pred != program::Dst::None {
+                    lane.io[1 + nc + nv] = 1;
+                }
+                0
+            }
+            Err(e) => {
+                lane.st.texture_error = Some(e.kind);
+                1
+            }
+        };
+    }
+    let mut srcs: smallvec::SmallVec<[*const program::Src; 8]> = smallvec::SmallVec::new();
+    let mut dsts: smallvec::SmallVec<[program::Dst; 8]> = smallvec::SmallVec::new();
+    tex.operands(|s| srcs.push(s as *const program::Src), |d| dsts.push(*d));
+    // SAFETY: as above.
+    let io = unsafe { std::slice::from_raw_parts_mut(io, srcs.len() + dsts.len()) };
+    let mut lane = OneLane { srcs: &srcs, dsts: &dsts, io, st, ctx, textures };
+    match program::texture::exec(&mut lane, LaneMask(1), op) {
+        Ok(()) => 0,
+        Err(e) => {
+            lane.st.texture_error = Some(e.kind);
+            1
+        }
+    }
+}
+
+/// `v` as destination `d` holds it: masked to the register's width, a predicate 0 or 1.
+fn masked(d: program::Dst, v: u64) -> u64 {
+    match d {
+        program::Dst::Pred(_) => u64::from(v != 0),
+        program::Dst::Reg(_, m) if m != 0 => v & m,
+        _ => v,
+    }
+}
+
+/// A warp of one lane, for [`texture`].
+struct OneLane<'a> {
+    srcs: &'a [*const program::Src],
+    dsts: &'a [program::Dst],
+    io: &'a mut [u64],
+    st: &'a mut WorkerState,
+    ctx: &'a CtaCtx,
+    textures: &'a device::Textures,
+}
+
+impl program::WarpAccess for OneLane<'_> {
+    fn read(&self, src: &program::Src) -> [u64; WARP] {
+        // The op's own operands, found by address (the semantics read the fields of the same op).
+        let k = self.srcs.iter().position(|&s| std::ptr::eq(s, src));
+        [k.map_or(0, |k| self.io[k]); WARP]
+    }
+
+    fn write(&mut self, dst: program::Dst, vals: &[u64; WARP], mask: LaneMask) {
+        if !mask.contains(0) {
+            return;
+        }
+        if let Some(k) = self.dsts.iter().position(|&d| d == dst) {
+            self.put(k, vals[0]);
+        }
+    }
+
+    fn addresses(&self, _exec: LaneMask) -> [u64; WARP] {
+        [0; WARP]
+    }
+
+    fn load(&mut self, _lane: u32, space: Space, address: u64, size: u32) -> Result<u64, device::ExecError> {
+        load(self.st, self.ctx, address, size).map_err(|()| self.oob(space, address, size))
+    }
+
+    fn store(
+        &mut self,
+        _lane: u32,
+        space: Space,
+        address: u64,
+        size: u32,
+        value: u64,
+    ) -> Result<(), device::ExecError> {
+        match self.st.region(address, size) {
+            Some(&(_, _, false)) => {
+                // SAFETY: inside a writable allocation of the launch.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(value.to_le_bytes().as_ptr(), address as *mut u8, size as usize)
+                };
+                Ok(())
+            }
+            Some(_) => Err(device::ExecError::new(
+                device::ErrorKind::ReadOnly { space: to_space(space), address },
+                device::Location::default(),
+            )),
+            None => Err(self.oob(space, address, size)),
+        }
+    }
+
+    fn misaligned(&self, _lane: u32, space: Space, address: u64, size: u32) -> device::ExecError {
+        device::ExecError::new(
+            device::ErrorKind::Misaligned { space: to_space(space), address, size },
+            device::Location::default(),
+        )
+    }
+
+    fn error(&self, _lane: u32, kind: device::ErrorKind) -> device::ExecError {
+        device::ExecError::new(kind, device::Location::default())
+    }
+
+    fn textures(&self) -> &device::Textures {
+        self.textures
+    }
+}
+
+impl OneLane<'_> {
+    /// Destination `k` gets `v`, masked to its width (a predicate to 0 or 1).
+    fn put(&mut self, k: usize, v: u64) {
+        self.io[self.srcs.len() + k] = masked(self.dsts[k], v);
+    }
+
+    fn oob(&self, space: Space, address: u64, size: u32) -> device::ExecError {
+        device::ExecError::new(
+            device::ErrorKind::OutOfBounds { space: to_space(space), address, size, detail: None },
+            device::Location::default(),
+        )
+    }
+}
+
+fn to_space(s: Space) -> device::Space {
+    crate::exec::to_space(s)
 }

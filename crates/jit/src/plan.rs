@@ -68,7 +68,8 @@ pub fn yield_kind(op: &Op) -> Option<YieldKind> {
         Kind::Shfl | Kind::Vote | Kind::Match | Kind::Redux | Kind::Activemask | Kind::WarpSync => {
             Some(YieldKind::Collective)
         }
-        Kind::Matrix | Kind::Texture => Some(YieldKind::Runtime),
+        // Texture and surface instructions are per thread: a helper call (`translate.rs`), no yield.
+        Kind::Matrix => Some(YieldKind::Runtime),
         _ => None,
     }
 }
@@ -212,15 +213,31 @@ pub fn for_each_use(prog: &Program, op: &Op, mut f: impl FnMut(usize)) {
             }
         }
     }
-    // Matrix and texture operand lists: counted as read (the runtime reads the whole spill set anyway).
-    if matches!(op.kind, Kind::Matrix | Kind::Texture) {
+    // Matrix operand lists: counted as read (the runtime reads the whole spill set anyway).
+    if op.kind == Kind::Matrix {
         for_each_matrix_reg(op, ns, &mut |v| {
             src(&if v < ns { Src::Reg(v as u32) } else { Src::Pred((v - ns) as u32, false) })
         });
     }
+    // Texture operands: the sources are read; a destination keeps its old value where the instruction does
+    // not write it (a `txq` of one field, a failed fetch's predicate), so it is read too.
+    if let Some(Extra::Texture(t)) = op.extra.as_deref() {
+        let (mut read, mut old) = (Vec::new(), Vec::new());
+        t.operands(|s| read.push(*s), |d| old.push(dst_as_src(d)));
+        read.iter().chain(&old).for_each(&mut src);
+    }
     // A guarded write keeps the old value where the guard is false: the old value is used.
     if op.guard.is_some() {
         for_each_def(prog, op, |v| src(&if v < ns { Src::Reg(v as u32) } else { Src::Pred((v - ns) as u32, false) }));
+    }
+}
+
+/// A destination read as a source (its old value).
+fn dst_as_src(d: &Dst) -> Src {
+    match *d {
+        Dst::Reg(r, _) => Src::Reg(r),
+        Dst::Pred(p) => Src::Pred(p, false),
+        _ => Src::None,
     }
 }
 
@@ -236,6 +253,7 @@ pub fn for_each_def(prog: &Program, op: &Op, mut f: impl FnMut(usize)) {
     dst(&op.dst2);
     match op.extra.as_deref() {
         Some(Extra::Dsts(d)) => d.iter().for_each(&mut dst),
+        Some(Extra::Texture(t)) => t.operands(|_| {}, &mut dst),
         Some(Extra::Call { rets, .. }) => {
             for a in rets {
                 if let CallArg::Reg(r, _) = a {

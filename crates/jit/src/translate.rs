@@ -182,6 +182,10 @@ fn helper_signature(h: Helper, cc: CallConv) -> Signature {
             s.params.extend([p(I64), p(I64)]);
             s.returns.push(p(I32));
         }
+        Helper::Texture => {
+            s.params.extend([p(I64), p(I32), p(I64), p(I64)]);
+            s.returns.push(p(I32));
+        }
     }
     s
 }
@@ -1066,6 +1070,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             Kind::St => self.store(op),
             Kind::Atom | Kind::Red => self.atomic(op),
             Kind::Call => self.call(op),
+            Kind::Texture => self.texture(op),
             Kind::Brx => self.brx(op),
             Kind::Bar => {
                 // `bar.arrive` (a waiting barrier is a yield point).
@@ -1136,6 +1141,43 @@ impl<'a, 'b> Translator<'a, 'b> {
         if op.dst2 != Dst::None {
             let out2 = self.b.ins().stack_load(I64, I64, slot, 48);
             self.write(op.dst2, out2);
+        }
+    }
+
+    /// A texture or surface instruction, for this thread alone: its sources, and its destinations' old
+    /// values, go to a stack slot in `TexOp::operands` order; the `Texture` helper runs the emulator's
+    /// semantics (`program::texture`) for this one lane and writes the results there; they are read back.
+    /// (They were yield points once, resolved per warp by the runtime: 6.6 Mpixel/s.)
+    fn texture(&mut self, op: &Op) {
+        let Some(Extra::Texture(t)) = op.extra.as_deref() else { return };
+        let (mut srcs, mut dsts) = (Vec::new(), Vec::new());
+        t.operands(|s| srcs.push(*s), |d| dsts.push(*d));
+        let words = (srcs.len() + dsts.len()).max(1) as u32;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * words, 3));
+        for (k, s) in srcs.iter().enumerate() {
+            let v = self.read(s);
+            self.b.ins().stack_store(I64, v, slot, 8 * k as i32);
+        }
+        let old = |d: &Dst| match *d {
+            Dst::Reg(r, _) => Src::Reg(r),
+            Dst::Pred(p) => Src::Pred(p, false),
+            _ => Src::Imm(0),
+        };
+        for (k, d) in dsts.iter().enumerate() {
+            let v = self.read(&old(d));
+            self.b.ins().stack_store(I64, v, slot, 8 * (srcs.len() + k) as i32);
+        }
+        let ops = self.ctx_i64(cx::OPS);
+        let site = self.site();
+        let opp = self.b.ins().load(I64, ro(), ops, (site * 8) as i32);
+        let io = self.b.ins().stack_addr(I64, slot, 0);
+        let t = self.b.use_var(self.t);
+        let bad = self.helper(Helper::Texture, &[self.ctx, t, opp, io]).expect("texture");
+        let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, bad, 0);
+        self.fail_if(bad, error::TEXTURE, None, 0);
+        for (k, d) in dsts.iter().enumerate() {
+            let v = self.b.ins().stack_load(I64, I64, slot, 8 * (srcs.len() + k) as i32);
+            self.write(*d, v);
         }
     }
 

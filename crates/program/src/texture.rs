@@ -427,33 +427,14 @@ pub fn decode_inner(cx: &mut OperandCx<'_, '_>) -> Result<TexOp, String> {
 pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecError> {
     let Some(Extra::Texture(t)) = op.extra.as_deref() else { return Ok(()) };
     match t {
-        TexOp::Fetch { geom, ret, int_coords, gather, handle, coords, dsts, pred } => {
+        TexOp::Fetch { handle, coords, dsts, pred, .. } => {
             let handles = x.read(handle);
             let coords: SmallVec<[[u64; WARP]; 4]> = coords.iter().map(|c| x.read(c)).collect();
             let mut out = [[0u64; WARP]; 4];
-            let name = if gather.is_some() { "tld4" } else { "tex" };
             for lane in exec.iter() {
                 let l = lane as usize;
-                let Some(desc) = x.textures().texture(handles[l]).copied() else {
-                    let why = x.textures().describe(handles[l]);
-                    return Err(x.error(lane, ErrorKind::Invalid(format!("`{name}` on handle {why}"))));
-                };
-                check_geometry(x, lane, name, &desc.resource, *geom)?;
-                if (*ret == Ret::F32) != desc.returns_float() {
-                    let why = if desc.returns_float() {
-                        "the texture returns floats; the instruction asks for integers"
-                    } else {
-                        "the texture returns integers (element-type reads of integer texels); the instruction asks \
-                         for floats"
-                    };
-                    return Err(x.error(lane, ErrorKind::Invalid(format!("`{name}`: {why}"))));
-                }
                 let c: SmallVec<[u64; 4]> = coords.iter().map(|v| v[l]).collect();
-                let mut s = Sampler { x, lane, desc: &desc };
-                let v = match gather {
-                    Some(comp) => s.gather(*geom, &c, *comp)?,
-                    None => s.fetch(*geom, *int_coords, &c)?,
-                };
+                let v = fetch_lane(x, lane, t, handles[l], &c)?;
                 for (k, o) in out.iter_mut().enumerate() {
                     o[l] = v[k];
                 }
@@ -491,6 +472,37 @@ pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecE
         TexOp::Surface { store, geom, elem, mode, handle, coords, dsts, srcs } => {
             surface_access(x, exec, *store, *geom, *elem, *mode, handle, coords, dsts, srcs)
         }
+    }
+}
+
+/// `tex` or `tld4` for one lane, from its handle and coordinates: the four values the instruction writes
+/// (its predicate, where it has one, is true). `exec` calls it lane by lane; the JIT calls it per thread.
+pub fn fetch_lane(
+    x: &mut dyn WarpAccess,
+    lane: u32,
+    t: &TexOp,
+    handle: u64,
+    coords: &[u64],
+) -> Result<[u64; 4], ExecError> {
+    let TexOp::Fetch { geom, ret, int_coords, gather, .. } = t else { return Ok([0; 4]) };
+    let name = if gather.is_some() { "tld4" } else { "tex" };
+    let Some(desc) = x.textures().texture(handle).copied() else {
+        let why = x.textures().describe(handle);
+        return Err(x.error(lane, ErrorKind::Invalid(format!("`{name}` on handle {why}"))));
+    };
+    check_geometry(x, lane, name, &desc.resource, *geom)?;
+    if (*ret == Ret::F32) != desc.returns_float() {
+        let why = if desc.returns_float() {
+            "the texture returns floats; the instruction asks for integers"
+        } else {
+            "the texture returns integers (element-type reads of integer texels); the instruction asks for floats"
+        };
+        return Err(x.error(lane, ErrorKind::Invalid(format!("`{name}`: {why}"))));
+    }
+    let mut s = Sampler { x, lane, desc: &desc };
+    match gather {
+        Some(comp) => s.gather(*geom, coords, *comp),
+        None => s.fetch(*geom, *int_coords, coords),
     }
 }
 
