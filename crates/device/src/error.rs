@@ -142,7 +142,7 @@ impl fmt::Display for ExecError {
             ErrorKind::BarrierDivergence(d) => write!(f, "barrier divergence: {d}")?,
             ErrorKind::Trap => write!(f, "the kernel stopped at a `trap` or `brkpt` instruction")?,
             ErrorKind::Assert(m) => write!(f, "{m}")?,
-            ErrorKind::Unsupported(list) => write!(f, "unsupported instructions: {}", list.join("; "))?,
+            ErrorKind::Unsupported(list) => write_unsupported(f, list)?,
             ErrorKind::InvalidLaunch(m) => write!(f, "invalid launch: {m}")?,
             ErrorKind::StackOverflow(depth) => write!(f, "device-function calls nested deeper than {depth}")?,
             ErrorKind::Invalid(m) => write!(f, "{m}")?,
@@ -152,3 +152,78 @@ impl fmt::Display for ExecError {
 }
 
 impl std::error::Error for ExecError {}
+
+/// At most this many kinds of unsupported instruction are spelled out; a tensor-core kernel has thousands.
+const SHOWN_KINDS: usize = 8;
+
+/// Lists unsupported instructions one kind at a time: the first of each kind (same opcode) in
+/// full, with how many more there are, so that a kernel with thousands of them still reads in one screen.
+fn write_unsupported(f: &mut fmt::Formatter<'_>, list: &[String]) -> fmt::Result {
+    let mut kinds: Vec<(&str, &String, usize)> = Vec::new();
+    for entry in list {
+        let key = unsupported_kind(entry);
+        match kinds.iter_mut().find(|(k, ..)| *k == key) {
+            Some((.., n)) => *n += 1,
+            None => kinds.push((key, entry, 1)),
+        }
+    }
+    f.write_str("unsupported instructions: ")?;
+    for (i, (_, first, n)) in kinds.iter().take(SHOWN_KINDS).enumerate() {
+        if i > 0 {
+            f.write_str("; ")?;
+        }
+        f.write_str(first)?;
+        if *n > 1 {
+            write!(f, " and {} more like it", n - 1)?;
+        }
+    }
+    if kinds.len() > SHOWN_KINDS {
+        let rest: usize = kinds[SHOWN_KINDS..].iter().map(|(.., n)| n).sum();
+        write!(f, "; and {rest} more of {} other kinds", kinds.len() - SHOWN_KINDS)?;
+    }
+    Ok(())
+}
+
+/// The kind of an entry "PTX line N in `f`: `opcode operands` (why)": its opcode with all modifiers.
+/// Entries of another shape are their own kind.
+fn unsupported_kind(entry: &str) -> &str {
+    let Some(start) = entry.find(": `").map(|i| i + 3) else { return entry };
+    let text = &entry[start..];
+    let text = text.strip_prefix('@').map_or(text, |t| t.split_once(' ').map_or(t, |(_, rest)| rest));
+    text.split([' ', '`', ';']).next().unwrap_or(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unsupported(list: Vec<String>) -> String {
+        let e = ExecError::new(ErrorKind::Unsupported(list), Location { kernel: "k".into(), ..Default::default() });
+        e.to_string()
+    }
+
+    #[test]
+    fn unsupported_lists_each_kind_once_with_a_count() {
+        let mut list = Vec::new();
+        for line in 0..1000 {
+            list.push(format!("PTX line {line} in `k`: `cp.async.cg.shared.global [%r1], [%rd1], 16;` (no)"));
+            list.push(format!("PTX line {line} in `k`: `@%p1 cp.async.commit_group;` (no)"));
+        }
+        list.push("call to `f`, which has no body".into());
+        let text = unsupported(list);
+        assert_eq!(
+            text,
+            "unsupported instructions: PTX line 0 in `k`: `cp.async.cg.shared.global [%r1], [%rd1], 16;` (no) and \
+             999 more like it; PTX line 0 in `k`: `@%p1 cp.async.commit_group;` (no) and 999 more like it; call to \
+             `f`, which has no body\n  at kernel `k`"
+        );
+    }
+
+    #[test]
+    fn unsupported_names_at_most_eight_kinds() {
+        let list: Vec<String> = (0..20).map(|i| format!("PTX line {i} in `k`: `op{i} %r1;` (no)")).collect();
+        let text = unsupported(list);
+        assert!(text.contains("`op7 %r1;`") && !text.contains("`op8"), "{text}");
+        assert!(text.contains("and 12 more of 12 other kinds"), "{text}");
+    }
+}
