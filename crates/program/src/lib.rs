@@ -849,7 +849,7 @@ impl Decoder<'_> {
             | O::Applypriority
             | O::Discard => Kind::Nop,
             other => {
-                self.unsupported(i, &format!("`{other}` is not implemented by the emulator"));
+                self.unsupported(i, &format!("`{other}` is not implemented by lockstep (neither engine runs it)"));
                 return op;
             }
         };
