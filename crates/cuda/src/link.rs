@@ -173,15 +173,16 @@ fn unit_symbols(module: &ptx::ast::Module<'_>, text: &str) -> Vec<Symbol> {
     out
 }
 
-/// The offset of the `{` that opens a function's body, searching from after its name.
+/// The offset of the `{` that opens a function's body, searching from after its name (a token boundary, so
+/// lexing starts there: lexing from the start of the text made linking quadratic in the number of functions).
 fn body_start(text: &str, from: usize, end: usize) -> Option<usize> {
-    let mut lexer = Lexer::new(text.get(..end)?);
+    let mut lexer = Lexer::new(text.get(from..end)?);
     let mut diags = ptx::diagnostic::Diagnostics::default();
     loop {
         let t = lexer.next(&mut diags);
         match t.kind {
             TokenKind::Eof => return None,
-            TokenKind::LBrace if t.start as usize >= from => return Some(t.start as usize),
+            TokenKind::LBrace => return Some(from + t.start as usize),
             _ => {}
         }
     }
