@@ -485,3 +485,58 @@ fn info_rejects_non_traces_and_reports_prefixes() {
     assert!(o.status.success());
     assert!(stdout(&o).contains("PREFIX ONLY"), "{}", stdout(&o));
 }
+
+/// Every lock kind, one lock per worker call and one shared: the recorded address is the program's own
+/// `&lock` (never a stack slot or a field inside the lock), with glibc on its single-threaded paths (plain
+/// stores) and its multi-threaded ones (atomics), lazily bound and `-z now`, at -O0 and -O2.
+#[test]
+fn lock_addresses_are_the_programs_own() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let n = 64u64;
+    for (k, (opt, threads, link)) in
+        [("-O2", "0", ""), ("-O0", "0", ""), ("-O2", "4", ""), ("-O1", "3", "-Wl,-z,now")].into_iter().enumerate()
+    {
+        let sub = dir.path().join(k.to_string());
+        std::fs::create_dir(&sub).unwrap();
+        let mut flags = vec!["-fopenmp", "-pthread", opt];
+        if !link.is_empty() {
+            flags.push(link);
+        }
+        let exe = compile(&sub, "locks.c", &flags);
+        let f = sub.join("locks.trace");
+        let o = lockstep(&["-q", "-o", f.to_str().unwrap(), "--function", "worker"], &exe, &["64", threads]);
+        let what = format!("{opt} {link}, {threads} threads");
+        assert_eq!(o.status.code(), Some(0), "{what}: {}", stderr(&o));
+        let out = stdout(&o);
+        let array = |name: &str| {
+            let line = out.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap();
+            let stride: u64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+            (printed_addr(&out, name), stride)
+        };
+        let mut want = BTreeMap::new();
+        for (kind, name) in [
+            (LockKind::Mutex, "mutex"),
+            (LockKind::Spin, "spin"),
+            (LockKind::RwLock, "rwlock"),
+            (LockKind::OmpLock, "omplock"),
+            (LockKind::OmpLock, "nestlock"),
+        ] {
+            let (base, stride) = array(name);
+            for i in 0..n {
+                want.insert((kind, base + i * stride), (1, 1));
+            }
+            if name != "nestlock" {
+                want.insert((kind, printed_addr(&out, &format!("{name}_shared"))), (n, n));
+            }
+        }
+        let mut got = locks(&Trace::open(&f).unwrap());
+        // The named critical section's lock is libgomp's variable `.gomp_critical_user_named`.
+        let critical: Vec<_> = got.keys().filter(|(kind, _)| *kind == LockKind::OmpCritical).copied().collect();
+        assert_eq!(critical.len(), 1, "{what}: one critical section lock: {got:x?}");
+        assert_eq!(got.remove(&critical[0]), Some((n, n)), "{what}");
+        assert_eq!(got, want, "{what}");
+    }
+}

@@ -110,10 +110,16 @@ fn hottest_block<'r>(r: &'r Report, name: &str) -> &'r fuser::report::BlockRepor
 
 /// `lanes MODE 32` traced with `--function worker_MODE`.
 fn lanes_trace(mode: &str) -> Option<(tempfile::TempDir, trace::Trace)> {
+    lanes_trace_with(mode, &[])
+}
+
+/// `lanes MODE 32 EXTRA...` traced with `--function worker_MODE`.
+fn lanes_trace_with(mode: &str, extra: &[&str]) -> Option<(tempfile::TempDir, trace::Trace)> {
     let bin = lockstep()?;
     let dir = tempfile::tempdir().unwrap();
     let exe = compile(dir.path(), "lanes.c", &["-pthread"]);
-    let t = trace(bin, dir.path(), mode, &["--function", &format!("worker_{mode}")], &exe, &[mode, "32"]);
+    let args: Vec<&str> = [mode, "32"].into_iter().chain(extra.iter().copied()).collect();
+    let t = trace(bin, dir.path(), mode, &["--function", &format!("worker_{mode}")], &exe, &args);
     assert_eq!(t.simt.len(), 32);
     Some((dir, t))
 }
@@ -212,6 +218,27 @@ fn one_mutex_serializes_and_one_mutex_per_lane_does_not() {
     // With one lock per lane the critical section runs in lock-step.
     assert_eq!(function(&rn, "worker_lockn").simt_efficiency, Some(1.0));
     assert_eq!(function(&r1, "pthread_mutex_unlock").simt_efficiency, Some(1.0 / 32.0));
+}
+
+/// The reported bug: in a one-thread process glibc takes and releases a mutex with plain stores, and the
+/// first store of `pthread_mutex_lock` is a push, so every acquire was recorded under one stack address and
+/// 32 lanes on 32 different mutexes ran one at a time (3% SIMT efficiency).
+#[test]
+fn one_thread_process_locks_by_their_own_address() {
+    let Some((_d, one)) = lanes_trace_with("lock1", &["seq"]) else { return };
+    let Some((_e, many)) = lanes_trace_with("lockn", &["seq"]) else { return };
+    let Some((_f, lockloop)) = lanes_trace_with("lockloop", &["seq"]) else { return };
+    let r1 = analyze(&one, 32, Batch::Consecutive);
+    let rn = analyze(&many, 32, Batch::Consecutive);
+    let l1 = r1.locks.iter().find(|l| l.function == "worker_lock1").expect("lock site");
+    assert_eq!((l1.locks, l1.acquisitions, l1.max_serialized_lanes), (1, 32, 32), "{l1:?}");
+    let ln = rn.locks.iter().find(|l| l.function == "worker_lockn").expect("lock site");
+    assert_eq!((ln.locks, ln.acquisitions, ln.contended, ln.max_serialized_lanes), (32, 32, 0, 0), "{ln:?}");
+    assert_eq!(function(&rn, "worker_lockn").simt_efficiency, Some(1.0));
+    // The loop under each lane's own mutex runs in lock-step: work(1000) is 3002 of each lane's instructions.
+    let rl = analyze(&lockloop, 32, Batch::Consecutive);
+    assert_eq!(function(&rl, "work").simt_efficiency, Some(1.0));
+    assert!(rl.simt_efficiency.unwrap() > 0.95, "{:?}", rl.simt_efficiency);
 }
 
 #[test]

@@ -41,13 +41,19 @@ const _: () = assert!(ADDR_SLOTS == 1 << 12);
 impl MemSite {
     /// `insn` < 4096 (blocks have at most 4096 instructions, QEMU's at most 512), so the head takes at most
     /// 2 bytes; up to 16383 fit the 3 the packing allows.
-    pub fn new(first_insn: u32, insn: u16, atomic: bool) -> MemSite {
+    pub fn new(first_insn: u32, insn: u16, atomic: bool, stack: bool) -> MemSite {
         debug_assert!(insn < 1 << 14);
         // Head = ((insn << 4 | store << 3 | size) << 3) | 1: store and size land in bits 3..7 of the first
         // byte, so the rest is fixed per instruction.
         let (head, n) = leb56(u64::from(insn) << 7 | 1);
         let slot = u64::from(first_insn.wrapping_add(u32::from(insn))) & (ADDR_SLOTS as u64 - 1);
-        MemSite(head | (n as u64) << 24 | slot << 26 | u64::from(atomic) << 38 | u64::from(insn) << 40)
+        MemSite(
+            head | (n as u64) << 24
+                | slot << 26
+                | u64::from(atomic) << 38
+                | u64::from(stack) << 39
+                | u64::from(insn) << 40,
+        )
     }
 
     #[inline(always)]
@@ -68,6 +74,12 @@ impl MemSite {
     #[inline(always)]
     pub fn atomic(self) -> bool {
         self.0 & 1 << 38 != 0
+    }
+
+    /// The instruction addresses the stack: a push, pop, call or return, or a memory operand based on `rsp`.
+    #[inline(always)]
+    pub fn stack(self) -> bool {
+        self.0 & 1 << 39 != 0
     }
 
     #[inline(always)]
@@ -246,7 +258,7 @@ mod tests {
                 2 => 0x7fff_0000_0000 + (r >> 44),
                 _ => 0x5555_0000 + u64::from(i % 64) * 8,
             };
-            let site = MemSite::new(first_insn, insn, false);
+            let site = MemSite::new(first_insn, insn, false, false);
             assert_eq!(site.insn(), insn);
             fast.mem(&mut buf, site, access_bits(store, size), addr);
             reference.mem(&mut want, first_insn, insn, store, size, addr);

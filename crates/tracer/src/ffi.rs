@@ -127,7 +127,7 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
         t.maybe_flush_meta(&mut st);
         d
     };
-    let atomics = atomic_flags(&bytes);
+    let kinds = access_kinds(&bytes);
     let null = t.cfg.mode == Mode::Null;
     let (tb_cb, mem_cb): (TbCb, MemCb) = match (null, INLINE_MEMINFO.load(Relaxed)) {
         (true, _) => (on_tb_exec_null, on_mem_null),
@@ -150,7 +150,8 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
             if t.cfg.mode == Mode::Blocks {
                 break;
             }
-            let site = MemSite::new(desc.first_insn, i as u16, atomics[i]);
+            let (atomic, stack) = kinds[i];
+            let site = MemSite::new(desc.first_insn, i as u16, atomic, stack);
             qemu_plugin_register_vcpu_mem_cb(
                 *insn,
                 Some(mem_cb),
@@ -162,16 +163,20 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     }
 }
 
-/// Which instructions are atomic read-modify-writes (`lock` prefix, or `xchg` with memory).
-fn atomic_flags(insns: &[&[u8]]) -> Vec<bool> {
+/// Per instruction: whether it is an atomic read-modify-write (`lock` prefix, or `xchg` with memory), and
+/// whether it addresses the stack (push, pop, call, return, or a memory operand based on `rsp`). A lock
+/// function's lock is the object it writes that is not its own stack frame.
+fn access_kinds(insns: &[&[u8]]) -> Vec<(bool, bool)> {
+    use iced_x86::{Mnemonic, OpKind, Register};
     insns
         .iter()
         .map(|b| {
             let mut d = iced_x86::Decoder::new(64, b, iced_x86::DecoderOptions::NONE);
             let i = d.decode();
-            i.has_lock_prefix()
-                || (i.mnemonic() == iced_x86::Mnemonic::Xchg
-                    && (0..i.op_count()).any(|k| i.op_kind(k) == iced_x86::OpKind::Memory))
+            let memory = (0..i.op_count()).any(|k| i.op_kind(k) == OpKind::Memory);
+            let atomic = i.has_lock_prefix() || (i.mnemonic() == Mnemonic::Xchg && memory);
+            let stack = i.is_stack_instruction() || (memory && i.memory_base() == Register::RSP);
+            (atomic, stack)
         })
         .collect()
 }

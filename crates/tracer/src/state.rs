@@ -113,14 +113,49 @@ struct LockFrame {
     kind: LockKind,
     release: bool,
     sym: u32,
-    atomic_addr: Option<u64>,
-    store_addr: Option<u64>,
+    /// What the function's own frame writes (its tail calls included), and what its callees write: only where
+    /// the first is empty does the second count (libgomp's first `omp_set_nest_lock` on a thread allocates
+    /// the thread's state, taking malloc's lock, before it takes the nest lock).
+    target: Option<LockTarget>,
+    callee_target: Option<LockTarget>,
     seen: [u32; 8],
     nseen: usize,
     spinning: bool,
     spin: u64,
     /// Inside the lock function proper (not its PLT stub or the dynamic linker's lazy binding).
     armed: bool,
+}
+
+/// A lock object's address as its lock function's writes reveal it (the tracer cannot read the argument
+/// register): the function's first atomic read-modify-write, else its first store, stack frames aside; then
+/// the lowest address it writes within [`LOCK_OBJECT`] bytes of that (glibc's `pthread_mutex_unlock` clears the
+/// owner field at +8 before the lock word at +0, and takes a plain store for either when single-threaded).
+#[derive(Debug, Clone, Copy)]
+struct LockTarget {
+    anchor: u64,
+    atomic: bool,
+    low: u64,
+}
+
+/// How far from the anchor a write still belongs to the lock object (glibc's largest, `pthread_rwlock_t`, is
+/// 56 bytes).
+const LOCK_OBJECT: u64 = 64;
+
+impl LockTarget {
+    fn write(t: &mut Option<LockTarget>, addr: u64, atomic: bool) {
+        match t {
+            None => *t = Some(LockTarget { anchor: addr, atomic, low: addr }),
+            Some(t) => {
+                let near = |a: u64, b: u64| a.abs_diff(b) < LOCK_OBJECT;
+                if atomic && !t.atomic {
+                    let low = if near(t.low, addr) { t.low.min(addr) } else { addr };
+                    *t = LockTarget { anchor: addr, atomic, low };
+                } else if near(t.anchor, addr) {
+                    t.low = t.low.min(addr);
+                }
+            }
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -344,7 +379,7 @@ impl ThreadState {
             s.count += n;
         } else if self.seg.is_some() {
             if let Some(l) = self.lock.as_mut() {
-                if l.armed && (l.atomic_addr.is_some() || l.store_addr.is_some()) && !l.spinning {
+                if l.armed && (l.target.is_some() || l.callee_target.is_some()) && !l.spinning {
                     if l.seen[..l.nseen].contains(&tb.id) {
                         l.spinning = true;
                         self.rec = false;
@@ -421,6 +456,8 @@ impl ThreadState {
                     }
                 }
                 f.func = sym;
+                // A tail call into a PLT stub (`jmp GOMP_critical_name_end@plt`) makes the frame a stub's.
+                f.plt = role & ROLE_PLT != 0;
             }
             None => self.stack.push(Frame { ret: u64::MAX, func: sym, plt: role & ROLE_PLT != 0 }),
         }
@@ -445,8 +482,8 @@ impl ThreadState {
                     kind: TbDesc::lock_kind(role),
                     release: role & ROLE_RELEASE != 0,
                     sym,
-                    atomic_addr: None,
-                    store_addr: None,
+                    target: None,
+                    callee_target: None,
                     seen: [0; 8],
                     nseen: 0,
                     spinning: false,
@@ -488,10 +525,15 @@ impl ThreadState {
                 if l.spinning {
                     self.enc.skip(&mut self.buf, SkipKind::LockSpin, l.spin, l.sym.into());
                 }
-                lock_event = l.atomic_addr.or(l.store_addr).map(|a| (l.kind, l.release, a));
+                lock_event = l.target.or(l.callee_target).map(|t| (l.kind, l.release, t.low));
             }
         }
         if self.region.as_ref().is_some_and(|r| r.depth > depth) {
+            // A lock function tail-called at the end of the SIMT thread (`jmp GOMP_critical_name_end`) returns
+            // past it: its event still belongs to the thread.
+            if let (true, Some((kind, release, addr))) = (self.rec, lock_event) {
+                self.enc.lock(&mut self.buf, kind, release, addr);
+            }
             if let Some(p) = self.pending.take() {
                 self.outside += u64::from(p.tb.n - u32::from(p.from));
             }
@@ -586,12 +628,9 @@ impl ThreadState {
     fn on_mem_general(&mut self, site: MemSite, access: u64, vaddr: u64) {
         let store = access & crate::encode::access_bits(true, 0) != 0;
         if let Some(l) = self.lock.as_mut() {
-            if l.armed && l.atomic_addr.is_none() && self.skip.is_none() {
-                if site.atomic() {
-                    l.atomic_addr = Some(vaddr);
-                } else if l.store_addr.is_none() && store {
-                    l.store_addr = Some(vaddr);
-                }
+            if l.armed && self.skip.is_none() && (site.atomic() || store) && !site.stack() {
+                let target = if self.stack.len() == l.depth { &mut l.target } else { &mut l.callee_target };
+                LockTarget::write(target, vaddr, site.atomic());
             }
         }
         if site.insn() < self.mem_from {

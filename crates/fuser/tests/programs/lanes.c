@@ -6,7 +6,10 @@
  *   mem      load_c(&buf[i]) (4-byte stride: 4 sectors per warp of 32) and load_s(&buf[8 i]) (32-byte stride:
  *            32 sectors), buf 128-byte aligned on the heap.
  *   lock1    all threads increment one counter under one mutex.
- *   lockn    thread i increments its own counter under its own mutex. */
+ *   lockn    thread i increments its own counter under its own mutex.
+ *   lockloop thread i runs work(1000) under its own mutex.
+ * `lanes MODE N seq` calls worker_MODE(0), ..., worker_MODE(N - 1) in the main thread instead: a process with
+ * one thread, where glibc's mutexes take plain stores rather than atomics. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +56,14 @@ void *worker_lock1(void *arg) {
     return NULL;
 }
 
+void *worker_lockloop(void *arg) {
+    long id = (long)arg;
+    pthread_mutex_lock(&many[id]);
+    counters[id] += work(1000);
+    pthread_mutex_unlock(&many[id]);
+    return NULL;
+}
+
 void *worker_lockn(void *arg) {
     long id = (long)arg;
     pthread_mutex_lock(&many[id]);
@@ -72,13 +83,18 @@ int main(int argc, char **argv) {
     else if (!strcmp(mode, "mem")) fn = worker_mem;
     else if (!strcmp(mode, "lock1")) fn = worker_lock1;
     else if (!strcmp(mode, "lockn")) fn = worker_lockn;
+    else if (!strcmp(mode, "lockloop")) fn = worker_lockloop;
     else return 2;
     buf = aligned_alloc(128, 8 * MAXT * sizeof(int));
     for (int i = 0; i < 8 * MAXT; i++) buf[i] = i;
     for (int i = 0; i < MAXT; i++) pthread_mutex_init(&many[i], NULL);
     pthread_t t[MAXT];
-    for (long i = 0; i < n; i++) pthread_create(&t[i], NULL, fn, (void *)i);
-    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+    if (argc > 3 && !strcmp(argv[3], "seq")) {
+        for (long i = 0; i < n; i++) fn((void *)i);
+    } else {
+        for (long i = 0; i < n; i++) pthread_create(&t[i], NULL, fn, (void *)i);
+        for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+    }
     printf("buf %p shared %ld\n", (void *)buf, shared);
     return 0;
 }
