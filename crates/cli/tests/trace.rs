@@ -540,3 +540,32 @@ fn lock_addresses_are_the_programs_own() {
         assert_eq!(got, want, "{what}");
     }
 }
+
+/// `--per-iteration` counts every iteration of an OpenMP collapse(2) loop: gcc peels the first one off the
+/// loop at -O1 and above, and at -O0 the header block runs the body before its exit test (both once lost one
+/// iteration per OS thread: 15,875 of 126 x 126).
+#[test]
+fn per_iteration_counts_peeled_and_bottom_tested_iterations() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for opt in ["-O0", "-O1", "-O2", "-O3"] {
+        let sub = dir.path().join(opt);
+        std::fs::create_dir(&sub).unwrap();
+        let exe = compile(&sub, "collapse.c", &["-fopenmp", opt]);
+        for threads in ["1", "3"] {
+            let f = sub.join(format!("c{threads}.trace"));
+            let o = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+                .args(["trace", "-q", "-o", f.to_str().unwrap(), "--function", "main._omp_fn.0", "--per-iteration"])
+                .arg("--")
+                .arg(&exe)
+                .env("OMP_NUM_THREADS", threads)
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            let t = Trace::open(&f).unwrap();
+            assert_eq!(t.simt.len(), 126 * 126, "{opt}, {threads} threads");
+        }
+    }
+}

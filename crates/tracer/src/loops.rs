@@ -4,6 +4,11 @@
 //! indirect jumps end a path), split into basic blocks, and its natural loops are computed with the `graph`
 //! crate. The outermost loop is the top-level loop with the most instructions; each arrival at its header
 //! starts an iteration, and a jump to one of its exit targets ends one.
+//!
+//! A loop may run its first iteration before the loop proper: gcc does so for OpenMP `collapse` loops, whose
+//! first iteration computes the indices by division and the others step them. [`OuterLoop::peeled`] finds
+//! such a copy on the straight path into the loop, between two tests that leave for the loop's exit, doing
+//! the same kinds of memory accesses and calls as the loop body; its first block starts an iteration too.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -14,13 +19,15 @@ use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OuterLoop {
     pub header: u64,
-    /// The header block can leave the loop (a top-tested loop): its last execution is the exit test, not an
-    /// iteration.
+    /// The header block can leave the loop and does no work but the test (a top-tested loop): its last
+    /// execution is the exit test, not an iteration.
     pub header_exits: bool,
     /// Addresses outside the loop that loop blocks jump or fall to.
     pub exits: Vec<u64>,
     /// Address ranges of the loop's blocks.
     pub body: Vec<(u64, u64)>,
+    /// The start of a first iteration peeled off before the loop, if there is one.
+    pub peeled: Option<u64>,
 }
 
 struct Decoded {
@@ -28,6 +35,26 @@ struct Decoded {
     len: u64,
     flow: FlowControl,
     target: Option<u64>,
+    /// What the instruction does that a copy of the loop body would do too: a memory access outside the
+    /// stack (mnemonic and index scale) or a direct call (its target).
+    work: Option<Work>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Work {
+    Access(iced_x86::Mnemonic, u32),
+    Call(u64),
+}
+
+fn work_of(i: &Instruction) -> Option<Work> {
+    use iced_x86::{Mnemonic, OpKind, Register};
+    if i.flow_control() == FlowControl::Call && i.op0_kind() == OpKind::NearBranch64 {
+        return Some(Work::Call(i.near_branch_target()));
+    }
+    let memory = (0..i.op_count()).any(|k| i.op_kind(k) == OpKind::Memory);
+    let address_only = matches!(i.mnemonic(), Mnemonic::Lea | Mnemonic::Nop);
+    let stack = matches!(i.memory_base(), Register::RSP | Register::RBP) || i.is_stack_instruction();
+    (memory && !address_only && !stack).then(|| Work::Access(i.mnemonic(), i.memory_index_scale()))
 }
 
 /// Analyses the function at `entry` whose code is `code` (starting at `base`).
@@ -47,7 +74,7 @@ pub fn outer_loop(code: &[u8], base: u64, entry: u64) -> Option<OuterLoop> {
             FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch => Some(i.near_branch_target()),
             _ => None,
         };
-        Some(Decoded { addr: a, len: i.len() as u64, flow, target })
+        Some(Decoded { addr: a, len: i.len() as u64, flow, target, work: work_of(&i) })
     };
     // Recursive descent: collect instructions and leaders.
     let mut insns: BTreeMap<u64, Decoded> = BTreeMap::new();
@@ -155,12 +182,82 @@ pub fn outer_loop(code: &[u8], base: u64, entry: u64) -> Option<OuterLoop> {
             }
         }
     }
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+    for (i, s) in succ_addr.iter().enumerate() {
+        for t in s {
+            if let Some(&j) = index.get(t) {
+                preds[j].push(i);
+            }
+        }
+    }
+    let body_ix: Vec<usize> = body.iter().map(|b| b.index()).collect();
+    let cfg = Cfg { blocks: &blocks, succ: &succ_addr, preds: &preds, insns: &insns };
+    // A header that does the loop's work before its exit test (gcc -O0's OpenMP loops: the whole body, then
+    // `jae exit`) runs a real iteration every time, the last included; only a header that is just the test
+    // runs once more than the loop iterates.
+    let header_exits = header_exits && cfg.work(&[header.index()]).is_empty();
+    let peeled = cfg.peeled(header.index(), &body_ix, &exits);
     Some(OuterLoop {
         header: blocks[header.index()].0,
         header_exits,
         exits: exits.into_iter().collect(),
         body: body.iter().map(|b| blocks[b.index()]).collect(),
+        peeled,
     })
+}
+
+struct Cfg<'a> {
+    blocks: &'a [(u64, u64)],
+    succ: &'a [Vec<u64>],
+    preds: &'a [Vec<usize>],
+    insns: &'a BTreeMap<u64, Decoded>,
+}
+
+impl Cfg<'_> {
+    fn work(&self, blocks: &[usize]) -> BTreeSet<Work> {
+        blocks
+            .iter()
+            .flat_map(|&b| self.insns.range(self.blocks[b].0..self.blocks[b].1))
+            .filter_map(|(_, d)| d.work)
+            .collect()
+    }
+
+    /// Whether block `b` ends in a conditional branch one of whose targets is an exit of the loop.
+    fn tests_for_exit(&self, b: usize, exits: &BTreeSet<u64>) -> bool {
+        let last = self.insns.range(self.blocks[b].0..self.blocks[b].1).next_back();
+        last.is_some_and(|(_, d)| d.flow == FlowControl::ConditionalBranch)
+            && self.succ[b].iter().any(|t| exits.contains(t))
+    }
+
+    /// The first block of a peeled first iteration. Walking back from the loop's only entry along blocks with
+    /// one predecessor, the first test for the loop's exit ends the peeled copy; it starts after the next
+    /// test, or at the block where paths join. The copy must do at least half of the kinds of work the loop
+    /// body does (set-up code that computes a chunk's bounds does none).
+    fn peeled(&self, header: usize, body: &[usize], exits: &BTreeSet<u64>) -> Option<u64> {
+        let mut outside = self.preds[header].iter().filter(|p| !body.contains(p));
+        let (&first, None) = (outside.next()?, outside.next()) else { return None };
+        let mut chain = vec![first];
+        let (mut near, mut far) = (None, None);
+        while chain.len() < 32 {
+            let b = *chain.last().expect("nonempty");
+            if self.tests_for_exit(b, exits) {
+                if near.is_some() {
+                    far = Some(chain.len() - 1);
+                    break;
+                }
+                near = Some(chain.len() - 1);
+            }
+            match self.preds[b].as_slice() {
+                [p] if !body.contains(p) && !chain.contains(p) => chain.push(*p),
+                _ => break,
+            }
+        }
+        let peel = &chain[near?..far.unwrap_or(chain.len())];
+        let body_work = self.work(body);
+        let shared = self.work(peel).intersection(&body_work).count();
+        let start = self.blocks[*peel.last()?].0;
+        (!body_work.is_empty() && 2 * shared >= body_work.len()).then_some(start)
+    }
 }
 
 #[cfg(test)]

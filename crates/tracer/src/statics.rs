@@ -405,6 +405,13 @@ impl Statics {
         match &found {
             Some(l) => {
                 self.loop_headers.insert(l.header, l.header_exits);
+                if let Some(p) = l.peeled {
+                    self.loop_headers.insert(p, false);
+                    self.record(&MetaRecord::Note(format!(
+                        "--per-iteration: the first iteration of the loop at {:#x} is peeled off at {p:#x}",
+                        l.header
+                    )));
+                }
                 for &e in &l.exits {
                     self.loop_exits.insert(e, ());
                 }
