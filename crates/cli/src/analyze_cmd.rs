@@ -35,7 +35,11 @@ spinning).
 Warps are formed from SIMT threads in the trace's order (OS-thread creation
 order, then start order) by --batch: consecutive (default), round-robin
 (one SIMT thread of each OS thread in turn) or function (grouped by the
-function they start in).
+function they start in). A warp never mixes launches, as on a GPU: with
+--per-iteration each run of the loop is a launch (an OpenMP parallel loop
+in a host loop), and each run of an OpenMP parallel region traced with
+--function f._omp_fn.N is one, its lanes in OpenMP thread-number order
+(SPMD-style ports, one OpenMP thread per CUDA thread).
 
 --accelsim DIR writes an Accel-Sim trace (kernelslist.g, kernel-1.traceg) of
 the replay at warp size 32: x86 instructions lowered to RISC-like

@@ -1,9 +1,9 @@
 //! Warp formation: which SIMT threads run together (ThreadFuser, Section III: "different batching algorithms can
 //! be explored").
 //!
-//! SIMT threads are first put in the analyzer's order ([`trace::Trace::simt_order`]: OS-thread creation order,
-//! then start order within the OS thread), then cut into warps of `warp_size` lanes by a [`Batch`] policy. The
-//! last warp of a group may be partial.
+//! SIMT threads are first put in the analyzer's order ([`trace::Trace::simt_order`]: launch, then OS-thread
+//! creation order, then start order within the OS thread), then each launch is cut into warps of `warp_size`
+//! lanes by a [`Batch`] policy. The last warp of a launch or group may be partial.
 
 use std::fmt;
 use std::str::FromStr;
@@ -56,16 +56,25 @@ impl FromStr for Batch {
     }
 }
 
-/// The warps of a trace: lists of SIMT ids, lane order.
+/// The warps of a trace: lists of SIMT ids, lane order. A warp never mixes launches
+/// ([`trace::Trace::simt_launches`]: the runs of an OpenMP parallel loop, like a GPU's kernel launches).
 pub fn form_warps(prog: &Program<'_>, policy: Batch, warp_size: u32) -> Vec<Vec<u32>> {
     let order = prog.trace.simt_order();
+    let launch = prog.trace.simt_launches();
+    order
+        .chunk_by(|&a, &b| launch[a as usize] == launch[b as usize])
+        .flat_map(|run| form_launch_warps(prog, run, policy, warp_size))
+        .collect()
+}
+
+fn form_launch_warps(prog: &Program<'_>, order: &[u32], policy: Batch, warp_size: u32) -> Vec<Vec<u32>> {
     let ws = warp_size.max(1) as usize;
     let chunks = |v: &[u32]| -> Vec<Vec<u32>> { v.chunks(ws).map(<[u32]>::to_vec).collect() };
     match policy {
-        Batch::Consecutive => chunks(&order),
+        Batch::Consecutive => chunks(order),
         Batch::RoundRobin => {
             let mut per_os: Vec<(u32, Vec<u32>)> = Vec::new();
-            for &s in &order {
+            for &s in order {
                 let os = prog.simt_os[s as usize];
                 match per_os.iter_mut().find(|g| g.0 == os) {
                     Some(g) => g.1.push(s),
@@ -81,7 +90,7 @@ pub fn form_warps(prog: &Program<'_>, policy: Batch, warp_size: u32) -> Vec<Vec<
         }
         Batch::Function => {
             let mut groups: Vec<(u32, Vec<u32>)> = Vec::new();
-            for &s in &order {
+            for &s in order {
                 let f = entry_function(prog, s);
                 match groups.iter_mut().find(|g| g.0 == f) {
                     Some(g) => g.1.push(s),

@@ -301,3 +301,28 @@ fn accelsim_traces_of_real_programs_pass_the_checker() {
         assert!(s[0].opcodes.contains("LDL") && s[0].opcodes.contains("STL"), "{:?}", s[0].opcodes);
     }
 }
+
+/// SPMD-style OpenMP (one OpenMP thread per CUDA thread, one parallel region per launch): warps are a launch's
+/// team in thread-number order, never two launches of one OS thread.
+#[test]
+fn spmd_openmp_warps_are_teams_of_one_launch() {
+    let Some(bin) = lockstep() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "spmd.c", &["-fopenmp"]);
+    let t = trace(bin, dir.path(), "spmd", &["--function", "step._omp_fn.0"], &exe, &["8"]);
+    assert_eq!(t.simt.len(), 16);
+    let r = analyze(&t, 8, Batch::Consecutive);
+    // Launch 0: lane t runs work_a's loop t + 1 times (36 of 64 lane slots); launch 1 is uniform.
+    let a = hottest_block(&r, "work_a");
+    assert_eq!((a.thread_instructions, a.warp_instructions), (3 * 36, 3 * 8), "{a:?}");
+    assert_eq!(function(&r, "work_b").simt_efficiency, Some(1.0));
+    // Each warp's lanes are threads 0..7 of one launch: thread numbers follow OS-thread creation order.
+    let launches = t.simt_launches();
+    let order = t.simt_order();
+    let ranks: std::collections::HashMap<u32, u32> = t.threads.iter().map(|th| (th.os, th.rank)).collect();
+    for (w, warp) in order.chunks(8).enumerate() {
+        assert!(warp.iter().all(|&s| launches[s as usize] == w as u32), "{launches:?}");
+        let r: Vec<u32> = warp.iter().map(|&s| ranks[&t.simt[s as usize].start.os]).collect();
+        assert_eq!(r, (0..8).collect::<Vec<u32>>());
+    }
+}

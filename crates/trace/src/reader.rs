@@ -373,16 +373,51 @@ impl Trace {
         Ok(EventStream::new(self, chunks, t.start.chunk_seq as usize, t.start.offset as usize, Some(simt)))
     }
 
-    /// SIMT thread ids ordered as the analyzer numbers them: by OS-thread creation order, then by start order
-    /// within the OS thread.
+    /// SIMT thread ids ordered as the analyzer numbers them: by launch ([`Trace::simt_launches`]), then by
+    /// OS-thread creation order, then by start order within the OS thread.
     pub fn simt_order(&self) -> Vec<u32> {
         let rank: HashMap<u32, u32> = self.threads.iter().map(|t| (t.os, t.rank)).collect();
+        let launch = self.simt_launches();
         let mut ids: Vec<u32> = (0..self.simt.len() as u32).collect();
         ids.sort_by_key(|&i| {
             let s = &self.simt[i as usize].start;
-            (rank.get(&s.os).copied().unwrap_or(u32::MAX), s.os, s.index_in_os)
+            (launch[i as usize], rank.get(&s.os).copied().unwrap_or(u32::MAX), s.os, s.index_in_os)
         });
         ids
+    }
+
+    /// Per SIMT thread, the "kernel launch" it belongs to, as a GPU would group the same work; warps do not
+    /// mix launches. With `--per-iteration`, the k-th invocation of a loop's function on each OS thread is
+    /// launch k (an OpenMP parallel loop run once per host-loop step: each run is one launch, its iterations
+    /// spread over the team). Invocations of an OpenMP outlined function (`f._omp_fn.N`, an SPMD-style port
+    /// with one OpenMP thread per CUDA thread) are numbered the same way, so that launch k's lanes are the
+    /// team's threads in creation order (libgomp's thread numbers; the initial thread is number 0). Any other
+    /// SIMT thread is in launch 0.
+    pub fn simt_launches(&self) -> Vec<u32> {
+        let mut launch = vec![0u32; self.simt.len()];
+        let mut by_os: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (i, s) in self.simt.iter().enumerate() {
+            by_os.entry(s.start.os).or_default().push(i as u32);
+        }
+        let openmp = |f: u32| self.symbols.get(f as usize).is_some_and(|s| s.name.contains("._omp_fn."));
+        for ids in by_os.values_mut() {
+            ids.sort_by_key(|&i| self.simt[i as usize].start.index_in_os);
+            let mut next = 0u32;
+            for &i in ids.iter() {
+                let s = &self.simt[i as usize].start;
+                let per_iteration = s.iteration != u64::MAX;
+                if !per_iteration && !openmp(s.function) {
+                    continue;
+                }
+                if per_iteration && s.iteration != 0 {
+                    launch[i as usize] = next.saturating_sub(1);
+                } else {
+                    launch[i as usize] = next;
+                    next += 1;
+                }
+            }
+        }
+        launch
     }
 
     /// The symbol whose range contains `addr` (the nearest one below it in the same module when sizes are
