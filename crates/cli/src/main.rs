@@ -10,6 +10,7 @@ mod run_cmd;
 mod stats_text;
 mod trace_cmd;
 mod transit_cmd;
+mod validate_cmd;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -48,6 +49,8 @@ enum Command {
     Analyze(analyze_cmd::AnalyzeArgs),
     #[command(about = transit_cmd::ABOUT, long_about = transit_cmd::LONG_ABOUT, after_help = transit_cmd::SHORT_EXAMPLE, after_long_help = transit_cmd::EXAMPLES)]
     Transit(transit_cmd::TransitArgs),
+    #[command(about = validate_cmd::ABOUT, long_about = validate_cmd::LONG_ABOUT, after_long_help = validate_cmd::EXAMPLES)]
+    Validate(validate_cmd::ValidateArgs),
 }
 
 /// A command line that asks for something impossible (a bad argument, a missing kernel): reported like
@@ -120,6 +123,7 @@ fn main() -> ExitCode {
         Command::Trace(args) => trace_cmd::run(&args),
         Command::Analyze(args) => analyze_cmd::run(&args),
         Command::Transit(args) => transit_cmd::run(&args),
+        Command::Validate(args) => validate_cmd::run(&args),
     };
     match result {
         Ok(code) => code,
