@@ -5,6 +5,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::event::{BlockShape, Event, EventDecoder};
 use crate::format::{ChunkError, ChunkHeader, ChunkKind, Header, CHUNK_HEADER_LEN, MAX_HEADER_BODY};
@@ -229,6 +230,38 @@ pub struct Trace {
     shapes: Vec<BlockShape>,
     /// Event chunks of each OS thread in sequence order.
     streams: BTreeMap<u32, Vec<ChunkRef>>,
+    /// Recently decompressed event chunks: a chunk holds many SIMT threads (one per loop iteration with
+    /// `--per-iteration`), each read by a stream of its own.
+    chunk_cache: Mutex<ChunkCache>,
+}
+
+/// The last few decompressed chunks, by file offset, most recently used last.
+#[derive(Debug, Default)]
+struct ChunkCache {
+    entries: Vec<(u64, Arc<Vec<u8>>)>,
+}
+
+/// Chunks the cache keeps: enough for the streams of the warps being replayed on every core at once.
+const CACHED_CHUNKS: usize = 64;
+
+impl ChunkCache {
+    fn get(&mut self, offset: u64) -> Option<Arc<Vec<u8>>> {
+        let i = self.entries.iter().rposition(|e| e.0 == offset)?;
+        let e = self.entries.remove(i);
+        let data = e.1.clone();
+        self.entries.push(e);
+        Some(data)
+    }
+
+    fn put(&mut self, offset: u64, data: Arc<Vec<u8>>) {
+        if self.entries.iter().any(|e| e.0 == offset) {
+            return;
+        }
+        if self.entries.len() >= CACHED_CHUNKS {
+            self.entries.remove(0);
+        }
+        self.entries.push((offset, data));
+    }
 }
 
 impl Trace {
@@ -254,6 +287,7 @@ impl Trace {
             valid_len: 0,
             shapes: Vec::new(),
             streams: BTreeMap::new(),
+            chunk_cache: Mutex::default(),
         };
         let mut scan = ChunkScan::default();
         let mut next_insn: u32 = 0;
@@ -465,7 +499,7 @@ pub struct EventStream<'t> {
     trace: &'t Trace,
     chunks: &'t [ChunkRef],
     next_chunk: usize,
-    data: Vec<u8>,
+    data: Arc<Vec<u8>>,
     pos: usize,
     file: Option<File>,
     dec: EventDecoder,
@@ -482,7 +516,7 @@ impl<'t> EventStream<'t> {
             trace,
             chunks,
             next_chunk: first,
-            data: Vec::new(),
+            data: Arc::default(),
             pos: offset,
             file: None,
             dec: EventDecoder::new(),
@@ -495,6 +529,11 @@ impl<'t> EventStream<'t> {
 
     fn load(&mut self, i: usize) -> Result<(), TraceError> {
         let c = self.chunks[i];
+        let cache = &self.trace.chunk_cache;
+        if let Some(d) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(c.offset) {
+            self.data = d;
+            return Ok(());
+        }
         let path = &self.trace.path;
         if self.file.is_none() {
             self.file = Some(File::open(path).map_err(|e| TraceError::io(path, e))?);
@@ -503,8 +542,8 @@ impl<'t> EventStream<'t> {
         f.seek(SeekFrom::Start(c.offset)).map_err(|e| TraceError::io(path, e))?;
         let mut stored = vec![0u8; c.header.stored_len as usize];
         f.read_exact(&mut stored).map_err(|e| TraceError::io(path, e))?;
-        self.data = match c.header.decode_payload(&stored) {
-            Ok(d) => d,
+        let data = match c.header.decode_payload(&stored) {
+            Ok(d) => Arc::new(d),
             Err(ChunkError::Corrupt(w)) => {
                 return Err(TraceError(format!(
                     "event chunk {} of thread {} is corrupted: {w}",
@@ -513,6 +552,8 @@ impl<'t> EventStream<'t> {
             }
             Err(ChunkError::Truncated) => return Err(TraceError("event chunk cut off".into())),
         };
+        cache.lock().unwrap_or_else(|e| e.into_inner()).put(c.offset, data.clone());
+        self.data = data;
         Ok(())
     }
 }

@@ -230,6 +230,18 @@ impl Validation {
             }
             s.push('\n');
         }
+        let slowest = self
+            .pairs
+            .iter()
+            .flat_map(|p| {
+                p.cpu.iter().zip(&self.levels).filter_map(move |(c, l)| {
+                    c.as_ref().map(|c| (c.trace_seconds + c.analyze_seconds, p.name.as_str(), l.as_str()))
+                })
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((t, name, level)) = slowest {
+            let _ = writeln!(s, "\nSlowest CPU side (trace + analysis): {t:.1} s ({name} at {level}).");
+        }
         let _ = writeln!(s, "\nAccuracy per level (pairs marked * are excluded):\n");
         let _ = writeln!(s, "| level | pairs | efficiency MAE | efficiency correlation | transactions MAE (relative) | transactions correlation |");
         let _ = writeln!(s, "|---|---|---|---|---|---|");
@@ -250,7 +262,12 @@ impl Validation {
 
     /// The text report: the tables and any errors.
     pub fn text(&self) -> String {
-        let mut s = self.markdown().replace("|---", "").replace("---|", "");
+        let mut s: String = self
+            .markdown()
+            .lines()
+            .filter(|l| !l.starts_with("|---"))
+            .map(|l| l.trim_matches('|').replace(" | ", "  ") + "\n")
+            .collect();
         let errors: Vec<String> =
             self.pairs.iter().flat_map(|p| p.errors.iter().map(move |e| format!("{}: {e}", p.name))).collect();
         if !errors.is_empty() {
