@@ -41,6 +41,10 @@ COMMON=(-O2 -cudart shared -arch=sm_80 -fmad=false)
 # name | source (relative to src/) | extra flags (word-split)
 PROGRAMS=(
   "vecadd|vecadd.cu|"
+  "vecadd_stride4|vecadd_strided.cu|"
+  "vecadd_stride32|vecadd_strided.cu|"
+  "matmul|matmul.cu|"
+  "stencil|stencil.cu|"
 )
 
 main() {

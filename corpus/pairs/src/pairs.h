@@ -60,6 +60,10 @@ static inline int arg_int(int argc, char **argv, int k, int dflt) {
   return dflt;
 }
 
+/* For the CPU side's traced functions: never inlined into the caller and
+ * never cloned (a .constprop/.isra clone would trace under another name). */
+#define PAIRS_TRACED __attribute__((noinline, noclone))
+
 #define FAIL(...)                                   \
   do {                                              \
     printf("MISMATCH: ");                           \

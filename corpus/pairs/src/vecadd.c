@@ -2,7 +2,7 @@
  * loop is CUDA thread i of vecadd.cu. Traced: vadd_step._omp_fn.0. */
 #include "pairs.h"
 
-__attribute__((noinline)) void vadd_step(const float *a, const float *b, float *c, int n) {
+PAIRS_TRACED void vadd_step(const float *a, const float *b, float *c, int n) {
 #pragma omp parallel for schedule(static)
   for (int i = 0; i < n; i++) c[i] = a[i] + b[i];
 }
