@@ -45,6 +45,7 @@ PROGRAMS=(
   "vecadd_stride32|vecadd_strided.cu|"
   "matmul|matmul.cu|"
   "stencil|stencil.cu|"
+  "bfs|bfs.cu|"
 )
 
 main() {
