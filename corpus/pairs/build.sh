@@ -46,6 +46,8 @@ PROGRAMS=(
   "matmul|matmul.cu|"
   "stencil|stencil.cu|"
   "bfs|bfs.cu|"
+  "spmv|spmv.cu|"
+  "pagerank|pagerank.cu|"
 )
 
 main() {
