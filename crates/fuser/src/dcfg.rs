@@ -26,6 +26,9 @@ use crate::program::{Hint, Program, Ranges};
 /// "No node".
 pub const NO_NODE: u32 = u32::MAX;
 
+/// How far above the highest stack address seen an OS thread's stack is assumed to reach (its callers' frames).
+pub const CALLER_FRAMES: u64 = 64 << 10;
+
 #[derive(Debug, Default, Clone)]
 struct FnBuilder {
     /// Block start → end (0 for a return site that never executed).
@@ -396,10 +399,14 @@ impl Dcfgs {
                 (site, best.flatten())
             })
             .collect();
-        // The red zone below the lowest `rsp` seen.
+        // The red zone below the lowest `rsp` seen, and the frames above the highest: with `--function` only
+        // the traced function's frames are seen, and its callers' (an OpenMP loop's shared variables, a worker's
+        // arguments) lie above them.
         let mut stack_of: Vec<(u32, u64, u64)> = b.stacks.iter().map(|(&os, &(lo, hi))| (os, lo, hi)).collect();
         stack_of.sort_unstable();
-        let stacks = Ranges::new(stack_of.iter().map(|&(_, lo, hi)| (lo.saturating_sub(128), hi)).collect());
+        let stacks = Ranges::new(
+            stack_of.iter().map(|&(_, lo, hi)| (lo.saturating_sub(128), hi.saturating_add(CALLER_FRAMES))).collect(),
+        );
         let mut errors = b.errors;
         errors.sort();
         Dcfgs { funcs, lock_release, stacks, stack_of, errors, thread_insns: b.thread_insns }

@@ -10,7 +10,7 @@
 //! 2. `rsp`-relative and implicit stack accesses (`push`, `pop`, `call`, `ret`) → **stack**;
 //! 3. `rip`-relative and absolute addresses → **static**;
 //! 4. through any other register: inside an OS thread's stack range (lowest `rsp`-relative address seen minus
-//!    the 128-byte red zone, up to the highest) → **stack**; inside a loaded ELF segment of the program or a
+//!    the 128-byte red zone, up to 64 KiB above the highest, for the callers' frames) → **stack**; inside a loaded ELF segment of the program or a
 //!    library (read from the files' program headers, so `.bss` counts) → **static**; inside code without a
 //!    file → **other**; anything else (the `brk` heap, anonymous `mmap`s, which is what `malloc` returns, and
 //!    also file mappings, which the trace cannot tell apart) → **heap**.

@@ -89,14 +89,16 @@ impl<'t> Program<'t> {
         let total: usize = trace.blocks.iter().map(|b| b.insns.len()).sum();
         let mut hints = vec![0u8; total];
         let mut factory = InstructionInfoFactory::new();
+        let frame_pointer = frame_pointer_functions(trace, &symbols);
         for b in &trace.blocks {
+            let fp = symbols.lookup(b.addr).is_some_and(|f| frame_pointer.contains(&f));
             for (k, insn) in b.insns.iter().enumerate() {
                 if insn.mem.is_empty() && insn.flow == trace::Flow::Next {
                     continue;
                 }
                 let g = b.first_insn as usize + k;
                 if let Some(h) = hints.get_mut(g) {
-                    *h = decode_hints(&mut factory, &insn.bytes, insn.addr);
+                    *h = decode_hints(&mut factory, &insn.bytes, insn.addr, fp);
                 }
             }
         }
@@ -142,7 +144,26 @@ impl<'t> Program<'t> {
     }
 }
 
-fn decode_hints(factory: &mut InstructionInfoFactory, bytes: &[u8], ip: u64) -> u8 {
+/// Functions that keep a frame pointer (entered by `push rbp; mov rbp, rsp`, after an `endbr64`): their
+/// `rbp`-based accesses are stack accesses (gcc -O0's locals). Elsewhere `rbp` may hold any pointer.
+fn frame_pointer_functions(trace: &Trace, symbols: &trace::SymbolIndex) -> std::collections::HashSet<u32> {
+    const ENDBR64: [u8; 4] = [0xf3, 0x0f, 0x1e, 0xfa];
+    trace
+        .blocks
+        .iter()
+        .filter_map(|b| {
+            let f = symbols.lookup(b.addr)?;
+            (trace.symbols.get(f as usize)?.addr == b.addr).then_some((f, b))
+        })
+        .filter(|(_, b)| {
+            let mut insns = b.insns.iter().map(|i| i.bytes.as_slice()).skip_while(|i| *i == ENDBR64);
+            insns.next() == Some(&[0x55]) && matches!(insns.next(), Some([0x48, 0x89, 0xe5] | [0x48, 0x8b, 0xec]))
+        })
+        .map(|(f, _)| f)
+        .collect()
+}
+
+fn decode_hints(factory: &mut InstructionInfoFactory, bytes: &[u8], ip: u64, frame_pointer: bool) -> u8 {
     let mut d = Decoder::with_ip(64, bytes, ip, DecoderOptions::NONE);
     let i = d.decode();
     if i.is_invalid() {
@@ -155,6 +176,7 @@ fn decode_hints(factory: &mut InstructionInfoFactory, bytes: &[u8], ip: u64) -> 
         let hint = match (m.segment(), m.base(), m.index()) {
             (Register::FS | Register::GS, _, _) => Hint::Tls,
             (_, Register::RSP | Register::ESP, _) => Hint::Stack,
+            (_, Register::RBP, _) if frame_pointer => Hint::Stack,
             (_, Register::RIP | Register::EIP, _) => Hint::Static,
             (_, Register::None, Register::None) => Hint::Static,
             _ if rip_rel => Hint::Static,
@@ -245,7 +267,7 @@ mod tests {
     fn hints_from_instruction_bytes() {
         let mut f = InstructionInfoFactory::new();
         let mut h = |b: &[u8]| {
-            let x = decode_hints(&mut f, b, 0x1000);
+            let x = decode_hints(&mut f, b, 0x1000, false);
             (Hint::from_bits(x), Hint::from_bits(x >> 4))
         };
         // push rax: writes the stack.
@@ -258,5 +280,9 @@ mod tests {
         assert_eq!(h(&[0x48, 0x8b, 0x44, 0x24, 0x08]).0, Hint::Stack);
         // add [rdi], eax: read and write through a pointer.
         assert_eq!(h(&[0x01, 0x07]), (Hint::Pointer, Hint::Pointer));
+        // mov eax, [rbp-0x14]: a local where the function keeps a frame pointer, else any pointer.
+        let rbp = [0x8b, 0x45, 0xec];
+        assert_eq!(Hint::from_bits(decode_hints(&mut f, &rbp, 0x1000, true)), Hint::Stack);
+        assert_eq!(Hint::from_bits(decode_hints(&mut f, &rbp, 0x1000, false)), Hint::Pointer);
     }
 }
