@@ -48,6 +48,9 @@ PROGRAMS=(
   "bfs|bfs.cu|"
   "spmv|spmv.cu|"
   "pagerank|pagerank.cu|"
+  "nw|nw.cu|"
+  "pathfinder|pathfinder.cu|"
+  "lud|lud.cu|"
 )
 
 main() {

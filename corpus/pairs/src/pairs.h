@@ -60,6 +60,13 @@ static inline int arg_int(int argc, char **argv, int k, int dflt) {
   return dflt;
 }
 
+/* Helpers shared by a kernel and the host code that checks it. */
+#ifdef __CUDACC__
+#define PAIRS_HD __host__ __device__
+#else
+#define PAIRS_HD
+#endif
+
 /* For the CPU side's traced functions: never inlined into the caller and
  * never cloned (a .constprop/.isra clone would trace under another name). */
 #define PAIRS_TRACED __attribute__((noinline, noclone))
