@@ -569,3 +569,34 @@ fn per_iteration_counts_peeled_and_bottom_tested_iterations() {
         }
     }
 }
+
+/// `--per-iteration` follows every top-level loop of the function: gcc -O3 versions a loop whose stride is
+/// known only at run time (the vectorized unit-stride copy, the scalar copy that runs here) and adds
+/// remainder loops; with only the largest loop followed, a stride of 4 gave no SIMT thread at all.
+#[test]
+fn per_iteration_follows_loop_versions() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "strided.c", &["-fopenmp", "-O3"]);
+    for (stride, want) in [("4", 1000), ("1", 1000)] {
+        let f = dir.path().join(format!("s{stride}.trace"));
+        let o = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+            .args(["trace", "-q", "-o", f.to_str().unwrap(), "--function", "step._omp_fn.0", "--per-iteration"])
+            .arg("--")
+            .arg(&exe)
+            .args(["1000", stride])
+            .env("OMP_NUM_THREADS", "1")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let t = Trace::open(&f).unwrap();
+        if stride == "1" {
+            // The vectorized loop's iterations do four (or eight) of the source's: fewer SIMT threads, but some.
+            assert!(!t.simt.is_empty() && t.simt.len() < want, "stride 1: {}", t.simt.len());
+        } else {
+            assert_eq!(t.simt.len(), want, "stride {stride}");
+        }
+    }
+}

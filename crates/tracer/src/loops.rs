@@ -2,8 +2,8 @@
 //!
 //! The function is decoded by recursive descent from its entry within its symbol range (calls fall through,
 //! indirect jumps end a path), split into basic blocks, and its natural loops are computed with the `graph`
-//! crate. The outermost loop is the top-level loop with the most instructions; each arrival at its header
-//! starts an iteration, and a jump to one of its exit targets ends one.
+//! crate. Every top-level loop runs iterations of the source loop (versions of it, remainder loops); each
+//! arrival at a header starts an iteration, and a jump to one of its exit targets ends one.
 //!
 //! A loop may run its first iteration before the loop proper: gcc does so for OpenMP `collapse` loops, whose
 //! first iteration computes the indices by division and the others step them. [`OuterLoop::peeled`] finds
@@ -57,8 +57,10 @@ fn work_of(i: &Instruction) -> Option<Work> {
     (memory && !address_only && !stack).then(|| Work::Access(i.mnemonic(), i.memory_index_scale()))
 }
 
-/// Analyses the function at `entry` whose code is `code` (starting at `base`).
-pub fn outer_loop(code: &[u8], base: u64, entry: u64) -> Option<OuterLoop> {
+/// The top-level loops of the function at `entry` whose code is `code` (starting at `base`), largest first.
+/// Each is a loop of the source's iterations: besides the loop itself, compilers emit versions of it (one for
+/// unit strides, vectorized, one for the rest) and remainder loops, and only one version runs.
+pub fn outer_loops(code: &[u8], base: u64, entry: u64) -> Vec<OuterLoop> {
     let end = base + code.len() as u64;
     let in_range = |a: u64| a >= base && a < end;
     let decode_at = |a: u64| -> Option<Decoded> {
@@ -147,7 +149,7 @@ pub fn outer_loop(code: &[u8], base: u64, entry: u64) -> Option<OuterLoop> {
         succ_addr.push(succ);
     }
     let index: BTreeMap<u64, usize> = blocks.iter().enumerate().map(|(i, b)| (b.0, i)).collect();
-    let entry_node = *index.get(&entry)?;
+    let Some(&entry_node) = index.get(&entry) else { return Vec::new() };
     let mut edges = Vec::new();
     for (i, s) in succ_addr.iter().enumerate() {
         for t in s {
@@ -163,25 +165,6 @@ pub fn outer_loop(code: &[u8], base: u64, entry: u64) -> Option<OuterLoop> {
         let (s, e) = blocks[n.index()];
         insns.range(s..e).count()
     };
-    let best = forest.loops().filter(|&l| forest.parent(l).is_none()).max_by_key(|&l| {
-        (forest.body(l).into_iter().map(size).sum::<usize>(), std::cmp::Reverse(blocks[forest.header(l).index()].0))
-    })?;
-    let header = forest.header(best);
-    let body = forest.body(best);
-    let in_loop = |n: usize| body.iter().any(|b| b.index() == n);
-    let mut exits = BTreeSet::new();
-    let mut header_exits = false;
-    for b in &body {
-        for t in &succ_addr[b.index()] {
-            let outside = index.get(t).is_none_or(|&j| !in_loop(j));
-            if outside {
-                exits.insert(*t);
-                if *b == header {
-                    header_exits = true;
-                }
-            }
-        }
-    }
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
     for (i, s) in succ_addr.iter().enumerate() {
         for t in s {
@@ -190,20 +173,42 @@ pub fn outer_loop(code: &[u8], base: u64, entry: u64) -> Option<OuterLoop> {
             }
         }
     }
-    let body_ix: Vec<usize> = body.iter().map(|b| b.index()).collect();
     let cfg = Cfg { blocks: &blocks, succ: &succ_addr, preds: &preds, insns: &insns };
-    // A header that does the loop's work before its exit test (gcc -O0's OpenMP loops: the whole body, then
-    // `jae exit`) runs a real iteration every time, the last included; only a header that is just the test
-    // runs once more than the loop iterates.
-    let header_exits = header_exits && cfg.work(&[header.index()]).is_empty();
-    let peeled = cfg.peeled(header.index(), &body_ix, &exits);
-    Some(OuterLoop {
-        header: blocks[header.index()].0,
-        header_exits,
-        exits: exits.into_iter().collect(),
-        body: body.iter().map(|b| blocks[b.index()]).collect(),
-        peeled,
-    })
+    let mut top: Vec<_> = forest.loops().filter(|&l| forest.parent(l).is_none()).collect();
+    top.sort_by_key(|&l| {
+        let size: usize = forest.body(l).into_iter().map(size).sum();
+        (std::cmp::Reverse(size), blocks[forest.header(l).index()].0)
+    });
+    top.iter()
+        .enumerate()
+        .map(|(k, &l)| {
+            let header = forest.header(l);
+            let body = forest.body(l);
+            let body_ix: Vec<usize> = body.iter().map(|b| b.index()).collect();
+            let mut exits = BTreeSet::new();
+            let mut header_exits = false;
+            for &b in &body_ix {
+                for t in &succ_addr[b] {
+                    if index.get(t).is_none_or(|j| !body_ix.contains(j)) {
+                        exits.insert(*t);
+                        header_exits |= b == header.index();
+                    }
+                }
+            }
+            // A header that does the loop's work before its exit test (gcc -O0's OpenMP loops: the whole body,
+            // then `jae exit`) runs a real iteration every time, the last included; only a header that is just
+            // the test runs once more than the loop iterates.
+            let header_exits = header_exits && cfg.work(&[header.index()]).is_empty();
+            let peeled = if k == 0 { cfg.peeled(header.index(), &body_ix, &exits) } else { None };
+            OuterLoop {
+                header: blocks[header.index()].0,
+                header_exits,
+                exits: exits.into_iter().collect(),
+                body: body.iter().map(|b| blocks[b.index()]).collect(),
+                peeled,
+            }
+        })
+        .collect()
 }
 
 struct Cfg<'a> {
@@ -281,7 +286,7 @@ mod tests {
             0x75, 0xf1, // 0x14 jne 0x7
             0xc3, // 0x16 ret
         ];
-        let l = outer_loop(&code, 0x1000, 0x1000).unwrap();
+        let l = outer_loops(&code, 0x1000, 0x1000).remove(0);
         assert_eq!(l.header, 0x1007);
         assert!(!l.header_exits);
         assert_eq!(l.exits, vec![0x1016]);
@@ -293,7 +298,7 @@ mod tests {
         // 0x4 add eax,1 ; 0x7 nop
         // cond 0x8: cmp eax,10 ; 0xb jl 0x4 ; 0xd ret
         let code = [0x31, 0xc0, 0xeb, 0x04, 0x83, 0xc0, 0x01, 0x90, 0x83, 0xf8, 0x0a, 0x7c, 0xf7, 0xc3];
-        let l = outer_loop(&code, 0x2000, 0x2000).unwrap();
+        let l = outer_loops(&code, 0x2000, 0x2000).remove(0);
         assert_eq!(l.header, 0x2008);
         assert!(l.header_exits);
         assert_eq!(l.exits, vec![0x200d]);

@@ -10,7 +10,7 @@ use trace::{
 };
 
 use crate::encode::BlockEvent;
-use crate::loops::{outer_loop, OuterLoop};
+use crate::loops::{outer_loops, OuterLoop};
 use crate::modules::{load_elf, object_at, parse_maps, LoadedElf};
 use crate::out::SpillBuf;
 use crate::Config;
@@ -151,7 +151,7 @@ pub struct Statics {
     /// Loop marks of `--per-iteration` functions: address → (header instruction marker or exit).
     loop_headers: HashMap<u64, bool>,
     loop_exits: HashMap<u64, ()>,
-    analysed: HashMap<u64, Option<OuterLoop>>,
+    analysed: HashMap<u64, Vec<OuterLoop>>,
     loop_syms: std::collections::HashSet<u32>,
     pub function_found: bool,
     info: InstructionInfoFactory,
@@ -395,32 +395,35 @@ impl Statics {
         if self.analysed.contains_key(&entry) {
             return;
         }
-        let found = self.module_of(entry).and_then(|i| {
-            let elf = self.modules[i].elf.as_ref()?;
-            let s = elf.symbols.iter().find(|s| s.addr == entry)?;
-            let size = if s.size > 0 { s.size } else { 1 << 16 };
-            let code = elf.code_at(entry, size)?;
-            outer_loop(code, entry, entry)
-        });
-        match &found {
-            Some(l) => {
-                self.loop_headers.insert(l.header, l.header_exits);
-                if let Some(p) = l.peeled {
-                    self.loop_headers.insert(p, false);
-                    self.record(&MetaRecord::Note(format!(
-                        "--per-iteration: the first iteration of the loop at {:#x} is peeled off at {p:#x}",
-                        l.header
-                    )));
-                }
-                for &e in &l.exits {
-                    self.loop_exits.insert(e, ());
-                }
-                self.record(&MetaRecord::LoopHeader { function: sym, addr: l.header });
-                self.loop_syms.insert(sym);
+        let found = self
+            .module_of(entry)
+            .and_then(|i| {
+                let elf = self.modules[i].elf.as_ref()?;
+                let s = elf.symbols.iter().find(|s| s.addr == entry)?;
+                let size = if s.size > 0 { s.size } else { 1 << 16 };
+                let code = elf.code_at(entry, size)?;
+                Some(outer_loops(code, entry, entry))
+            })
+            .unwrap_or_default();
+        for l in &found {
+            self.loop_headers.insert(l.header, l.header_exits);
+            if let Some(p) = l.peeled {
+                self.loop_headers.insert(p, false);
+                self.record(&MetaRecord::Note(format!(
+                    "--per-iteration: the first iteration of the loop at {:#x} is peeled off at {p:#x}",
+                    l.header
+                )));
             }
-            None => self.record(&MetaRecord::Note(format!(
+            for &e in &l.exits {
+                self.loop_exits.insert(e, ());
+            }
+            self.record(&MetaRecord::LoopHeader { function: sym, addr: l.header });
+            self.loop_syms.insert(sym);
+        }
+        if found.is_empty() {
+            self.record(&MetaRecord::Note(format!(
                 "--per-iteration: no loop found in the function at {entry:#x}; each invocation is one SIMT thread"
-            ))),
+            )));
         }
         // Blocks translated before the analysis keep their (possibly stale) marks; the entry is translated
         // first in practice, before any block of its body.
