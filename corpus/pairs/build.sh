@@ -51,6 +51,10 @@ PROGRAMS=(
   "nw|nw.cu|"
   "pathfinder|pathfinder.cu|"
   "lud|lud.cu|"
+  "kmeans|kmeans.cu|"
+  "mandelbrot|mandelbrot.cu|"
+  "particlefilter|particlefilter.cu|"
+  "histogram|histogram.cu|"
 )
 
 main() {
