@@ -55,6 +55,8 @@ PROGRAMS=(
   "mandelbrot|mandelbrot.cu|"
   "particlefilter|particlefilter.cu|"
   "histogram|histogram.cu|"
+  "virtual_mixed|virtual.cu|"
+  "virtual_sorted|virtual.cu|"
 )
 
 main() {
