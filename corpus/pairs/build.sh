@@ -57,6 +57,10 @@ PROGRAMS=(
   "histogram|histogram.cu|"
   "virtual_mixed|virtual.cu|"
   "virtual_sorted|virtual.cu|"
+  "lock_bucket|locks.cu|"
+  "lock_global|locks.cu|"
+  "lock_spin|locks.cu|"
+  "lock_global_spin|locks.cu|"
 )
 
 main() {
