@@ -51,6 +51,8 @@ pub struct LevelSummary {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Validation {
+    /// `gcc --version`'s first line: the CPU sides' numbers depend on the compiler.
+    pub compiler: String,
     pub warp_size: u32,
     pub levels: Vec<String>,
     pub pairs: Vec<PairResult>,
@@ -145,7 +147,20 @@ pub fn validate(m: &Manifest, tools: &Tools, opts: &Options, progress: &(dyn Fn(
     }
     let levels: Vec<String> = opts.levels.iter().map(|l| format!("-O{l}")).collect();
     let summary = summarize(&out, &levels);
-    Validation { warp_size: tools.warp_size, levels, pairs: out, summary, seconds: t0.elapsed().as_secs_f64() }
+    let compiler = std::process::Command::new("gcc")
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_string))
+        .unwrap_or_default();
+    Validation {
+        compiler,
+        warp_size: tools.warp_size,
+        levels,
+        pairs: out,
+        summary,
+        seconds: t0.elapsed().as_secs_f64(),
+    }
 }
 
 fn summarize(pairs: &[PairResult], levels: &[String]) -> Vec<LevelSummary> {
@@ -207,6 +222,7 @@ impl Validation {
             }
             s.push('\n');
         };
+        let _ = writeln!(s, "CPU sides compiled with {}.\n", self.compiler);
         let _ = writeln!(
             s,
             "SIMT efficiency at warp {} (CUDA on the emulator; CPU predicted at each level):\n",
@@ -229,18 +245,6 @@ impl Validation {
                 let _ = write!(s, " {} |", num(self.tx(p, l), 2));
             }
             s.push('\n');
-        }
-        let slowest = self
-            .pairs
-            .iter()
-            .flat_map(|p| {
-                p.cpu.iter().zip(&self.levels).filter_map(move |(c, l)| {
-                    c.as_ref().map(|c| (c.trace_seconds + c.analyze_seconds, p.name.as_str(), l.as_str()))
-                })
-            })
-            .max_by(|a, b| a.0.total_cmp(&b.0));
-        if let Some((t, name, level)) = slowest {
-            let _ = writeln!(s, "\nSlowest CPU side (trace + analysis): {t:.1} s ({name} at {level}).");
         }
         let _ = writeln!(s, "\nAccuracy per level (pairs marked * are excluded):\n");
         let _ = writeln!(s, "| level | pairs | efficiency MAE | efficiency correlation | transactions MAE (relative) | transactions correlation |");
@@ -275,6 +279,18 @@ impl Validation {
             for e in errors {
                 let _ = writeln!(s, "  {e}");
             }
+        }
+        let slowest = self
+            .pairs
+            .iter()
+            .flat_map(|p| {
+                p.cpu.iter().zip(&self.levels).filter_map(move |(c, l)| {
+                    c.as_ref().map(|c| (c.trace_seconds + c.analyze_seconds, p.name.as_str(), l.as_str()))
+                })
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((t, name, level)) = slowest {
+            let _ = writeln!(s, "\nSlowest CPU side (trace + analysis): {t:.1} s ({name} at {level}).");
         }
         let _ = writeln!(s, "\n{} pairs, {} levels, {:.0} s", self.pairs.len(), self.levels.len(), self.seconds);
         s
