@@ -15,6 +15,7 @@
 //!   [`Item::Enter`] of the function the lane continues in.
 
 use std::collections::VecDeque;
+use std::sync::mpsc::{sync_channel, Receiver};
 
 use trace::{Event, EventStream, LockKind, SkipKind, NONE};
 
@@ -112,7 +113,21 @@ pub struct Lane<'p> {
     ended: bool,
     /// A problem met while reading the stream (the lane ends there).
     pub error: Option<String>,
+    /// Items decoded by another thread ([`Lane::piped`]), when this lane does not decode its own.
+    feed: Option<Receiver<Batch>>,
 }
+
+/// Items a decoding thread hands over, with the accesses of their blocks (access numbers from `mem_base`).
+struct Batch {
+    items: Vec<Item>,
+    mem: Vec<MemAccess>,
+    error: Option<String>,
+}
+
+/// Items per batch of a piped lane: enough to make the hand-over cheap, few enough to start at once.
+const BATCH_ITEMS: usize = 2048;
+/// Batches a decoding thread may run ahead.
+const BATCHES_AHEAD: usize = 4;
 
 impl<'p> Lane<'p> {
     pub fn new(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
@@ -137,6 +152,58 @@ impl<'p> Lane<'p> {
             spin_unwind: None,
             ended: false,
             error,
+            feed: None,
+        }
+    }
+
+    /// A lane whose events another thread of `scope` decodes, ahead of the replay: with fewer warps than
+    /// cores, decoding and replay then run side by side.
+    pub fn piped<'s>(scope: &'s std::thread::Scope<'s, '_>, prog: &'p Program<'p>, simt: u32) -> Lane<'p>
+    where
+        'p: 's,
+    {
+        let (tx, rx) = sync_channel::<Batch>(BATCHES_AHEAD);
+        let mut source = Lane::new(prog, simt);
+        let lane = Lane { feed: Some(rx), error: None, ..Lane::new_empty(prog, simt) };
+        scope.spawn(move || loop {
+            while source.items.len() < BATCH_ITEMS && !source.ended {
+                source.fill();
+            }
+            let mem_len = source.mem.len() as u64;
+            let batch = Batch {
+                items: source.items.drain(..).collect(),
+                mem: std::mem::take(&mut source.mem),
+                error: source.error.take(),
+            };
+            source.mem_base += mem_len;
+            let last = source.ended;
+            if tx.send(batch).is_err() || last {
+                return;
+            }
+        });
+        lane
+    }
+
+    /// A lane with nothing to read yet (the consumer side of [`Lane::piped`]).
+    fn new_empty(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
+        let start = &prog.trace.simt[simt as usize].start;
+        Lane {
+            prog,
+            events: None,
+            simt,
+            os: start.os,
+            items: VecDeque::new(),
+            mem: Vec::new(),
+            mem_base: 0,
+            pending: None,
+            pending_mem: Vec::new(),
+            frames: Vec::new(),
+            start_function: None,
+            need_enter: false,
+            spin_unwind: None,
+            ended: false,
+            error: None,
+            feed: None,
         }
     }
 
@@ -189,6 +256,20 @@ impl<'p> Lane<'p> {
 
     /// Reads events until at least one more item is queued.
     fn fill(&mut self) {
+        if let Some(feed) = &self.feed {
+            match feed.recv() {
+                Ok(b) => {
+                    self.items.extend(b.items);
+                    self.mem.extend(b.mem);
+                    if b.error.is_some() {
+                        self.error = b.error;
+                    }
+                }
+                // The decoding thread ended after its last batch (which ended with `End`).
+                Err(_) => self.items.push_back(Item::End),
+            }
+            return;
+        }
         let before = self.items.len();
         while self.items.len() == before {
             if self.ended {

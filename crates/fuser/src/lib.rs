@@ -137,12 +137,21 @@ impl<'t> Analysis<'t> {
         let done = AtomicU64::new(0);
         let insns = AtomicU64::new(0);
         let n = warps.len() as u64;
+        // With fewer warps than cores, each lane's events are decoded by a thread of its own, ahead of the
+        // replay (decoding is about half of the work).
+        let piped = warps.len() < rayon::current_num_threads();
         let stats = warps
             .par_iter()
             .enumerate()
-            .map(|(i, lanes)| {
-                let w = Warp::new(&self.prog, &self.dcfg, &self.classifier, conf, lanes, None);
-                let s = w.run(i as u32);
+            .map(|(i, simts)| {
+                let s = if piped {
+                    std::thread::scope(|scope| {
+                        let lanes = simts.iter().map(|&s| lane::Lane::piped(scope, &self.prog, s)).collect();
+                        Warp::with_lanes(&self.prog, &self.dcfg, &self.classifier, conf, lanes, None).run(i as u32)
+                    })
+                } else {
+                    Warp::new(&self.prog, &self.dcfg, &self.classifier, conf, simts, None).run(i as u32)
+                };
                 let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                 let t = insns.fetch_add(s.eff.thread_instructions, Ordering::Relaxed) + s.eff.thread_instructions;
                 progress(Progress { warps_done: d, warps: n, thread_instructions: t });

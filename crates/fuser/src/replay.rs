@@ -152,6 +152,18 @@ impl<'a> Warp<'a> {
         sink: Option<&'a mut dyn Sink>,
     ) -> Warp<'a> {
         let lanes: Vec<Lane<'a>> = simts.iter().map(|&s| Lane::new(prog, s)).collect();
+        Warp::with_lanes(prog, cfg, classifier, conf, lanes, sink)
+    }
+
+    /// A warp of the given lanes (lane `i` is `lanes[i]`).
+    pub fn with_lanes(
+        prog: &'a Program<'a>,
+        cfg: &'a Dcfgs,
+        classifier: &'a Classifier,
+        conf: ReplayConfig,
+        lanes: Vec<Lane<'a>>,
+        sink: Option<&'a mut dyn Sink>,
+    ) -> Warp<'a> {
         let mask = LaneMask::full(lanes.len() as u32);
         Warp {
             prog,

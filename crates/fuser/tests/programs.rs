@@ -326,3 +326,16 @@ fn spmd_openmp_warps_are_teams_of_one_launch() {
         assert_eq!(r, (0..8).collect::<Vec<u32>>());
     }
 }
+
+/// Lanes decoded by threads of their own (fewer warps than cores) replay exactly like lanes decoded in line.
+#[test]
+fn piped_lanes_replay_like_inline_ones() {
+    let Some((_d, t)) = lanes_trace("trips") else { return };
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let inline = one.install(|| analyze(&t, 32, Batch::Consecutive));
+    let piped = two.install(|| analyze(&t, 32, Batch::Consecutive));
+    assert_eq!(inline.warps, 1);
+    let json = |r: &Report| serde_json::to_value(r).unwrap();
+    assert_eq!(json(&inline), json(&piped));
+}
