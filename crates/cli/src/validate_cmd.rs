@@ -24,8 +24,9 @@ the work of one CUDA thread. The CUDA side runs on lockstep's SIMT emulator
 launches and 32-byte global-memory transactions per warp access. The CPU side
 is compiled with gcc at each -O level, traced with the pair's --function (and
 --per-iteration for OpenMP loops; OMP_NUM_THREADS=1 unless the pair sets it)
-and analyzed at the same warp size; its heap and static data stand for global
-memory. Both sides must print the same.
+and analyzed at the same warp size; its heap stands for global memory (as in
+the paper: static data is mostly constants and the GOT, which a GPU has as
+immediates or constant memory). Both sides must print the same.
 
 Printed per pair and level: both values; then per level the mean absolute
 error (efficiency in percentage points, transactions relative to the ground

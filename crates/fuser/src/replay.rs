@@ -429,7 +429,10 @@ impl<'a> Warp<'a> {
         for lane in active {
             let l = &mut self.lanes[lane as usize];
             let Item::Block(b) = *l.peek() else { unreachable!("aligned lanes are at a block") };
-            first.get_or_insert(b);
+            // Lanes reach a basic block through different translated blocks (falling into it, or jumping to
+            // it): its instructions are numbered as in the first lane's, so that one instruction of all lanes
+            // is one warp access.
+            let renumber = first.get_or_insert(b).first.wrapping_sub(b.first);
             warp_insns = warp_insns.max(u64::from(b.insns));
             thread_insns += u64::from(b.insns);
             for m in l.mem(&b) {
@@ -442,7 +445,7 @@ impl<'a> Warp<'a> {
                     0
                 };
                 self.scratch.push(LaneAccess {
-                    insn: m.insn,
+                    insn: m.insn.wrapping_add(renumber),
                     store: m.store,
                     seg,
                     lane,

@@ -236,7 +236,7 @@ impl Validation {
             }
             s.push('\n');
         }
-        let _ = writeln!(s, "\nGlobal-memory transactions (32 bytes) per warp access (CPU: heap and static data):\n");
+        let _ = writeln!(s, "\nGlobal-memory transactions (32 bytes) per warp access (CPU: heap):\n");
         head(&mut s, "CUDA");
         for p in &self.pairs {
             let g = p.gpu.as_ref().filter(|g| g.warp_accesses > 0).map(|g| g.transactions_per_access);
@@ -334,7 +334,7 @@ impl Validation {
         svg::scatter(
             "Memory transactions per warp access",
             "CUDA global memory on lockstep's emulator",
-            "predicted: CPU heap and static data",
+            "predicted: CPU heap accesses",
             scale,
             &series,
         )

@@ -27,7 +27,7 @@ pub struct GroundTruth {
 #[derive(Debug, Clone, Serialize)]
 pub struct Prediction {
     pub simt_efficiency: f64,
-    /// Heap and static-data transactions per warp access (the CPU's counterparts of global memory).
+    /// Heap transactions per warp access (the CPU's counterpart of global memory).
     pub transactions_per_access: f64,
     pub simt_threads: usize,
     pub thread_instructions: u64,
@@ -146,8 +146,9 @@ pub fn predict(tools: &Tools, m: &Manifest, p: &Pair, level: u8) -> Result<(Pred
     let analyze_seconds = t1.elapsed().as_secs_f64();
     let _ = std::fs::remove_file(&file);
     let mem = &report.memory;
-    let (tx, acc) =
-        (mem.heap.transactions + mem.static_data.transactions, mem.heap.warp_accesses + mem.static_data.warp_accesses);
+    // The heap, as the paper counts: static data is mostly constants and the GOT, which a GPU has as
+    // immediates or in constant memory.
+    let (tx, acc) = (mem.heap.transactions, mem.heap.warp_accesses);
     let prediction = Prediction {
         simt_efficiency: report.simt_efficiency.unwrap_or(0.0),
         transactions_per_access: if acc == 0 { 0.0 } else { tx as f64 / acc as f64 },
