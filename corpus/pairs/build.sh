@@ -61,6 +61,7 @@ PROGRAMS=(
   "lock_global|locks.cu|"
   "lock_spin|locks.cu|"
   "lock_global_spin|locks.cu|"
+  "halfdiv|halfdiv.cu|"
 )
 
 main() {
