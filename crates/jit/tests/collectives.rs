@@ -82,3 +82,52 @@ fn sync_collectives_wait_for_lanes_still_in_a_branch() {
     assert_eq!(words(&native[2]), words(&emu[2]), "tile ballots");
     assert_eq!(words(&native[3]), words(&emu[3]), "active counts in the branch");
 }
+
+/// `shfl.sync` takes its lane or offset from b[4:0] (PTX ISA, shfl.sync: `bval[4:0] = b[4:0]`): an offset of
+/// 1000 + k in a register behaves as k, in every mode, on both engines. Output word 4 * lane + m holds mode
+/// m's result (up, down, bfly, idx) for a value of 100 + lane; 1000 = 0b1111101000, so b[4:0] = 8 + k.
+#[test]
+fn shfl_uses_the_low_five_bits_of_its_lane_operand() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 k)
+{
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [k];
+    mov.u32 %r2, %laneid;
+    add.s32 %r3, %r2, 100;
+    add.s32 %r4, %r1, 1000;
+    shfl.sync.up.b32 %r5, %r3, %r4, 0, -1;
+    shfl.sync.down.b32 %r6, %r3, %r4, 31, -1;
+    shfl.sync.bfly.b32 %r7, %r3, %r4, 31, -1;
+    shfl.sync.idx.b32 %r8, %r3, %r4, 31, -1;
+    mul.wide.u32 %rd2, %r2, 16;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.v4.u32 [%rd3], {%r5, %r6, %r7, %r8};
+    ret;
+}
+"#;
+    let module = ir::compile(kernel).unwrap_or_else(|d| panic!("{d:?}"));
+    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(32, 1, 1));
+    for k in [0u32, 3] {
+        let args = || vec![Arg::Buf(vec![0; 512]), Arg::Scalar(k.to_le_bytes().to_vec())];
+        let off = (1000 + k) & 31;
+        let want: Vec<u32> = (0..32u32)
+            .flat_map(|l| {
+                let up = if l >= off { l - off } else { l };
+                let down = if l + off <= 31 { l + off } else { l };
+                [up, down, l ^ off, off].map(|j| 100 + j)
+            })
+            .collect();
+        let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args()).unwrap();
+        let mut jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
+        let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args()).unwrap();
+        let words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>();
+        assert_eq!(words(&emu[0]), want, "emulator, k = {k}");
+        assert_eq!(words(&native[0]), want, "JIT, k = {k}");
+    }
+}

@@ -20,7 +20,8 @@ pub fn exec(
         (Kind::Shfl, Sub::Shfl(mode)) => {
             for lane in exec.iter() {
                 let l = lane as usize;
-                let (bval, cval) = (b[l] as u32, c[l] as u32);
+                // The ISA takes the lane or offset from b[4:0]: an offset of 1000 + k acts as k.
+                let (bval, cval) = (b[l] as u32 & 0x1f, c[l] as u32);
                 let clamp = cval & 0x1f;
                 let seg_mask = (cval >> 8) & 0x1f;
                 let max_lane = (lane & seg_mask) | (clamp & !seg_mask);
@@ -35,8 +36,7 @@ pub fn exec(
                         }
                     }
                     ShflMode::Down => {
-                        // An offset past the last lane (even one that overflows 32 bits) keeps the lane's own value.
-                        let j = lane.saturating_add(bval);
+                        let j = lane + bval;
                         if j <= max_lane {
                             (j, true)
                         } else {
