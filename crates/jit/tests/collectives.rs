@@ -131,3 +131,64 @@ fn shfl_uses_the_low_five_bits_of_its_lane_operand() {
         assert_eq!(words(&native[0]), want, "JIT, k = {k}");
     }
 }
+
+/// The carry flag as NVIDIA GPUs compute it: after `sub.cc` it is the adder's carry out of `a + !b + 1`, NOT
+/// borrow, and `subc` subtracts `!CF` (a multiword subtraction, nvcc's `__int128` code, comes out right either
+/// way; mixed chains do not). Per thread, from inputs a, b: [sub.cc then addc 0 + 0, add.cc then subc 0 - 0,
+/// the low and high words of the 64-bit a:b - b:a by sub.cc/subc], on both engines.
+#[test]
+fn carry_after_subtraction_is_not_borrow() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.v2.u32 {%r2, %r3}, [%rd4];
+    sub.cc.u32 %r4, %r2, %r3;
+    addc.u32 %r5, 0, 0;
+    add.cc.u32 %r6, %r2, %r3;
+    subc.u32 %r7, 0, 0;
+    sub.cc.u32 %r8, %r2, %r3;
+    subc.u32 %r9, %r3, %r2;
+    mul.wide.u32 %rd5, %r1, 16;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.v4.u32 [%rd6], {%r5, %r7, %r8, %r9};
+    ret;
+}
+"#;
+    let module = ir::compile(kernel).unwrap_or_else(|d| panic!("{d:?}"));
+    let pairs: Vec<(u32, u32)> =
+        vec![(5, 3), (3, 5), (7, 7), (0, 1), (u32::MAX, 1), (1, u32::MAX), (0x8000_0000, 0x7fff_ffff), (0, 0)];
+    let mut input = Vec::new();
+    for &(a, b) in &pairs {
+        input.extend(a.to_le_bytes());
+        input.extend(b.to_le_bytes());
+    }
+    let n = pairs.len() as u32;
+    let args = || vec![Arg::Buf(input.clone()), Arg::Buf(vec![0; 16 * pairs.len()])];
+    let want: Vec<u32> = pairs
+        .iter()
+        .flat_map(|&(a, b)| {
+            let no_borrow = a >= b;
+            let carry = a.checked_add(b).is_none();
+            // (b:a as a 64-bit word) subtracted from (a:b): high word b - a - borrow, low word a - b.
+            let whole = ((u64::from(b) << 32) | u64::from(a)).wrapping_sub((u64::from(a) << 32) | u64::from(b));
+            [u32::from(no_borrow), if carry { 0 } else { u32::MAX }, whole as u32, (whole >> 32) as u32]
+        })
+        .collect();
+    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(n, 1, 1));
+    let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args()).unwrap();
+    let mut jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
+    let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args()).unwrap();
+    let words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>();
+    assert_eq!(words(&emu[1]), want, "emulator");
+    assert_eq!(words(&native[1]), want, "JIT");
+}

@@ -63,7 +63,8 @@ pub fn exec(
             let sub = op.kind == Kind::Sub;
             for l in lanes() {
                 let (x, y) = (a[l] & mask, b[l] & mask);
-                let (r, cf) = carry_op(sub, x, y, false, bits);
+                // `add.cc` has no carry in; `sub.cc` computes `a + !b + 1`.
+                let (r, cf) = carry_op(sub, x, y, sub, bits);
                 out[l] = r;
                 set_bit(carry, l, cf);
             }
@@ -243,13 +244,18 @@ fn set_bit(bits: &mut u32, lane: usize, on: bool) {
     }
 }
 
-/// `a + b + cin` (or `a - (b + cin)`) in `bits` bits, with the carry (borrow) out.
+/// `a + b + cin`, or for a subtraction `a + !b + cin` = `a - b - !cin`, in `bits` bits, with the adder's carry
+/// out. As NVIDIA GPUs compute it, `CC.CF` is always that carry: after a subtraction it is NOT borrow
+/// (`sub.cc` has a carry-in of 1; `subc` subtracts `!CF`), so `sub.cc` then `addc`, or `add.cc` then `subc`,
+/// give the hardware's results (the ISA's prose calls the flag a borrow; chains of `sub.cc`/`subc` alone come
+/// out the same either way).
 fn carry_op(sub: bool, a: u64, b: u64, cin: bool, bits: u32) -> (u64, bool) {
     let mask = crate::mask_bits(bits);
     let (a, b, c) = (a as u128, b as u128, u128::from(cin));
     if sub {
-        let r = a.wrapping_sub(b).wrapping_sub(c);
-        ((r as u64) & mask, a < b + c)
+        let borrow = 1 - c;
+        let r = a.wrapping_sub(b).wrapping_sub(borrow);
+        ((r as u64) & mask, a >= b + borrow)
     } else {
         let r = a + b + c;
         ((r as u64) & mask, r >> bits != 0)

@@ -140,8 +140,8 @@ pub fn add_cc(a: u64, b: u64, cin: bool, w: Width) -> (u64, bool) {
     (w.trunc(s as u64), s >> w.bits() != 0)
 }
 
-/// `sub.cc` (`bin = false`) and `subc{.cc}`: `a - (b + bin)`, returning the borrow-out
-/// (the ISA defines `CC.CF` as a borrow for subtraction).
+/// `a - (b + bin)` with the borrow-out: the ISA prose's reading of `sub.cc`/`subc` (`CC.CF` a borrow). The
+/// engines keep the flag as hardware does, NOT borrow (`program::alu`); both agree on `sub.cc`/`subc` chains.
 #[inline]
 pub fn sub_cc(a: u64, b: u64, bin: bool, w: Width) -> (u64, bool) {
     let sub = i128::from(w.trunc(a)) - i128::from(w.trunc(b)) - i128::from(bin);
