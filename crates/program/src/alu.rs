@@ -184,6 +184,33 @@ pub fn exec(
             let mode = if m.sub == Sub::Clamp(true) { sb::ShfMode::Clamp } else { sb::ShfMode::Wrap };
             each!(|l| sb::szext(a[l], b[l], mode, signed))
         }
+        Kind::Setp | Kind::Set
+            if matches!(if op.kind == Kind::Set { op.ty2 } else { op.ty }, Ty::F16x2 | Ty::Bf16x2) =>
+        {
+            // Two comparisons, one per half: `setp` sets p from the low halves and q from the high ones;
+            // `set` writes each half's result in that half (0xffff for an integer destination, 1.0 as f16 or
+            // bf16 for a packed one).
+            let src = if op.kind == Kind::Set { op.ty2 } else { op.ty };
+            let half = if src == Ty::F16x2 { Ty::F16 } else { Ty::Bf16 };
+            let cmp = m.cmp.unwrap_or(Cmp::Eq);
+            for l in lanes() {
+                let at = |x: u64, k: u32| (x >> (16 * k)) & 0xffff;
+                let c_in = c[l] & 1 != 0;
+                let [lo, hi] =
+                    [0, 1].map(|k| combine(m.boolop, compare(half, cmp, at(a[l], k), at(b[l], k), m.ftz), c_in).0);
+                if op.kind == Kind::Setp {
+                    out[l] = u64::from(lo);
+                    out2[l] = u64::from(hi);
+                } else {
+                    let one: u64 = match op.ty {
+                        Ty::F16x2 => 0x3c00,
+                        Ty::Bf16x2 => 0x3f80,
+                        _ => 0xffff,
+                    };
+                    out[l] = (if lo { one } else { 0 }) | (if hi { one } else { 0 }) << 16;
+                }
+            }
+        }
         Kind::Setp | Kind::Set => {
             let src = if op.kind == Kind::Set { op.ty2 } else { op.ty };
             for l in lanes() {

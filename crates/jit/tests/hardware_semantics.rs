@@ -1,0 +1,150 @@
+//! Instructions whose hardware result the PTX ISA's prose leaves easy to get wrong, checked on both engines
+//! against values computed here from the hardware's definition (issue 21's silent wrong results).
+
+mod common;
+
+use common::{launch, Arg};
+use device::Dim3;
+
+/// The carry flag as NVIDIA GPUs compute it: after `sub.cc` it is the adder's carry out of `a + !b + 1`, NOT
+/// borrow, and `subc` subtracts `!CF` (a multiword subtraction, nvcc's `__int128` code, comes out right either
+/// way; mixed chains do not). Per thread, from inputs a, b: [sub.cc then addc 0 + 0, add.cc then subc 0 - 0,
+/// the low and high words of the 64-bit a:b - b:a by sub.cc/subc], on both engines.
+#[test]
+fn carry_after_subtraction_is_not_borrow() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.v2.u32 {%r2, %r3}, [%rd4];
+    sub.cc.u32 %r4, %r2, %r3;
+    addc.u32 %r5, 0, 0;
+    add.cc.u32 %r6, %r2, %r3;
+    subc.u32 %r7, 0, 0;
+    sub.cc.u32 %r8, %r2, %r3;
+    subc.u32 %r9, %r3, %r2;
+    mul.wide.u32 %rd5, %r1, 16;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.v4.u32 [%rd6], {%r5, %r7, %r8, %r9};
+    ret;
+}
+"#;
+    let module = ir::compile(kernel).unwrap_or_else(|d| panic!("{d:?}"));
+    let pairs: Vec<(u32, u32)> =
+        vec![(5, 3), (3, 5), (7, 7), (0, 1), (u32::MAX, 1), (1, u32::MAX), (0x8000_0000, 0x7fff_ffff), (0, 0)];
+    let mut input = Vec::new();
+    for &(a, b) in &pairs {
+        input.extend(a.to_le_bytes());
+        input.extend(b.to_le_bytes());
+    }
+    let n = pairs.len() as u32;
+    let args = || vec![Arg::Buf(input.clone()), Arg::Buf(vec![0; 16 * pairs.len()])];
+    let want: Vec<u32> = pairs
+        .iter()
+        .flat_map(|&(a, b)| {
+            let no_borrow = a >= b;
+            let carry = a.checked_add(b).is_none();
+            // (b:a as a 64-bit word) subtracted from (a:b): high word b - a - borrow, low word a - b.
+            let whole = ((u64::from(b) << 32) | u64::from(a)).wrapping_sub((u64::from(a) << 32) | u64::from(b));
+            [u32::from(no_borrow), if carry { 0 } else { u32::MAX }, whole as u32, (whole >> 32) as u32]
+        })
+        .collect();
+    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(n, 1, 1));
+    let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args()).unwrap();
+    let mut jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
+    let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args()).unwrap();
+    let words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>();
+    assert_eq!(words(&emu[1]), want, "emulator");
+    assert_eq!(words(&native[1]), want, "JIT");
+}
+
+/// Packed half comparisons compare each half on its own (PTX ISA, `set` and `setp` with `.f16x2`): `set` writes
+/// 0xffff or 0 per half for a `.u32` destination and 1.0 or 0.0 as f16 per half for an `.f16x2` one; `setp`
+/// sets p from the low halves and q from the high ones. Output per thread: [set.gtu.u32.f16x2,
+/// set.gt.f16x2.f16x2, setp.lt.f16x2 as (p, q) in bits 0 and 1].
+#[test]
+fn packed_half_comparisons_are_per_half() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.v2.u32 {%r2, %r3}, [%rd4];
+    set.gtu.u32.f16x2 %r4, %r2, %r3;
+    set.gt.f16x2.f16x2 %r5, %r2, %r3;
+    setp.lt.f16x2 %p1|%p2, %r2, %r3;
+    selp.u32 %r6, 1, 0, %p1;
+    selp.u32 %r7, 2, 0, %p2;
+    or.b32 %r8, %r6, %r7;
+    mul.wide.u32 %rd5, %r1, 12;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.u32 [%rd6], %r4;
+    st.global.u32 [%rd6+4], %r5;
+    st.global.u32 [%rd6+8], %r8;
+    ret;
+}
+"#;
+    // f16 bit patterns: 1.0, 2.0, -1.0, 0.5, NaN.
+    let (one, two, m1, half, nan) = (0x3c00u32, 0x4000u32, 0xbc00u32, 0x3800u32, 0x7e00u32);
+    let value = |h: u32| match h {
+        0x3c00 => 1.0f32,
+        0x4000 => 2.0,
+        0xbc00 => -1.0,
+        0x3800 => 0.5,
+        _ => f32::NAN,
+    };
+    let pack = |lo: u32, hi: u32| lo | hi << 16;
+    let pairs = [
+        (pack(two, one), pack(one, two)),
+        (pack(one, two), pack(two, one)),
+        (pack(m1, half), pack(half, m1)),
+        (pack(nan, one), pack(one, nan)),
+        (pack(one, one), pack(one, one)),
+    ];
+    let mut input = Vec::new();
+    for &(a, b) in &pairs {
+        input.extend(a.to_le_bytes());
+        input.extend(b.to_le_bytes());
+    }
+    let want: Vec<u32> = pairs
+        .iter()
+        .flat_map(|&(a, b)| {
+            let halves = |x: u32| [x & 0xffff, x >> 16].map(value);
+            let (ha, hb) = (halves(a), halves(b));
+            let per = |f: &dyn Fn(f32, f32) -> bool, yes: u32| -> u32 {
+                (0..2).map(|k| if f(ha[k], hb[k]) { yes << (16 * k) } else { 0 }).sum()
+            };
+            let gtu = per(&|x, y| x > y || x.is_nan() || y.is_nan(), 0xffff);
+            let gt = per(&|x, y| x > y, 0x3c00);
+            let lt = per(&|x, y| x < y, 1);
+            [gtu, gt, (lt & 1) | ((lt >> 16) & 1) << 1]
+        })
+        .collect();
+    let module = ir::compile(kernel).unwrap_or_else(|d| panic!("{d:?}"));
+    let args = || vec![Arg::Buf(input.clone()), Arg::Buf(vec![0; 12 * pairs.len()])];
+    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(pairs.len() as u32, 1, 1));
+    let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args()).unwrap();
+    let mut jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
+    let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args()).unwrap();
+    let words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>();
+    assert_eq!(words(&emu[1]), want, "emulator");
+    assert_eq!(words(&native[1]), want, "JIT");
+}
