@@ -616,7 +616,8 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
         let mut operands = SmallVec::with_capacity(inst.operands.len());
         self.in_branch = inst.opcode == Opcode::Bra;
         for op in &inst.operands {
-            operands.push(self.operand(op));
+            let lowered = self.operand(op);
+            operands.push(self.whole_vector(lowered));
         }
         self.in_branch = false;
         let block = match self.current {
@@ -747,6 +748,18 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
                 }
             },
         }
+    }
+
+    /// A whole vector register as an instruction's operand (`ld.global.v4.u32 t, [a]` with `.reg .v4 .u32 t`)
+    /// stands for its elements, `{t.x, t.y, t.z, t.w}`: every element is read or written.
+    fn whole_vector(&self, op: Operand) -> Operand {
+        let Operand::Reg(r) = op else { return op };
+        let n = match self.body.regs[r].vector {
+            Some(n @ 2..=4) => n,
+            _ => return op,
+        };
+        let comps = [Component::X, Component::Y, Component::Z, Component::W];
+        Operand::Vector(comps[..usize::from(n)].iter().map(|&c| Operand::RegElement(r, c)).collect())
     }
 
     fn name_operand(&mut self, name: &'a str, component: Option<Component>, span: Span) -> Operand {

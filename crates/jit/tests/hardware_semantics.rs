@@ -148,3 +148,42 @@ fn packed_half_comparisons_are_per_half() {
     assert_eq!(words(&emu[1]), want, "emulator");
     assert_eq!(words(&native[1]), want, "JIT");
 }
+
+/// A whole vector register as an operand stands for all its elements: `ld.global.v4.u32 t, [a]` into
+/// `.reg .v4 .u32 t` writes t.x..t.w (only t.x was written; the others read 0), and `mov.b32 h, x` into
+/// `.reg .v2 .b16 h` splits x into h.x (low) and h.y (high). Output: t.w, t.z, t.y, t.x, then h.y, h.x.
+#[test]
+fn vector_register_operands_write_every_element() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b64 %rd<4>;
+    .reg .v4 .u32 t;
+    .reg .v2 .b16 h;
+    .reg .b32 %r<8>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    ld.global.v4.u32 t, [%rd1];
+    mov.b32 h, t.y;
+    st.global.v4.u32 [%rd2], {t.w, t.z, t.y, t.x};
+    cvt.u32.u16 %r1, h.y;
+    cvt.u32.u16 %r2, h.x;
+    st.global.v2.u32 [%rd2+16], {%r1, %r2};
+    ret;
+}
+"#;
+    let module = ir::compile(kernel).unwrap_or_else(|d| panic!("{d:?}"));
+    let input: Vec<u8> = [11u32, 0xabcd_1234, 33, 44].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let args = || vec![Arg::Buf(input.clone()), Arg::Buf(vec![0; 24])];
+    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(1, 1, 1));
+    let want = vec![44, 33, 0xabcd_1234, 11, 0xabcd, 0x1234];
+    let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args()).unwrap();
+    let mut jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
+    let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args()).unwrap();
+    let words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u32>>();
+    assert_eq!(words(&emu[1]), want, "emulator");
+    assert_eq!(words(&native[1]), want, "JIT");
+}
