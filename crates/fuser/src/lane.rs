@@ -131,10 +131,20 @@ const BATCHES_AHEAD: usize = 4;
 
 impl<'p> Lane<'p> {
     pub fn new(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
-        let (events, error) = match prog.trace.simt_events(simt) {
-            Ok(s) => (Some(s), None),
-            Err(e) => (None, Some(e.to_string())),
-        };
+        match prog.trace.simt_events(simt) {
+            Ok(s) => Lane::reading(prog, simt, Some(s), None, None),
+            Err(e) => Lane::reading(prog, simt, None, Some(e.to_string()), None),
+        }
+    }
+
+    /// A lane reading `events` itself, or the items another thread decodes from `feed`.
+    fn reading(
+        prog: &'p Program<'p>,
+        simt: u32,
+        events: Option<EventStream<'p>>,
+        error: Option<String>,
+        feed: Option<Receiver<Batch>>,
+    ) -> Lane<'p> {
         let start = &prog.trace.simt[simt as usize].start;
         Lane {
             prog,
@@ -152,7 +162,7 @@ impl<'p> Lane<'p> {
             spin_unwind: None,
             ended: false,
             error,
-            feed: None,
+            feed,
         }
     }
 
@@ -164,7 +174,7 @@ impl<'p> Lane<'p> {
     {
         let (tx, rx) = sync_channel::<Batch>(BATCHES_AHEAD);
         let mut source = Lane::new(prog, simt);
-        let lane = Lane { feed: Some(rx), error: None, ..Lane::new_empty(prog, simt) };
+        let lane = Lane::reading(prog, simt, None, None, Some(rx));
         scope.spawn(move || loop {
             while source.items.len() < BATCH_ITEMS && !source.ended {
                 source.fill();
@@ -182,29 +192,6 @@ impl<'p> Lane<'p> {
             }
         });
         lane
-    }
-
-    /// A lane with nothing to read yet (the consumer side of [`Lane::piped`]).
-    fn new_empty(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
-        let start = &prog.trace.simt[simt as usize].start;
-        Lane {
-            prog,
-            events: None,
-            simt,
-            os: start.os,
-            items: VecDeque::new(),
-            mem: Vec::new(),
-            mem_base: 0,
-            pending: None,
-            pending_mem: Vec::new(),
-            frames: Vec::new(),
-            start_function: None,
-            need_enter: false,
-            spin_unwind: None,
-            ended: false,
-            error: None,
-            feed: None,
-        }
     }
 
     /// The memory accesses of a block item.

@@ -6,6 +6,18 @@ mod common;
 use common::{launch, Arg};
 use device::Dim3;
 
+/// Runs entry `k` of `kernel` in one block of `threads` threads on the emulator and on the JIT; returns the
+/// words of buffer argument `out` from each.
+fn words_on_both(kernel: &str, threads: u32, args: &dyn Fn() -> Vec<Arg>, out: usize) -> (Vec<u32>, Vec<u32>) {
+    let module = ir::compile(kernel).unwrap_or_else(|d| panic!("{d:?}"));
+    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(threads, 1, 1));
+    let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args()).unwrap();
+    let mut jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
+    let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args()).unwrap();
+    let words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u32>>();
+    (words(&emu[out]), words(&native[out]))
+}
+
 /// The carry flag as NVIDIA GPUs compute it: after `sub.cc` it is the adder's carry out of `a + !b + 1`, NOT
 /// borrow, and `subc` subtracts `!CF` (a multiword subtraction, nvcc's `__int128` code, comes out right either
 /// way; mixed chains do not). Per thread, from inputs a, b: [sub.cc then addc 0 + 0, add.cc then subc 0 - 0,
@@ -38,7 +50,6 @@ fn carry_after_subtraction_is_not_borrow() {
     ret;
 }
 "#;
-    let module = ir::compile(kernel).unwrap_or_else(|d| panic!("{d:?}"));
     let pairs: Vec<(u32, u32)> =
         vec![(5, 3), (3, 5), (7, 7), (0, 1), (u32::MAX, 1), (1, u32::MAX), (0x8000_0000, 0x7fff_ffff), (0, 0)];
     let mut input = Vec::new();
@@ -58,13 +69,9 @@ fn carry_after_subtraction_is_not_borrow() {
             [u32::from(no_borrow), if carry { 0 } else { u32::MAX }, whole as u32, (whole >> 32) as u32]
         })
         .collect();
-    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(n, 1, 1));
-    let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args()).unwrap();
-    let mut jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
-    let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args()).unwrap();
-    let words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>();
-    assert_eq!(words(&emu[1]), want, "emulator");
-    assert_eq!(words(&native[1]), want, "JIT");
+    let (emu, native) = words_on_both(kernel, n, &args, 1);
+    assert_eq!(emu, want, "emulator");
+    assert_eq!(native, want, "JIT");
 }
 
 /// Packed half comparisons compare each half on its own (PTX ISA, `set` and `setp` with `.f16x2`): `set` writes
@@ -138,15 +145,10 @@ fn packed_half_comparisons_are_per_half() {
             [gtu, gt, (lt & 1) | ((lt >> 16) & 1) << 1]
         })
         .collect();
-    let module = ir::compile(kernel).unwrap_or_else(|d| panic!("{d:?}"));
     let args = || vec![Arg::Buf(input.clone()), Arg::Buf(vec![0; 12 * pairs.len()])];
-    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(pairs.len() as u32, 1, 1));
-    let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args()).unwrap();
-    let mut jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
-    let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args()).unwrap();
-    let words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>();
-    assert_eq!(words(&emu[1]), want, "emulator");
-    assert_eq!(words(&native[1]), want, "JIT");
+    let (emu, native) = words_on_both(kernel, pairs.len() as u32, &args, 1);
+    assert_eq!(emu, want, "emulator");
+    assert_eq!(native, want, "JIT");
 }
 
 /// A whole vector register as an operand stands for all its elements: `ld.global.v4.u32 t, [a]` into
@@ -175,15 +177,10 @@ fn vector_register_operands_write_every_element() {
     ret;
 }
 "#;
-    let module = ir::compile(kernel).unwrap_or_else(|d| panic!("{d:?}"));
     let input: Vec<u8> = [11u32, 0xabcd_1234, 33, 44].iter().flat_map(|v| v.to_le_bytes()).collect();
     let args = || vec![Arg::Buf(input.clone()), Arg::Buf(vec![0; 24])];
-    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(1, 1, 1));
     let want = vec![44, 33, 0xabcd_1234, 11, 0xabcd, 0x1234];
-    let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args()).unwrap();
-    let mut jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
-    let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args()).unwrap();
-    let words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u32>>();
-    assert_eq!(words(&emu[1]), want, "emulator");
-    assert_eq!(words(&native[1]), want, "JIT");
+    let (emu, native) = words_on_both(kernel, 1, &args, 1);
+    assert_eq!(emu, want, "emulator");
+    assert_eq!(native, want, "JIT");
 }
