@@ -91,13 +91,22 @@ fn paired_corpus_meets_the_papers_accuracy() {
     }
 
     // VALIDATION.md is current (when this is the compiler it was made with): every number within a little of
-    // a fresh run's (the lock pairs' worker threads contend differently from run to run).
+    // a fresh run's.
     let fresh = std::fs::read_to_string(out.path().join("validation.md")).unwrap();
     let doc = std::fs::read_to_string(corpus().join("../../VALIDATION.md")).unwrap();
     let begin = "<!-- BEGIN lockstep validate -->\n";
     let committed = &doc[doc.find(begin).unwrap() + begin.len()..doc.find("<!-- END lockstep validate -->").unwrap()];
+    // The lock pairs' CPU sides run 4 worker threads whose contention (which paths glibc's lock functions
+    // take) changes from run to run: their rows are not compared, the summary's tolerance covers them.
+    let locks: Vec<&str> = v["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["category"] == "locks")
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
     if fresh.lines().next() == committed.lines().next() {
-        check_current(committed, &fresh);
+        check_current(committed, &fresh, &locks);
     } else {
         eprintln!("VALIDATION.md was made with another compiler: its tables are not compared");
     }
@@ -115,14 +124,18 @@ fn paired_corpus_meets_the_papers_accuracy() {
     }
 }
 
-/// Compares the committed tables with fresh ones cell by cell: percentages within 1.5 points, other numbers
-/// within 5%, everything else equal.
-fn check_current(committed: &str, fresh: &str) {
+/// Compares the committed tables with fresh ones cell by cell, but for the rows of the pairs in `skip`:
+/// percentages within 1.5 points, other numbers within 5%, everything else equal.
+fn check_current(committed: &str, fresh: &str, skip: &[&str]) {
     let (a, b): (Vec<&str>, Vec<&str>) = (committed.lines().collect(), fresh.lines().collect());
     let stale = "VALIDATION.md is stale: run scripts/validation";
     assert_eq!(a.len(), b.len(), "{stale}\n{fresh}");
     for (x, y) in a.iter().zip(&b) {
         let (cx, cy): (Vec<&str>, Vec<&str>) = (x.split('|').collect(), y.split('|').collect());
+        let name = cx.get(1).map_or("", |c| c.trim().trim_end_matches('*'));
+        if skip.contains(&name) {
+            continue;
+        }
         assert_eq!(cx.len(), cy.len(), "{stale}: {x} / {y}");
         for (p, q) in cx.iter().zip(&cy) {
             let (p, q) = (p.trim(), q.trim());
