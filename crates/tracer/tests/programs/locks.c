@@ -15,7 +15,8 @@ static pthread_spinlock_t spin[MAXN], spin_shared;
 static pthread_rwlock_t rwlock[MAXN], rwlock_shared = PTHREAD_RWLOCK_INITIALIZER;
 static omp_lock_t omplock[MAXN], omplock_shared;
 static omp_nest_lock_t nestlock[MAXN];
-static long own[MAXN], total;
+/* One counter per shared lock: each is only touched under its own lock. */
+static long own[MAXN], by_mutex, by_spin, by_rwlock, by_omplock, by_critical;
 static int n, nthreads;
 
 __attribute__((noinline)) void worker(long i) {
@@ -23,31 +24,31 @@ __attribute__((noinline)) void worker(long i) {
     own[i] += i;
     pthread_mutex_unlock(&mutex[i]);
     pthread_mutex_lock(&mutex_shared);
-    total += 1;
+    by_mutex += 1;
     pthread_mutex_unlock(&mutex_shared);
     pthread_spin_lock(&spin[i]);
     own[i] += 1;
     pthread_spin_unlock(&spin[i]);
     pthread_spin_lock(&spin_shared);
-    total += 1;
+    by_spin += 1;
     pthread_spin_unlock(&spin_shared);
     pthread_rwlock_rdlock(&rwlock[i]);
     long r = own[i];
     pthread_rwlock_unlock(&rwlock[i]);
     pthread_rwlock_wrlock(&rwlock_shared);
-    total += r > 0;
+    by_rwlock += r > 0;
     pthread_rwlock_unlock(&rwlock_shared);
     omp_set_lock(&omplock[i]);
     own[i] += 1;
     omp_unset_lock(&omplock[i]);
     omp_set_lock(&omplock_shared);
-    total += 1;
+    by_omplock += 1;
     omp_unset_lock(&omplock_shared);
     omp_set_nest_lock(&nestlock[i]);
     own[i] += 1;
     omp_unset_nest_lock(&nestlock[i]);
 #pragma omp critical(named)
-    total += 1;
+    by_critical += 1;
 }
 
 static void *pool(void *arg) {
@@ -80,6 +81,7 @@ int main(int argc, char **argv) {
            sizeof omplock[0], (void *)nestlock, sizeof nestlock[0]);
     printf("mutex_shared %p\nspin_shared %p\nrwlock_shared %p\nomplock_shared %p\n", (void *)&mutex_shared,
            (void *)&spin_shared, (void *)&rwlock_shared, (void *)&omplock_shared);
+    long total = by_mutex + by_spin + by_rwlock + by_omplock + by_critical;
     printf("total %ld\n", total);
     return total == 5L * n ? 0 : 1;
 }
