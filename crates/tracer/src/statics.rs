@@ -1,7 +1,7 @@
 //! What the tracer knows about code: modules, symbols, translated blocks and their roles. Updated at
 //! translation time (never on the execution hot path, except for naming a call target that has no symbol).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
 use iced_x86::{Decoder, DecoderOptions, FlowControl, InstructionInfoFactory, Mnemonic, OpAccess, OpKind};
@@ -10,7 +10,7 @@ use trace::{
 };
 
 use crate::encode::BlockEvent;
-use crate::loops::{outer_loops, OuterLoop};
+use crate::loops::outer_loops;
 use crate::modules::{load_elf, object_at, parse_maps, LoadedElf};
 use crate::out::SpillBuf;
 use crate::Config;
@@ -151,8 +151,9 @@ pub struct Statics {
     /// Loop marks of `--per-iteration` functions: address → (header instruction marker or exit).
     loop_headers: HashMap<u64, bool>,
     loop_exits: HashMap<u64, ()>,
-    analysed: HashMap<u64, Vec<OuterLoop>>,
-    loop_syms: std::collections::HashSet<u32>,
+    /// Region functions whose loops were looked for.
+    analysed: HashSet<u64>,
+    loop_syms: HashSet<u32>,
     pub function_found: bool,
     info: InstructionInfoFactory,
     checked_guest_base: bool,
@@ -171,8 +172,8 @@ impl Statics {
             next_insn: 0,
             loop_headers: HashMap::new(),
             loop_exits: HashMap::new(),
-            analysed: HashMap::new(),
-            loop_syms: std::collections::HashSet::new(),
+            analysed: HashSet::new(),
+            loop_syms: HashSet::new(),
             function_found: false,
             info: InstructionInfoFactory::new(),
             checked_guest_base: false,
@@ -392,7 +393,7 @@ impl Statics {
     }
 
     fn analyse_loop(&mut self, sym: u32, entry: u64) {
-        if self.analysed.contains_key(&entry) {
+        if self.analysed.contains(&entry) {
             return;
         }
         let found = self
@@ -427,7 +428,7 @@ impl Statics {
         }
         // Blocks translated before the analysis keep their (possibly stale) marks; the entry is translated
         // first in practice, before any block of its body.
-        self.analysed.insert(entry, found);
+        self.analysed.insert(entry);
     }
 
     /// Whether `--per-iteration` found a loop in the region function `sym`.
