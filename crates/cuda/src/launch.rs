@@ -11,7 +11,10 @@ use runtime::{LaunchOptions, RunError};
 
 use crate::config::Backend;
 use crate::properties::{MAX_BLOCKS_PER_MULTIPROCESSOR, MAX_THREADS_PER_MULTIPROCESSOR, SHARED_PER_BLOCK};
-use crate::{Cuda, Error, Result};
+use ir::FuncId;
+use runtime::ModuleId;
+
+use crate::{Cuda, Error, Inner, Result};
 
 /// A launch's shape, shared memory and stream (`__cudaPushCallConfiguration`'s arguments).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +55,23 @@ pub struct FuncAttributes {
     pub preferred_shmem_carveout: i32,
 }
 
+/// What to launch: a kernel registered by its host stub (runtime API) or a function the program got from a
+/// module it loaded (driver API).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    HostStub(u64),
+    Function(u64),
+}
+
+/// A launch's arguments.
+#[derive(Clone, Copy, Debug)]
+pub enum Params<'a> {
+    /// One pointer per kernel parameter, each at that parameter's bytes (nvcc's stubs, `kernelParams`).
+    Pointers(*const *const libc::c_void),
+    /// The parameters already laid out at their offsets (`CU_LAUNCH_PARAM_BUFFER_POINTER`).
+    Buffer(&'a [u8]),
+}
+
 impl Cuda {
     /// Launches the kernel registered for host stub `host_fn` (`cudaLaunchKernel`, `__cudaLaunchKernel`).
     /// Errors in the launch itself come back now; a kernel fault comes back from the next synchronizing
@@ -61,12 +81,36 @@ impl Cuda {
     /// `args` must point at one pointer per kernel parameter, each pointing at that parameter's bytes (what
     /// nvcc's launch stubs pass); it may be null for a kernel without parameters.
     pub unsafe fn launch(&self, host_fn: u64, config: CallConfig, args: *const *const libc::c_void) -> Result<()> {
+        // SAFETY: the caller's promise.
+        unsafe { self.launch_kernel(Kernel::HostStub(host_fn), config, Params::Pointers(args)) }
+    }
+
+    /// The loaded module and function of a kernel, and the dynamic shared memory limit the program set.
+    fn resolve(&self, inner: &mut Inner, kernel: Kernel) -> Result<(ModuleId, FuncId, Option<i32>)> {
+        match kernel {
+            Kernel::HostStub(host_fn) => {
+                let (module, func) = inner.kernel(host_fn, self)?;
+                Ok((module, func, inner.registry.max_dynamic_shared(host_fn)))
+            }
+            Kernel::Function(f) => {
+                let info = inner.modules.function(f).ok_or(Error::INVALID_RESOURCE_HANDLE)?;
+                Ok((info.id, info.func, info.max_dynamic_shared))
+            }
+        }
+    }
+
+    /// Launches a kernel of either kind with either parameter form (`cuLaunchKernel` and the runtime's
+    /// launches).
+    ///
+    /// # Safety
+    /// [`Params::Pointers`] as for [`Cuda::launch`].
+    pub unsafe fn launch_kernel(&self, kernel: Kernel, config: CallConfig, args: Params<'_>) -> Result<()> {
         self.enter_stream(config.stream)?;
         self.synchronize_faults()?;
         let mut inner = self.lock();
         // What the previous kernels printed comes out at the start of this launch, as on a GPU.
         inner.flush_printf();
-        let (module, kernel) = inner.kernel(host_fn, self)?;
+        let (module, kernel, _) = self.resolve(&mut inner, kernel)?;
         let launch_config = LaunchConfig {
             grid: config.grid,
             block: config.block,
@@ -76,19 +120,41 @@ impl Cuda {
         let func = rt.module(module).map(|m| &m.module.functions[kernel]).ok_or(Error::INVALID_DEVICE_FUNCTION)?;
         let name = func.name.clone();
         let mut params = ParamBuffer::for_kernel(func);
-        if !params.slots.is_empty() {
-            if args.is_null() {
-                return Err(Error::INVALID_VALUE);
-            }
-            for (i, slot) in params.slots.iter().enumerate() {
-                // SAFETY: the caller's promise: `args[i]` points at the parameter's bytes.
-                unsafe {
-                    let src = *args.add(i) as *const u8;
-                    if src.is_null() {
-                        return Err(Error::INVALID_VALUE);
+        match args {
+            Params::Pointers(_) if params.slots.is_empty() => {}
+            Params::Pointers(args) => {
+                if args.is_null() {
+                    return Err(Error::INVALID_VALUE);
+                }
+                for (i, slot) in params.slots.iter().enumerate() {
+                    // SAFETY: the caller's promise: `args[i]` points at the parameter's bytes.
+                    unsafe {
+                        let src = *args.add(i) as *const u8;
+                        if src.is_null() {
+                            return Err(Error::INVALID_VALUE);
+                        }
+                        let dst = params.bytes.as_mut_ptr().add(slot.offset as usize);
+                        std::ptr::copy_nonoverlapping(src, dst, slot.size as usize);
                     }
-                    let dst = params.bytes.as_mut_ptr().add(slot.offset as usize);
-                    std::ptr::copy_nonoverlapping(src, dst, slot.size as usize);
+                }
+            }
+            Params::Buffer(buffer) => {
+                let needed = params.slots.iter().map(|s| (s.offset + s.size) as usize).max().unwrap_or(0);
+                if buffer.len() < needed {
+                    drop(inner);
+                    self.warn(
+                        &format!("param buffer {name}"),
+                        &format!(
+                            "error: launch of `{name}`: the parameter buffer holds {} bytes, the kernel's parameters \
+                             take {needed}",
+                            buffer.len()
+                        ),
+                    );
+                    return Err(Error::INVALID_VALUE);
+                }
+                for slot in &params.slots {
+                    let range = slot.offset as usize..(slot.offset + slot.size) as usize;
+                    params.bytes[range.clone()].copy_from_slice(&buffer[range]);
                 }
             }
         }
@@ -156,10 +222,14 @@ impl Cuda {
 
     /// `cudaFuncGetAttributes`.
     pub fn func_attributes(&self, host_fn: u64) -> Result<FuncAttributes> {
+        self.kernel_attributes(Kernel::HostStub(host_fn))
+    }
+
+    /// `cudaFuncGetAttributes`, `cuFuncGetAttribute`.
+    pub fn kernel_attributes(&self, kernel: Kernel) -> Result<FuncAttributes> {
         self.check_sticky()?;
         let mut inner = self.lock();
-        let (module, kernel) = inner.kernel(host_fn, self)?;
-        let max_dynamic = inner.registry.max_dynamic_shared(host_fn);
+        let (module, kernel, max_dynamic) = self.resolve(&mut inner, kernel)?;
         let rt = inner.runtime(&self.config);
         let m = &rt.module(module).ok_or(Error::INVALID_DEVICE_FUNCTION)?.module;
         let func = &m.functions[kernel];
@@ -207,8 +277,17 @@ impl Cuda {
     /// `cudaFuncSetAttribute`: the dynamic shared memory limit (up to the opt-in maximum) and the carveout
     /// (a hint, accepted).
     pub fn func_set_attribute(&self, host_fn: u64, attribute: i32, value: i32) -> Result<()> {
-        let mut inner = self.lock();
-        if !inner.registry.has_kernel(host_fn) {
+        self.kernel_set_attribute(Kernel::HostStub(host_fn), attribute, value)
+    }
+
+    /// `cudaFuncSetAttribute`, `cuFuncSetAttribute` (the runtime's attribute numbers; the driver shell
+    /// converts its own).
+    pub fn kernel_set_attribute(&self, kernel: Kernel, attribute: i32, value: i32) -> Result<()> {
+        let known = match kernel {
+            Kernel::HostStub(h) => self.lock().registry.has_kernel(h),
+            Kernel::Function(f) => self.is_function(f),
+        };
+        if !known {
             return Err(Error::INVALID_DEVICE_FUNCTION);
         }
         match attribute {
@@ -217,7 +296,10 @@ impl Cuda {
                 if value < 0 || value as u64 > crate::properties::SHARED_PER_BLOCK_OPTIN {
                     return Err(Error::INVALID_VALUE);
                 }
-                inner.registry.set_max_dynamic_shared(host_fn, value);
+                match kernel {
+                    Kernel::HostStub(h) => self.lock().registry.set_max_dynamic_shared(h, value),
+                    Kernel::Function(f) => self.set_function_max_dynamic_shared(f, value)?,
+                }
                 Ok(())
             }
             // cudaFuncAttributePreferredSharedMemoryCarveout, cluster attributes, ...: hints.
@@ -229,10 +311,15 @@ impl Cuda {
     /// `cudaOccupancyMaxActiveBlocksPerMultiprocessor`: how many blocks of `block_size` threads (with
     /// `dynamic_shared` bytes) fit one multiprocessor under the limits the device reports.
     pub fn occupancy(&self, host_fn: u64, block_size: i32, dynamic_shared: u64) -> Result<i32> {
+        self.kernel_occupancy(Kernel::HostStub(host_fn), block_size, dynamic_shared)
+    }
+
+    /// `cudaOccupancyMaxActiveBlocksPerMultiprocessor`, `cuOccupancyMaxActiveBlocksPerMultiprocessor`.
+    pub fn kernel_occupancy(&self, kernel: Kernel, block_size: i32, dynamic_shared: u64) -> Result<i32> {
         if block_size <= 0 {
             return Err(Error::INVALID_VALUE);
         }
-        let attrs = self.func_attributes(host_fn)?;
+        let attrs = self.kernel_attributes(kernel)?;
         if block_size > attrs.max_threads_per_block {
             return Ok(0);
         }

@@ -1,4 +1,4 @@
-//! The CUDA host API on lockstep's engines: what `libcudart.so.13` (and later `libcuda.so.1`) do, as Rust
+//! The CUDA host API on lockstep's engines: what `libcudart.so.13` and `libcuda.so.1` do, as Rust
 //! that knows nothing of C calling conventions. The C shells (`crates/cudart`) convert arguments and
 //! structures and call into one process-wide [`Cuda`].
 //!
@@ -9,6 +9,8 @@
 //!         ──cudaMalloc/Memcpy/...──▶ memory.rs (device pointer = host address; kinds in a side table)
 //!         ──streams, events, host functions──▶ stream.rs
 //!         ──exit──▶ report.rs (JSON for `lockstep exec --report`)
+//! driver API (libcuda.so.1): cuInit, contexts (context.rs) ─▶ cuModuleLoadData/cuLink* (module.rs:
+//!         PTX, fatbinaries, linked PTX) ─▶ cuLaunchKernel ─▶ the same launch path
 //! ```
 //!
 //! Semantics chosen:
@@ -25,11 +27,13 @@
 //! - **Missing functions** return `cudaErrorNotSupported` and warn once, naming the function.
 
 pub mod config;
+mod context;
 pub mod error;
 pub mod image;
 mod launch;
 pub mod link;
 mod memory;
+pub mod module;
 pub mod properties;
 mod registry;
 mod report;
@@ -44,7 +48,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 pub use config::{Backend, Config};
 pub use error::Error;
-pub use launch::{pop_call_configuration, push_call_configuration, CallConfig, FuncAttributes};
+pub use launch::{pop_call_configuration, push_call_configuration, CallConfig, FuncAttributes, Kernel, Params};
 pub use memory::{Array, ArrayDesc, CopyKind, MemoryType, PointerAttributes};
 pub use properties::Properties;
 pub use report::{KernelReport, Report};
@@ -59,6 +63,7 @@ pub struct Cuda {
     properties: Properties,
     inner: Mutex<Inner>,
     streams: stream::Streams,
+    contexts: context::Contexts,
     /// A kernel fault not yet reported by a synchronizing call (a `cudaError_t` code; 0: none).
     pending_fault: AtomicI32,
     /// The sticky error every call returns after a reported fault (0: none).
@@ -79,6 +84,8 @@ struct Inner {
     /// Created on first use: a JIT starts its worker threads.
     runtime: Option<runtime::Runtime>,
     registry: registry::Registry,
+    /// Modules the program loaded through the driver API.
+    modules: module::Modules,
     memory: memory::Allocations,
     report: report::Recorder,
     /// Where device `printf` output goes, and what the last kernels printed and no synchronization has
@@ -127,6 +134,7 @@ impl Cuda {
             inner: Mutex::new(Inner {
                 runtime: None,
                 registry: registry::Registry::default(),
+                modules: module::Modules::default(),
                 memory: memory::Allocations::default(),
                 report: report::Recorder::default(),
                 printf,
@@ -136,6 +144,7 @@ impl Cuda {
                 cache_config: 0,
             }),
             streams: stream::Streams::default(),
+            contexts: context::Contexts::default(),
             pending_fault: AtomicI32::new(0),
             sticky: AtomicI32::new(0),
             warned: Mutex::default(),
@@ -254,6 +263,7 @@ impl Cuda {
         inner.runtime = None;
         inner.memory = memory::Allocations::default();
         inner.registry.forget_modules();
+        inner.forget_driver_modules();
         inner.device_flags = 0;
         drop(inner);
         self.pending_fault.store(0, Ordering::Release);
