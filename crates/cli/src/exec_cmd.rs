@@ -1,9 +1,10 @@
 //! `lockstep exec`: run an unmodified CUDA program (built with `nvcc -cudart shared`) on lockstep's CUDA
 //! runtime, and say afterwards what its kernels did.
 //!
-//! The runtime is the `libcudart.so` the `cudart` crate builds, found next to this binary; a folder of
-//! links gives it the names programs look for (`libcudart.so.13`, `.12`, plain), and the program runs with
-//! that folder first on `LD_LIBRARY_PATH`. Settings travel in `LOCKSTEP_*` variables (`cuda::config`); each
+//! The runtime is the `libcudart.so` the `cudart` crate builds (with the driver API of `cudadrv` in it),
+//! found next to this binary; a folder of links gives it the names programs look for (`libcudart.so.13`,
+//! `.12`, plain, and `libcuda.so.1`), and the program runs with that folder first on `LD_LIBRARY_PATH`
+//! (and `NUMBA_CUDA_DRIVER` naming it, for Numba). Settings travel in `LOCKSTEP_*` variables (`cuda::config`); each
 //! process of the program writes a JSON report at exit, which this command reads, sums up on stderr and
 //! keeps with `--report`.
 
@@ -138,6 +139,11 @@ pub fn run(a: &ExecArgs) -> anyhow::Result<ExitCode> {
         )
         .env("LOCKSTEP_CHECK", if a.check { "1" } else { "0" })
         .env("LOCKSTEP_REPORT", reports.path().join("report-%p.json"));
+    // Numba loads the driver from a path it is given, or searches the system's folders (not
+    // LD_LIBRARY_PATH's); point it at lockstep's unless the user chose one.
+    if std::env::var_os("NUMBA_CUDA_DRIVER").is_none() {
+        cmd.env("NUMBA_CUDA_DRIVER", dir.join("libcuda.so.1"));
+    }
     if let Some(n) = a.threads {
         if n == 0 {
             return Err(UsageError("--threads must be at least 1".into()).into());
@@ -408,8 +414,9 @@ fn library_file() -> anyhow::Result<PathBuf> {
     })
 }
 
-/// The names programs load the runtime by.
-const NAMES: [&str; 3] = ["libcudart.so.13", "libcudart.so.12", "libcudart.so"];
+/// The names programs load the runtime and the driver by: one library serves both APIs, so that a program
+/// using both has one device.
+const NAMES: [&str; 5] = ["libcudart.so.13", "libcudart.so.12", "libcudart.so", "libcuda.so.1", "libcuda.so"];
 
 /// A folder holding links with the runtime's names to the library: `lockstep-cuda/` beside the library,
 /// or under the user's cache folder where that is not writable.

@@ -215,6 +215,15 @@ impl Cuda {
         }
     }
 
+    /// The kernel's parameters as (offset, size) in bytes (`cuFuncGetParamInfo`).
+    pub fn kernel_params(&self, kernel: Kernel) -> Result<Vec<(u64, u64)>> {
+        let mut inner = self.lock();
+        let (module, func, _) = self.resolve(&mut inner, kernel)?;
+        let rt = inner.runtime(&self.config);
+        let f = rt.module(module).map(|m| &m.module.functions[func]).ok_or(Error::INVALID_DEVICE_FUNCTION)?;
+        Ok(ParamBuffer::for_kernel(f).slots.iter().map(|s| (u64::from(s.offset), u64::from(s.size))).collect())
+    }
+
     /// The kernel's device name (`cudaFuncGetName`), loading nothing.
     pub fn kernel_name(&self, host_fn: u64) -> Result<String> {
         self.lock().registry.kernel_name(host_fn).map(str::to_string).ok_or(Error::INVALID_DEVICE_FUNCTION)

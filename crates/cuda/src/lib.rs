@@ -47,6 +47,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 pub use config::{Backend, Config};
+pub use device::Dim3;
 pub use error::Error;
 pub use launch::{pop_call_configuration, push_call_configuration, CallConfig, FuncAttributes, Kernel, Params};
 pub use memory::{Array, ArrayDesc, CopyKind, MemoryType, PointerAttributes};
@@ -184,6 +185,18 @@ impl Cuda {
         );
         self.lock().report.unsupported(function);
         Error::NOT_SUPPORTED
+    }
+
+    /// A driver API function lockstep does not implement was called: warns once, naming it (the caller
+    /// returns `CUDA_ERROR_NOT_SUPPORTED`).
+    pub fn unsupported_driver(&self, function: &str) {
+        self.warn(
+            function,
+            &format!(
+                "warning: {function} is not supported by lockstep's CUDA driver; it returns CUDA_ERROR_NOT_SUPPORTED"
+            ),
+        );
+        self.lock().report.unsupported(function);
     }
 
     // ---- errors -------------------------------------------------------------------------------------

@@ -407,21 +407,51 @@ impl Cuda {
 
     /// `cudaMemset2D`: `height` rows of `width` bytes, `pitch` apart.
     pub fn memset_2d(&self, ptr: u64, pitch: u64, value: i32, width: u64, height: u64) -> Result<()> {
+        self.memset_elements(ptr, pitch, value as u32, 1, width, height)
+    }
+
+    /// `cuMemsetD8/D16/D32` and their 2D forms: `height` rows of `width` elements of `element` bytes (1, 2
+    /// or 4), each set to the low bytes of `value`, rows `pitch` bytes apart. The pointer (and the pitch of
+    /// a 2D set) must be aligned to the element.
+    pub fn memset_elements(&self, ptr: u64, pitch: u64, value: u32, element: u64, width: u64, height: u64) -> Result<()> {
         self.synchronize_faults()?;
         if width == 0 || height == 0 {
             return Ok(());
         }
-        if width > pitch && height > 1 {
+        let row = width.checked_mul(element).ok_or(Error::INVALID_VALUE)?;
+        if row > pitch && height > 1 {
             return Err(Error::INVALID_PITCH_VALUE);
         }
-        let span = pitch.checked_mul(height - 1).and_then(|s| s.checked_add(width)).ok_or(Error::INVALID_VALUE)?;
+        if ptr % element != 0 || (height > 1 && pitch % element != 0) {
+            return Err(Error::INVALID_VALUE);
+        }
+        let span = pitch.checked_mul(height - 1).and_then(|s| s.checked_add(row)).ok_or(Error::INVALID_VALUE)?;
         let mut inner = self.lock();
         inner.check_device(ptr, span, &self.config)?;
-        for row in 0..height {
-            // SAFETY: inside the checked span.
-            unsafe { std::ptr::write_bytes((ptr + row * pitch) as *mut u8, value as u8, width as usize) };
+        let pattern = value.to_le_bytes();
+        for r in 0..height {
+            let start = (ptr + r * pitch) as *mut u8;
+            if element == 1 {
+                // SAFETY: inside the checked span.
+                unsafe { std::ptr::write_bytes(start, value as u8, row as usize) };
+                continue;
+            }
+            for i in 0..width {
+                // SAFETY: inside the checked span; element-aligned (checked).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(pattern.as_ptr(), start.add((i * element) as usize), element as usize)
+                };
+            }
         }
         Ok(())
+    }
+
+    /// `cuMemGetAddressRange`: the base and size of the allocation (or module variable) holding `ptr`.
+    pub fn address_range(&self, ptr: u64) -> Result<(u64, u64)> {
+        let mut inner = self.lock();
+        let rt = inner.runtime(&self.config);
+        let (a, _) = rt.memory().find(ptr, 1).map_err(|_| Error::INVALID_VALUE)?;
+        Ok((a.base(), a.size))
     }
 
     /// `cudaMemcpyToSymbol`: `n` bytes from `src` to `offset` bytes into the variable of host shadow

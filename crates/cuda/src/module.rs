@@ -72,6 +72,25 @@ struct Linker {
     output: Option<Vec<u8>>,
 }
 
+thread_local! {
+    /// The message of the calling thread's last failed load or link (for the JIT error logs the driver
+    /// API fills).
+    static LAST_MESSAGE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// The message of the calling thread's last failed module load or link, taken.
+pub fn take_last_message() -> String {
+    LAST_MESSAGE.with(|m| std::mem::take(&mut *m.borrow_mut()))
+}
+
+impl Cuda {
+    /// Prints a load or link failure (once) and keeps it for the caller's error log.
+    fn load_failed(&self, message: &str) {
+        LAST_MESSAGE.with(|m| *m.borrow_mut() = message.to_string());
+        self.warn(message, message);
+    }
+}
+
 fn new_handle() -> u64 {
     Box::into_raw(Box::new(0u64)) as u64
 }
@@ -182,7 +201,7 @@ impl Cuda {
         // SAFETY: the caller's promise.
         let ptx = unsafe { image_ptx(image, what) };
         let (text, name) = ptx.map_err(|(e, message)| {
-            self.warn(&message, &message);
+            self.load_failed(&message);
             e
         })?;
         self.module_load_ptx(&text, &name)
@@ -211,7 +230,7 @@ impl Cuda {
                     other => other.to_string(),
                 };
                 let message = format!("error: the PTX of {name} does not load:\n{message}");
-                self.warn(&message, &message);
+                self.load_failed(&message);
                 Err(match e {
                     runtime::LoadError::Compile { .. } => Error::INVALID_PTX,
                     _ => Error::MEMORY_ALLOCATION,
@@ -335,7 +354,7 @@ impl Cuda {
                 // SAFETY: the caller's promise.
                 let ptx = unsafe { image_ptx(data, &what) };
                 let (text, name) = ptx.map_err(|(e, message)| {
-                    self.warn(&message, &message);
+                    self.load_failed(&message);
                     e
                 })?;
                 Unit { name, text }
@@ -351,7 +370,7 @@ impl Cuda {
                 let message = format!(
                     "error: {what}: NVVM IR (LTO) inputs cannot be linked by lockstep; link PTX instead"
                 );
-                self.warn(&message, &message);
+                self.load_failed(&message);
                 return Err(Error::NOT_SUPPORTED);
             }
         };
@@ -380,7 +399,7 @@ impl Cuda {
             Err(message) => {
                 drop(inner);
                 let message = format!("error: cuLinkComplete: {message}");
-                self.warn(&message, &message);
+                self.load_failed(&message);
                 Err(Error::INVALID_PTX)
             }
         }

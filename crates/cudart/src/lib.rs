@@ -81,10 +81,16 @@ mod unsupported;
 use cuda::{Cuda, Error};
 
 pub use abi::cudaError_t;
+/// The driver API's functions (`libcuda.so.1`) are exported from this library too: lockstep installs it
+/// under both names, so that a program using both APIs has one device.
+pub use cudadrv;
 
-/// The process's CUDA state.
+/// The process's CUDA state. The runtime's first call on a thread makes the primary context current
+/// there, as NVIDIA's runtime does, for the driver API calls the program may mix in.
 fn cuda() -> &'static Cuda {
-    Cuda::get()
+    let c = Cuda::get();
+    c.runtime_enter();
+    c
 }
 
 /// A call's result as `cudaError_t`, recorded as the thread's last error when it is one.

@@ -1,0 +1,202 @@
+//! Streams and events. Work completes when its call returns (see `cuda`'s semantics); host functions and
+//! callbacks run in stream order on the runtime's thread.
+
+use std::ffi::c_void;
+
+use cuda::Error;
+
+use crate::abi::{CUcontext, CUdevice, CUevent, CUstream};
+use crate::error::CUresult;
+use crate::{out, ret, with_context};
+
+/// # Safety
+/// `stream` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamCreate(stream: *mut CUstream, flags: u32) -> CUresult {
+    // SAFETY: the caller's promise.
+    unsafe { cuStreamCreateWithPriority(stream, flags, 0) }
+}
+
+/// # Safety
+/// `stream` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamCreateWithPriority(stream: *mut CUstream, flags: u32, priority: i32) -> CUresult {
+    let result = with_context().and_then(|c| c.stream_create(flags, priority));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|s| unsafe { out(stream, s as CUstream) }))
+}
+
+#[no_mangle]
+pub extern "C" fn cuStreamDestroy_v2(stream: CUstream) -> CUresult {
+    ret(with_context().and_then(|c| c.stream_destroy(stream as u64)))
+}
+
+#[no_mangle]
+pub extern "C" fn cuStreamSynchronize(stream: CUstream) -> CUresult {
+    ret(with_context().and_then(|c| c.stream_synchronize(stream as u64)))
+}
+
+#[no_mangle]
+pub extern "C" fn cuStreamQuery(stream: CUstream) -> CUresult {
+    ret(with_context().and_then(|c| c.stream_query(stream as u64)))
+}
+
+#[no_mangle]
+pub extern "C" fn cuStreamWaitEvent(stream: CUstream, event: CUevent, _flags: u32) -> CUresult {
+    ret(with_context().and_then(|c| c.stream_wait_event(stream as u64, event as u64)))
+}
+
+/// # Safety
+/// `callback` is a function of the program; `data` is what it expects.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamAddCallback(
+    stream: CUstream,
+    callback: Option<cuda::StreamCallback>,
+    data: *mut c_void,
+    flags: u32,
+) -> CUresult {
+    let result = with_context().and_then(|c| {
+        let f = callback.filter(|_| flags == 0).ok_or(Error::INVALID_VALUE)?;
+        c.stream_add_callback(stream as u64, f, data)
+    });
+    ret(result)
+}
+
+/// # Safety
+/// `flags` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetFlags(stream: CUstream, flags: *mut u32) -> CUresult {
+    let result = with_context().and_then(|c| c.stream_flags_priority(stream as u64));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|(f, _)| unsafe { out(flags, f) }))
+}
+
+/// # Safety
+/// `priority` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetPriority(stream: CUstream, priority: *mut i32) -> CUresult {
+    let result = with_context().and_then(|c| c.stream_flags_priority(stream as u64));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|(_, p)| unsafe { out(priority, p) }))
+}
+
+/// Every stream belongs to the current context (they share one device).
+///
+/// # Safety
+/// `ctx` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetCtx(stream: CUstream, ctx: *mut CUcontext) -> CUresult {
+    let result = with_context().and_then(|c| {
+        c.stream_flags_priority(stream as u64)?;
+        c.current_context()
+    });
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|h| unsafe { out(ctx, h as CUcontext) }))
+}
+
+/// CUDA 12.5's form, which also returns a green context (there are none).
+///
+/// # Safety
+/// `ctx` and `green` are null or valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetCtx_v2(stream: CUstream, ctx: *mut CUcontext, green: *mut *mut c_void) -> CUresult {
+    if !green.is_null() {
+        // SAFETY: the caller's promise.
+        unsafe { green.write_unaligned(std::ptr::null_mut()) };
+    }
+    // SAFETY: the caller's promise.
+    unsafe { cuStreamGetCtx(stream, ctx) }
+}
+
+/// # Safety
+/// `device` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetDevice(stream: CUstream, device: *mut CUdevice) -> CUresult {
+    let result = with_context().and_then(|c| c.stream_flags_priority(stream as u64));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|_| unsafe { out(device, 0) }))
+}
+
+/// The handle identifies the stream for the life of the process.
+///
+/// # Safety
+/// `id` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetId(stream: CUstream, id: *mut u64) -> CUresult {
+    let result = with_context().and_then(|c| c.stream_flags_priority(stream as u64));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|_| unsafe { out(id, stream as u64) }))
+}
+
+alias! {
+    cuStreamDestroy => cuStreamDestroy_v2(stream: CUstream);
+}
+
+per_thread! {
+    cuStreamSynchronize_ptsz => cuStreamSynchronize(stream: CUstream);
+    cuStreamQuery_ptsz => cuStreamQuery(stream: CUstream);
+    cuStreamWaitEvent_ptsz => cuStreamWaitEvent(stream: CUstream, event: CUevent, _flags: u32);
+    cuStreamAddCallback_ptsz => cuStreamAddCallback(stream: CUstream, callback: Option<cuda::StreamCallback>, data: *mut c_void, flags: u32);
+    cuStreamGetFlags_ptsz => cuStreamGetFlags(stream: CUstream, flags: *mut u32);
+    cuStreamGetPriority_ptsz => cuStreamGetPriority(stream: CUstream, priority: *mut i32);
+    cuStreamGetCtx_ptsz => cuStreamGetCtx(stream: CUstream, ctx: *mut CUcontext);
+    cuStreamGetCtx_v2_ptsz => cuStreamGetCtx_v2(stream: CUstream, ctx: *mut CUcontext, green: *mut *mut c_void);
+    cuStreamGetDevice_ptsz => cuStreamGetDevice(stream: CUstream, device: *mut CUdevice);
+    cuStreamGetId_ptsz => cuStreamGetId(stream: CUstream, id: *mut u64);
+}
+
+// ---- events ----------------------------------------------------------------------------------------------
+
+/// # Safety
+/// `event` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuEventCreate(event: *mut CUevent, flags: u32) -> CUresult {
+    let result = with_context().and_then(|c| c.event_create(flags));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|e| unsafe { out(event, e as CUevent) }))
+}
+
+#[no_mangle]
+pub extern "C" fn cuEventDestroy_v2(event: CUevent) -> CUresult {
+    ret(with_context().and_then(|c| c.event_destroy(event as u64)))
+}
+
+#[no_mangle]
+pub extern "C" fn cuEventRecord(event: CUevent, stream: CUstream) -> CUresult {
+    ret(with_context().and_then(|c| c.event_record(event as u64, stream as u64)))
+}
+
+#[no_mangle]
+pub extern "C" fn cuEventRecordWithFlags(event: CUevent, stream: CUstream, _flags: u32) -> CUresult {
+    cuEventRecord(event, stream)
+}
+
+#[no_mangle]
+pub extern "C" fn cuEventQuery(event: CUevent) -> CUresult {
+    ret(with_context().and_then(|c| c.event_query(event as u64)))
+}
+
+#[no_mangle]
+pub extern "C" fn cuEventSynchronize(event: CUevent) -> CUresult {
+    ret(with_context().and_then(|c| c.event_synchronize(event as u64)))
+}
+
+/// # Safety
+/// `ms` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuEventElapsedTime_v2(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult {
+    let result = with_context().and_then(|c| c.event_elapsed(start as u64, end as u64));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|t| unsafe { out(ms, t) }))
+}
+
+alias! {
+    cuEventDestroy => cuEventDestroy_v2(event: CUevent);
+    cuEventElapsedTime => cuEventElapsedTime_v2(ms: *mut f32, start: CUevent, end: CUevent);
+}
+
+per_thread! {
+    cuEventRecord_ptsz => cuEventRecord(event: CUevent, stream: CUstream);
+    cuEventRecordWithFlags_ptsz => cuEventRecordWithFlags(event: CUevent, stream: CUstream, _flags: u32);
+}
+
