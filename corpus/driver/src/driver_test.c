@@ -1,0 +1,289 @@
+/* The driver API as a program that loads its own device code uses it. Each mode checks its results and
+   prints "ok"; a failing call prints its name, the error's name and string, and exits with 1.
+
+     driver_test ptx FILE.ptx            cuModuleLoad of a PTX file; both launch parameter forms
+     driver_test fatbin FILE.fatbin      cuModuleLoadData and cuModuleLoadFatBinary of a fatbinary
+     driver_test cubin FILE.cubin        a cubin is refused with CUDA_ERROR_NO_BINARY_FOR_GPU
+     driver_test link MAIN.ptx HELPER.ptx   cuLinkAddData + cuLinkAddFile, cuLinkComplete, load the image
+     driver_test badptx                  broken PTX: CUDA_ERROR_INVALID_PTX and the message in the error log
+     driver_test proc                    cuGetProcAddress finds functions by API name and version
+     driver_test nvrtc LIBNVRTC.so       CUDA C++ compiled by NVRTC at run time, loaded and launched */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_min.h"
+
+#define CHECK(call)                                                                                  \
+    do {                                                                                             \
+        CUresult r_ = (call);                                                                        \
+        if (r_ != 0) {                                                                               \
+            const char *name_ = "?", *text_ = "?";                                                   \
+            cuGetErrorName(r_, &name_);                                                              \
+            cuGetErrorString(r_, &text_);                                                            \
+            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call, name_, text_); \
+            exit(1);                                                                                 \
+        }                                                                                            \
+    } while (0)
+
+#define EXPECT(cond)                                                              \
+    do {                                                                          \
+        if (!(cond)) {                                                            \
+            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);   \
+            exit(1);                                                              \
+        }                                                                         \
+    } while (0)
+
+static void setup(void) {
+    CUdevice dev;
+    CUcontext ctx;
+    int version = 0, major = 0;
+    char name[256];
+    CHECK(cuInit(0));
+    CHECK(cuDriverGetVersion(&version));
+    EXPECT(version >= 12000);
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDeviceGetName(name, sizeof name, dev));
+    CHECK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+    EXPECT(major >= 7);
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+}
+
+static void *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *data = malloc(n + 1);
+    EXPECT(fread(data, 1, n, f) == (size_t)n);
+    data[n] = 0;
+    fclose(f);
+    if (size) *size = n;
+    return data;
+}
+
+/* saxpy through kernelParams, then through the CU_LAUNCH_PARAM_BUFFER_POINTER buffer. */
+static void run_saxpy(CUmodule mod) {
+    enum { N = 10000 };
+    static float x[N], y[N];
+    CUfunction f;
+    CUdeviceptr dx, dy;
+    for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
+    CHECK(cuModuleGetFunction(&f, mod, "saxpy"));
+    CHECK(cuMemAlloc_v2(&dx, sizeof x));
+    CHECK(cuMemAlloc_v2(&dy, sizeof y));
+    CHECK(cuMemcpyHtoD_v2(dx, x, sizeof x));
+    CHECK(cuMemcpyHtoD_v2(dy, y, sizeof y));
+    int n = N;
+    float a = 2.0f;
+    void *params[] = {&n, &a, &dx, &dy};
+    CHECK(cuLaunchKernel(f, (N + 255) / 256, 1, 1, 256, 1, 1, 0, 0, params, NULL));
+    /* The same launch with the arguments laid out in one buffer: int at 0, float at 4, pointers at 8, 16. */
+    struct {
+        int n;
+        float a;
+        CUdeviceptr x, y;
+    } buffer = {N, 0.5f, dx, dy};
+    size_t size = sizeof buffer;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    CHECK(cuLaunchKernel(f, (N + 255) / 256, 1, 1, 256, 1, 1, 0, 0, NULL, extra));
+    CHECK(cuCtxSynchronize());
+    CHECK(cuMemcpyDtoH_v2(y, dy, sizeof y));
+    for (int i = 0; i < N; i++) EXPECT(y[i] == 2.5f * i + 1.0f);
+    CHECK(cuMemFree_v2(dx));
+    CHECK(cuMemFree_v2(dy));
+}
+
+/* A shared-memory reduction (dynamic shared memory), parameters of mixed sizes, a module variable. */
+static void run_others(CUmodule mod) {
+    enum { N = 4096, B = 128 };
+    static float x[N], partial[N / B];
+    CUfunction sum, mixed, bump;
+    CUdeviceptr dx, dp, dout, counter;
+    size_t counter_size = 0;
+    for (int i = 0; i < N; i++) x[i] = (float)(i % 7);
+    CHECK(cuModuleGetFunction(&sum, mod, "block_sum"));
+    CHECK(cuMemAlloc_v2(&dx, sizeof x));
+    CHECK(cuMemAlloc_v2(&dp, sizeof partial));
+    CHECK(cuMemcpyHtoD_v2(dx, x, sizeof x));
+    int n = N;
+    void *p1[] = {&dx, &dp, &n};
+    CHECK(cuLaunchKernel(sum, N / B, 1, 1, B, 1, 1, B * sizeof(float), 0, p1, NULL));
+    CHECK(cuMemcpyDtoH_v2(partial, dp, sizeof partial));
+    double total = 0, expect = 0;
+    for (int i = 0; i < N / B; i++) total += partial[i];
+    for (int i = 0; i < N; i++) expect += x[i];
+    EXPECT(total == expect);
+
+    long long out[3] = {0, 0, 0};
+    CHECK(cuModuleGetFunction(&mixed, mod, "mixed"));
+    CHECK(cuMemAlloc_v2(&dout, sizeof out));
+    char c = -7;
+    double d = 21.25;
+    short s = 1234;
+    void *p2[] = {&c, &d, &s, &dout};
+    CHECK(cuLaunchKernel(mixed, 1, 1, 1, 1, 1, 1, 0, 0, p2, NULL));
+    CHECK(cuMemcpyDtoH_v2(out, dout, sizeof out));
+    EXPECT(out[0] == -7 && out[1] == 42 && out[2] == 1234);
+
+    CHECK(cuModuleGetFunction(&bump, mod, "bump"));
+    CHECK(cuModuleGetGlobal_v2(&counter, &counter_size, mod, "counter"));
+    EXPECT(counter_size == sizeof(int));
+    int by = 3, value = 0;
+    void *p3[] = {&by};
+    CHECK(cuLaunchKernel(bump, 4, 1, 1, 32, 1, 1, 0, 0, p3, NULL));
+    CHECK(cuMemcpyDtoH_v2(&value, counter, sizeof value));
+    EXPECT(value == 5 + 4 * 32 * 3);
+    CUfunction none;
+    EXPECT(cuModuleGetFunction(&none, mod, "no_such_kernel") == 500 /* CUDA_ERROR_NOT_FOUND */);
+}
+
+static const char *NVRTC_SOURCE =
+    "extern \"C\" __global__ void square_add(const double *x, double *y, int n) {\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n) y[i] += x[i] * x[i];\n"
+    "}\n";
+
+typedef int (*nvrtcCreateProgram_t)(void **, const char *, const char *, int, const char *const *,
+                                    const char *const *);
+typedef int (*nvrtcCompileProgram_t)(void *, int, const char *const *);
+typedef int (*nvrtcGetSize_t)(void *, size_t *);
+typedef int (*nvrtcGet_t)(void *, char *);
+
+static void run_nvrtc(const char *lib) {
+    void *h = dlopen(lib, RTLD_NOW);
+    if (!h) {
+        fprintf(stderr, "cannot load NVRTC: %s\n", dlerror());
+        exit(1);
+    }
+    nvrtcCreateProgram_t create = (nvrtcCreateProgram_t)dlsym(h, "nvrtcCreateProgram");
+    nvrtcCompileProgram_t compile = (nvrtcCompileProgram_t)dlsym(h, "nvrtcCompileProgram");
+    nvrtcGetSize_t ptx_size = (nvrtcGetSize_t)dlsym(h, "nvrtcGetPTXSize");
+    nvrtcGet_t get_ptx = (nvrtcGet_t)dlsym(h, "nvrtcGetPTX");
+    nvrtcGetSize_t log_size = (nvrtcGetSize_t)dlsym(h, "nvrtcGetProgramLogSize");
+    nvrtcGet_t get_log = (nvrtcGet_t)dlsym(h, "nvrtcGetProgramLog");
+    EXPECT(create && compile && ptx_size && get_ptx);
+    void *prog;
+    EXPECT(create(&prog, NVRTC_SOURCE, "square_add.cu", 0, NULL, NULL) == 0);
+    const char *opts[] = {"--gpu-architecture=compute_80"};
+    if (compile(prog, 1, opts) != 0) {
+        size_t n = 0;
+        log_size(prog, &n);
+        char *log = malloc(n + 1);
+        get_log(prog, log);
+        fprintf(stderr, "NVRTC failed:\n%s\n", log);
+        exit(1);
+    }
+    size_t n = 0;
+    EXPECT(ptx_size(prog, &n) == 0);
+    char *ptx = malloc(n);
+    EXPECT(get_ptx(prog, ptx) == 0);
+
+    char log[1024] = "";
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {log, (void *)(size_t)sizeof log};
+    CUmodule mod;
+    CHECK(cuModuleLoadDataEx(&mod, ptx, 2, options, values));
+    CUfunction f;
+    CHECK(cuModuleGetFunction(&f, mod, "square_add"));
+    enum { N = 1000 };
+    static double x[N], y[N];
+    for (int i = 0; i < N; i++) x[i] = i * 0.5, y[i] = 1.0;
+    CUdeviceptr dx, dy;
+    CHECK(cuMemAlloc_v2(&dx, sizeof x));
+    CHECK(cuMemAlloc_v2(&dy, sizeof y));
+    CHECK(cuMemcpyHtoD_v2(dx, x, sizeof x));
+    CHECK(cuMemcpyHtoD_v2(dy, y, sizeof y));
+    int count = N;
+    void *params[] = {&dx, &dy, &count};
+    CHECK(cuLaunchKernel(f, (N + 127) / 128, 1, 1, 128, 1, 1, 0, 0, params, NULL));
+    CHECK(cuMemcpyDtoH_v2(y, dy, sizeof y));
+    for (int i = 0; i < N; i++) EXPECT(y[i] == 1.0 + x[i] * x[i]);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: driver_test MODE [FILES]\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    setup();
+    CUmodule mod;
+    if (!strcmp(mode, "ptx") && argc == 3) {
+        CHECK(cuModuleLoad(&mod, argv[2]));
+        run_saxpy(mod);
+        run_others(mod);
+        CHECK(cuModuleUnload(mod));
+    } else if (!strcmp(mode, "fatbin") && argc == 3) {
+        void *image = read_file(argv[2], NULL);
+        CHECK(cuModuleLoadData(&mod, image));
+        run_saxpy(mod);
+        CHECK(cuModuleLoadFatBinary(&mod, image));
+        run_others(mod);
+    } else if (!strcmp(mode, "cubin") && argc == 3) {
+        void *image = read_file(argv[2], NULL);
+        CUresult r = cuModuleLoadData(&mod, image);
+        const char *name = "?";
+        cuGetErrorName(r, &name);
+        printf("cubin: %s\n", name);
+        EXPECT(r == 209 /* CUDA_ERROR_NO_BINARY_FOR_GPU */);
+    } else if (!strcmp(mode, "link") && argc == 4) {
+        size_t size;
+        char *main_ptx = read_file(argv[2], &size);
+        CUlinkState link;
+        void *image;
+        size_t image_size;
+        CHECK(cuLinkCreate_v2(0, NULL, NULL, &link));
+        CHECK(cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, main_ptx, size + 1, "link_main.ptx", 0, NULL, NULL));
+        CHECK(cuLinkAddFile_v2(link, CU_JIT_INPUT_PTX, argv[3], 0, NULL, NULL));
+        CHECK(cuLinkComplete(link, &image, &image_size));
+        EXPECT(image_size > 0);
+        CHECK(cuModuleLoadData(&mod, image));
+        CHECK(cuLinkDestroy(link));
+        CUfunction f;
+        CHECK(cuModuleGetFunction(&f, mod, "apply"));
+        float v[100];
+        for (int i = 0; i < 100; i++) v[i] = (float)i;
+        CUdeviceptr dv;
+        CHECK(cuMemAlloc_v2(&dv, sizeof v));
+        CHECK(cuMemcpyHtoD_v2(dv, v, sizeof v));
+        int n = 100;
+        void *params[] = {&dv, &n};
+        CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, 0, params, NULL));
+        CHECK(cuMemcpyDtoH_v2(v, dv, sizeof v));
+        for (int i = 0; i < 100; i++) EXPECT(v[i] == 3.0f * i + 1.0f);
+    } else if (!strcmp(mode, "badptx")) {
+        const char *ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() {\n  frobnicate.u32 %r1;\n}\n";
+        char log[4096] = "";
+        CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+        void *values[] = {log, (void *)(size_t)sizeof log};
+        CUresult r = cuModuleLoadDataEx(&mod, ptx, 2, options, values);
+        printf("badptx: %d, log: %s\n", r, log);
+        EXPECT(r == 218 /* CUDA_ERROR_INVALID_PTX */);
+        EXPECT(strstr(log, "frobnicate") != NULL);
+        EXPECT((size_t)values[1] == strlen(log));
+    } else if (!strcmp(mode, "proc")) {
+        void *pfn = NULL;
+        int status = -1;
+        CHECK(cuGetProcAddress_v2("cuMemAlloc", &pfn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &status));
+        EXPECT(pfn == (void *)cuMemAlloc_v2 && status == 0);
+        CHECK(cuGetProcAddress_v2("cuLaunchKernel", &pfn, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &status));
+        EXPECT(pfn == (void *)cuLaunchKernel);
+        EXPECT(cuGetProcAddress_v2("cuNoSuchFunction", &pfn, 13000, 0, &status) == 500 && status == 1 && !pfn);
+        EXPECT(cuGetProcAddress_v2("cuLaunchKernelEx", &pfn, 11000, 0, &status) == 500 && status == 2);
+    } else if (!strcmp(mode, "nvrtc") && argc == 3) {
+        run_nvrtc(argv[2]);
+    } else {
+        fprintf(stderr, "unknown mode or wrong arguments: %s\n", mode);
+        return 2;
+    }
+    printf("%s: ok\n", mode);
+    return 0;
+}

@@ -1,0 +1,1 @@
+__device__ float scale(float v) { return 3.0f * v + 1.0f; }
