@@ -5,4 +5,7 @@ fn main() {
     println!("cargo:rerun-if-changed=exports.map");
     println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={dir}/exports.map");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libcudart.so.13");
+    // The library's own calls bind to its own functions: NVIDIA's libraries of the same names may be
+    // loaded into the same process (Python packages load them from their wheels).
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic");
 }

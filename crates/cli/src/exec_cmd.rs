@@ -418,6 +418,9 @@ fn library_file() -> anyhow::Result<PathBuf> {
 /// using both has one device.
 const NAMES: [&str; 5] = ["libcudart.so.13", "libcudart.so.12", "libcudart.so", "libcuda.so.1", "libcuda.so"];
 
+/// lockstep's nvJitLink (crate `nvjitlink`), beside the CUDA library; the driver loads it from the folder.
+const NVJITLINK: &str = "libnvJitLink.so.13";
+
 /// A folder holding links with the runtime's names to the library: `lockstep-cuda/` beside the library,
 /// or under the user's cache folder where that is not writable.
 pub fn library_dir() -> anyhow::Result<PathBuf> {
@@ -449,7 +452,12 @@ fn cache_dir(lib: &Path) -> Option<PathBuf> {
 /// Makes (or checks) `dir` with every name linking to `lib`; built aside and renamed into place, so that
 /// concurrent runs never see a half-made folder.
 fn links(dir: &Path, lib: &Path) -> std::io::Result<()> {
-    let good = |d: &Path| NAMES.iter().all(|n| std::fs::read_link(d.join(n)).is_ok_and(|t| t == lib));
+    // lockstep's nvJitLink, where it was built beside the CUDA library.
+    let jitlink = lib.parent().map(|d| d.join("libnvjitlink.so")).filter(|p| p.is_file());
+    let good = |d: &Path| {
+        NAMES.iter().all(|n| std::fs::read_link(d.join(n)).is_ok_and(|t| t == lib))
+            && jitlink.as_ref().is_none_or(|j| std::fs::read_link(d.join(NVJITLINK)).is_ok_and(|t| t == *j))
+    };
     if good(dir) {
         return Ok(());
     }
@@ -458,6 +466,9 @@ fn links(dir: &Path, lib: &Path) -> std::io::Result<()> {
     let tmp = tempfile::Builder::new().prefix(".lockstep-cuda-").tempdir_in(parent)?;
     for n in NAMES {
         std::os::unix::fs::symlink(lib, tmp.path().join(n))?;
+    }
+    if let Some(j) = &jitlink {
+        std::os::unix::fs::symlink(j, tmp.path().join(NVJITLINK))?;
     }
     let tmp = tmp.keep();
     if dir.exists() {

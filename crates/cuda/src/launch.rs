@@ -221,7 +221,7 @@ impl Cuda {
         let (module, func, _) = self.resolve(&mut inner, kernel)?;
         let rt = inner.runtime(&self.config);
         let f = rt.module(module).map(|m| &m.module.functions[func]).ok_or(Error::INVALID_DEVICE_FUNCTION)?;
-        Ok(ParamBuffer::for_kernel(f).slots.iter().map(|s| (u64::from(s.offset), u64::from(s.size))).collect())
+        Ok(ParamBuffer::for_kernel(f).slots.iter().map(|s| (s.offset, s.size)).collect())
     }
 
     /// The kernel's device name (`cudaFuncGetName`), loading nothing.

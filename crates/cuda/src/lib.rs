@@ -31,7 +31,7 @@ mod context;
 pub mod error;
 pub mod image;
 mod launch;
-pub mod link;
+pub use ptxlink as link;
 mod memory;
 pub mod module;
 pub mod properties;

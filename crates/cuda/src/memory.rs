@@ -413,7 +413,15 @@ impl Cuda {
     /// `cuMemsetD8/D16/D32` and their 2D forms: `height` rows of `width` elements of `element` bytes (1, 2
     /// or 4), each set to the low bytes of `value`, rows `pitch` bytes apart. The pointer (and the pitch of
     /// a 2D set) must be aligned to the element.
-    pub fn memset_elements(&self, ptr: u64, pitch: u64, value: u32, element: u64, width: u64, height: u64) -> Result<()> {
+    pub fn memset_elements(
+        &self,
+        ptr: u64,
+        pitch: u64,
+        value: u32,
+        element: u64,
+        width: u64,
+        height: u64,
+    ) -> Result<()> {
         self.synchronize_faults()?;
         if width == 0 || height == 0 {
             return Ok(());
@@ -422,7 +430,7 @@ impl Cuda {
         if row > pitch && height > 1 {
             return Err(Error::INVALID_PITCH_VALUE);
         }
-        if ptr % element != 0 || (height > 1 && pitch % element != 0) {
+        if !ptr.is_multiple_of(element) || (height > 1 && !pitch.is_multiple_of(element)) {
             return Err(Error::INVALID_VALUE);
         }
         let span = pitch.checked_mul(height - 1).and_then(|s| s.checked_add(row)).ok_or(Error::INVALID_VALUE)?;

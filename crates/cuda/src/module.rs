@@ -128,8 +128,9 @@ pub unsafe fn image_ptx(image: *const u8, what: &str) -> Result<(String, String)
     if magic == fatbin::WRAPPER_MAGIC {
         // SAFETY: a wrapper is 24 bytes.
         let bytes = unsafe { std::slice::from_raw_parts(image, 24) };
-        let w = fatbin::Wrapper::from_bytes(bytes)
-            .map_err(|e| (Error::INVALID_KERNEL_IMAGE, format!("error: {what}: the fatbinary wrapper is not valid: {e}")))?;
+        let w = fatbin::Wrapper::from_bytes(bytes).map_err(|e| {
+            (Error::INVALID_KERNEL_IMAGE, format!("error: {what}: the fatbinary wrapper is not valid: {e}"))
+        })?;
         // SAFETY: the wrapper's data pointer is a container in the program's memory (the caller's promise).
         return unsafe { container_ptx(w.data as *const u8, what) };
     }
@@ -259,10 +260,10 @@ impl Cuda {
         let id = m.id;
         let func = inner.runtime(&self.config).kernel(id, Some(name)).map_err(|_| Error::INVALID_SYMBOL)?;
         let handle = new_handle();
-        inner.modules.functions.insert(
-            handle,
-            Function { module, id, func, name: name.to_string(), max_dynamic_shared: None },
-        );
+        inner
+            .modules
+            .functions
+            .insert(handle, Function { module, id, func, name: name.to_string(), max_dynamic_shared: None });
         if let Some(m) = inner.modules.modules.get_mut(&module) {
             m.functions.insert(name.to_string(), handle);
         }
@@ -367,9 +368,8 @@ impl Cuda {
                 return Ok(());
             }
             InputType::Nvvm => {
-                let message = format!(
-                    "error: {what}: NVVM IR (LTO) inputs cannot be linked by lockstep; link PTX instead"
-                );
+                let message =
+                    format!("error: {what}: NVVM IR (LTO) inputs cannot be linked by lockstep; link PTX instead");
                 self.load_failed(&message);
                 return Err(Error::NOT_SUPPORTED);
             }

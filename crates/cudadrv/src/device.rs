@@ -19,6 +19,45 @@ pub extern "C" fn cuInit(flags: u32) -> CUresult {
     ret(cuda().driver_init(flags))
 }
 
+/// Runs when the library is loaded: see [`preload_nvjitlink`].
+#[used]
+#[link_section = ".init_array"]
+static PRELOAD_NVJITLINK: extern "C" fn() = {
+    extern "C" fn preload() {
+        preload_nvjitlink();
+    }
+    preload
+};
+
+/// Loads lockstep's `libnvJitLink.so.13` from this library's folder, if it is there and no nvJitLink is
+/// loaded yet. Numba and `cuda.core` look for nvJitLink after loading the driver, and use one that is
+/// already loaded before searching their own wheels: so they find lockstep's, whose output (linked PTX)
+/// this driver loads, instead of NVIDIA's, whose output (GPU machine code) no CPU runs.
+fn preload_nvjitlink() {
+    static DONE: std::sync::Once = std::sync::Once::new();
+    DONE.call_once(|| {
+        // SAFETY: dlopen with RTLD_NOLOAD only queries; the name is NUL-terminated.
+        let loaded = unsafe { libc::dlopen(c"libnvJitLink.so.13".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+        if !loaded.is_null() {
+            return;
+        }
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: `dladdr` fills `info` for an address of this library's code.
+        if unsafe { libc::dladdr(preload_nvjitlink as *const std::ffi::c_void, &mut info) } == 0
+            || info.dli_fname.is_null()
+        {
+            return;
+        }
+        // SAFETY: the loader's NUL-terminated file name.
+        let ours =
+            std::path::PathBuf::from(unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy().as_ref());
+        let Some(path) = ours.parent().map(|d| d.join("libnvJitLink.so.13")).filter(|p| p.exists()) else { return };
+        let Ok(path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return };
+        // SAFETY: a NUL-terminated path; the library stays loaded for the life of the process.
+        unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+    });
+}
+
 /// # Safety
 /// `version` is valid for a write of an `int`.
 #[no_mangle]
@@ -198,14 +237,14 @@ pub unsafe extern "C" fn cuDeviceCanAccessPeer(can: *mut i32, device: CUdevice, 
 /// `name` is valid for a write of a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn cuGetErrorName(code: CUresult, name: *mut *const c_char) -> CUresult {
-    string_of(code, name, |c| error::name(c).map(|n| static_c_string(n)))
+    string_of(code, name, |c| error::name(c).map(static_c_string))
 }
 
 /// # Safety
 /// `string` is valid for a write of a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn cuGetErrorString(code: CUresult, string: *mut *const c_char) -> CUresult {
-    string_of(code, string, |c| error::description(c).map(|d| static_c_string(d)))
+    string_of(code, string, |c| error::description(c).map(static_c_string))
 }
 
 fn string_of(code: CUresult, dst: *mut *const c_char, f: impl Fn(CUresult) -> Option<*const c_char>) -> CUresult {

@@ -156,7 +156,6 @@ static TABLE: &[(CUresult, &str)] = &[
     (999, "CUDA_ERROR_UNKNOWN"),
 ];
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -107,7 +107,9 @@ pub unsafe extern "C" fn cuLaunchKernel(
     extra: *mut *mut c_void,
 ) -> CUresult {
     // SAFETY: the caller's promise.
-    unsafe { launch(function, [grid_x, grid_y, grid_z], [block_x, block_y, block_z], shared, stream, kernel_params, extra) }
+    unsafe {
+        launch(function, [grid_x, grid_y, grid_z], [block_x, block_y, block_z], shared, stream, kernel_params, extra)
+    }
 }
 
 /// A cooperative launch runs as a plain one: every CTA runs, but grid-wide synchronization is not
@@ -222,7 +224,12 @@ pub unsafe extern "C" fn cuLaunchHostFunc(stream: CUstream, f: Option<cuda::Host
 /// # Safety
 /// As [`cuLaunchHostFunc`].
 #[no_mangle]
-pub unsafe extern "C" fn cuLaunchHostFunc_v2(stream: CUstream, f: Option<cuda::HostFn>, data: *mut c_void, _flags: u32) -> CUresult {
+pub unsafe extern "C" fn cuLaunchHostFunc_v2(
+    stream: CUstream,
+    f: Option<cuda::HostFn>,
+    data: *mut c_void,
+    _flags: u32,
+) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { cuLaunchHostFunc(stream, f, data) }
 }
@@ -243,7 +250,8 @@ pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
     block_size: i32,
     shared: usize,
 ) -> CUresult {
-    let result = with_context().and_then(|c| c.kernel_occupancy(Kernel::Function(function as u64), block_size, shared as u64));
+    let result =
+        with_context().and_then(|c| c.kernel_occupancy(Kernel::Function(function as u64), block_size, shared as u64));
     // SAFETY: the caller's promise.
     ret(result.and_then(|n| unsafe { out(blocks, n) }))
 }

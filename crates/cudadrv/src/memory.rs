@@ -6,8 +6,8 @@ use std::ffi::c_void;
 use cuda::{CopyKind, Error, MemoryType};
 
 use crate::abi::{
-    CUdeviceptr, CUstream, CUDA_MEMCPY2D, CUDA_MEMCPY3D, CU_MEMORYTYPE_ARRAY, CU_MEMORYTYPE_DEVICE,
-    CU_MEMORYTYPE_HOST, CU_MEMORYTYPE_UNIFIED,
+    CUdeviceptr, CUstream, CUDA_MEMCPY2D, CUDA_MEMCPY3D, CU_MEMORYTYPE_ARRAY, CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST,
+    CU_MEMORYTYPE_UNIFIED,
 };
 use crate::error::CUresult;
 use crate::{out, ret, with_context};
@@ -73,7 +73,11 @@ pub extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
 /// # Safety
 /// `base` and `size` are null or valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn cuMemGetAddressRange_v2(base: *mut CUdeviceptr, size: *mut usize, ptr: CUdeviceptr) -> CUresult {
+pub unsafe extern "C" fn cuMemGetAddressRange_v2(
+    base: *mut CUdeviceptr,
+    size: *mut usize,
+    ptr: CUdeviceptr,
+) -> CUresult {
     let result = with_context().and_then(|c| c.address_range(ptr)).map(|(b, s)| {
         // SAFETY: the caller's promise; either output may be null.
         unsafe {
@@ -118,7 +122,11 @@ pub extern "C" fn cuMemFreeHost(ptr: *mut c_void) -> CUresult {
 /// # Safety
 /// `dptr` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(dptr: *mut CUdeviceptr, ptr: *mut c_void, flags: u32) -> CUresult {
+pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(
+    dptr: *mut CUdeviceptr,
+    ptr: *mut c_void,
+    flags: u32,
+) -> CUresult {
     let result = with_context().and_then(|c| {
         if flags != 0 {
             return Err(Error::INVALID_VALUE);
@@ -259,7 +267,9 @@ fn side(memory_type: u32, host: u64, device: u64, array: *mut c_void) -> cuda::R
         CU_MEMORYTYPE_DEVICE => Ok((device, true)),
         // Unified addressing: the device pointer field holds either kind.
         CU_MEMORYTYPE_UNIFIED => Ok((device, false)),
-        CU_MEMORYTYPE_ARRAY if !array.is_null() => Err(cuda::Cuda::get().unsupported("cuMemcpy2D/3D with a CUDA array")),
+        CU_MEMORYTYPE_ARRAY if !array.is_null() => {
+            Err(cuda::Cuda::get().unsupported("cuMemcpy2D/3D with a CUDA array"))
+        }
         _ => Err(Error::INVALID_VALUE),
     }
 }
@@ -386,7 +396,15 @@ per_thread! {
 
 // ---- sets -------------------------------------------------------------------------------------------
 
-fn set(ptr: u64, pitch: usize, value: u32, element: u64, width: usize, height: usize, stream: Option<CUstream>) -> CUresult {
+fn set(
+    ptr: u64,
+    pitch: usize,
+    value: u32,
+    element: u64,
+    width: usize,
+    height: usize,
+    stream: Option<CUstream>,
+) -> CUresult {
     let result = with_context().and_then(|c| {
         if let Some(s) = stream {
             c.enter_stream(s as u64)?;
@@ -418,12 +436,24 @@ pub extern "C" fn cuMemsetD2D8_v2(ptr: CUdeviceptr, pitch: usize, value: u8, wid
 }
 
 #[no_mangle]
-pub extern "C" fn cuMemsetD2D16_v2(ptr: CUdeviceptr, pitch: usize, value: u16, width: usize, height: usize) -> CUresult {
+pub extern "C" fn cuMemsetD2D16_v2(
+    ptr: CUdeviceptr,
+    pitch: usize,
+    value: u16,
+    width: usize,
+    height: usize,
+) -> CUresult {
     set(ptr, pitch, value.into(), 2, width, height, None)
 }
 
 #[no_mangle]
-pub extern "C" fn cuMemsetD2D32_v2(ptr: CUdeviceptr, pitch: usize, value: u32, width: usize, height: usize) -> CUresult {
+pub extern "C" fn cuMemsetD2D32_v2(
+    ptr: CUdeviceptr,
+    pitch: usize,
+    value: u32,
+    width: usize,
+    height: usize,
+) -> CUresult {
     set(ptr, pitch, value, 4, width, height, None)
 }
 
@@ -528,7 +558,13 @@ per_thread! {
 
 /// Host and device share memory: prefetching has nothing to move.
 #[no_mangle]
-pub extern "C" fn cuMemPrefetchAsync_v2(_ptr: CUdeviceptr, _n: usize, _location: u64, _flags: u32, stream: CUstream) -> CUresult {
+pub extern "C" fn cuMemPrefetchAsync_v2(
+    _ptr: CUdeviceptr,
+    _n: usize,
+    _location: u64,
+    _flags: u32,
+    stream: CUstream,
+) -> CUresult {
     ret(with_context().and_then(|c| c.enter_stream(stream as u64)))
 }
 

@@ -115,7 +115,8 @@ fn read_file(path: &str) -> cuda::Result<Vec<u8>> {
 #[no_mangle]
 pub unsafe extern "C" fn cuModuleLoadData(module: *mut CUmodule, image: *const c_void) -> CUresult {
     // SAFETY: the caller's promise.
-    let result = unsafe { load(image, "the image given to cuModuleLoadData", 0, std::ptr::null(), std::ptr::null_mut()) };
+    let result =
+        unsafe { load(image, "the image given to cuModuleLoadData", 0, std::ptr::null(), std::ptr::null_mut()) };
     // SAFETY: the caller's promise.
     ret(result.and_then(|h| unsafe { out(module, h as CUmodule) }))
 }
@@ -141,7 +142,9 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
 #[no_mangle]
 pub unsafe extern "C" fn cuModuleLoadFatBinary(module: *mut CUmodule, fatbin: *const c_void) -> CUresult {
     // SAFETY: the caller's promise.
-    let result = unsafe { load(fatbin, "the fatbinary given to cuModuleLoadFatBinary", 0, std::ptr::null(), std::ptr::null_mut()) };
+    let result = unsafe {
+        load(fatbin, "the fatbinary given to cuModuleLoadFatBinary", 0, std::ptr::null(), std::ptr::null_mut())
+    };
     // SAFETY: the caller's promise.
     ret(result.and_then(|h| unsafe { out(module, h as CUmodule) }))
 }
@@ -179,7 +182,11 @@ pub unsafe extern "C" fn cuModuleGetLoadingMode(mode: *mut i32) -> CUresult {
 /// # Safety
 /// `function` is valid for a write; `name` is NUL-terminated.
 #[no_mangle]
-pub unsafe extern "C" fn cuModuleGetFunction(function: *mut CUfunction, module: CUmodule, name: *const c_char) -> CUresult {
+pub unsafe extern "C" fn cuModuleGetFunction(
+    function: *mut CUfunction,
+    module: CUmodule,
+    name: *const c_char,
+) -> CUresult {
     // SAFETY: the caller's promise.
     let result = unsafe { text(name) }.and_then(|name| with_context()?.module_function(module as u64, &name));
     // SAFETY: the caller's promise.
@@ -291,7 +298,11 @@ pub extern "C" fn cuLibraryUnload(library: CUlibrary) -> CUresult {
 /// # Safety
 /// `kernel` is valid for a write; `name` is NUL-terminated.
 #[no_mangle]
-pub unsafe extern "C" fn cuLibraryGetKernel(kernel: *mut CUkernel, library: CUlibrary, name: *const c_char) -> CUresult {
+pub unsafe extern "C" fn cuLibraryGetKernel(
+    kernel: *mut CUkernel,
+    library: CUlibrary,
+    name: *const c_char,
+) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { cuModuleGetFunction(kernel, library, name) }
 }
@@ -395,7 +406,12 @@ pub unsafe extern "C" fn cuKernelGetName(name: *mut *const c_char, kernel: CUker
 /// # Safety
 /// `offset` and `size` are null or valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn cuFuncGetParamInfo(function: CUfunction, index: usize, offset: *mut usize, size: *mut usize) -> CUresult {
+pub unsafe extern "C" fn cuFuncGetParamInfo(
+    function: CUfunction,
+    index: usize,
+    offset: *mut usize,
+    size: *mut usize,
+) -> CUresult {
     let result = with_context().and_then(|c| c.kernel_params(Kernel::Function(function as u64))).and_then(|params| {
         let &(o, s) = params.get(index).ok_or(Error::INVALID_VALUE)?;
         // SAFETY: the caller's promise; either output may be null.
@@ -415,7 +431,12 @@ pub unsafe extern "C" fn cuFuncGetParamInfo(function: CUfunction, index: usize, 
 /// # Safety
 /// As [`cuFuncGetParamInfo`].
 #[no_mangle]
-pub unsafe extern "C" fn cuKernelGetParamInfo(kernel: CUkernel, index: usize, offset: *mut usize, size: *mut usize) -> CUresult {
+pub unsafe extern "C" fn cuKernelGetParamInfo(
+    kernel: CUkernel,
+    index: usize,
+    offset: *mut usize,
+    size: *mut usize,
+) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { cuFuncGetParamInfo(kernel, index, offset, size) }
 }
@@ -451,7 +472,12 @@ pub unsafe extern "C" fn cuFuncGetAttribute(value: *mut i32, attribute: i32, fun
 /// # Safety
 /// As [`cuFuncGetAttribute`].
 #[no_mangle]
-pub unsafe extern "C" fn cuKernelGetAttribute(value: *mut i32, attribute: i32, kernel: CUkernel, device: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuKernelGetAttribute(
+    value: *mut i32,
+    attribute: i32,
+    kernel: CUkernel,
+    device: CUdevice,
+) -> CUresult {
     if let Err(e) = check_device(device) {
         return ret(Err(e));
     }

@@ -101,7 +101,12 @@ unsafe fn get_proc_address(
 /// # Safety
 /// As [`get_proc_address`].
 #[no_mangle]
-pub unsafe extern "C" fn cuGetProcAddress(symbol: *const c_char, pfn: *mut *mut c_void, version: i32, flags: u64) -> CUresult {
+pub unsafe extern "C" fn cuGetProcAddress(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: i32,
+    flags: u64,
+) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { get_proc_address(symbol, pfn, version, flags, std::ptr::null_mut()) }
 }

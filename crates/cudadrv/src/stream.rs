@@ -199,4 +199,3 @@ per_thread! {
     cuEventRecord_ptsz => cuEventRecord(event: CUevent, stream: CUstream);
     cuEventRecordWithFlags_ptsz => cuEventRecordWithFlags(event: CUevent, stream: CUstream, _flags: u32);
 }
-
