@@ -6,7 +6,8 @@
 //!
 //! The NVRTC mode uses the `nvidia-cuda-nvrtc` wheel of the Python environment `scripts/python-cuda-env`
 //! makes (`scripts/test` makes it first); where PyPI was unreachable, `LOCKSTEP_PYENV_SKIP` says why and
-//! the test says it skips.
+//! the test says it skips. The Python scripts of `corpus/python` (Numba kernels, a cuda.core program) run
+//! the same way, each checking its results against NumPy.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -25,7 +26,7 @@ fn library_dir() -> PathBuf {
         let profile_dir = exe.parent().ok_or("no target dir")?;
         let target_dir = profile_dir.parent().ok_or("no target dir")?;
         let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-        cmd.args(["build", "-q", "-p", "cudart", "--lib", "--target-dir"]).arg(target_dir);
+        cmd.args(["build", "-q", "-p", "cudart", "-p", "nvjitlink", "--lib", "--target-dir"]).arg(target_dir);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }
@@ -172,4 +173,43 @@ fn cuda_cpp_compiled_by_nvrtc_runs() {
         .find(|p| p.exists())
         .expect("libnvrtc.so.13 in the Python environment (nvidia-cuda-nvrtc)");
     mode_passes(&["nvrtc", lib.to_str().unwrap()]);
+}
+
+fn python_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/python").join(name)
+}
+
+/// Runs a Python script of `corpus/python` under `lockstep exec` on both engines; it must print
+/// `LAST: ok` and exit with 0.
+fn script_passes(script: &str, last: &str) {
+    let Some(env) = python_env() else { return };
+    library_dir();
+    for backend in ["jit", "emu"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+            .args(["exec", "-q", "--backend", backend, "--"])
+            .arg(env.join("bin/python"))
+            .arg(python_script(script))
+            .env("LOCKSTEP_JIT_CACHE", "off")
+            .env("PYTHONWARNINGS", "ignore")
+            .stdin(Stdio::null())
+            .output()
+            .expect("lockstep runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains(&format!("{last}: ok")),
+            "{script} on the {backend}: status {:?}\nstdout:\n{stdout}\nstderr:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn numba_kernels_match_numpy() {
+    script_passes("numba_kernels.py", "numba");
+}
+
+#[test]
+fn cuda_core_programs_compiled_by_nvrtc_match_numpy() {
+    script_passes("cuda_core_nvrtc.py", "cuda.core");
 }

@@ -21,7 +21,7 @@ fn runtime_built() {
         let profile_dir = exe.parent().ok_or("no target dir")?;
         let target_dir = profile_dir.parent().ok_or("no target dir")?;
         let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-        cmd.args(["build", "-q", "-p", "cudart", "--lib", "--target-dir"]).arg(target_dir);
+        cmd.args(["build", "-q", "-p", "cudart", "-p", "nvjitlink", "--lib", "--target-dir"]).arg(target_dir);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }
