@@ -20,8 +20,8 @@ use serde::Serialize;
 
 use crate::UsageError;
 
-pub const ABOUT: &str =
-    "Run an unmodified CUDA program on the CPU (lockstep's libcudart.so.13), then summarise its kernels";
+pub const ABOUT: &str = "Run an unmodified CUDA program on the CPU (lockstep's libcudart.so.13 and libcuda.so.1), then \
+                         summarise its kernels";
 
 pub const LONG_ABOUT: &str = "\
 Run an unmodified CUDA program on this CPU. The program must load the CUDA
@@ -29,8 +29,17 @@ runtime dynamically (built with `nvcc -cudart shared`); lockstep puts its own
 libcudart.so.13 in the way, which reads the PTX nvcc embedded in the program
 (compressed or not, -rdc pieces linked) and runs every kernel on the JIT
 (native code on every core; the default) or on the SIMT emulator
-(--backend emu: reference semantics and statistics). The program's standard
-input, output and error pass through, and lockstep exits with its exit status
+(--backend emu: reference semantics and statistics).
+
+Programs that load device code themselves through the driver API run too:
+Numba (`lockstep exec -- python3 app.py`), cuda.core and cuda-bindings, and
+programs that compile CUDA C++ with NVRTC. lockstep's libcuda.so.1 loads PTX
+(text, fatbinaries, cuLink* output); cubins (GPU machine code) are refused
+with CUDA_ERROR_NO_BINARY_FOR_GPU. NUMBA_CUDA_DRIVER is set to lockstep's
+driver, and lockstep's libnvJitLink.so.13, which links PTX, takes the place
+of NVIDIA's.
+
+The program's standard input, output and error pass through, and lockstep exits with its exit status
 (128 + N when signal N killed it).
 
 After the program ends, a summary goes to standard error: each kernel's
@@ -59,6 +68,7 @@ Examples:
   lockstep exec -- ./vector_add 1000000
   lockstep exec --backend emu --report va.json -- ./vector_add
   lockstep exec --check -- ./my_app --input data.bin
+  lockstep exec -- python3 my_numba_app.py
   lockstep exec --list-unsupported ./my_app
   export LD_LIBRARY_PATH=$(lockstep exec --library-path):$LD_LIBRARY_PATH";
 
