@@ -39,8 +39,8 @@ with CUDA_ERROR_NO_BINARY_FOR_GPU. NUMBA_CUDA_DRIVER is set to lockstep's
 driver, and lockstep's libnvJitLink.so.13, which links PTX, takes the place
 of NVIDIA's.
 
-The program's standard input, output and error pass through, and lockstep exits with its exit status
-(128 + N when signal N killed it).
+The program's standard input, output and error pass through, and lockstep
+exits with its exit status (128 + N when signal N killed it).
 
 After the program ends, a summary goes to standard error: each kernel's
 launches and time, and with the emulator its SIMT efficiency and global-memory
