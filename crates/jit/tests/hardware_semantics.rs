@@ -184,3 +184,88 @@ fn vector_register_operands_write_every_element() {
     assert_eq!(emu, want, "emulator");
     assert_eq!(native, want, "JIT");
 }
+
+/// `dp4a`/`dp2a` (integer dot products, PTX ISA 9.x): `dp4a.atype.btype d, a, b, c` is c + Σ a.byte[i] ×
+/// b.byte[i], each byte signed or not by its operand's type; `dp2a.{lo,hi}` is c + Σ a.half[i] ×
+/// b.byte[sel + i], sel 0 or 2. The model below is written from that text, per operand, not from the engines'
+/// code. Output per thread: [dp4a.u32.u32, dp4a.s32.u32, dp4a.u32.s32, dp4a.s32.s32, dp2a.lo.u32.s32,
+/// dp2a.hi.s32.u32].
+#[test]
+fn integer_dot_products_follow_the_isa() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 12;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u32 %r2, [%rd4];
+    ld.global.u32 %r3, [%rd4+4];
+    ld.global.u32 %r4, [%rd4+8];
+    dp4a.u32.u32 %r5, %r2, %r3, %r4;
+    dp4a.s32.u32 %r6, %r2, %r3, %r4;
+    dp4a.u32.s32 %r7, %r2, %r3, %r4;
+    dp4a.s32.s32 %r8, %r2, %r3, %r4;
+    dp2a.lo.u32.s32 %r9, %r2, %r3, %r4;
+    dp2a.hi.s32.u32 %r10, %r2, %r3, %r4;
+    mul.wide.u32 %rd5, %r1, 24;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.v2.u32 [%rd6], {%r5, %r6};
+    st.global.v2.u32 [%rd6+8], {%r7, %r8};
+    st.global.v2.u32 [%rd6+16], {%r9, %r10};
+    ret;
+}
+"#;
+    let cases: Vec<[u32; 3]> = vec![
+        [0x0102_0304, 0x0506_0708, 10],
+        [0xff80_7f01, 0x80ff_0102, 0],
+        [0xffff_ffff, 0xffff_ffff, 0xffff_ffff],
+        [0x8000_7fff, 0x7f80_ff01, 0x1234_5678],
+        [0, 0xdead_beef, 42],
+    ];
+    let mut input = Vec::new();
+    for c in &cases {
+        for w in c {
+            input.extend(w.to_le_bytes());
+        }
+    }
+    let byte = |x: u32, i: u32, signed: bool| -> i64 {
+        let v = (x >> (8 * i)) & 0xff;
+        if signed { v as u8 as i8 as i64 } else { v as i64 }
+    };
+    let half = |x: u32, i: u32, signed: bool| -> i64 {
+        let v = (x >> (16 * i)) & 0xffff;
+        if signed { v as u16 as i16 as i64 } else { v as i64 }
+    };
+    let dp4 = |a: u32, b: u32, c: u32, sa: bool, sb: bool| {
+        (c as i64 + (0..4).map(|i| byte(a, i, sa) * byte(b, i, sb)).sum::<i64>()) as u32
+    };
+    let dp2 = |a: u32, b: u32, c: u32, hi: bool, sa: bool, sb: bool| {
+        let sel = if hi { 2 } else { 0 };
+        (c as i64 + (0..2).map(|i| half(a, i, sa) * byte(b, sel + i, sb)).sum::<i64>()) as u32
+    };
+    let want: Vec<u32> = cases
+        .iter()
+        .flat_map(|&[a, b, c]| {
+            [
+                dp4(a, b, c, false, false),
+                dp4(a, b, c, true, false),
+                dp4(a, b, c, false, true),
+                dp4(a, b, c, true, true),
+                dp2(a, b, c, false, false, true),
+                dp2(a, b, c, true, true, false),
+            ]
+        })
+        .collect();
+    let n = cases.len() as u32;
+    let args = || vec![Arg::Buf(input.clone()), Arg::Buf(vec![0; 24 * cases.len()])];
+    let (emu, native) = words_on_both(kernel, n, &args, 1);
+    assert_eq!(emu, want, "emulator");
+    assert_eq!(native, want, "JIT");
+}

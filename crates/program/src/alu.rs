@@ -116,6 +116,9 @@ pub fn exec(
         Kind::Mul24 => each!(|l| si::mul24(a[l], b[l], signed, m.part == Part::Hi)),
         Kind::Mad24 => each!(|l| si::mad24(a[l], b[l], c[l], signed, m.part == Part::Hi, m.sat)),
         Kind::Sad => each!(|l| si::sad(a[l], b[l], c[l], w, signed)),
+        // `dp4a.atype.btype`, `dp2a.{lo,hi}.atype.btype`: `ty` is the first source's type, `ty2` the second's.
+        Kind::Dp4a => each!(|l| si::dp4a(a[l], b[l], c[l], signed, op.ty2.is_signed())),
+        Kind::Dp2a => each!(|l| si::dp2a(a[l], b[l], c[l], m.part == Part::Hi, signed, op.ty2.is_signed())),
         Kind::Div => each!(|l| si::div(a[l], b[l], w, signed)),
         Kind::Rem => each!(|l| si::rem(a[l], b[l], w, signed)),
         Kind::Abs => each!(|l| (sx(a[l]).wrapping_abs() as u64) & mask),
