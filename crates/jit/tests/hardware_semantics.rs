@@ -237,11 +237,19 @@ fn integer_dot_products_follow_the_isa() {
     }
     let byte = |x: u32, i: u32, signed: bool| -> i64 {
         let v = (x >> (8 * i)) & 0xff;
-        if signed { v as u8 as i8 as i64 } else { v as i64 }
+        if signed {
+            v as u8 as i8 as i64
+        } else {
+            v as i64
+        }
     };
     let half = |x: u32, i: u32, signed: bool| -> i64 {
         let v = (x >> (16 * i)) & 0xffff;
-        if signed { v as u16 as i16 as i64 } else { v as i64 }
+        if signed {
+            v as u16 as i16 as i64
+        } else {
+            v as i64
+        }
     };
     let dp4 = |a: u32, b: u32, c: u32, sa: bool, sb: bool| {
         (c as i64 + (0..4).map(|i| byte(a, i, sa) * byte(b, i, sb)).sum::<i64>()) as u32
@@ -265,6 +273,80 @@ fn integer_dot_products_follow_the_isa() {
         .collect();
     let n = cases.len() as u32;
     let args = || vec![Arg::Buf(input.clone()), Arg::Buf(vec![0; 24 * cases.len()])];
+    let (emu, native) = words_on_both(kernel, n, &args, 1);
+    assert_eq!(emu, want, "emulator");
+    assert_eq!(native, want, "JIT");
+}
+
+/// `cvt.pack.sat` (PTX ISA 9.x): a and b (s32) are each saturated to the conversion type's range and
+/// packed with b in the low bits and a above it; below 16 bits, the rest of the destination is c's low
+/// bits. The model is written from that text. Output per thread: [u16, s16, u8 with c, s8 with c, u4 with c,
+/// s4 with c, u2 with c, s2 with c].
+#[test]
+fn cvt_pack_saturates_and_packs() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 12;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u32 %r2, [%rd4];
+    ld.global.u32 %r3, [%rd4+4];
+    ld.global.u32 %r4, [%rd4+8];
+    cvt.pack.sat.u16.s32 %r5, %r2, %r3;
+    cvt.pack.sat.s16.s32 %r6, %r2, %r3;
+    cvt.pack.sat.u8.s32.b32 %r7, %r2, %r3, %r4;
+    cvt.pack.sat.s8.s32.b32 %r8, %r2, %r3, %r4;
+    cvt.pack.sat.u4.s32.b32 %r9, %r2, %r3, %r4;
+    cvt.pack.sat.s4.s32.b32 %r10, %r2, %r3, %r4;
+    cvt.pack.sat.u2.s32.b32 %r11, %r2, %r3, %r4;
+    cvt.pack.sat.s2.s32.b32 %r12, %r2, %r3, %r4;
+    mul.wide.u32 %rd5, %r1, 32;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.v4.u32 [%rd6], {%r5, %r6, %r7, %r8};
+    st.global.v4.u32 [%rd6+16], {%r9, %r10, %r11, %r12};
+    ret;
+}
+"#;
+    let cases: Vec<[i32; 3]> = vec![
+        [70000, -5, 0xabcd],
+        [-70000, 300, -1],
+        [1, 2, 0x1234_5678],
+        [127, -128, 0],
+        [-1, 0, 0x7fff_ffff],
+        [i32::MAX, i32::MIN, 5],
+    ];
+    let mut input = Vec::new();
+    for c in &cases {
+        for w in c {
+            input.extend(w.to_le_bytes());
+        }
+    }
+    let pack = |a: i32, b: i32, c: i32, bits: u32, signed: bool| -> u32 {
+        let (lo, hi) = if signed { (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1) } else { (0, (1i64 << bits) - 1) };
+        let field = |v: i32| (i64::from(v).clamp(lo, hi) as u64 & ((1 << bits) - 1)) as u32;
+        let low = field(b) | field(a) << bits;
+        if bits == 16 {
+            low
+        } else {
+            low | ((c as u32) << (2 * bits))
+        }
+    };
+    let want: Vec<u32> = cases
+        .iter()
+        .flat_map(|&[a, b, c]| {
+            [16, 8, 4, 2].iter().flat_map(move |&bits| [pack(a, b, c, bits, false), pack(a, b, c, bits, true)])
+        })
+        .collect();
+    let n = cases.len() as u32;
+    let args = || vec![Arg::Buf(input.clone()), Arg::Buf(vec![0; 32 * cases.len()])];
     let (emu, native) = words_on_both(kernel, n, &args, 1);
     assert_eq!(emu, want, "emulator");
     assert_eq!(native, want, "JIT");

@@ -116,6 +116,16 @@ pub fn exec(
         Kind::Mul24 => each!(|l| si::mul24(a[l], b[l], signed, m.part == Part::Hi)),
         Kind::Mad24 => each!(|l| si::mad24(a[l], b[l], c[l], signed, m.part == Part::Hi, m.sat)),
         Kind::Sad => each!(|l| si::sad(a[l], b[l], c[l], w, signed)),
+        Kind::CvtPack => {
+            let w = u32::from(m.vec);
+            let (lo, hi) = if signed { (-(1i64 << (w - 1)), (1i64 << (w - 1)) - 1) } else { (0, (1i64 << w) - 1) };
+            let sat = |v: u64| ((v as u32 as i32 as i64).clamp(lo, hi) as u64) & ((1u64 << w) - 1);
+            each!(|l| {
+                let packed = sat(b[l]) | sat(a[l]) << w;
+                let rest = if w < 16 { (c[l] & 0xffff_ffff) << (2 * w) } else { 0 };
+                (packed | rest) & 0xffff_ffff
+            });
+        }
         // `dp4a.atype.btype`, `dp2a.{lo,hi}.atype.btype`: `ty` is the first source's type, `ty2` the second's.
         Kind::Dp4a => each!(|l| si::dp4a(a[l], b[l], c[l], signed, op.ty2.is_signed())),
         Kind::Dp2a => each!(|l| si::dp2a(a[l], b[l], c[l], m.part == Part::Hi, signed, op.ty2.is_signed())),

@@ -281,6 +281,9 @@ pub enum Kind {
     Szext,
     Dp4a,
     Dp2a,
+    /// `cvt.pack.sat`: two s32 values saturated to `m.vec` bits each (signed when `ty` is), packed into the
+    /// low bits of the destination (b lowest), the rest from the low bits of c.
+    CvtPack,
     Setp,
     Set,
     Selp,
@@ -723,6 +726,46 @@ impl Decoder<'_> {
         }
     }
 
+    /// `cvt.pack.sat.convertType.s32{.b32} d, a, b{, c}`: the element width and signedness from the
+    /// conversion type (`.u16 .s16`, or `.u8 .s8 .u4 .s4 .u2 .s2` with `c`).
+    fn cvt_pack(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
+        use ir::ScalarType as S;
+        let inst = &self.body.insts[i];
+        let types: SmallVec<[S; 3]> = inst.types().collect();
+        let (width, signed) = match types.first() {
+            Some(S::U16) => (16, false),
+            Some(S::S16) => (16, true),
+            Some(S::U8) => (8, false),
+            Some(S::S8) => (8, true),
+            Some(S::U4) => (4, false),
+            Some(S::S4) => (4, true),
+            Some(S::U2) => (2, false),
+            Some(S::S2) => (2, true),
+            _ => {
+                self.unsupported(i, "`cvt.pack` converts to .u16 .s16 .u8 .s8 .u4 .s4 .u2 .s2");
+                return;
+            }
+        };
+        let ops = &inst.operands;
+        let wants_c = width < 16;
+        if types.get(1) != Some(&S::S32) || !inst.has(Word::Sat) || ops.len() != if wants_c { 4 } else { 3 } {
+            self.unsupported(
+                i,
+                "`cvt.pack` takes `.sat`, .s32 sources a and b, and a .b32 c exactly when packing below 16 bits",
+            );
+            return;
+        }
+        op.kind = Kind::CvtPack;
+        op.ty = if signed { Ty::S32 } else { Ty::U32 };
+        op.m.vec = width;
+        op.dst = self.dst(i, &ops[0], regs);
+        op.a = self.src(i, &ops[1], Ty::S32, regs, frame);
+        op.b = self.src(i, &ops[2], Ty::S32, regs, frame);
+        if wants_c {
+            op.c = self.src(i, &ops[3], Ty::B32, regs, frame);
+        }
+    }
+
     fn op(&mut self, i: InstId, regs: &RegMap, frame: &Frame, block_pc: &[u32]) -> Op {
         let inst = &self.body.insts[i];
         let types: SmallVec<[Ty; 3]> = inst.types().map(Ty::from_scalar).collect();
@@ -749,6 +792,10 @@ impl Decoder<'_> {
         };
         if matches!(inst.opcode, Opcode::Ld | Opcode::Ldu | Opcode::St) && ty.bits() == 128 {
             self.unsupported(i, "128-bit loads and stores are not implemented");
+            return op;
+        }
+        if inst.opcode == Opcode::Cvt && inst.has(Word::Pack) {
+            self.cvt_pack(&mut op, i, regs, frame);
             return op;
         }
         if types.contains(&Ty::Other) {

@@ -73,7 +73,7 @@ keywords! {
         F16 = "f16", F16x2 = "f16x2", Bf16 = "bf16", Bf16x2 = "bf16x2", F32 = "f32", F64 = "f64",
         Tf32 = "tf32", E4m3 = "e4m3", E5m2 = "e5m2", E4m3x2 = "e4m3x2", E5m2x2 = "e5m2x2",
         E2m1 = "e2m1", E2m1x2 = "e2m1x2", E3m2 = "e3m2", E3m2x2 = "e3m2x2", E2m3 = "e2m3", E2m3x2 = "e2m3x2",
-        Ue8m0 = "ue8m0", Ue8m0x2 = "ue8m0x2", S4 = "s4", U4 = "u4", B1 = "b1",
+        Ue8m0 = "ue8m0", Ue8m0x2 = "ue8m0x2", S4 = "s4", U4 = "u4", S2 = "s2", U2 = "u2", B1 = "b1",
         S16x2 = "s16x2", U16x2 = "u16x2",
         Pred = "pred", Texref = "texref", Samplerref = "samplerref", Surfref = "surfref",
     }
@@ -84,7 +84,7 @@ impl ScalarType {
     pub fn size(self) -> u32 {
         use ScalarType::*;
         match self {
-            B8 | U8 | S8 | Pred | E4m3 | E5m2 | E2m1 | E3m2 | E2m3 | Ue8m0 | S4 | U4 | B1 | E2m1x2 => 1,
+            B8 | U8 | S8 | Pred | E4m3 | E5m2 | E2m1 | E3m2 | E2m3 | Ue8m0 | S4 | U4 | S2 | U2 | B1 | E2m1x2 => 1,
             B16 | U16 | S16 | F16 | Bf16 | E4m3x2 | E5m2x2 | E3m2x2 | E2m3x2 | Ue8m0x2 => 2,
             B32 | U32 | S32 | F32 | F16x2 | Bf16x2 | Tf32 | S16x2 | U16x2 => 4,
             B64 | U64 | S64 | F64 | Texref | Samplerref | Surfref => 8,
