@@ -70,6 +70,7 @@ PROGRAMS=(
   "coop_groups|coop_groups.cu|${SM80[*]} -std=c++17"
   "device_heap|device_heap.cu|${SM80[*]}"
   "launch_overhead|launch_overhead.cu|${SM80[*]}"
+  "async_copy|async_copy.cu|${SM80[*]} -std=c++17"
 )
 
 main() {

@@ -20,7 +20,8 @@ use serde::Serialize;
 
 use crate::UsageError;
 
-pub const ABOUT: &str = "Run an unmodified CUDA program on the CPU (lockstep's libcudart.so.13 and libcuda.so.1), then \
+pub const ABOUT: &str =
+    "Run an unmodified CUDA program on the CPU (lockstep's libcudart.so.13 and libcuda.so.1), then \
                          summarise its kernels";
 
 pub const LONG_ABOUT: &str = "\

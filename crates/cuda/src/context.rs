@@ -36,6 +36,12 @@ thread_local! {
     static STACK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
+/// `f` of the calling thread's context stack, or `None` once the thread's locals are gone (CUDA calls from
+/// exit handlers, such as `__cudaUnregisterFatBinary`, run after them).
+fn with_stack<T>(f: impl FnOnce(&mut Vec<u64>) -> T) -> Option<T> {
+    STACK.try_with(|s| f(&mut s.borrow_mut())).ok()
+}
+
 /// `CUctx_flags` bits a program may pass (scheduling, map host, local memory resize, coredump, ...).
 const CONTEXT_FLAGS: u32 = 0x1ff;
 
@@ -78,7 +84,7 @@ impl Cuda {
     /// The runtime API's implicit initialization on a thread: the driver is initialized and, if the thread
     /// has no current context, the primary context (retained once, for the runtime) becomes current.
     pub fn runtime_enter(&self) {
-        if STACK.with(|s| !s.borrow().is_empty()) {
+        if with_stack(|s| !s.is_empty()).unwrap_or(true) {
             return;
         }
         self.contexts.initialized.store(true, Ordering::Release);
@@ -89,14 +95,14 @@ impl Cuda {
             }
             t.primary()
         };
-        STACK.with(|s| s.borrow_mut().push(primary));
+        with_stack(|s| s.push(primary));
     }
 
     /// The thread's current context, if it is live (`CUDA_ERROR_INVALID_CONTEXT` when there is none, or
     /// it was destroyed).
     pub fn current_context(&self) -> Result<u64> {
         self.driver_initialized()?;
-        let top = STACK.with(|s| s.borrow().last().copied()).ok_or(Error::DEVICE_UNINITIALIZED)?;
+        let top = with_stack(|s| s.last().copied()).flatten().ok_or(Error::DEVICE_UNINITIALIZED)?;
         if self.contexts().is_live(top) {
             Ok(top)
         } else {
@@ -107,7 +113,7 @@ impl Cuda {
     /// `cuCtxGetCurrent`: the current context or null (0), without an error for none.
     pub fn context_get_current(&self) -> Result<u64> {
         self.driver_initialized()?;
-        Ok(STACK.with(|s| s.borrow().last().copied()).unwrap_or(0))
+        Ok(with_stack(|s| s.last().copied()).flatten().unwrap_or(0))
     }
 
     /// `cuDevicePrimaryCtxRetain`.
@@ -167,7 +173,7 @@ impl Cuda {
             let id = t.next_id;
             t.created.insert(handle, (flags, id));
         }
-        STACK.with(|s| s.borrow_mut().push(handle));
+        with_stack(|s| s.push(handle));
         Ok(handle)
     }
 
@@ -177,7 +183,7 @@ impl Cuda {
         if self.contexts().created.remove(&ctx).is_none() {
             return Err(if ctx == 0 { Error::INVALID_VALUE } else { Error::DEVICE_UNINITIALIZED });
         }
-        STACK.with(|s| s.borrow_mut().retain(|&c| c != ctx));
+        with_stack(|s| s.retain(|&c| c != ctx));
         Ok(())
     }
 
@@ -187,14 +193,14 @@ impl Cuda {
         if !self.contexts().is_live(ctx) {
             return Err(Error::DEVICE_UNINITIALIZED);
         }
-        STACK.with(|s| s.borrow_mut().push(ctx));
+        with_stack(|s| s.push(ctx));
         Ok(())
     }
 
     /// `cuCtxPopCurrent`.
     pub fn context_pop(&self) -> Result<u64> {
         self.driver_initialized()?;
-        STACK.with(|s| s.borrow_mut().pop()).ok_or(Error::DEVICE_UNINITIALIZED)
+        with_stack(|s| s.pop()).flatten().ok_or(Error::DEVICE_UNINITIALIZED)
     }
 
     /// `cuCtxSetCurrent`: replaces the top of the stack; null pops it.
@@ -203,8 +209,7 @@ impl Cuda {
         if ctx != 0 && !self.contexts().is_live(ctx) {
             return Err(Error::DEVICE_UNINITIALIZED);
         }
-        STACK.with(|s| {
-            let mut s = s.borrow_mut();
+        with_stack(|s| {
             s.pop();
             if ctx != 0 {
                 s.push(ctx);

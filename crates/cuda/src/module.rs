@@ -80,13 +80,13 @@ thread_local! {
 
 /// The message of the calling thread's last failed module load or link, taken.
 pub fn take_last_message() -> String {
-    LAST_MESSAGE.with(|m| std::mem::take(&mut *m.borrow_mut()))
+    LAST_MESSAGE.try_with(|m| std::mem::take(&mut *m.borrow_mut())).unwrap_or_default()
 }
 
 impl Cuda {
     /// Prints a load or link failure (once) and keeps it for the caller's error log.
     fn load_failed(&self, message: &str) {
-        LAST_MESSAGE.with(|m| *m.borrow_mut() = message.to_string());
+        let _ = LAST_MESSAGE.try_with(|m| *m.borrow_mut() = message.to_string());
         self.warn(message, message);
     }
 }

@@ -1051,6 +1051,19 @@ impl<'a> Machine<'a> {
             }
             Kind::Matrix => program::tensor::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),
             Kind::Texture => program::texture::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),
+            Kind::CpAsync => {
+                let cx = WarpCx { m: self, cta, w, f, op };
+                // Statistics: a global load of the source addresses and a shared store, cp-size bytes each.
+                if let (true, Some(Extra::Copy(c))) = (cx.m.stats.is_some(), op.extra.as_deref()) {
+                    let (src, dst) = (c.src_addresses(&cx), program::WarpAccess::addresses(&cx, exec));
+                    if let Some(s) = &mut cx.m.stats {
+                        s.memory(op, Space::Global, true, exec, &src, c.size, &cx.cta.shared);
+                        s.memory(op, Space::Shared, false, exec, &dst, c.size, &cx.cta.shared);
+                    }
+                }
+                let mut cx = cx;
+                program::copy::exec(&mut cx, exec, op)
+            }
             Kind::Pack => {
                 // `mov.bN d, {a, b, ...}`: element k goes to bits [k*part, (k+1)*part).
                 let Some(Extra::Srcs(srcs)) = op.extra.as_deref() else { return Ok(()) };

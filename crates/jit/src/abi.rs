@@ -181,6 +181,10 @@ pub enum Helper {
     /// `fn(ctx, t: u32, op: *const Op, io: *mut u64) -> u32`: a texture or surface instruction for one
     /// thread (io: its sources, then its destinations); 0 on success, 1 with the error recorded.
     Texture,
+    /// `fn(ctx, dst: u64, src: u64, n: u64, size: u64) -> u32`: `cp.async`, `n` bytes from global memory and
+    /// zeros up to `size` into shared memory; 0, or 1 (source outside memory), 2 (destination outside shared
+    /// memory), 3 (destination misaligned).
+    CpAsync,
 }
 
-pub const HELPER_COUNT: usize = 11;
+pub const HELPER_COUNT: usize = 12;

@@ -22,7 +22,32 @@ pub fn table() -> [usize; HELPER_COUNT] {
     t[Helper::Malloc as usize] = malloc as *const () as usize;
     t[Helper::Free as usize] = free as *const () as usize;
     t[Helper::Texture as usize] = texture as *const () as usize;
+    t[Helper::CpAsync as usize] = cp_async as *const () as usize;
     t
+}
+
+/// `cp.async` for one thread (`program::copy` has the semantics): `n` bytes from `src` (global memory) and
+/// zeros up to `size` into `dst` (shared memory, a host address).
+extern "C" fn cp_async(ctx: *mut CtaCtx, dst: u64, src: u64, n: u64, size: u64) -> u32 {
+    let (ctx, st) = state(ctx);
+    let shared = ctx.shared as u64;
+    if !dst.is_multiple_of(size.max(1)) {
+        return 3;
+    }
+    if dst < shared || dst.saturating_add(size) > shared.saturating_add(ctx.shared_size) {
+        return 2;
+    }
+    let n = n.min(size);
+    if n > 0 && !st.reachable(ctx, src, n as u32) {
+        return 1;
+    }
+    // SAFETY: the source range is readable device memory and the destination lies in the CTA's shared
+    // memory (both checked above); they cannot overlap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n as usize);
+        std::ptr::write_bytes((dst + n) as *mut u8, 0, (size - n) as usize);
+    }
+    0
 }
 
 /// io = [a, b, c, d, carry, out, out2]; returns 0 when the emulator defines no result for the op.

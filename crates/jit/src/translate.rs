@@ -186,6 +186,10 @@ fn helper_signature(h: Helper, cc: CallConv) -> Signature {
             s.params.extend([p(I64), p(I32), p(I64), p(I64)]);
             s.returns.push(p(I32));
         }
+        Helper::CpAsync => {
+            s.params.extend([p(I64), p(I64), p(I64), p(I64), p(I64)]);
+            s.returns.push(p(I32));
+        }
     }
     s
 }
@@ -1071,6 +1075,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             Kind::Atom | Kind::Red => self.atomic(op),
             Kind::Call => self.call(op),
             Kind::Texture => self.texture(op),
+            Kind::CpAsync => self.cp_async(op),
             Kind::Brx => self.brx(op),
             Kind::Bar => {
                 // `bar.arrive` (a waiting barrier is a yield point).
@@ -1142,6 +1147,41 @@ impl<'a, 'b> Translator<'a, 'b> {
             let out2 = self.b.ins().stack_load(I64, I64, slot, 48);
             self.write(op.dst2, out2);
         }
+    }
+
+    /// `cp.async`, for this thread: the addresses and the number of source bytes here, the copy in the
+    /// `CpAsync` helper (with the checks of `ld` and `st`).
+    fn cp_async(&mut self, op: &Op) {
+        let Some(Extra::Copy(c)) = op.extra.as_deref() else { return };
+        let dst = self.address(op);
+        let src = match c.src.base {
+            Src::Sym(sym, extra) => self.symbol(sym, extra),
+            ref s => self.read(s),
+        };
+        let src = if c.src.offset != 0 { self.b.ins().iadd_imm_s(src, c.src.offset) } else { src };
+        let size = i64::from(c.size);
+        let mut n = match &c.src_size {
+            Some(s) => {
+                let v = self.read(s);
+                let v = self.b.ins().band_imm_u(v, 0xffff_ffff);
+                let cap = self.b.ins().iconst(I64, size);
+                self.b.ins().umin(v, cap)
+            }
+            None => self.b.ins().iconst(I64, size),
+        };
+        if let Some(p) = &c.ignore_src {
+            let g = self.read(p);
+            let zero = self.b.ins().iconst(I64, 0);
+            n = self.b.ins().select(g, zero, n);
+        }
+        let size_v = self.b.ins().iconst(I64, size);
+        let r = self.helper(Helper::CpAsync, &[self.ctx, dst, src, n, size_v]).expect("cp.async");
+        let bad_src = self.b.ins().icmp_imm_u(IntCC::Equal, r, 1);
+        self.fail_if(bad_src, error::OUT_OF_BOUNDS, Some(src), c.size);
+        let bad_dst = self.b.ins().icmp_imm_u(IntCC::Equal, r, 2);
+        self.fail_if(bad_dst, error::OUT_OF_BOUNDS, Some(dst), c.size);
+        let misaligned = self.b.ins().icmp_imm_u(IntCC::Equal, r, 3);
+        self.fail_if(misaligned, error::MISALIGNED, Some(dst), c.size);
     }
 
     /// A texture or surface instruction, for this thread alone: its sources, and its destinations' old

@@ -937,7 +937,7 @@ impl Deferred {
 }
 
 fn writes_memory(op: &Op) -> bool {
-    matches!(op.kind, Kind::St | Kind::Atom | Kind::Red | Kind::Call | Kind::Texture | Kind::Matrix)
+    matches!(op.kind, Kind::St | Kind::Atom | Kind::Red | Kind::Call | Kind::Texture | Kind::Matrix | Kind::CpAsync)
 }
 
 fn successors(prog: &Program, i: usize, ifs: &Ifs, mut f: impl FnMut(usize)) {
@@ -4776,6 +4776,7 @@ fn lane_helper_covers(op: &Op) -> bool {
             | Kind::WarpSync
             | Kind::Matrix
             | Kind::Texture
+            | Kind::CpAsync
     )
 }
 

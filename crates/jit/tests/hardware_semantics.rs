@@ -351,3 +351,80 @@ fn cvt_pack_saturates_and_packs() {
     assert_eq!(emu, want, "emulator");
     assert_eq!(native, want, "JIT");
 }
+
+/// `cp.async` (PTX ISA 9.x, Ampere's asynchronous copies): `cp-size` bytes land in shared memory, the first
+/// `src-size` of them from global memory and the rest zeros; with `ignore-src` true nothing is read. The
+/// groups' commit and wait order nothing here (copies finish when issued); after the wait and a barrier each
+/// thread stores another thread's 16 bytes (so the copy went through shared memory, not a register).
+#[test]
+fn cp_async_copies_global_to_shared_with_zero_fill() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<2>;
+    .shared .align 16 .b8 buf[1024];
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 16;
+    add.s64 %rd4, %rd1, %rd3;
+    mov.u32 %r2, buf;
+    shl.b32 %r3, %r1, 5;
+    add.u32 %r4, %r2, %r3;
+    // 16 bytes whole; then 16 bytes of which the first (tid % 4) * 4 + 1 come from the source.
+    cp.async.cg.shared.global [%r4], [%rd4], 16;
+    and.b32 %r5, %r1, 3;
+    shl.b32 %r6, %r5, 2;
+    add.u32 %r6, %r6, 1;
+    setp.eq.u32 %p1, %r5, 3;
+    @%p1 mov.u32 %r6, 16;
+    cp.async.ca.shared.global [%r4+16], [%rd4], 16, %r6;
+    // Every thread also overwrites its first 4 bytes with ignore-src: zeros when tid is odd.
+    and.b32 %r7, %r1, 1;
+    setp.ne.u32 %p0, %r7, 0;
+    cp.async.ca.shared.global [%r4], [%rd4], 4, %p0;
+    cp.async.commit_group;
+    cp.async.wait_group 0;
+    cp.async.wait_all;
+    bar.sync 0;
+    // Read the next thread's 32 bytes (wrapping around the block).
+    add.u32 %r8, %r1, 1;
+    and.b32 %r8, %r8, 7;
+    shl.b32 %r9, %r8, 5;
+    add.u32 %r10, %r2, %r9;
+    ld.shared.v4.u32 {%r11, %r12, %r13, %r14}, [%r10];
+    mul.wide.u32 %rd5, %r1, 32;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.v4.u32 [%rd6], {%r11, %r12, %r13, %r14};
+    ld.shared.v4.u32 {%r11, %r12, %r13, %r14}, [%r10+16];
+    st.global.v4.u32 [%rd6+16], {%r11, %r12, %r13, %r14};
+    ret;
+}
+"#;
+    let threads = 8usize;
+    let input: Vec<u8> = (0..16 * threads).map(|i| (i * 7 + 3) as u8).collect();
+    // Each thread's 32 bytes of shared memory, from the definition.
+    let slot = |t: usize| -> Vec<u8> {
+        let src = &input[16 * t..16 * t + 16];
+        let mut s = src.to_vec();
+        if t % 2 == 1 {
+            s[..4].fill(0);
+        }
+        let n = if t % 4 == 3 { 16 } else { (t % 4) * 4 + 1 };
+        let mut second = vec![0u8; 16];
+        second[..n].copy_from_slice(&src[..n]);
+        s.extend(second);
+        s
+    };
+    let want_bytes: Vec<u8> = (0..threads).flat_map(|t| slot((t + 1) % threads)).collect();
+    let want: Vec<u32> = want_bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    let args = || vec![Arg::Buf(input.clone()), Arg::Buf(vec![0; 32 * threads])];
+    let (emu, native) = words_on_both(kernel, threads as u32, &args, 1);
+    assert_eq!(emu, want, "emulator");
+    assert_eq!(native, want, "JIT");
+}

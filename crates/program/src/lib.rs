@@ -27,6 +27,7 @@ pub const WARP: usize = 32;
 
 pub mod alu;
 pub mod convert;
+pub mod copy;
 pub mod float;
 pub mod printf;
 pub mod tensor;
@@ -281,6 +282,8 @@ pub enum Kind {
     Szext,
     Dp4a,
     Dp2a,
+    /// `cp.async`: a copy from global to shared memory (`copy.rs`), done when issued.
+    CpAsync,
     /// `cvt.pack.sat`: two s32 values saturated to `m.vec` bits each (signed when `ty` is), packed into the
     /// low bits of the destination (b lowest), the rest from the low bits of c.
     CvtPack,
@@ -350,6 +353,8 @@ pub enum Extra {
     Matrix(crate::tensor::MatrixOp),
     /// A texture or surface instruction.
     Texture(crate::texture::TexOp),
+    /// A `cp.async` copy.
+    Copy(crate::copy::CopyOp),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -726,6 +731,54 @@ impl Decoder<'_> {
         }
     }
 
+    /// `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size | ignore-src}{, policy}` and
+    /// its groups (`commit_group`, `wait_group`, `wait_all`: no-ops, as copies finish when issued).
+    fn cp_async(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
+        let inst = &self.body.insts[i];
+        if inst.has(Word::CommitGroup) || inst.has(Word::WaitGroup) || inst.has(Word::WaitAll) {
+            op.kind = Kind::Nop;
+            return;
+        }
+        if inst.has(Word::Bulk) {
+            self.unsupported(i, "bulk asynchronous copies (`cp.async.bulk`, TMA) are not implemented");
+            return;
+        }
+        if inst.has(Word::Arrive) {
+            self.unsupported(i, "`cp.async.mbarrier.arrive` is not implemented (mbarrier objects are not)");
+            return;
+        }
+        let ops = &inst.operands;
+        let size = match ops.get(2) {
+            Some(Operand::Imm(ir::Immediate::Int { value, .. })) if matches!(*value, 4 | 8 | 16) => *value as u32,
+            _ => {
+                self.unsupported(i, "`cp.async` copies 4, 8 or 16 bytes (an immediate cp-size)");
+                return;
+            }
+        };
+        let hint = inst.has(Word::L2CacheHint);
+        let extra_operands = ops.len().saturating_sub(3 + usize::from(hint));
+        if ops.len() < 3 || extra_operands > 1 {
+            self.unsupported(i, "`cp.async` takes [dst], [src], cp-size and at most one of src-size, ignore-src");
+            return;
+        }
+        let (mut src_size, mut ignore_src) = (None, None);
+        if extra_operands == 1 {
+            match self.src(i, &ops[3], Ty::U32, regs, frame) {
+                p @ Src::Pred(..) => ignore_src = Some(p),
+                s => src_size = Some(s),
+            }
+        }
+        let src = self.mem(i, ops.get(1), regs, frame);
+        if !matches!(src.base, Src::Reg(_) | Src::Imm(_) | Src::Sym(SymAddr::Global(_), _)) {
+            self.unsupported(i, "the source of `cp.async` must be a global address");
+            return;
+        }
+        op.kind = Kind::CpAsync;
+        op.m.space = Space::Shared;
+        op.mem = self.mem(i, ops.first(), regs, frame);
+        op.extra = Some(Box::new(Extra::Copy(copy::CopyOp { src, size, src_size, ignore_src })));
+    }
+
     /// `cvt.pack.sat.convertType.s32{.b32} d, a, b{, c}`: the element width and signedness from the
     /// conversion type (`.u16 .s16`, or `.u8 .s8 .u4 .s4 .u2 .s2` with `c`).
     fn cvt_pack(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
@@ -796,6 +849,10 @@ impl Decoder<'_> {
         }
         if inst.opcode == Opcode::Cvt && inst.has(Word::Pack) {
             self.cvt_pack(&mut op, i, regs, frame);
+            return op;
+        }
+        if inst.opcode == Opcode::Cp && inst.has(Word::Async) {
+            self.cp_async(&mut op, i, regs, frame);
             return op;
         }
         if types.contains(&Ty::Other) {
