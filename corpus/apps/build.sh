@@ -71,6 +71,7 @@ PROGRAMS=(
   "device_heap|device_heap.cu|${SM80[*]}"
   "launch_overhead|launch_overhead.cu|${SM80[*]}"
   "async_copy|async_copy.cu|${SM80[*]} -std=c++17"
+  "fp8|fp8.cu|-arch=sm_90 -std=c++17"
 )
 
 main() {

@@ -40,7 +40,15 @@ pub fn exec(
     if ty.is_float()
         && !matches!(
             op.kind,
-            Kind::Mov | Kind::Cvt | Kind::Setp | Kind::Set | Kind::Selp | Kind::Slct | Kind::Pack | Kind::Unpack
+            Kind::Mov
+                | Kind::Cvt
+                | Kind::CvtF8
+                | Kind::Setp
+                | Kind::Set
+                | Kind::Selp
+                | Kind::Slct
+                | Kind::Pack
+                | Kind::Unpack
         )
     {
         return crate::float::exec(op, exec, a, b, c, out);
@@ -116,6 +124,7 @@ pub fn exec(
         Kind::Mul24 => each!(|l| si::mul24(a[l], b[l], signed, m.part == Part::Hi)),
         Kind::Mad24 => each!(|l| si::mad24(a[l], b[l], c[l], signed, m.part == Part::Hi, m.sat)),
         Kind::Sad => each!(|l| si::sad(a[l], b[l], c[l], w, signed)),
+        Kind::CvtF8 => return crate::convert::cvt_fp8(op, exec, a, b, out),
         Kind::CvtPack => {
             let w = u32::from(m.vec);
             let (lo, hi) = if signed { (-(1i64 << (w - 1)), (1i64 << (w - 1)) - 1) } else { (0, (1i64 << w) - 1) };

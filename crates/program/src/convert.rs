@@ -71,6 +71,31 @@ pub fn cvt(op: &Op, exec: LaneMask, a: &[u64; WARP], b: &[u64; WARP], out: &mut 
     true
 }
 
+/// `cvt` to or from a pair of FP8 values (see `Kind::CvtF8`): each element converted on its own by
+/// `scalar::convert`, with `.satfinite` (mandatory towards FP8) and `.relu` as given.
+pub fn cvt_fp8(op: &Op, exec: LaneMask, a: &[u64; WARP], b: &[u64; WARP], out: &mut [u64; WARP]) -> bool {
+    let fp8 = if op.m.vec == 1 { Type::E5m2 } else { Type::E4m3 };
+    let modes = CvtModes { rounding: CvtRounding::Rn, sat: false, ftz: false, relu: op.m.relu, satfinite: true };
+    for l in exec.iter() {
+        let l = l as usize;
+        out[l] = match (op.ty, op.ty2) {
+            (Ty::U16, Ty::F32) => {
+                sc::convert(a[l], Type::F32, fp8, modes) << 8 | sc::convert(b[l], Type::F32, fp8, modes)
+            }
+            (Ty::U16, _) => {
+                sc::convert(a[l] >> 16 & 0xFFFF, Type::F16, fp8, modes) << 8
+                    | sc::convert(a[l] & 0xFFFF, Type::F16, fp8, modes)
+            }
+            _ => {
+                let modes = CvtModes { satfinite: false, ..modes };
+                sc::convert(a[l] >> 8 & 0xFF, fp8, Type::F16, modes) << 16
+                    | sc::convert(a[l] & 0xFF, fp8, Type::F16, modes)
+            }
+        };
+    }
+    true
+}
+
 /// `atom.add` on f16/bf16 values, packed pairs included (`.noftz`: subnormals are kept).
 pub fn half_add(ty: Ty, old: u64, a: u64) -> u64 {
     let m = HalfMods::default();

@@ -282,6 +282,9 @@ pub enum Kind {
     Szext,
     Dp4a,
     Dp2a,
+    /// `cvt` to or from a packed pair of FP8 values (`.e4m3x2`, `.e5m2x2`): `m.vec` is 1 for e5m2, 0 for
+    /// e4m3; `ty` is `U16` (to FP8, from `ty2` = `F32` pair or `F16x2`) or `F16x2` (from FP8).
+    CvtF8,
     /// `cp.async`: a copy from global to shared memory (`copy.rs`), done when issued.
     CpAsync,
     /// `cvt.pack.sat`: two s32 values saturated to `m.vec` bits each (signed when `ty` is), packed into the
@@ -731,6 +734,47 @@ impl Decoder<'_> {
         }
     }
 
+    /// `cvt.rn.satfinite{.relu}.f8x2.f32 d, a, b`, `cvt.rn.satfinite{.relu}.f8x2.f16x2 d, a` and
+    /// `cvt.rn{.relu}.f16x2.f8x2 d, a`, for f8x2 = `.e4m3x2` or `.e5m2x2` (the first source, or the upper
+    /// half, goes to the upper byte).
+    fn cvt_fp8(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
+        use ir::ScalarType as S;
+        let inst = &self.body.insts[i];
+        let types: SmallVec<[S; 3]> = inst.types().collect();
+        let fp8 = |t: S| match t {
+            S::E4m3x2 => Some(0u8),
+            S::E5m2x2 => Some(1u8),
+            _ => None,
+        };
+        let ops = &inst.operands;
+        let (to, from) = (types.first().copied(), types.get(1).copied());
+        let shape = match (to.and_then(fp8), from.and_then(fp8), from, to) {
+            (Some(f), None, Some(S::F32), _) if ops.len() == 3 => Some((f, Ty::U16, Ty::F32)),
+            (Some(f), None, Some(S::F16x2), _) if ops.len() == 2 => Some((f, Ty::U16, Ty::F16x2)),
+            (None, Some(f), _, Some(S::F16x2)) if ops.len() == 2 => Some((f, Ty::F16x2, Ty::U16)),
+            _ => None,
+        };
+        let to_fp8 = to.and_then(fp8).is_some();
+        let Some((format, ty, ty2)) = shape.filter(|_| op.m.rnd == Rnd::Rn && (!to_fp8 || inst.has(Word::Satfinite)))
+        else {
+            self.unsupported(
+                i,
+                "FP8 pair conversions are `cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.{f32 (two sources),f16x2}` and \
+                 `cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2}`",
+            );
+            return;
+        };
+        op.kind = Kind::CvtF8;
+        op.ty = ty;
+        op.ty2 = ty2;
+        op.m.vec = format;
+        op.dst = self.dst(i, &ops[0], regs);
+        op.a = self.src(i, &ops[1], ty2, regs, frame);
+        if ops.len() == 3 {
+            op.b = self.src(i, &ops[2], ty2, regs, frame);
+        }
+    }
+
     /// `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size | ignore-src}{, policy}` and
     /// its groups (`commit_group`, `wait_group`, `wait_all`: no-ops, as copies finish when issued).
     fn cp_async(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
@@ -849,6 +893,12 @@ impl Decoder<'_> {
         }
         if inst.opcode == Opcode::Cvt && inst.has(Word::Pack) {
             self.cvt_pack(&mut op, i, regs, frame);
+            return op;
+        }
+        if inst.opcode == Opcode::Cvt
+            && inst.types().any(|t| matches!(t, ir::ScalarType::E4m3x2 | ir::ScalarType::E5m2x2))
+        {
+            self.cvt_fp8(&mut op, i, regs, frame);
             return op;
         }
         if inst.opcode == Opcode::Cp && inst.has(Word::Async) {
