@@ -628,6 +628,26 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
                 b
             }
         };
+        // `mov.v4.u16 d, a` between vector registers (or lists) is one `mov` per element.
+        if let (Opcode::Mov, [Operand::Vector(d), Operand::Vector(a)]) = (inst.opcode, operands.as_slice()) {
+            if d.len() == a.len() && inst.modifiers.iter().any(|m| matches!(m, Modifier::Vector(_))) {
+                let modifiers: SmallVec<_> =
+                    inst.modifiers.iter().filter(|m| !matches!(m, Modifier::Vector(_))).cloned().collect();
+                for (d, a) in d.clone().into_iter().zip(a.clone()) {
+                    let one = Inst {
+                        guard,
+                        opcode: Opcode::Mov,
+                        modifiers: modifiers.clone(),
+                        operands: [d, a].into_iter().collect(),
+                        span: inst.span,
+                        loc: self.loc,
+                    };
+                    let id = self.body.insts.push(one);
+                    self.body.blocks[block].insts.push(id);
+                }
+                return;
+            }
+        }
         let lowered = Inst {
             guard,
             opcode: inst.opcode,

@@ -428,3 +428,40 @@ fn cp_async_copies_global_to_shared_with_zero_fill() {
     assert_eq!(emu, want, "emulator");
     assert_eq!(native, want, "JIT");
 }
+
+/// A whole vector register as both operands of `mov.v4.u16` (valid PTX, once refused at load) copies every
+/// element; checked through a 64-bit view of the two vector registers.
+#[test]
+fn mov_between_whole_vector_registers_copies_every_element() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b64 %rd<8>;
+    .reg .v4 .u16 %h;
+    .reg .v4 .u16 %g;
+    .reg .v2 .u32 %w;
+    .reg .v2 .u32 %x;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    ld.global.u64 %rd3, [%rd1];
+    mov.b64 %h, %rd3;
+    mov.v4.u16 %g, %h;
+    mov.b64 %rd4, %g;
+    st.global.u64 [%rd2], %rd4;
+    mov.b64 %w, %rd3;
+    mov.v2.u32 %x, %w;
+    mov.b64 %rd5, {%x.y, %x.x};
+    st.global.u64 [%rd2+8], %rd5;
+    ret;
+}
+"#;
+    let v: u64 = 0x0004_0003_0002_0001;
+    let args = || vec![Arg::Buf(v.to_le_bytes().to_vec()), Arg::Buf(vec![0; 16])];
+    let want = vec![0x0002_0001, 0x0004_0003, 0x0004_0003, 0x0002_0001];
+    let (emu, native) = words_on_both(kernel, 1, &args, 1);
+    assert_eq!(emu, want, "emulator");
+    assert_eq!(native, want, "JIT");
+}
