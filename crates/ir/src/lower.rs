@@ -261,10 +261,13 @@ fn negate(imm: Immediate) -> Immediate {
     }
 }
 
+/// A parameter as the IR keeps it. `.reg`-space parameters become `.param` ones: the body moves them between
+/// their registers and their slots itself (`BodyLowering::declare_reg_params`), and callers pass values the
+/// same way to both.
 fn lower_param(p: &ast::Param<'_>) -> Param {
     Param {
         name: p.name.map(str::to_string),
-        space: p.space,
+        space: if p.space == StateSpace::Reg { StateSpace::Param } else { p.space },
         align: p.align,
         vector: p.vector,
         ty: p.ty,
@@ -327,25 +330,26 @@ struct BodyLowering<'m, 'a> {
     pending_loc: Option<ast::Loc<'a>>,
     /// Lowering the operands of a `bra` (unknown names are then missing labels).
     in_branch: bool,
+    /// `.reg`-space parameters and return values (old-style device functions): the register each name
+    /// stands for in the body, with its `.param` slot. Parameters are loaded from their slot at entry, return
+    /// values stored to theirs before every `ret`.
+    reg_params: Vec<(RegId, Symbol, Span)>,
+    reg_returns: Vec<(RegId, Symbol)>,
 }
 
 impl<'m, 'a> BodyLowering<'m, 'a> {
     fn new(module: &'m mut ModuleLowering<'a>, f: &ast::Function<'a>) -> Self {
         let mut params = FxHashMap::default();
         let mut used = FxHashSet::default();
-        for (i, p) in f.params.iter().enumerate() {
+        let slots = f.params.iter().enumerate().map(|(i, p)| (p, Symbol::Param(i as u32)));
+        let slots = slots.chain(f.returns.iter().enumerate().map(|(i, p)| (p, Symbol::Return(i as u32))));
+        for (p, slot) in slots {
             if let Some(name) = p.name {
-                params.insert(name, Symbol::Param(i as u32));
+                params.insert(name, slot);
                 used.insert(name.to_string());
             }
         }
-        for (i, p) in f.returns.iter().enumerate() {
-            if let Some(name) = p.name {
-                params.insert(name, Symbol::Return(i as u32));
-                used.insert(name.to_string());
-            }
-        }
-        BodyLowering {
+        let mut lowering = BodyLowering {
             module,
             body: Body::default(),
             params,
@@ -362,7 +366,64 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
             loc: None,
             pending_loc: None,
             in_branch: false,
+            reg_params: Vec::new(),
+            reg_returns: Vec::new(),
+        };
+        lowering.declare_reg_params(f);
+        lowering
+    }
+
+    /// Gives each `.reg`-space parameter and return value a register of its name, type and vector width.
+    fn declare_reg_params(&mut self, f: &ast::Function<'a>) {
+        let slots = f.params.iter().enumerate().map(|(i, p)| (p, Symbol::Param(i as u32)));
+        let slots = slots.chain(f.returns.iter().enumerate().map(|(i, p)| (p, Symbol::Return(i as u32))));
+        for (p, slot) in slots {
+            let Some(name) = p.name.filter(|_| p.space == StateSpace::Reg) else { continue };
+            let decl = self.body.reg_decls.len() as u32;
+            let first = RegId::new(self.body.regs.len());
+            self.body.regs.push(Register { ty: p.ty, vector: p.vector, decl, index: 0 });
+            let unique = self.unique_name(name, None);
+            self.body.reg_decls.push(RegDecl { name: unique, ty: p.ty, vector: p.vector, count: None, first });
+            self.params.remove(name);
+            self.bind(name, Local::Reg(first));
+            match slot {
+                Symbol::Return(_) => self.reg_returns.push((first, slot)),
+                _ => self.reg_params.push((first, slot, p.span)),
+            }
         }
+    }
+
+    /// `ld.param` (at entry) or `st.param` (before `ret`) between a `.reg` parameter's register and its slot.
+    fn param_move(&mut self, reg: RegId, slot: Symbol, store: bool, guard: Option<Guard>, span: Span) {
+        let r = &self.body.regs[reg];
+        let (ty, vector) = (r.ty, r.vector);
+        let mut modifiers: SmallVec<[Modifier; 4]> = SmallVec::new();
+        modifiers.push(Modifier::Space(StateSpace::Param));
+        if let Some(n) = vector {
+            modifiers.push(Modifier::Vector(n));
+        }
+        modifiers.push(Modifier::Type(ty));
+        let value = self.whole_vector(Operand::Reg(reg));
+        let address = Operand::Address(Address { base: AddressBase::Symbol(slot), offset: 0 });
+        let operands = if store { [address, value] } else { [value, address] };
+        let block = match self.current {
+            Some(b) => b,
+            None => {
+                let b = self.new_block();
+                self.current = Some(b);
+                b
+            }
+        };
+        let inst = Inst {
+            guard,
+            opcode: if store { Opcode::St } else { Opcode::Ld },
+            modifiers: modifiers.into_iter().collect(),
+            operands: operands.into_iter().collect(),
+            span,
+            loc: self.loc,
+        };
+        let id = self.body.insts.push(inst);
+        self.body.blocks[block].insts.push(id);
     }
 
     fn error(&mut self, span: Span, message: String) {
@@ -371,6 +432,9 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
 
     fn lower(mut self, stmts: &[ast::Statement<'a>]) -> Body {
         self.body.insts.reserve(stmts.len());
+        for (reg, slot, span) in self.reg_params.clone() {
+            self.param_move(reg, slot, false, None, span);
+        }
         self.statements(stmts);
         if self.body.blocks.is_empty() {
             self.body.blocks.push(Block::default());
@@ -620,6 +684,11 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
             operands.push(self.whole_vector(lowered));
         }
         self.in_branch = false;
+        if inst.opcode == Opcode::Ret {
+            for (reg, slot) in self.reg_returns.clone() {
+                self.param_move(reg, slot, true, guard, inst.span);
+            }
+        }
         let block = match self.current {
             Some(b) => b,
             None => {

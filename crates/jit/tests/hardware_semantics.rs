@@ -465,3 +465,45 @@ fn mov_between_whole_vector_registers_copies_every_element() {
     assert_eq!(emu, want, "emulator");
     assert_eq!(native, want, "JIT");
 }
+
+/// Device functions whose parameters and return value are in the `.reg` state space (old-style PTX, valid
+/// and once refused at load): the body writes a parameter and reads a vector one's element; the caller
+/// passes registers.
+#[test]
+fn reg_space_function_parameters_work() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.func (.reg .b32 r) twice_sum(.reg .b32 x, .reg .b32 y)
+{
+    add.u32 x, x, y;
+    shl.b32 r, x, 1;
+    ret;
+}
+.func (.reg .u64 r) pick(.reg .v2 .b32 v)
+{
+    .reg .b32 %t;
+    mov.b32 %t, v.y;
+    cvt.u64.u32 r, %t;
+    ret;
+}
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    ld.global.v2.u32 {%r1, %r2}, [%rd1];
+    call.uni (%r3), twice_sum, (%r1, %r2);
+    st.global.u32 [%rd2], %r3;
+    st.global.u32 [%rd2+4], %r1;
+    ret;
+}
+"#;
+    let args = || vec![Arg::Buf([5u32, 7].iter().flat_map(|v| v.to_le_bytes()).collect()), Arg::Buf(vec![0; 8])];
+    let want = vec![24, 5];
+    let (emu, native) = words_on_both(kernel, 1, &args, 1);
+    assert_eq!(emu, want, "emulator");
+    assert_eq!(native, want, "JIT");
+}
