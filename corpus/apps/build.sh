@@ -72,6 +72,7 @@ PROGRAMS=(
   "launch_overhead|launch_overhead.cu|${SM80[*]}"
   "async_copy|async_copy.cu|${SM80[*]} -std=c++17"
   "fp8|fp8.cu|-arch=sm_90 -std=c++17"
+  "simd_video|simd_video.cu|${SM80[*]}"
 )
 
 main() {

@@ -507,3 +507,114 @@ fn reg_space_function_parameters_work() {
     assert_eq!(emu, want, "emulator");
     assert_eq!(native, want, "JIT");
 }
+
+/// SIMD video instructions (PTX ISA 9.x, `vop2`/`vop4` with the default lane selectors): on half-word or
+/// byte lanes of a and b (each signed or not by its own type), the operation, `.sat` clamping to the
+/// destination's lane range, then the lanes packed (low bits) or, with `.add`, summed into c. The model is
+/// written from that text. Output per thread: the ten forms below (after the second, two words of padding).
+#[test]
+fn simd_video_instructions_follow_the_isa() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<24>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 12;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u32 %r2, [%rd4];
+    ld.global.u32 %r3, [%rd4+4];
+    ld.global.u32 %r4, [%rd4+8];
+    vabsdiff4.u32.u32.u32 %r5, %r2, %r3, %r4;
+    vabsdiff4.u32.u32.u32.add %r6, %r2, %r3, %r4;
+    vadd4.s32.s32.s32.sat %r7, %r2, %r3, %r4;
+    vsub4.u32.u32.u32.sat %r8, %r2, %r3, %r4;
+    vavrg4.u32.u32.u32 %r9, %r2, %r3, %r4;
+    vmin4.s32.s32.u32 %r10, %r2, %r3, %r4;
+    vmax2.u32.s32.s32 %r11, %r2, %r3, %r4;
+    vadd2.s32.s32.s32.add %r12, %r2, %r3, %r4;
+    vabsdiff2.s32.s32.s32.sat %r13, %r2, %r3, %r4;
+    vavrg2.s32.s32.s32 %r14, %r2, %r3, %r4;
+    mul.wide.u32 %rd5, %r1, 48;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.v2.u32 [%rd6], {%r5, %r6};
+    st.global.v4.u32 [%rd6+16], {%r7, %r8, %r9, %r10};
+    st.global.v4.u32 [%rd6+32], {%r11, %r12, %r13, %r14};
+    ret;
+}
+"#;
+    let cases: Vec<[u32; 3]> = vec![
+        [0x0102_0304, 0x0403_0201, 100],
+        [0xff80_7f00, 0x0180_8001, 0xffff_fff0],
+        [0x7fff_8000, 0x8001_7fff, 7],
+        [0x1234_5678, 0x8765_4321, 0],
+        [0xffff_ffff, 0, 0x8000_0000],
+    ];
+    let mut input = Vec::new();
+    for c in &cases {
+        for w in c {
+            input.extend(w.to_le_bytes());
+        }
+    }
+    // (lanes, op, d signed, a signed, b signed, sat, add)
+    type Form = (u32, fn(i64, i64) -> i64, bool, bool, bool, bool, bool);
+    let forms: [Form; 10] = [
+        (4, |x, y| (x - y).abs(), false, false, false, false, false),
+        (4, |x, y| (x - y).abs(), false, false, false, false, true),
+        (4, |x, y| x + y, true, true, true, true, false),
+        (4, |x, y| x - y, false, false, false, true, false),
+        (4, |x, y| (x + y + 1).div_euclid(2), false, false, false, false, false),
+        (4, |x, y| x.min(y), true, true, false, false, false),
+        (2, |x, y| x.max(y), false, true, true, false, false),
+        (2, |x, y| x + y, true, true, true, false, true),
+        (2, |x, y| (x - y).abs(), true, true, true, true, false),
+        (2, |x, y| (x + y + 1).div_euclid(2), true, true, true, false, false),
+    ];
+    let model = |(lanes, f, ds, sa, sb, sat, add): Form, a: u32, b: u32, c: u32| -> u32 {
+        let bits = 32 / lanes;
+        let field = |x: u32, i: u32, s: bool| -> i64 {
+            let v = i64::from((x >> (i * bits)) & ((1u32 << bits) - 1));
+            if s && v >= 1 << (bits - 1) {
+                v - (1 << bits)
+            } else {
+                v
+            }
+        };
+        let (lo, hi) = if ds { (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1) } else { (0, (1i64 << bits) - 1) };
+        let rs: Vec<i64> = (0..lanes)
+            .map(|i| {
+                let r = f(field(a, i, sa), field(b, i, sb));
+                if sat {
+                    r.clamp(lo, hi)
+                } else {
+                    r
+                }
+            })
+            .collect();
+        if add {
+            (i64::from(c) + rs.iter().sum::<i64>()) as u32
+        } else {
+            rs.iter()
+                .enumerate()
+                .fold(0u32, |acc, (i, &r)| acc | ((r as u32) & ((1u32 << bits) - 1)) << (i as u32 * bits))
+        }
+    };
+    // Per thread: the first two forms, two words of padding (16-byte alignment), the other eight.
+    let want: Vec<u32> = cases
+        .iter()
+        .flat_map(|&[a, b, c]| {
+            let r = forms.map(|f| model(f, a, b, c));
+            [&r[..2], &[0, 0], &r[2..]].concat()
+        })
+        .collect();
+    let n = cases.len() as u32;
+    let args = || vec![Arg::Buf(input.clone()), Arg::Buf(vec![0; 48 * cases.len()])];
+    let (emu, native) = words_on_both(kernel, n, &args, 1);
+    assert_eq!(emu, want, "emulator");
+    assert_eq!(native, want, "JIT");
+}

@@ -125,6 +125,10 @@ pub fn exec(
         Kind::Mad24 => each!(|l| si::mad24(a[l], b[l], c[l], signed, m.part == Part::Hi, m.sat)),
         Kind::Sad => each!(|l| si::sad(a[l], b[l], c[l], w, signed)),
         Kind::CvtF8 => return crate::convert::cvt_fp8(op, exec, a, b, out),
+        Kind::SimdVideo => {
+            let Some(crate::Extra::Video(v)) = op.extra.as_deref() else { return false };
+            each!(|l| simd_video(v, a[l], b[l], c[l]))
+        }
         Kind::CvtPack => {
             let w = u32::from(m.vec);
             let (lo, hi) = if signed { (-(1i64 << (w - 1)), (1i64 << (w - 1)) - 1) } else { (0, (1i64 << w) - 1) };
@@ -412,5 +416,44 @@ pub fn reduce(op: AtomOp, ty: Ty, x: u64, y: u64) -> u64 {
         AtomOp::Or => x | y,
         AtomOp::Xor => x ^ y,
         _ => y,
+    }
+}
+
+/// One lane group of a SIMD video instruction (`VideoOp`): the lanes of a and b (bytes or half-words,
+/// sign-extended by their types), the operation, `.sat` to the destination lane type, then the lanes packed
+/// (low bits of each) or, with `.add`, their sum added to c; 32-bit results.
+fn simd_video(v: &crate::VideoOp, a: u64, b: u64, c: u64) -> u64 {
+    use crate::VideoArith as V;
+    let bits = if v.lanes == 4 { 8 } else { 16 };
+    let lane = |x: u64, i: u32, signed: bool| -> i64 {
+        let raw = (x >> (i * bits)) & ((1 << bits) - 1);
+        if signed && raw >> (bits - 1) != 0 {
+            raw as i64 - (1 << bits)
+        } else {
+            raw as i64
+        }
+    };
+    let (lo, hi) = if v.d_signed { (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1) } else { (0, (1i64 << bits) - 1) };
+    let (mut packed, mut sum) = (0u64, 0i64);
+    for i in 0..u32::from(v.lanes) {
+        let (x, y) = (lane(a, i, v.a_signed), lane(b, i, v.b_signed));
+        let mut r = match v.op {
+            V::Add => x + y,
+            V::Sub => x - y,
+            V::Avrg => (x + y + 1) >> 1,
+            V::Absdiff => (x - y).abs(),
+            V::Min => x.min(y),
+            V::Max => x.max(y),
+        };
+        if v.sat {
+            r = r.clamp(lo, hi);
+        }
+        sum += r;
+        packed |= (r as u64 & ((1 << bits) - 1)) << (i * bits);
+    }
+    if v.add {
+        (c as i64).wrapping_add(sum) as u64 & 0xffff_ffff
+    } else {
+        packed
     }
 }

@@ -285,6 +285,8 @@ pub enum Kind {
     /// `cvt` to or from a packed pair of FP8 values (`.e4m3x2`, `.e5m2x2`): `m.vec` is 1 for e5m2, 0 for
     /// e4m3; `ty` is `U16` (to FP8, from `ty2` = `F32` pair or `F16x2`) or `F16x2` (from FP8).
     CvtF8,
+    /// A SIMD video instruction (`vadd4`, `vabsdiff2`, ...; `Extra::Video`).
+    SimdVideo,
     /// `cp.async`: a copy from global to shared memory (`copy.rs`), done when issued.
     CpAsync,
     /// `cvt.pack.sat`: two s32 values saturated to `m.vec` bits each (signed when `ty` is), packed into the
@@ -358,6 +360,33 @@ pub enum Extra {
     Texture(crate::texture::TexOp),
     /// A `cp.async` copy.
     Copy(crate::copy::CopyOp),
+    /// A SIMD video instruction.
+    Video(VideoOp),
+}
+
+/// The operation of a SIMD video instruction (`vadd2`, `vsub4`, `vavrg2`, `vabsdiff4`, `vmin2`, `vmax4`):
+/// on 2 half-word or 4 byte lanes of a and b, each signed or not by its type, the result saturated to the
+/// destination's lane type with `.sat`, then packed, or with `.add` summed into c.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VideoOp {
+    pub op: VideoArith,
+    /// 2 or 4.
+    pub lanes: u8,
+    pub d_signed: bool,
+    pub a_signed: bool,
+    pub b_signed: bool,
+    pub sat: bool,
+    pub add: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VideoArith {
+    Add,
+    Sub,
+    Avrg,
+    Absdiff,
+    Min,
+    Max,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -734,6 +763,47 @@ impl Decoder<'_> {
         }
     }
 
+    /// `vop2` / `vop4` `.dtype.atype.btype{.sat}{.add} d, a, b, c` with the default lane selectors and mask
+    /// (what nvcc emits); selectors, masks and `.sat` with `.add` are refused.
+    fn simd_video(&mut self, op: &mut Op, i: InstId, (arith, lanes): (VideoArith, u8), regs: &RegMap, frame: &Frame) {
+        use ir::ScalarType as S;
+        let inst = &self.body.insts[i];
+        let types: SmallVec<[S; 3]> = inst.types().collect();
+        let signed = |t: Option<&S>| match t {
+            Some(S::U32) => Some(false),
+            Some(S::S32) => Some(true),
+            _ => None,
+        };
+        let (Some(d_signed), Some(a_signed), Some(b_signed)) =
+            (signed(types.first()), signed(types.get(1)), signed(types.get(2)))
+        else {
+            self.unsupported(i, "SIMD video instructions take .dtype.atype.btype, each .u32 or .s32");
+            return;
+        };
+        let (sat, add) = (inst.has(Word::Sat), inst.has(Word::Add));
+        let others = inst.modifiers.iter().any(|m| match m {
+            Modifier::Type(_) => false,
+            Modifier::Word(w) => !matches!(w, Word::Sat | Word::Add),
+            _ => true,
+        });
+        let plain = |o: &Operand| matches!(o, Operand::Reg(_) | Operand::Imm(_));
+        let ops = &inst.operands;
+        if others || (sat && add) || ops.len() != 4 || !ops.iter().all(plain) {
+            self.unsupported(
+                i,
+                "SIMD video instructions run in their plain form only (no lane selectors or masks, no `.sat` with `.add`)",
+            );
+            return;
+        }
+        op.kind = Kind::SimdVideo;
+        op.ty = if d_signed { Ty::S32 } else { Ty::U32 };
+        op.dst = self.dst(i, &ops[0], regs);
+        op.a = self.src(i, &ops[1], Ty::B32, regs, frame);
+        op.b = self.src(i, &ops[2], Ty::B32, regs, frame);
+        op.c = self.src(i, &ops[3], Ty::B32, regs, frame);
+        op.extra = Some(Box::new(Extra::Video(VideoOp { op: arith, lanes, d_signed, a_signed, b_signed, sat, add })));
+    }
+
     /// `cvt.rn.satfinite{.relu}.f8x2.f32 d, a, b`, `cvt.rn.satfinite{.relu}.f8x2.f16x2 d, a` and
     /// `cvt.rn{.relu}.f16x2.f8x2 d, a`, for f8x2 = `.e4m3x2` or `.e5m2x2` (the first source, or the upper
     /// half, goes to the upper byte).
@@ -899,6 +969,10 @@ impl Decoder<'_> {
             && inst.types().any(|t| matches!(t, ir::ScalarType::E4m3x2 | ir::ScalarType::E5m2x2))
         {
             self.cvt_fp8(&mut op, i, regs, frame);
+            return op;
+        }
+        if let Some(video) = simd_video(inst.opcode) {
+            self.simd_video(&mut op, i, video, regs, frame);
             return op;
         }
         if inst.opcode == Opcode::Cp && inst.has(Word::Async) {
@@ -1462,4 +1536,24 @@ fn mods(inst: &ir::Inst) -> Mods {
         _ => Sub::None,
     };
     m
+}
+
+/// The SIMD video opcodes: operation and lane count.
+fn simd_video(opcode: Opcode) -> Option<(VideoArith, u8)> {
+    use Opcode as O;
+    Some(match opcode {
+        O::Vadd2 => (VideoArith::Add, 2),
+        O::Vadd4 => (VideoArith::Add, 4),
+        O::Vsub2 => (VideoArith::Sub, 2),
+        O::Vsub4 => (VideoArith::Sub, 4),
+        O::Vavrg2 => (VideoArith::Avrg, 2),
+        O::Vavrg4 => (VideoArith::Avrg, 4),
+        O::Vabsdiff2 => (VideoArith::Absdiff, 2),
+        O::Vabsdiff4 => (VideoArith::Absdiff, 4),
+        O::Vmin2 => (VideoArith::Min, 2),
+        O::Vmin4 => (VideoArith::Min, 4),
+        O::Vmax2 => (VideoArith::Max, 2),
+        O::Vmax4 => (VideoArith::Max, 4),
+        _ => return None,
+    })
 }
