@@ -1,0 +1,206 @@
+//! Decoding of the instructions whose operands or types do not fit the general path: packing and FP8
+//! conversions, `cp.async`, SIMD video instructions. Each either fills the op or records why it is refused.
+
+use smallvec::SmallVec;
+
+use crate::{copy, Decoder, Extra, Frame, InstId, Kind, Op, RegMap, Rnd, Space, Src, SymAddr, Ty, VideoArith, VideoOp};
+use ir::{Modifier, Opcode, Operand, Word};
+
+impl Decoder<'_> {
+    /// `vop2` / `vop4` `.dtype.atype.btype{.sat}{.add} d, a, b, c` with the default lane selectors and mask
+    /// (what nvcc emits); selectors, masks and `.sat` with `.add` are refused.
+    pub(crate) fn simd_video(
+        &mut self,
+        op: &mut Op,
+        i: InstId,
+        (arith, lanes): (VideoArith, u8),
+        regs: &RegMap,
+        frame: &Frame,
+    ) {
+        use ir::ScalarType as S;
+        let inst = &self.body.insts[i];
+        let types: SmallVec<[S; 3]> = inst.types().collect();
+        let signed = |t: Option<&S>| match t {
+            Some(S::U32) => Some(false),
+            Some(S::S32) => Some(true),
+            _ => None,
+        };
+        let (Some(d_signed), Some(a_signed), Some(b_signed)) =
+            (signed(types.first()), signed(types.get(1)), signed(types.get(2)))
+        else {
+            self.unsupported(i, "SIMD video instructions take .dtype.atype.btype, each .u32 or .s32");
+            return;
+        };
+        let (sat, add) = (inst.has(Word::Sat), inst.has(Word::Add));
+        let others = inst.modifiers.iter().any(|m| match m {
+            Modifier::Type(_) => false,
+            Modifier::Word(w) => !matches!(w, Word::Sat | Word::Add),
+            _ => true,
+        });
+        let plain = |o: &Operand| matches!(o, Operand::Reg(_) | Operand::Imm(_));
+        let ops = &inst.operands;
+        if others || (sat && add) || ops.len() != 4 || !ops.iter().all(plain) {
+            self.unsupported(
+                i,
+                "SIMD video instructions run in their plain form only (no lane selectors or masks, no `.sat` with `.add`)",
+            );
+            return;
+        }
+        op.kind = Kind::SimdVideo;
+        op.ty = if d_signed { Ty::S32 } else { Ty::U32 };
+        op.dst = self.dst(i, &ops[0], regs);
+        op.a = self.src(i, &ops[1], Ty::B32, regs, frame);
+        op.b = self.src(i, &ops[2], Ty::B32, regs, frame);
+        op.c = self.src(i, &ops[3], Ty::B32, regs, frame);
+        op.extra = Some(Box::new(Extra::Video(VideoOp { op: arith, lanes, d_signed, a_signed, b_signed, sat, add })));
+    }
+
+    /// `cvt.rn.satfinite{.relu}.f8x2.f32 d, a, b`, `cvt.rn.satfinite{.relu}.f8x2.f16x2 d, a` and
+    /// `cvt.rn{.relu}.f16x2.f8x2 d, a`, for f8x2 = `.e4m3x2` or `.e5m2x2` (the first source, or the upper
+    /// half, goes to the upper byte).
+    pub(crate) fn cvt_fp8(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
+        use ir::ScalarType as S;
+        let inst = &self.body.insts[i];
+        let types: SmallVec<[S; 3]> = inst.types().collect();
+        let fp8 = |t: S| match t {
+            S::E4m3x2 => Some(0u8),
+            S::E5m2x2 => Some(1u8),
+            _ => None,
+        };
+        let ops = &inst.operands;
+        let (to, from) = (types.first().copied(), types.get(1).copied());
+        let shape = match (to.and_then(fp8), from.and_then(fp8), from, to) {
+            (Some(f), None, Some(S::F32), _) if ops.len() == 3 => Some((f, Ty::U16, Ty::F32)),
+            (Some(f), None, Some(S::F16x2), _) if ops.len() == 2 => Some((f, Ty::U16, Ty::F16x2)),
+            (None, Some(f), _, Some(S::F16x2)) if ops.len() == 2 => Some((f, Ty::F16x2, Ty::U16)),
+            _ => None,
+        };
+        let to_fp8 = to.and_then(fp8).is_some();
+        let Some((format, ty, ty2)) = shape.filter(|_| op.m.rnd == Rnd::Rn && (!to_fp8 || inst.has(Word::Satfinite)))
+        else {
+            self.unsupported(
+                i,
+                "FP8 pair conversions are `cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.{f32 (two sources),f16x2}` and \
+                 `cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2}`",
+            );
+            return;
+        };
+        op.kind = Kind::CvtF8;
+        op.ty = ty;
+        op.ty2 = ty2;
+        op.m.vec = format;
+        op.dst = self.dst(i, &ops[0], regs);
+        op.a = self.src(i, &ops[1], ty2, regs, frame);
+        if ops.len() == 3 {
+            op.b = self.src(i, &ops[2], ty2, regs, frame);
+        }
+    }
+
+    /// `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size | ignore-src}{, policy}` and
+    /// its groups (`commit_group`, `wait_group`, `wait_all`: no-ops, as copies finish when issued).
+    pub(crate) fn cp_async(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
+        let inst = &self.body.insts[i];
+        if inst.has(Word::CommitGroup) || inst.has(Word::WaitGroup) || inst.has(Word::WaitAll) {
+            op.kind = Kind::Nop;
+            return;
+        }
+        if inst.has(Word::Bulk) {
+            self.unsupported(i, "bulk asynchronous copies (`cp.async.bulk`, TMA) are not implemented");
+            return;
+        }
+        if inst.has(Word::Arrive) {
+            self.unsupported(i, "`cp.async.mbarrier.arrive` is not implemented (mbarrier objects are not)");
+            return;
+        }
+        let ops = &inst.operands;
+        let size = match ops.get(2) {
+            Some(Operand::Imm(ir::Immediate::Int { value, .. })) if matches!(*value, 4 | 8 | 16) => *value as u32,
+            _ => {
+                self.unsupported(i, "`cp.async` copies 4, 8 or 16 bytes (an immediate cp-size)");
+                return;
+            }
+        };
+        let hint = inst.has(Word::L2CacheHint);
+        let extra_operands = ops.len().saturating_sub(3 + usize::from(hint));
+        if ops.len() < 3 || extra_operands > 1 {
+            self.unsupported(i, "`cp.async` takes [dst], [src], cp-size and at most one of src-size, ignore-src");
+            return;
+        }
+        let (mut src_size, mut ignore_src) = (None, None);
+        if extra_operands == 1 {
+            match self.src(i, &ops[3], Ty::U32, regs, frame) {
+                p @ Src::Pred(..) => ignore_src = Some(p),
+                s => src_size = Some(s),
+            }
+        }
+        let src = self.mem(i, ops.get(1), regs, frame);
+        if !matches!(src.base, Src::Reg(_) | Src::Imm(_) | Src::Sym(SymAddr::Global(_), _)) {
+            self.unsupported(i, "the source of `cp.async` must be a global address");
+            return;
+        }
+        op.kind = Kind::CpAsync;
+        op.m.space = Space::Shared;
+        op.mem = self.mem(i, ops.first(), regs, frame);
+        op.extra = Some(Box::new(Extra::Copy(copy::CopyOp { src, size, src_size, ignore_src })));
+    }
+
+    /// `cvt.pack.sat.convertType.s32{.b32} d, a, b{, c}`: the element width and signedness from the
+    /// conversion type (`.u16 .s16`, or `.u8 .s8 .u4 .s4 .u2 .s2` with `c`).
+    pub(crate) fn cvt_pack(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
+        use ir::ScalarType as S;
+        let inst = &self.body.insts[i];
+        let types: SmallVec<[S; 3]> = inst.types().collect();
+        let (width, signed) = match types.first() {
+            Some(S::U16) => (16, false),
+            Some(S::S16) => (16, true),
+            Some(S::U8) => (8, false),
+            Some(S::S8) => (8, true),
+            Some(S::U4) => (4, false),
+            Some(S::S4) => (4, true),
+            Some(S::U2) => (2, false),
+            Some(S::S2) => (2, true),
+            _ => {
+                self.unsupported(i, "`cvt.pack` converts to .u16 .s16 .u8 .s8 .u4 .s4 .u2 .s2");
+                return;
+            }
+        };
+        let ops = &inst.operands;
+        let wants_c = width < 16;
+        if types.get(1) != Some(&S::S32) || !inst.has(Word::Sat) || ops.len() != if wants_c { 4 } else { 3 } {
+            self.unsupported(
+                i,
+                "`cvt.pack` takes `.sat`, .s32 sources a and b, and a .b32 c exactly when packing below 16 bits",
+            );
+            return;
+        }
+        op.kind = Kind::CvtPack;
+        op.ty = if signed { Ty::S32 } else { Ty::U32 };
+        op.m.vec = width;
+        op.dst = self.dst(i, &ops[0], regs);
+        op.a = self.src(i, &ops[1], Ty::S32, regs, frame);
+        op.b = self.src(i, &ops[2], Ty::S32, regs, frame);
+        if wants_c {
+            op.c = self.src(i, &ops[3], Ty::B32, regs, frame);
+        }
+    }
+}
+
+/// The SIMD video opcodes: operation and lane count.
+pub(crate) fn simd_video(opcode: Opcode) -> Option<(VideoArith, u8)> {
+    use Opcode as O;
+    Some(match opcode {
+        O::Vadd2 => (VideoArith::Add, 2),
+        O::Vadd4 => (VideoArith::Add, 4),
+        O::Vsub2 => (VideoArith::Sub, 2),
+        O::Vsub4 => (VideoArith::Sub, 4),
+        O::Vavrg2 => (VideoArith::Avrg, 2),
+        O::Vavrg4 => (VideoArith::Avrg, 4),
+        O::Vabsdiff2 => (VideoArith::Absdiff, 2),
+        O::Vabsdiff4 => (VideoArith::Absdiff, 4),
+        O::Vmin2 => (VideoArith::Min, 2),
+        O::Vmin4 => (VideoArith::Min, 4),
+        O::Vmax2 => (VideoArith::Max, 2),
+        O::Vmax4 => (VideoArith::Max, 4),
+        _ => return None,
+    })
+}
