@@ -207,6 +207,8 @@ pub struct Features {
     pub cvt_sign_extension: bool,
     /// `shfl.sync.down` with the offset in a register (any 32-bit value, not only 0..31).
     pub shfl_down_register_offset: bool,
+    /// Packed-integer instructions: `dp4a`, `dp2a`, `cvt.pack.sat`, SIMD video (`vabsdiff4`, `vadd2`, ...).
+    pub packed_int: bool,
     /// Mnemonic prefixes never to generate (for example `"cvt.rni.s8"`), matched against each instruction.
     pub exclude: Vec<String>,
 }
@@ -230,6 +232,7 @@ impl Default for Features {
             cvt_wide_destination: true,
             cvt_sign_extension: true,
             shfl_down_register_offset: true,
+            packed_int: true,
             exclude: Vec::new(),
         }
     }
@@ -1069,6 +1072,7 @@ impl Gen<'_> {
             48..=53 => self.select(),
             54..=65 if f.conversions => self.cvt(),
             66..=91 if f.floats => self.float(),
+            92..=95 if f.packed_int => self.packed_int(),
             _ => self.mov(),
         }?;
         self.allowed(&line).then_some(line)
@@ -1127,6 +1131,43 @@ impl Gen<'_> {
                 let _ = signed;
                 let op = if self.src.chance(50) { "abs" } else { "neg" };
                 format!("{op}.{t} {d}, {};", self.reg(c))
+            }
+        })
+    }
+
+    /// `dp4a`/`dp2a`, `cvt.pack.sat` and the SIMD video instructions, on 32-bit registers.
+    fn packed_int(&mut self) -> Option<String> {
+        let sign = |me: &mut Self| if me.src.chance(50) { "u32" } else { "s32" };
+        let d = self.reg(Class::I32);
+        let (a, b, c) = (self.reg(Class::I32), self.opnd(Class::I32), self.reg(Class::I32));
+        Some(match self.src.below(3) {
+            0 => {
+                let (ta, tb) = (sign(self), sign(self));
+                if self.src.chance(50) {
+                    format!("dp4a.{ta}.{tb} {d}, {a}, {b}, {c};")
+                } else {
+                    let part = if self.src.chance(50) { "lo" } else { "hi" };
+                    format!("dp2a.{part}.{ta}.{tb} {d}, {a}, {b}, {c};")
+                }
+            }
+            1 => {
+                let ty = *self.src.pick(&["u16", "s16", "u8", "s8", "u4", "s4", "u2", "s2"]);
+                if ty.ends_with("16") {
+                    format!("cvt.pack.sat.{ty}.s32 {d}, {a}, {b};")
+                } else {
+                    format!("cvt.pack.sat.{ty}.s32.b32 {d}, {a}, {b}, {c};")
+                }
+            }
+            _ => {
+                let op = *self.src.pick(&["vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax"]);
+                let lanes = if self.src.chance(50) { 4 } else { 2 };
+                let (td, ta, tb) = (sign(self), sign(self), sign(self));
+                let tail = match self.src.below(3) {
+                    0 => ".sat",
+                    1 => ".add",
+                    _ => "",
+                };
+                format!("{op}{lanes}.{td}.{ta}.{tb}{tail} {d}, {a}, {b}, {c};")
             }
         })
     }

@@ -206,6 +206,11 @@ fn generator_covers_the_constructs() {
     }
     let excluded = &config.features.exclude;
     let wanted = [
+        "dp4a.",
+        "dp2a.",
+        "cvt.pack.sat.",
+        "vabsdiff4.",
+        "vadd2.",
         "add.u32",
         "add.sat.s32",
         "sub.s64",
