@@ -107,6 +107,24 @@ enum PtxCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Which PTX instructions lockstep runs: every instruction variant of the PTX ISA 9.x, on both engines,
+    /// the emulator only, or refused (with the reason).
+    ///
+    /// Each row is a sample instruction compiled in a small kernel and checked by the front end, the
+    /// emulator's decoder and the JIT's compiler, so the table is what the code does. Filter with a word
+    /// (matched against the section and the instruction). The committed docs/ptx-isa.md is its --markdown.
+    ///
+    /// Examples: lockstep ptx isa | lockstep ptx isa mma | lockstep ptx isa --json
+    Isa {
+        /// Only rows whose section or instruction contains this text.
+        filter: Option<String>,
+        /// Print JSON (an array of {section, instruction, ptx, status, reason}).
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// Print the Markdown table (docs/ptx-isa.md).
+        #[arg(long)]
+        markdown: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -117,6 +135,7 @@ fn main() -> ExitCode {
         Command::Ptx(PtxCommand::Cfg { file, kernel, output, json }) => {
             ptx_cmd::cfg(&file, kernel.as_deref(), output.as_deref(), json)
         }
+        Command::Ptx(PtxCommand::Isa { filter, json, markdown }) => ptx_cmd::isa(filter.as_deref(), json, markdown),
         Command::Demo => demo::run(),
         Command::Run(args) => run_cmd::run(&args),
         Command::Exec(args) => exec_cmd::run(&args),

@@ -1,4 +1,4 @@
-//! `lockstep ptx check | print | cfg`.
+//! `lockstep ptx check | print | cfg | isa`.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -215,5 +215,52 @@ pub fn cfg(path: &Path, kernel: Option<&str>, output: Option<&Path>, json: bool)
             .collect(),
     };
     write_output(output, &(serde_json::to_string_pretty(&report)? + "\n"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct IsaRow<'a> {
+    section: &'a str,
+    instruction: &'a str,
+    ptx: &'a str,
+    status: &'a str,
+    reason: &'a str,
+}
+
+/// `lockstep ptx isa`: the coverage table of `conformance::isa`.
+pub fn isa(filter: Option<&str>, json: bool, markdown: bool) -> anyhow::Result<ExitCode> {
+    use conformance::isa;
+    let samples = isa::parse_samples(isa::SAMPLES).map_err(anyhow::Error::msg)?;
+    let samples: Vec<isa::Sample> = samples
+        .into_iter()
+        .filter(|s| filter.is_none_or(|f| s.section.contains(f) || s.instruction.contains(f)))
+        .collect();
+    let rows = isa::coverage(&samples);
+    if markdown {
+        print!("{}", isa::markdown(&rows));
+    } else if json {
+        let out: Vec<IsaRow> = rows
+            .iter()
+            .map(|(s, st)| IsaRow {
+                section: &s.section,
+                instruction: &s.instruction,
+                ptx: &s.ptx,
+                status: st.label(),
+                reason: st.reason(),
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        let width = rows.iter().map(|(s, _)| s.instruction.len()).max().unwrap_or(0).min(60);
+        let mut section = "";
+        for (s, st) in &rows {
+            if s.section != section {
+                section = &s.section;
+                println!("{section}");
+            }
+            let reason = if st.reason().is_empty() { String::new() } else { format!("  ({})", st.reason()) };
+            println!("  {:<width$}  {}{}", s.instruction, st.label(), reason);
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -150,3 +150,16 @@ fn demo_runs() {
             .and(predicate::str::contains("9 of 9 outputs are identical to the emulator's")),
     );
 }
+
+#[test]
+fn ptx_isa_reports_what_the_engines_run() {
+    let out = lockstep().args(["ptx", "isa", "dp4a", "--json"]).assert().success().get_output().stdout.clone();
+    let rows: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r["instruction"].as_str().unwrap().contains("dp4a")));
+    assert!(rows.iter().any(|r| r["status"] == "both engines"));
+    let text = lockstep().args(["ptx", "isa", "wgmma"]).assert().success().get_output().stdout.clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains("refused") && text.contains("wgmma"), "{text}");
+}

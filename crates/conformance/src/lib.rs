@@ -15,6 +15,7 @@
 //! - [`fp`]: correctly rounded reference arithmetic in every rounding mode, f16/bf16 conversions.
 //! - [`data`]: a seeded generator, edge values and little-endian encoding.
 //! - [`math`]: reference implementations of functions the Rust standard library lacks (erf, lgamma).
+//! - [`isa`]: the PTX ISA coverage table (`lockstep ptx isa`, `docs/ptx-isa.md`).
 //! - [`random`]: random PTX kernels and the differential check between the emulator and the JIT
 //!   (`tests/random_kernels.rs`, `fuzz/fuzz_targets/differential.rs`).
 
@@ -23,6 +24,7 @@ pub mod compare;
 pub mod corpus;
 pub mod data;
 pub mod fp;
+pub mod isa;
 pub mod math;
 pub mod random;
 pub mod runner;

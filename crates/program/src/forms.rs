@@ -204,3 +204,16 @@ pub(crate) fn simd_video(opcode: Opcode) -> Option<(VideoArith, u8)> {
         _ => return None,
     })
 }
+
+/// Why an instruction the general path would take is refused: a modifier that changes its meaning and that
+/// the engines do not honour (running it without would be silently wrong).
+pub(crate) fn refused(inst: &ir::Inst) -> Option<&'static str> {
+    match inst.opcode {
+        Opcode::St | Opcode::Red if inst.has(Word::Async) => {
+            Some("asynchronous stores and reductions (`st.async`, `red.async`, with mbarrier completion) are not implemented")
+        }
+        Opcode::St if inst.has(Word::Bulk) => Some("`st.bulk` (bulk zero-fill stores) is not implemented"),
+        _ if inst.has(Word::Oob) => Some("the `.oob` modifier (zero for out-of-bounds NaN inputs) is not implemented"),
+        _ => None,
+    }
+}

@@ -802,6 +802,10 @@ impl Decoder<'_> {
             self.cvt_fp8(&mut op, i, regs, frame);
             return op;
         }
+        if let Some(why) = forms::refused(inst) {
+            self.unsupported(i, why);
+            return op;
+        }
         if let Some(video) = forms::simd_video(inst.opcode) {
             self.simd_video(&mut op, i, video, regs, frame);
             return op;

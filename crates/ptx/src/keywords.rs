@@ -44,7 +44,7 @@ keywords! {
         Copysign = "copysign", Cos = "cos", Cp = "cp", Createpolicy = "createpolicy", Cvt = "cvt", Cvta = "cvta",
         Discard = "discard", Div = "div", Dp2a = "dp2a", Dp4a = "dp4a", Elect = "elect", Ex2 = "ex2",
         Exit = "exit", Fence = "fence", Fma = "fma", Fns = "fns", Getctarank = "getctarank",
-        Griddepcontrol = "griddepcontrol", Isspacep = "isspacep", Istypeof = "istypeof", Ld = "ld",
+        Griddepcontrol = "griddepcontrol", Isspacep = "isspacep", Istypep = "istypep", Ld = "ld",
         Ldmatrix = "ldmatrix", Ldu = "ldu", Lg2 = "lg2", Lop3 = "lop3", Mad = "mad", Mad24 = "mad24",
         Madc = "madc", Mapa = "mapa", Match = "match", Max = "max", Mbarrier = "mbarrier", Membar = "membar",
         Min = "min", Mma = "mma", Mov = "mov", Movmatrix = "movmatrix", Mul = "mul", Mul24 = "mul24",
