@@ -143,8 +143,9 @@ struct Alloc {
     registered: bool,
 }
 
-/// CUDA array handles live in a window no pointer uses.
-const ARRAY_WINDOW: u64 = 0xFA00_0000_0000_0000;
+/// CUDA array handles live in a window no pointer uses (positive as a signed integer, as streams'; see
+/// `stream.rs`).
+const ARRAY_WINDOW: u64 = 0x7A00_0000_0000_0000;
 /// `cudaMallocPitch`'s row alignment.
 const PITCH_ALIGNMENT: u64 = 512;
 

@@ -17,9 +17,11 @@ pub const LEGACY_STREAM: u64 = 0x1;
 /// `cudaStreamPerThread`.
 pub const PER_THREAD_STREAM: u64 = 0x2;
 
-/// Created streams and events live in windows no pointer uses.
-const STREAM_WINDOW: u64 = 0xF900_0000_0000_0000;
-const EVENT_WINDOW: u64 = 0xF800_0000_0000_0000;
+/// Created streams and events live in windows no pointer uses: above the 57-bit user address space, and
+/// below 2^63, because programs hold handles in signed integers too (cuda.core gives a stream's handle to
+/// Numba as an `intptr_t`, which cuda-bindings refuses to convert back when it is negative).
+const STREAM_WINDOW: u64 = 0x7900_0000_0000_0000;
+const EVENT_WINDOW: u64 = 0x7800_0000_0000_0000;
 
 /// `cudaHostFn_t`: `void (*)(void *userData)`.
 pub type HostFn = unsafe extern "C" fn(*mut libc::c_void);
@@ -370,6 +372,15 @@ mod tests {
         assert_eq!(cuda.stream_query(s), Ok(()));
         cuda.stream_destroy(s).unwrap();
         assert_eq!(cuda.stream_synchronize(s), Err(Error::INVALID_RESOURCE_HANDLE));
+    }
+
+    #[test]
+    fn stream_and_event_handles_are_positive_as_signed_integers_and_never_user_addresses() {
+        let cuda = cuda();
+        for h in [cuda.stream_create(0, 0).unwrap(), cuda.event_create(0).unwrap()] {
+            assert!(i64::try_from(h).is_ok(), "{h:#x} is negative as an intptr_t");
+            assert!(h >= 1 << 57, "{h:#x} could be a user-space address");
+        }
     }
 
     #[test]
