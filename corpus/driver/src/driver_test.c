@@ -7,7 +7,8 @@
      driver_test link MAIN.ptx HELPER.ptx   cuLinkAddData + cuLinkAddFile, cuLinkComplete, load the image
      driver_test badptx                  broken PTX: CUDA_ERROR_INVALID_PTX and the message in the error log
      driver_test proc                    cuGetProcAddress finds functions by API name and version
-     driver_test nvrtc LIBNVRTC.so       CUDA C++ compiled by NVRTC at run time, loaded and launched */
+     driver_test nvrtc LIBNVRTC.so       CUDA C++ compiled by NVRTC at run time, loaded and launched
+     driver_test bounds                  launches beyond a kernel's .maxntid / .reqntid: CUDA_ERROR_INVALID_VALUE */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -208,6 +209,39 @@ static void run_nvrtc(const char *lib) {
     for (int i = 0; i < N; i++) EXPECT(y[i] == 1.0 + x[i] * x[i]);
 }
 
+/* A kernel that may have at most 64 threads a block (any shape) and one that must have exactly 32 x 2: each
+   stores 1 through its pointer. A launch that breaks the bound fails before it runs. */
+static void run_bounds(void) {
+    const char *ptx =
+        ".version 8.0\n.target sm_80\n.address_size 64\n"
+        ".visible .entry bounded(.param .u64 p) .maxntid 64 {\n .reg .b64 %rd<1>;\n"
+        " ld.param.u64 %rd0, [p];\n st.global.u32 [%rd0], 1;\n ret;\n}\n"
+        ".visible .entry exact(.param .u64 p) .reqntid 32, 2 {\n .reg .b64 %rd<1>;\n"
+        " ld.param.u64 %rd0, [p];\n st.global.u32 [%rd0], 1;\n ret;\n}\n";
+    CUmodule mod;
+    CUfunction bounded, exact;
+    CUdeviceptr d;
+    unsigned int v = 0;
+    CHECK(cuModuleLoadData(&mod, ptx));
+    CHECK(cuModuleGetFunction(&bounded, mod, "bounded"));
+    CHECK(cuModuleGetFunction(&exact, mod, "exact"));
+    CHECK(cuMemAlloc_v2(&d, 4));
+    void *params[] = {&d};
+    CHECK(cuMemsetD32_v2(d, 0, 1));
+    CHECK(cuLaunchKernel(bounded, 1, 1, 1, 16, 4, 1, 0, 0, params, NULL));
+    CHECK(cuMemcpyDtoH_v2(&v, d, 4));
+    EXPECT(v == 1);
+    CHECK(cuMemsetD32_v2(d, 0, 1));
+    EXPECT(cuLaunchKernel(bounded, 1, 1, 1, 128, 1, 1, 0, 0, params, NULL) == 1 /* CUDA_ERROR_INVALID_VALUE */);
+    EXPECT(cuLaunchKernel(exact, 1, 1, 1, 64, 1, 1, 0, 0, params, NULL) == 1);
+    CHECK(cuMemcpyDtoH_v2(&v, d, 4));
+    EXPECT(v == 0);
+    CHECK(cuLaunchKernel(exact, 1, 1, 1, 32, 2, 1, 0, 0, params, NULL));
+    CHECK(cuMemcpyDtoH_v2(&v, d, 4));
+    EXPECT(v == 1);
+    CHECK(cuCtxSynchronize());
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: driver_test MODE [FILES]\n");
@@ -280,6 +314,8 @@ int main(int argc, char **argv) {
         EXPECT(cuGetProcAddress_v2("cuLaunchKernelEx", &pfn, 11000, 0, &status) == 500 && status == 2);
     } else if (!strcmp(mode, "nvrtc") && argc == 3) {
         run_nvrtc(argv[2]);
+    } else if (!strcmp(mode, "bounds")) {
+        run_bounds();
     } else {
         fprintf(stderr, "unknown mode or wrong arguments: %s\n", mode);
         return 2;

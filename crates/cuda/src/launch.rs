@@ -72,6 +72,62 @@ pub enum Params<'a> {
     Buffer(&'a [u8]),
 }
 
+/// The most threads a block of the kernel may have: the product of its `.maxntid` or `.reqntid`
+/// extents, or the device's limit.
+fn max_threads_per_block(directives: &[ir::Directive]) -> i32 {
+    directives
+        .iter()
+        .find_map(|d| match d {
+            ir::Directive::MaxNtid(dims) | ir::Directive::ReqNtid(dims) => {
+                Some(dims.iter().map(|&x| u64::from(x.max(1))).product::<u64>().min(1024) as i32)
+            }
+            _ => None,
+        })
+        .unwrap_or(1024)
+}
+
+/// The block shape against the kernel's launch bounds, as the driver checks them before a launch: with
+/// `.maxntid` the block may have any shape up to the product of its extents (`__launch_bounds__`,
+/// Numba's `launch_bounds=`); with `.reqntid` it must have exactly that shape. A launch that breaks them
+/// fails with `CUDA_ERROR_INVALID_VALUE` and runs nothing (the compiled code may rely on the bound).
+fn check_launch_bounds(directives: &[ir::Directive], block: Dim3) -> std::result::Result<(), String> {
+    let threads = u64::from(block.x) * u64::from(block.y) * u64::from(block.z);
+    for d in directives {
+        match d {
+            ir::Directive::MaxNtid(dims) => {
+                let max = dims.iter().map(|&x| u64::from(x.max(1))).product::<u64>();
+                if threads > max {
+                    return Err(format!(
+                        "a block of {threads} threads ({}, {}, {}) exceeds the kernel's .maxntid {} ({max} threads)",
+                        block.x,
+                        block.y,
+                        block.z,
+                        join(dims)
+                    ));
+                }
+            }
+            ir::Directive::ReqNtid(dims) => {
+                let want = |i: usize| dims.get(i).copied().unwrap_or(1);
+                if (block.x, block.y, block.z) != (want(0), want(1), want(2)) {
+                    return Err(format!(
+                        "the block ({}, {}, {}) is not the kernel's .reqntid {}",
+                        block.x,
+                        block.y,
+                        block.z,
+                        join(dims)
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn join(dims: &[u32]) -> String {
+    dims.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
 impl Cuda {
     /// Launches the kernel registered for host stub `host_fn` (`cudaLaunchKernel`, `__cudaLaunchKernel`).
     /// Errors in the launch itself come back now; a kernel fault comes back from the next synchronizing
@@ -119,6 +175,11 @@ impl Cuda {
         let rt = inner.runtime(&self.config);
         let func = rt.module(module).map(|m| &m.module.functions[kernel]).ok_or(Error::INVALID_DEVICE_FUNCTION)?;
         let name = func.name.clone();
+        if let Err(message) = check_launch_bounds(&func.directives, config.block) {
+            drop(inner);
+            self.warn(&format!("launch bounds {name}"), &format!("error: launch of `{name}`: {message}"));
+            return Err(Error::INVALID_VALUE);
+        }
         let mut params = ParamBuffer::for_kernel(func);
         match args {
             Params::Pointers(_) if params.slots.is_empty() => {}
@@ -252,16 +313,7 @@ impl Cuda {
         let local_size = func.body.as_ref().map_or(0, |b| {
             b.vars.values().filter(|v| v.space == StateSpace::Local).map(|v| v.size()).fold(0u64, u64::saturating_add)
         });
-        let max_threads = func
-            .directives
-            .iter()
-            .find_map(|d| match d {
-                ir::Directive::MaxNtid(dims) | ir::Directive::ReqNtid(dims) => {
-                    Some(dims.iter().map(|&x| x.max(1)).product::<u32>().min(1024) as i32)
-                }
-                _ => None,
-            })
-            .unwrap_or(1024);
+        let max_threads = max_threads_per_block(&func.directives);
         let ptx_version = m
             .target
             .iter()
@@ -338,5 +390,65 @@ impl Cuda {
             .checked_div(shared)
             .map_or(MAX_BLOCKS_PER_MULTIPROCESSOR, |n| n.min(i32::MAX as u64) as i32);
         Ok(by_threads.min(by_shared).min(MAX_BLOCKS_PER_MULTIPROCESSOR))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Config;
+
+    /// Two kernels that write 1 through their pointer: one with `.maxntid 64, 2`, one with `.reqntid 32`.
+    const PTX: &str = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .visible .entry bounded(.param .u64 p) .maxntid 64, 2 {\n .reg .b64 %rd<1>;\n\
+        ld.param.u64 %rd0, [p];\n st.global.u32 [%rd0], 1;\n ret;\n}\n\
+        .visible .entry exact(.param .u64 p) .reqntid 32 {\n .reg .b64 %rd<1>;\n\
+        ld.param.u64 %rd0, [p];\n st.global.u32 [%rd0], 1;\n ret;\n}\n\0";
+
+    fn cuda() -> Cuda {
+        let (mut config, _) = Config::from_vars(|_| None);
+        config.jit_cache = None;
+        config.quiet = true;
+        Cuda::new(config, Box::new(std::io::sink()))
+    }
+
+    fn launch(c: &Cuda, f: u64, out: u64, block: (u32, u32, u32)) -> Result<()> {
+        let config = CallConfig {
+            grid: Dim3 { x: 1, y: 1, z: 1 },
+            block: Dim3 { x: block.0, y: block.1, z: block.2 },
+            shared: 0,
+            stream: 0,
+        };
+        let arg = &out as *const u64 as *const libc::c_void;
+        // SAFETY: one pointer, at the kernel's one parameter.
+        unsafe { c.launch_kernel(Kernel::Function(f), config, Params::Pointers(&arg)) }
+    }
+
+    #[test]
+    fn launches_beyond_the_kernels_launch_bounds_are_invalid_values_and_run_nothing() {
+        let c = cuda();
+        // SAFETY: a NUL-terminated PTX text.
+        let m = unsafe { c.module_load_image(PTX.as_ptr(), "launch bounds") }.unwrap();
+        let (bounded, exact) = (c.module_function(m, "bounded").unwrap(), c.module_function(m, "exact").unwrap());
+        let out = c.malloc(4).unwrap();
+        let written = |c: &Cuda| {
+            let mut v = 0u32;
+            c.memcpy(&mut v as *mut u32 as u64, out, 4, crate::CopyKind::DeviceToHost).unwrap();
+            c.memset_elements(out, 4, 0, 4, 1, 1).unwrap();
+            v
+        };
+        assert_eq!(c.kernel_attributes(Kernel::Function(bounded)).unwrap().max_threads_per_block, 128);
+        launch(&c, bounded, out, (128, 1, 1)).unwrap();
+        assert_eq!(written(&c), 1, "any shape up to the product of the extents");
+        launch(&c, bounded, out, (8, 8, 2)).unwrap();
+        assert_eq!(written(&c), 1);
+        assert_eq!(launch(&c, bounded, out, (256, 1, 1)), Err(Error::INVALID_VALUE));
+        assert_eq!(launch(&c, bounded, out, (65, 2, 1)), Err(Error::INVALID_VALUE));
+        assert_eq!(written(&c), 0, "a refused launch runs nothing");
+        launch(&c, exact, out, (32, 1, 1)).unwrap();
+        assert_eq!(written(&c), 1);
+        assert_eq!(launch(&c, exact, out, (16, 1, 1)), Err(Error::INVALID_VALUE), "fewer than required");
+        assert_eq!(launch(&c, exact, out, (16, 2, 1)), Err(Error::INVALID_VALUE), "same count, other shape");
+        assert_eq!(written(&c), 0);
     }
 }
