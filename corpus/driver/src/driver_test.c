@@ -8,12 +8,15 @@
      driver_test badptx                  broken PTX: CUDA_ERROR_INVALID_PTX and the message in the error log
      driver_test proc                    cuGetProcAddress finds functions by API name and version
      driver_test nvrtc LIBNVRTC.so       CUDA C++ compiled by NVRTC at run time, loaded and launched
-     driver_test bounds                  launches beyond a kernel's .maxntid / .reqntid: CUDA_ERROR_INVALID_VALUE */
+     driver_test bounds                  launches beyond a kernel's .maxntid / .reqntid: CUDA_ERROR_INVALID_VALUE
+     driver_test fork                    a child forked after cuInit gets CUDA_ERROR_NOT_INITIALIZED */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cuda_min.h"
 
@@ -242,6 +245,33 @@ static void run_bounds(void) {
     CHECK(cuCtxSynchronize());
 }
 
+/* fork() after initialization: the child's calls fail with CUDA_ERROR_NOT_INITIALIZED (3), cuInit too; the
+   parent goes on working. */
+static void run_fork(void) {
+    CUdeviceptr d;
+    CHECK(cuMemAlloc_v2(&d, 4));
+    fflush(NULL);
+    pid_t pid = fork();
+    EXPECT(pid >= 0);
+    if (pid == 0) {
+        CUdeviceptr c;
+        int bad = 0;
+        bad |= cuMemAlloc_v2(&c, 4) != 3;
+        bad |= cuMemsetD32_v2(d, 7, 1) != 3;
+        bad |= cuCtxSynchronize() != 3;
+        bad |= cuInit(0) != 3;
+        _exit(bad ? 1 : 0);
+    }
+    int status = 0;
+    EXPECT(waitpid(pid, &status, 0) == pid);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    unsigned int v = 0;
+    CHECK(cuMemsetD32_v2(d, 5, 1));
+    CHECK(cuMemcpyDtoH_v2(&v, d, 4));
+    EXPECT(v == 5);
+    CHECK(cuMemFree_v2(d));
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: driver_test MODE [FILES]\n");
@@ -316,6 +346,8 @@ int main(int argc, char **argv) {
         run_nvrtc(argv[2]);
     } else if (!strcmp(mode, "bounds")) {
         run_bounds();
+    } else if (!strcmp(mode, "fork")) {
+        run_fork();
     } else {
         fprintf(stderr, "unknown mode or wrong arguments: %s\n", mode);
         return 2;

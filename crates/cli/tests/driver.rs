@@ -1,8 +1,9 @@
 //! End-to-end tests of the driver API (`libcuda.so.1`, crate `cudadrv`) under `lockstep exec`: a C program
 //! (`corpus/driver/src/driver_test.c`, built here with gcc against lockstep's library) loads PTX from a
 //! file, a fatbinary, a cubin (refused), linked PTX units and broken PTX, launches with both parameter
-//! forms, resolves functions with `cuGetProcAddress`, refuses launches beyond a kernel's launch bounds, and
-//! compiles CUDA C++ with NVRTC at run time. Each mode checks its own results; every mode runs on both engines.
+//! forms, resolves functions with `cuGetProcAddress`, refuses launches beyond a kernel's launch bounds,
+//! fails every call in a child forked after `cuInit` (as NVIDIA's driver does), and compiles CUDA C++ with
+//! NVRTC at run time. Each mode checks its own results; every mode runs on both engines.
 //!
 //! The NVRTC mode uses the `nvidia-cuda-nvrtc` wheel of the Python environment `scripts/python-cuda-env`
 //! makes (`scripts/test` makes it first); where PyPI was unreachable, `LOCKSTEP_PYENV_SKIP` says why and
@@ -133,6 +134,11 @@ fn get_proc_address_resolves_names_by_version() {
 #[test]
 fn launches_beyond_a_kernels_launch_bounds_are_invalid_values() {
     mode_passes(&["bounds"]);
+}
+
+#[test]
+fn a_child_forked_after_cu_init_cannot_use_the_driver() {
+    mode_passes(&["fork"]);
 }
 
 #[test]

@@ -6,17 +6,23 @@
 //! stops working when its context is destroyed. The runtime API (`libcudart`) makes the primary context
 //! current on a thread at its first call there, as NVIDIA's runtime does, so that a program mixing both
 //! APIs finds a current context.
+//!
+//! Like NVIDIA's driver, an initialized driver does not survive `fork()`: in the child every call fails
+//! with `CUDA_ERROR_NOT_INITIALIZED` (Numba's fork detection relies on it). Nor could it work there: the
+//! child has none of the parent's threads (the JIT's workers, the runtime's host-function thread).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use crate::{Cuda, Error, Result};
 
 #[derive(Default)]
 pub(crate) struct Contexts {
-    initialized: AtomicBool,
+    /// The id of the process that initialized the driver (`cuInit`, or the runtime's first call); 0
+    /// before. Another id is a child forked after initialization.
+    initialized_by: AtomicU32,
     table: Mutex<Table>,
 }
 
@@ -68,17 +74,34 @@ impl Cuda {
         if flags != 0 {
             return Err(Error::INVALID_VALUE);
         }
-        self.contexts.initialized.store(true, Ordering::Release);
-        Ok(())
+        let pid = std::process::id();
+        match self.contexts.initialized_by.compare_exchange(0, pid, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => Ok(()),
+            Err(by) if by == pid => Ok(()),
+            Err(by) => Err(self.forked(by)),
+        }
     }
 
-    /// `CUDA_ERROR_NOT_INITIALIZED` before `cuInit`.
+    /// `CUDA_ERROR_NOT_INITIALIZED` before `cuInit`, and in a child forked after it.
     pub fn driver_initialized(&self) -> Result<()> {
-        if self.contexts.initialized.load(Ordering::Acquire) {
-            Ok(())
-        } else {
-            Err(Error::INITIALIZATION_ERROR)
+        match self.contexts.initialized_by.load(Ordering::Acquire) {
+            0 => Err(Error::INITIALIZATION_ERROR),
+            by if by == std::process::id() => Ok(()),
+            by => Err(self.forked(by)),
         }
+    }
+
+    /// The error of every call in a child forked from process `parent` after it initialized the driver.
+    fn forked(&self, parent: u32) -> Error {
+        self.warn(
+            "forked",
+            &format!(
+                "error: CUDA was initialized in process {parent} before it forked this process {}; as with \
+                 NVIDIA's driver, a forked child cannot use it (CUDA_ERROR_NOT_INITIALIZED)",
+                std::process::id()
+            ),
+        );
+        Error::INITIALIZATION_ERROR
     }
 
     /// The runtime API's implicit initialization on a thread: the driver is initialized and, if the thread
@@ -87,7 +110,9 @@ impl Cuda {
         if with_stack(|s| !s.is_empty()).unwrap_or(true) {
             return;
         }
-        self.contexts.initialized.store(true, Ordering::Release);
+        // Only the first process: a forked child stays uninitialized (see the module's docs).
+        let _ =
+            self.contexts.initialized_by.compare_exchange(0, std::process::id(), Ordering::AcqRel, Ordering::Acquire);
         let primary = {
             let mut t = self.contexts();
             if t.primary_retains == 0 {
@@ -248,6 +273,22 @@ mod tests {
     fn cuda() -> Cuda {
         let (config, _) = Config::from_vars(|_| None);
         Cuda::new(config, Box::new(std::io::sink()))
+    }
+
+    #[test]
+    fn a_child_forked_after_initialization_cannot_use_the_driver() {
+        let c = cuda();
+        c.driver_init(0).unwrap();
+        let primary = c.primary_context_retain().unwrap();
+        c.context_set_current(primary).unwrap();
+        assert_eq!(c.current_context(), Ok(primary));
+        // What a forked child sees: the driver was initialized by another process (its parent).
+        c.contexts.initialized_by.store(std::process::id() + 1, Ordering::Release);
+        assert_eq!(c.current_context(), Err(Error::INITIALIZATION_ERROR));
+        assert_eq!(c.context_get_current(), Err(Error::INITIALIZATION_ERROR));
+        assert_eq!(c.driver_init(0), Err(Error::INITIALIZATION_ERROR), "cuInit cannot start it again");
+        c.runtime_enter();
+        assert_eq!(c.current_context(), Err(Error::INITIALIZATION_ERROR), "nor the runtime's first call");
     }
 
     #[test]
