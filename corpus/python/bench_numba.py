@@ -26,30 +26,35 @@ def best_of(f, repeats):
     return min(times)
 
 
-def run_cuda(n, repeats):
-    from numba import cuda, float32
+from numba import cuda, float32  # noqa: E402 (the simulator swaps `cuda` in module globals)
 
-    @cuda.jit
-    def saxpy(a, x, y):
-        i = cuda.grid(1)
-        if i < x.size:
-            y[i] = a * x[i] + y[i]
 
-    @cuda.jit
-    def block_sum(x, partial):
-        s = cuda.shared.array(BLOCK, dtype=float32)
-        i = cuda.grid(1)
-        t = cuda.threadIdx.x
-        s[t] = x[i] if i < x.size else 0.0
+@cuda.jit
+def saxpy_kernel(a, x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] = a * x[i] + y[i]
+
+
+@cuda.jit
+def block_sum_kernel(x, partial):
+    s = cuda.shared.array(BLOCK, dtype=float32)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    s[t] = x[i] if i < x.size else 0.0
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
         cuda.syncthreads()
-        stride = BLOCK // 2
-        while stride > 0:
-            if t < stride:
-                s[t] += s[t + stride]
-            cuda.syncthreads()
-            stride //= 2
-        if t == 0:
-            partial[cuda.blockIdx.x] = s[0]
+        stride //= 2
+    if t == 0:
+        partial[cuda.blockIdx.x] = s[0]
+
+
+def run_cuda(n, repeats):
+    saxpy, block_sum = saxpy_kernel, block_sum_kernel
 
     x = np.ones(n, dtype=np.float32)
     y = np.ones(n, dtype=np.float32)
