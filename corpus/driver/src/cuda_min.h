@@ -57,6 +57,25 @@ CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut);
 CUresult cuLinkDestroy(CUlinkState state);
 CUresult cuGetErrorName(CUresult error, const char **pStr);
 CUresult cuGetErrorString(CUresult error, const char **pStr);
+CUresult cuStreamCreate(CUstream *stream, unsigned int flags);
+CUresult cuStreamDestroy_v2(CUstream stream);
+CUresult cuStreamSynchronize(CUstream stream);
+CUresult cuStreamIsCapturing(CUstream stream, int *status);
+CUresult cuStreamGetCaptureInfo_v3(CUstream stream, int *status, unsigned long long *id, void **graph,
+                                   const void **deps, const void **edges, size_t *count);
+typedef struct {
+    int type;
+    int id;
+} CUmemLocation;
+typedef struct {
+    int srcAccessOrder; /* 1 stream, 2 during the call, 3 any */
+    CUmemLocation srcLocHint, dstLocHint;
+    unsigned int flags;
+} CUmemcpyAttributes;
+CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                               CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, CUstream stream);
+CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+                            size_t *attrsIdxs, size_t numAttrs, size_t *failIdx, CUstream stream);
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, unsigned long long flags,
                              int *symbolStatus);
 #endif

@@ -9,7 +9,8 @@
      driver_test proc                    cuGetProcAddress finds functions by API name and version
      driver_test nvrtc LIBNVRTC.so       CUDA C++ compiled by NVRTC at run time, loaded and launched
      driver_test bounds                  launches beyond a kernel's .maxntid / .reqntid: CUDA_ERROR_INVALID_VALUE
-     driver_test fork                    a child forked after cuInit gets CUDA_ERROR_NOT_INITIALIZED */
+     driver_test fork                    a child forked after cuInit gets CUDA_ERROR_NOT_INITIALIZED
+     driver_test batch                   cuMemcpyBatchAsync (both forms) and the capture status of streams */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -272,6 +273,57 @@ static void run_fork(void) {
     CHECK(cuMemFree_v2(d));
 }
 
+/* Three copies in one batch (host to device, device to device, device to host) with two attribute sets, on
+   a created stream, then the errors CUDA defines: a batch on the legacy stream, attribute indices that do
+   not start at 0, an invalid source access order, a copy that fails (the old form names it). No stream is
+   ever capturing. */
+static void run_batch(void) {
+    enum { N = 256 };
+    static int in[N], out[N];
+    for (int i = 0; i < N; i++) in[i] = i * 7 + 1, out[i] = -1;
+    CUstream s;
+    CUdeviceptr a, b;
+    CHECK(cuStreamCreate(&s, 0));
+    CHECK(cuMemAlloc_v2(&a, sizeof in));
+    CHECK(cuMemAlloc_v2(&b, sizeof in));
+    int status = -1;
+    CHECK(cuStreamIsCapturing(s, &status));
+    EXPECT(status == 0);
+    status = -1;
+    CHECK(cuStreamGetCaptureInfo_v3(s, &status, NULL, NULL, NULL, NULL, NULL));
+    EXPECT(status == 0);
+
+    CUmemcpyAttributes attrs[2] = {{1, {0, 0}, {0, 0}, 0}, {3, {1, 0}, {2, 0}, 0}};
+    size_t idxs[2] = {0, 1};
+    /* The batch's copies have no order among themselves: one batch per dependent step. */
+    CUdeviceptr d1[] = {a}, s1[] = {(CUdeviceptr)in};
+    size_t n1[] = {sizeof in};
+    CHECK(cuMemcpyBatchAsync_v2(d1, s1, n1, 1, attrs, idxs, 1, s));
+    CUdeviceptr d2[] = {b, (CUdeviceptr)out}, s2[] = {a, a};
+    size_t n2[] = {sizeof in, sizeof in / 2};
+    CHECK(cuMemcpyBatchAsync_v2(d2, s2, n2, 2, attrs, idxs, 2, s));
+    CHECK(cuStreamSynchronize(s));
+    for (int i = 0; i < N; i++) EXPECT(out[i] == (i < N / 2 ? in[i] : -1));
+    CUdeviceptr d3[] = {(CUdeviceptr)out}, s3[] = {b};
+    CHECK(cuMemcpyBatchAsync_v2(d3, s3, n1, 1, attrs, idxs, 1, s));
+    CHECK(cuStreamSynchronize(s));
+    for (int i = 0; i < N; i++) EXPECT(out[i] == in[i]);
+
+    EXPECT(cuMemcpyBatchAsync_v2(d1, s1, n1, 1, attrs, idxs, 1, NULL) == 1 /* the legacy stream */);
+    size_t bad_idxs[2] = {1, 0};
+    EXPECT(cuMemcpyBatchAsync_v2(d2, s2, n2, 2, attrs, bad_idxs, 2, s) == 1);
+    CUmemcpyAttributes bad_order = {0, {0, 0}, {0, 0}, 0};
+    EXPECT(cuMemcpyBatchAsync_v2(d1, s1, n1, 1, &bad_order, idxs, 1, s) == 1);
+    size_t fail = 0;
+    EXPECT(cuMemcpyBatchAsync(d1, s1, n1, 1, attrs, idxs, 1, &fail, NULL) == 1 && fail == (size_t)-1);
+    CUdeviceptr d4[] = {b, 0}, s4[] = {a, a};
+    fail = 0;
+    EXPECT(cuMemcpyBatchAsync(d4, s4, n2, 2, attrs, idxs, 1, &fail, s) == 1 && fail == 1);
+    CHECK(cuStreamDestroy_v2(s));
+    CHECK(cuMemFree_v2(a));
+    CHECK(cuMemFree_v2(b));
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: driver_test MODE [FILES]\n");
@@ -348,6 +400,8 @@ int main(int argc, char **argv) {
         run_bounds();
     } else if (!strcmp(mode, "fork")) {
         run_fork();
+    } else if (!strcmp(mode, "batch")) {
+        run_batch();
     } else {
         fprintf(stderr, "unknown mode or wrong arguments: %s\n", mode);
         return 2;

@@ -2,8 +2,9 @@
 //! (`corpus/driver/src/driver_test.c`, built here with gcc against lockstep's library) loads PTX from a
 //! file, a fatbinary, a cubin (refused), linked PTX units and broken PTX, launches with both parameter
 //! forms, resolves functions with `cuGetProcAddress`, refuses launches beyond a kernel's launch bounds,
-//! fails every call in a child forked after `cuInit` (as NVIDIA's driver does), and compiles CUDA C++ with
-//! NVRTC at run time. Each mode checks its own results; every mode runs on both engines.
+//! fails every call in a child forked after `cuInit` (as NVIDIA's driver does), copies in batches, and
+//! compiles CUDA C++ with NVRTC at run time. Each mode checks its own results; every mode runs on both
+//! engines.
 //!
 //! The NVRTC mode uses the `nvidia-cuda-nvrtc` wheel of the Python environment `scripts/python-cuda-env`
 //! makes (`scripts/test` makes it first); where PyPI was unreachable, `LOCKSTEP_PYENV_SKIP` says why and
@@ -139,6 +140,11 @@ fn launches_beyond_a_kernels_launch_bounds_are_invalid_values() {
 #[test]
 fn a_child_forked_after_cu_init_cannot_use_the_driver() {
     mode_passes(&["fork"]);
+}
+
+#[test]
+fn batched_copies_follow_the_rules_and_no_stream_is_capturing() {
+    mode_passes(&["batch"]);
 }
 
 #[test]

@@ -101,6 +101,28 @@ pub struct CUlaunchConfig {
     pub numAttrs: u32,
 }
 
+/// `CUmemLocation`: a location type and an id (or a device and locality domain, in the same union).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemLocation {
+    pub type_: u32,
+    pub id: i32,
+}
+
+/// `CUmemcpyAttributes` (`cuMemcpyBatchAsync`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemcpyAttributes {
+    pub srcAccessOrder: u32,
+    pub srcLocHint: CUmemLocation,
+    pub dstLocHint: CUmemLocation,
+    pub flags: u32,
+}
+
+/// `CUmemcpySrcAccessOrder`: stream order, during the call, any time.
+pub const CU_MEMCPY_SRC_ACCESS_ORDER_STREAM: u32 = 1;
+pub const CU_MEMCPY_SRC_ACCESS_ORDER_ANY: u32 = 3;
+
 /// `CUdevprop` (`cuDeviceGetProperties`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -128,5 +150,8 @@ mod tests {
         assert_eq!(std::mem::size_of::<CUlaunchAttribute>(), 72);
         assert_eq!(std::mem::size_of::<CUlaunchConfig>(), 56);
         assert_eq!(std::mem::size_of::<CUdevprop>(), 56);
+        assert_eq!(std::mem::size_of::<CUmemcpyAttributes>(), 24);
+        assert_eq!(std::mem::offset_of!(CUmemcpyAttributes, dstLocHint), 12);
+        assert_eq!(std::mem::offset_of!(CUmemcpyAttributes, flags), 20);
     }
 }

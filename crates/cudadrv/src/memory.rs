@@ -6,7 +6,8 @@ use std::ffi::c_void;
 use cuda::{CopyKind, Error, MemoryType};
 
 use crate::abi::{
-    CUdeviceptr, CUstream, CUDA_MEMCPY2D, CUDA_MEMCPY3D, CU_MEMORYTYPE_ARRAY, CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST,
+    CUdeviceptr, CUmemcpyAttributes, CUstream, CUDA_MEMCPY2D, CUDA_MEMCPY3D, CU_MEMCPY_SRC_ACCESS_ORDER_ANY,
+    CU_MEMCPY_SRC_ACCESS_ORDER_STREAM, CU_MEMORYTYPE_ARRAY, CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST,
     CU_MEMORYTYPE_UNIFIED,
 };
 use crate::error::CUresult;
@@ -258,6 +259,107 @@ per_thread! {
     cuMemcpyHtoDAsync_v2_ptsz => cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, n: usize, stream: CUstream);
     cuMemcpyDtoHAsync_v2_ptsz => cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n: usize, stream: CUstream);
     cuMemcpyDtoDAsync_v2_ptsz => cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize, stream: CUstream);
+}
+
+/// A batch of copies (`cuMemcpyBatchAsync`, CUDA 12.8), each with unified addressing, after the stream's
+/// earlier work. CUDA's rules for the arguments hold: `count` copies; `num_attrs` attributes (at least one, at
+/// most `count`) whose first indices start at 0 and increase, each with a valid source access order; not
+/// the legacy default stream. Location hints and flags are hints, with one memory and copies that complete
+/// in the call. The error comes with the index of the copy it concerns, if one.
+///
+/// # Safety
+/// `dsts`, `srcs` and `sizes` hold `count` elements, `attrs` and `idxs` `num_attrs`; the copies are of
+/// memory the program owns.
+#[allow(clippy::too_many_arguments)]
+unsafe fn copy_batch(
+    dsts: *const CUdeviceptr,
+    srcs: *const CUdeviceptr,
+    sizes: *const usize,
+    count: usize,
+    attrs: *const CUmemcpyAttributes,
+    idxs: *const usize,
+    num_attrs: usize,
+    stream: CUstream,
+) -> Result<(), (Error, Option<usize>)> {
+    let whole = |e: Error| (e, None);
+    let c = with_context().map_err(whole)?;
+    let pointers_null = [dsts.is_null(), srcs.is_null(), sizes.is_null(), attrs.is_null(), idxs.is_null()];
+    if count == 0 || num_attrs == 0 || num_attrs > count || pointers_null.contains(&true) {
+        return Err(whole(Error::INVALID_VALUE));
+    }
+    if matches!(stream as u64, 0 | cuda::LEGACY_STREAM) {
+        return Err(whole(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise: `num_attrs` of each.
+    let (attrs, idxs) =
+        unsafe { (std::slice::from_raw_parts(attrs, num_attrs), std::slice::from_raw_parts(idxs, num_attrs)) };
+    let starts_in_order = idxs[0] == 0 && idxs.windows(2).all(|w| w[0] < w[1]) && idxs[num_attrs - 1] < count;
+    let orders_valid = attrs
+        .iter()
+        .all(|a| (CU_MEMCPY_SRC_ACCESS_ORDER_STREAM..=CU_MEMCPY_SRC_ACCESS_ORDER_ANY).contains(&a.srcAccessOrder));
+    if !starts_in_order || !orders_valid {
+        return Err(whole(Error::INVALID_VALUE));
+    }
+    c.enter_stream(stream as u64).map_err(whole)?;
+    for i in 0..count {
+        // SAFETY: the caller's promise: `count` of each.
+        let (dst, src, n) = unsafe { (*dsts.add(i), *srcs.add(i), *sizes.add(i)) };
+        c.memcpy_async(dst, src, n as u64, CopyKind::Default, stream as u64).map_err(|e| (e, Some(i)))?;
+    }
+    Ok(())
+}
+
+/// CUDA 13's form.
+///
+/// # Safety
+/// As [`copy_batch`].
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cuMemcpyBatchAsync_v2(
+    dsts: *const CUdeviceptr,
+    srcs: *const CUdeviceptr,
+    sizes: *const usize,
+    count: usize,
+    attrs: *const CUmemcpyAttributes,
+    idxs: *const usize,
+    num_attrs: usize,
+    stream: CUstream,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { copy_batch(dsts, srcs, sizes, count, attrs, idxs, num_attrs, stream) }.map_err(|(e, _)| e))
+}
+
+/// CUDA 12.8's form, which also names the copy that failed (`SIZE_MAX` for an error of the whole batch).
+///
+/// # Safety
+/// As [`copy_batch`]; `fail` is null or valid for a write.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cuMemcpyBatchAsync(
+    dsts: *const CUdeviceptr,
+    srcs: *const CUdeviceptr,
+    sizes: *const usize,
+    count: usize,
+    attrs: *const CUmemcpyAttributes,
+    idxs: *const usize,
+    num_attrs: usize,
+    fail: *mut usize,
+    stream: CUstream,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    let result = unsafe { copy_batch(dsts, srcs, sizes, count, attrs, idxs, num_attrs, stream) };
+    if let Err((_, index)) = result {
+        if !fail.is_null() {
+            // SAFETY: the caller's promise.
+            unsafe { fail.write_unaligned(index.unwrap_or(usize::MAX)) };
+        }
+    }
+    ret(result.map_err(|(e, _)| e))
+}
+
+per_thread! {
+    cuMemcpyBatchAsync_v2_ptsz => cuMemcpyBatchAsync_v2(dsts: *const CUdeviceptr, srcs: *const CUdeviceptr, sizes: *const usize, count: usize, attrs: *const CUmemcpyAttributes, idxs: *const usize, num_attrs: usize, stream: CUstream);
+    cuMemcpyBatchAsync_ptsz => cuMemcpyBatchAsync(dsts: *const CUdeviceptr, srcs: *const CUdeviceptr, sizes: *const usize, count: usize, attrs: *const CUmemcpyAttributes, idxs: *const usize, num_attrs: usize, fail: *mut usize, stream: CUstream);
 }
 
 /// One side of a 2D or 3D copy: its base address and pitch, and whether it is device memory.
