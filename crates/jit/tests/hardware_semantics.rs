@@ -18,6 +18,11 @@ fn words_on_both(kernel: &str, threads: u32, args: &dyn Fn() -> Vec<Arg>, out: u
     (words(&emu[out]), words(&native[out]))
 }
 
+/// The little-endian bytes of 32-bit words (a kernel's input buffer).
+fn le_bytes(words: impl IntoIterator<Item = u32>) -> Vec<u8> {
+    words.into_iter().flat_map(u32::to_le_bytes).collect()
+}
+
 /// The carry flag as NVIDIA GPUs compute it: after `sub.cc` it is the adder's carry out of `a + !b + 1`, NOT
 /// borrow, and `subc` subtracts `!CF` (a multiword subtraction, nvcc's `__int128` code, comes out right either
 /// way; mixed chains do not). Per thread, from inputs a, b: [sub.cc then addc 0 + 0, add.cc then subc 0 - 0,
@@ -229,12 +234,7 @@ fn integer_dot_products_follow_the_isa() {
         [0x8000_7fff, 0x7f80_ff01, 0x1234_5678],
         [0, 0xdead_beef, 42],
     ];
-    let mut input = Vec::new();
-    for c in &cases {
-        for w in c {
-            input.extend(w.to_le_bytes());
-        }
-    }
+    let input = le_bytes(cases.iter().flatten().copied());
     let byte = |x: u32, i: u32, signed: bool| -> i64 {
         let v = (x >> (8 * i)) & 0xff;
         if signed {
@@ -323,12 +323,7 @@ fn cvt_pack_saturates_and_packs() {
         [-1, 0, 0x7fff_ffff],
         [i32::MAX, i32::MIN, 5],
     ];
-    let mut input = Vec::new();
-    for c in &cases {
-        for w in c {
-            input.extend(w.to_le_bytes());
-        }
-    }
+    let input = le_bytes(cases.iter().flatten().map(|&w| w as u32));
     let pack = |a: i32, b: i32, c: i32, bits: u32, signed: bool| -> u32 {
         let (lo, hi) = if signed { (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1) } else { (0, (1i64 << bits) - 1) };
         let field = |v: i32| (i64::from(v).clamp(lo, hi) as u64 & ((1 << bits) - 1)) as u32;
@@ -555,12 +550,7 @@ fn simd_video_instructions_follow_the_isa() {
         [0x1234_5678, 0x8765_4321, 0],
         [0xffff_ffff, 0, 0x8000_0000],
     ];
-    let mut input = Vec::new();
-    for c in &cases {
-        for w in c {
-            input.extend(w.to_le_bytes());
-        }
-    }
+    let input = le_bytes(cases.iter().flatten().copied());
     // (lanes, op, d signed, a signed, b signed, sat, add)
     type Form = (u32, fn(i64, i64) -> i64, bool, bool, bool, bool, bool);
     let forms: [Form; 10] = [
