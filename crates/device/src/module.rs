@@ -194,6 +194,9 @@ pub struct SharedLayout {
     pub offsets: HashMap<SharedVar, u64>,
     pub static_size: u64,
     pub dynamic_offset: u64,
+    /// The largest alignment a shared variable asks for (at least 16): the CTA's shared memory must start
+    /// at a multiple of it, for the variables' generic addresses to be aligned.
+    pub align: u64,
 }
 
 impl SharedLayout {
@@ -213,6 +216,7 @@ impl SharedLayout {
                 return;
             }
             let align = var.alignment();
+            layout.align = layout.align.max(align);
             offset = offset.div_ceil(align) * align;
             layout.offsets.insert(key, offset);
             offset += variable_size(var);
@@ -228,6 +232,7 @@ impl SharedLayout {
             }
         }
         layout.static_size = offset;
+        layout.align = layout.align.max(max_extern_align);
         layout.dynamic_offset = offset.div_ceil(max_extern_align) * max_extern_align;
         for o in layout.offsets.values_mut() {
             if *o == u64::MAX {

@@ -157,19 +157,20 @@ struct Buffers {
 const SPARE_BUFFERS: usize = 3;
 
 impl Buffers {
-    /// The buffer of `len` bytes (zeroed when newly mapped).
-    fn sized(&mut self, len: usize, below: usize, above: usize, kind: Window) -> &mut Guarded {
-        if self.current.as_ref().map(|w| w.0.len()) != Some(len) {
+    /// The buffer of `len` bytes starting at a multiple of `align` (zeroed when newly mapped).
+    fn sized(&mut self, len: usize, align: usize, below: usize, above: usize, kind: Window) -> &mut Guarded {
+        let fits = |w: &Watched| w.0.len() == len && (w.0.as_ptr() as usize).is_multiple_of(align);
+        if !self.current.as_ref().is_some_and(fits) {
             if let Some(old) = self.current.take() {
                 if self.spare.len() == SPARE_BUFFERS {
                     self.spare.remove(0);
                 }
                 self.spare.push(old);
             }
-            self.current = match self.spare.iter().position(|w| w.0.len() == len) {
+            self.current = match self.spare.iter().position(fits) {
                 Some(i) => Some(self.spare.remove(i)),
                 None => {
-                    let g = Guarded::new(len, 16, below, above);
+                    let g = Guarded::new(len, align, below, above);
                     fault::watch(g.as_ptr() as usize, len, below, above, kind);
                     Some(Watched(g))
                 }
@@ -360,7 +361,10 @@ impl Worker {
         let c = data.compiled;
         let n = data.block.count().unwrap_or(0) as u32;
         // Shared memory starts zeroed, as in the emulator (where the kernel can see it).
-        let shared = self.shared.sized(data.shared_size as usize, SHARED_BELOW, SHARED_ABOVE, Window::Shared);
+        // Shared memory starts at a multiple of the largest `.align` of its variables (their generic addresses
+        // are then aligned as on a GPU, where the window is aligned far beyond any of them).
+        let align = (c.shared.align as usize).clamp(16, 4096).next_power_of_two();
+        let shared = self.shared.sized(data.shared_size as usize, align, SHARED_BELOW, SHARED_ABOVE, Window::Shared);
         if c.touches_shared {
             shared.zero();
         }
@@ -372,7 +376,8 @@ impl Worker {
             self.threads.resize(words, 0);
         }
         let local_stride = c.local_stride as usize;
-        let locals = self.locals.sized(local_stride * n as usize, LOCAL_GUARD, LOCAL_GUARD, Window::Local).as_mut_ptr();
+        let locals =
+            self.locals.sized(local_stride * n as usize, 16, LOCAL_GUARD, LOCAL_GUARD, Window::Local).as_mut_ptr();
         state.message = None;
         state.arrivals.clear();
         state.log.clear();

@@ -608,3 +608,35 @@ fn simd_video_instructions_follow_the_isa() {
     assert_eq!(emu, want, "emulator");
     assert_eq!(native, want, "JIT");
 }
+
+/// A `.shared` variable's generic address is a multiple of its `.align` (Numba's `cuda.shared.array(...,
+/// alignment=256)`): the CTA's shared memory starts at a multiple of the largest alignment asked for. Output:
+/// the address modulo 256 and modulo 64 of a 256-aligned variable declared after a 4-byte one.
+#[test]
+fn shared_variables_are_aligned_as_declared() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .shared .align 16 .b8 pad[4];
+    .shared .align 256 .b8 s[16];
+    .reg .b64 %rd<8>;
+    mov.u64 %rd1, s;
+    cvta.shared.u64 %rd1, %rd1;
+    rem.u64 %rd3, %rd1, 256;
+    rem.u64 %rd4, %rd1, 64;
+    ld.param.u64 %rd2, [out];
+    st.global.u64 [%rd2], %rd3;
+    st.global.u64 [%rd2+8], %rd4;
+    mov.u64 %rd5, pad;
+    st.shared.u32 [%rd5], 1;
+    ret;
+}
+"#;
+    let args = || vec![Arg::Buf(vec![0; 4]), Arg::Buf(vec![0; 16])];
+    let (emu, native) = words_on_both(kernel, 1, &args, 1);
+    assert_eq!(emu, vec![0; 4], "emulator");
+    assert_eq!(native, vec![0; 4], "JIT");
+}
