@@ -180,6 +180,17 @@ impl Cuda {
             self.warn(&format!("launch bounds {name}"), &format!("error: launch of `{name}`: {message}"));
             return Err(Error::INVALID_VALUE);
         }
+        let cluster = func.directives.iter().find_map(|d| match d {
+            ir::Directive::ReqNctaPerCluster(dims) => Some([0, 1, 2].map(|i| dims.get(i).copied().unwrap_or(1))),
+            _ => None,
+        });
+        if let Some(dims) = cluster {
+            drop(inner);
+            self.check_cluster(dims)?;
+            inner = self.lock();
+        }
+        let rt = inner.runtime(&self.config);
+        let func = rt.module(module).map(|m| &m.module.functions[kernel]).ok_or(Error::INVALID_DEVICE_FUNCTION)?;
         let mut params = ParamBuffer::for_kernel(func);
         match args {
             Params::Pointers(_) if params.slots.is_empty() => {}
@@ -274,6 +285,24 @@ impl Cuda {
                 Err(Error::INVALID_VALUE)
             }
         }
+    }
+
+    /// A launch's cluster shape (`cudaLaunchAttributeClusterDimension`): lockstep runs every CTA as its own
+    /// cluster, so a larger cluster is refused (`cudaErrorInvalidClusterSize`, with a message) rather than run
+    /// with kernels seeing one-CTA clusters.
+    pub fn check_cluster(&self, dims: [u32; 3]) -> Result<()> {
+        if dims.iter().map(|&d| u64::from(d.max(1))).product::<u64>() <= 1 {
+            return Ok(());
+        }
+        self.warn(
+            "cluster launch",
+            &format!(
+                "error: a launch asks for thread block clusters of {}x{}x{} CTAs; lockstep runs every CTA as its own \
+                 cluster (the device reports no cluster launch), so the launch fails",
+                dims[0], dims[1], dims[2]
+            ),
+        );
+        Err(Error::INVALID_CLUSTER_SIZE)
     }
 
     /// The kernel's parameters as (offset, size) in bytes (`cuFuncGetParamInfo`).

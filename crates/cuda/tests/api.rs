@@ -284,3 +284,24 @@ fn memory_calls_check_what_cuda_checks() {
     let (free, total) = cuda.mem_info().unwrap();
     assert!(free <= total && total > 0);
 }
+
+/// Thread block clusters larger than one CTA are refused, from a launch attribute or a kernel's
+/// `.reqnctapercluster`, instead of running with one-CTA clusters.
+#[test]
+fn clusters_of_more_than_one_cta_are_refused() {
+    let (c, _) = registered(Backend::Emu);
+    assert_eq!(c.check_cluster([1, 1, 1]), Ok(()));
+    assert_eq!(c.check_cluster([0, 0, 0]), Ok(()));
+    assert_eq!(c.check_cluster([2, 1, 1]), Err(Error::INVALID_CLUSTER_SIZE));
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k() .reqnctapercluster 2, 1, 1\n{\n ret;\n}\n\
+        .visible .entry one() .reqnctapercluster 1, 1, 1\n{\n ret;\n}\n";
+    let m = c.module_load_ptx(ptx, "clusters").unwrap();
+    let run = |name: &str| {
+        let f = c.module_function(m, name).unwrap();
+        // SAFETY: the kernels take no parameters.
+        unsafe { c.launch_kernel(cuda::Kernel::Function(f), config(2, 32), cuda::Params::Pointers(std::ptr::null())) }
+    };
+    assert_eq!(run("k"), Err(Error::INVALID_CLUSTER_SIZE));
+    assert_eq!(run("one"), Ok(()));
+}

@@ -145,8 +145,9 @@ pub unsafe extern "C" fn cuLaunchCooperativeKernel(
     }
 }
 
-/// Launch attributes (clusters, priorities, programmatic dependent launch, cooperative) are accepted
-/// and have no effect: kernels run one after another, whole.
+/// Launch attributes (priorities, programmatic dependent launch, cooperative) are accepted and have no
+/// effect: kernels run one after another, whole. A cluster of more than one CTA is refused
+/// (`Cuda::check_cluster`).
 ///
 /// # Safety
 /// `config` points at a valid configuration; the parameters as for [`cuLaunchKernel`].
@@ -162,6 +163,21 @@ unsafe fn launch_ex(
     }
     // SAFETY: non-null, and the caller's promise.
     let c = unsafe { config.read_unaligned() };
+    if !c.attrs.is_null() {
+        for i in 0..c.numAttrs as usize {
+            // SAFETY: the caller's promise: `numAttrs` attributes.
+            let a = unsafe { c.attrs.add(i).read_unaligned() };
+            // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: three unsigned ints.
+            if a.id == 4 {
+                let dim = |k: usize| {
+                    u32::from_le_bytes([a.value[4 * k], a.value[4 * k + 1], a.value[4 * k + 2], a.value[4 * k + 3]])
+                };
+                if let Err(e) = crate::cuda().check_cluster([dim(0), dim(1), dim(2)]) {
+                    return ret(Err(e));
+                }
+            }
+        }
+    }
     let stream = if ptsz { crate::per_thread_stream(c.hStream) } else { c.hStream };
     // SAFETY: the caller's promise.
     unsafe {

@@ -262,8 +262,8 @@ unsafe_ptsz!(
     )
 );
 
-/// Launch attributes (clusters, programmatic dependent launch, priorities) are accepted and have no
-/// effect: kernels run one after another, whole.
+/// Launch attributes (programmatic dependent launch, priorities) are accepted and have no effect: kernels
+/// run one after another, whole. A cluster of more than one CTA is refused (`Cuda::check_cluster`).
 ///
 /// # Safety
 /// `config` points at a valid configuration; `args` as for [`launch`].
@@ -278,6 +278,19 @@ unsafe fn launch_ex(
     }
     // SAFETY: non-null, and the caller's promise.
     let c = unsafe { config.read_unaligned() };
+    if !c.attrs.is_null() {
+        for i in 0..c.numAttrs as usize {
+            // SAFETY: the caller's promise: `numAttrs` attributes.
+            let a = unsafe { c.attrs.add(i).read_unaligned() };
+            // cudaLaunchAttributeClusterDimension: three unsigned ints.
+            if a.id == 4 {
+                let dims = [a.val[0] as u32, (a.val[0] >> 32) as u32, a.val[1] as u32];
+                if let Err(e) = cuda().check_cluster(dims) {
+                    return ret(Err(e));
+                }
+            }
+        }
+    }
     let stream = if ptsz { per_thread(c.stream) as cudaStream_t } else { c.stream };
     // SAFETY: the caller's promise.
     unsafe { launch(func, c.gridDim, c.blockDim, args, c.dynamicSmemBytes, stream) }

@@ -261,6 +261,25 @@ fn negate(imm: Immediate) -> Immediate {
     }
 }
 
+/// The names a body uses as the base of an address operand (`[name]`, `[name+8]`).
+fn addressed_names<'a>(stmts: &[ast::Statement<'a>], out: &mut FxHashSet<&'a str>) {
+    for s in stmts {
+        match s {
+            ast::Statement::Instruction(i) => {
+                for op in &i.operands {
+                    if let ast::Operand::Address(a) = op {
+                        if let ast::AddressBase::Reg(n) | ast::AddressBase::Symbol(n) = a.base {
+                            out.insert(n);
+                        }
+                    }
+                }
+            }
+            ast::Statement::Block(inner, _) => addressed_names(inner, out),
+            _ => {}
+        }
+    }
+}
+
 /// A parameter as the IR keeps it. `.reg`-space parameters become `.param` ones: the body moves them between
 /// their registers and their slots itself (`BodyLowering::declare_reg_params`), and callers pass values the
 /// same way to both.
@@ -373,12 +392,21 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
         lowering
     }
 
-    /// Gives each `.reg`-space parameter and return value a register of its name, type and vector width.
+    /// Gives each `.reg`-space parameter and return value a register of its name, type and vector width
+    /// (unless the body addresses it as memory, the older reading of such parameters).
     fn declare_reg_params(&mut self, f: &ast::Function<'a>) {
         let slots = f.params.iter().enumerate().map(|(i, p)| (p, Symbol::Param(i as u32)));
         let slots = slots.chain(f.returns.iter().enumerate().map(|(i, p)| (p, Symbol::Return(i as u32))));
+        let mut addressed = FxHashSet::default();
+        if let Some(body) = &f.body {
+            addressed_names(body, &mut addressed);
+        }
         for (p, slot) in slots {
             let Some(name) = p.name.filter(|_| p.space == StateSpace::Reg) else { continue };
+            // A body that reads or writes the parameter as memory (`ld.param [v]`) keeps it a `.param`.
+            if addressed.contains(name) {
+                continue;
+            }
             let decl = self.body.reg_decls.len() as u32;
             let first = RegId::new(self.body.regs.len());
             self.body.regs.push(Register { ty: p.ty, vector: p.vector, decl, index: 0 });
