@@ -640,3 +640,38 @@ fn shared_variables_are_aligned_as_declared() {
     assert_eq!(emu, vec![0; 4], "emulator");
     assert_eq!(native, vec![0; 4], "JIT");
 }
+
+/// A call that passes a return value the callee does not have (Numba declares C-ABI `void` functions with one;
+/// NVIDIA's linker accepts it) verifies and runs on both engines; the extra return value gets nothing.
+#[test]
+fn a_call_with_an_extra_return_value_runs() {
+    let kernel = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .func consume(.param .b64 p)
+{
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    st.u32 [%rd1], 42;
+    ret;
+}
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    {
+    .param .b64 param0;
+    st.param.b64 [param0], %rd1;
+    .param .b64 retval0;
+    call.uni (retval0), consume, (param0);
+    ld.param.b64 %rd2, [retval0];
+    }
+    ret;
+}
+"#;
+    let args = || vec![Arg::Buf(vec![0; 4]), Arg::Buf(vec![0; 4])];
+    let (emu, native) = words_on_both(kernel, 1, &args, 1);
+    assert_eq!(emu, vec![42], "emulator");
+    assert_eq!(native, vec![42], "JIT");
+}
