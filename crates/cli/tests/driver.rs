@@ -11,6 +11,8 @@
 //! the test says it skips. The Python scripts of `corpus/python` (Numba kernels, a cuda.core program) run
 //! the same way, each checking its results against NumPy.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -19,23 +21,12 @@ fn driver_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/driver")
 }
 
-/// Builds the CUDA library next to the lockstep binary under test (cargo does not build a cdylib for a test
-/// of another package) and returns the folder of its links.
+/// The folder of links to lockstep's CUDA libraries (built for the binary under test).
 fn library_dir() -> PathBuf {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let r = DIR.get_or_init(|| {
+        common::cuda_libraries_built();
         let exe = PathBuf::from(env!("CARGO_BIN_EXE_lockstep"));
-        let profile_dir = exe.parent().ok_or("no target dir")?;
-        let target_dir = profile_dir.parent().ok_or("no target dir")?;
-        let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-        cmd.args(["build", "-q", "-p", "cudart", "-p", "nvjitlink", "--lib", "--target-dir"]).arg(target_dir);
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        let out = cmd.current_dir(env!("CARGO_MANIFEST_DIR")).output().map_err(|e| format!("cargo: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("building the CUDA library failed:\n{}", String::from_utf8_lossy(&out.stderr)));
-        }
         let out = Command::new(exe).args(["exec", "--library-path"]).output().map_err(|e| e.to_string())?;
         if !out.status.success() {
             return Err(format!("lockstep exec --library-path: {}", String::from_utf8_lossy(&out.stderr)));

@@ -4,36 +4,18 @@
 //! manifest's (`corpus/apps/tests.tsv`). Each program checks its own results against a CPU computation.
 //! Also: the report, `--list-unsupported`, a SASS-only program and a corrupted fatbinary.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
 fn apps() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/apps")
 }
 
-/// Builds the runtime library next to the lockstep binary under test (cargo does not build a cdylib for a
-/// test of another package).
+/// The CUDA libraries, built for the binary under test.
 fn runtime_built() {
-    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
-    let r = BUILT.get_or_init(|| {
-        let exe = PathBuf::from(env!("CARGO_BIN_EXE_lockstep"));
-        let profile_dir = exe.parent().ok_or("no target dir")?;
-        let target_dir = profile_dir.parent().ok_or("no target dir")?;
-        let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-        cmd.args(["build", "-q", "-p", "cudart", "-p", "nvjitlink", "--lib", "--target-dir"]).arg(target_dir);
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        let out = cmd.current_dir(env!("CARGO_MANIFEST_DIR")).output().map_err(|e| format!("cargo: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("building libcudart.so failed:\n{}", String::from_utf8_lossy(&out.stderr)));
-        }
-        Ok(())
-    });
-    if let Err(e) = r {
-        panic!("{e}");
-    }
+    common::cuda_libraries_built();
 }
 
 fn exec(options: &[&str], program: &Path, args: &[&str]) -> Output {
