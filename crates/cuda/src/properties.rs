@@ -10,6 +10,15 @@ use std::sync::OnceLock;
 
 use crate::config::{Backend, Config};
 
+/// The device's PCI bus id (`cudaDeviceGetPCIBusId`, `cuDeviceGetPCIBusId`): there is no bus; a fixed id.
+pub const PCI_BUS_ID: &str = "0000:00:00.0";
+
+/// Whether `id` names the device (`cudaDeviceGetByPCIBusId`, `cuDeviceGetByPCIBusId`): the full id or its
+/// shorter forms, in any case.
+pub fn is_pci_bus_id(id: &str) -> bool {
+    [PCI_BUS_ID, "00:00.0", "0000:00:00"].iter().any(|o| id.eq_ignore_ascii_case(o))
+}
+
 /// The compute capability presented (the newest PTX target the front end accepts).
 pub const COMPUTE_CAPABILITY: (i32, i32) = (9, 0);
 

@@ -197,7 +197,7 @@ pub unsafe extern "C" fn cuDeviceGetProperties(prop: *mut CUdevprop, device: CUd
 #[no_mangle]
 pub unsafe extern "C" fn cuDeviceGetPCIBusId(bus_id: *mut c_char, len: i32, device: CUdevice) -> CUresult {
     let result = check_device(device).and_then(|()| {
-        let id = b"0000:00:00.0\0";
+        let id = format!("{}\0", cuda::properties::PCI_BUS_ID).into_bytes();
         if bus_id.is_null() || len < id.len() as i32 {
             return Err(Error::INVALID_VALUE);
         }
@@ -214,7 +214,7 @@ pub unsafe extern "C" fn cuDeviceGetPCIBusId(bus_id: *mut c_char, len: i32, devi
 pub unsafe extern "C" fn cuDeviceGetByPCIBusId(device: *mut CUdevice, bus_id: *const c_char) -> CUresult {
     // SAFETY: the caller's promise.
     let result = unsafe { text(bus_id) }.and_then(|id| {
-        if !["0000:00:00.0", "00:00.0", "0000:00:00"].iter().any(|o| id.eq_ignore_ascii_case(o)) {
+        if !cuda::properties::is_pci_bus_id(&id) {
             return Err(Error::INVALID_DEVICE);
         }
         // SAFETY: the caller's promise.

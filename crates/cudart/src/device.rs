@@ -398,7 +398,7 @@ pub unsafe extern "C" fn cudaDeviceGetStreamPriorityRange(least: *mut i32, great
 #[no_mangle]
 pub unsafe extern "C" fn cudaDeviceGetPCIBusId(pci_bus_id: *mut c_char, len: i32, device: i32) -> cudaError_t {
     let result = check_device(device).and_then(|()| {
-        let id = b"0000:00:00.0\0";
+        let id = format!("{}\0", cuda::properties::PCI_BUS_ID).into_bytes();
         if pci_bus_id.is_null() || len < id.len() as i32 {
             return Err(Error::INVALID_VALUE);
         }
@@ -418,8 +418,7 @@ pub unsafe extern "C" fn cudaDeviceGetByPCIBusId(device: *mut i32, pci_bus_id: *
     }
     // SAFETY: the caller's promise.
     let id = unsafe { CStr::from_ptr(pci_bus_id) }.to_string_lossy();
-    let ours = ["0000:00:00.0", "00:00.0", "0000:00:00"];
-    if !ours.iter().any(|o| id.eq_ignore_ascii_case(o)) {
+    if !cuda::properties::is_pci_bus_id(&id) {
         return ret(Err(Error::INVALID_DEVICE));
     }
     // SAFETY: the caller's promise.
