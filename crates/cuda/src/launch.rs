@@ -185,12 +185,8 @@ impl Cuda {
             _ => None,
         });
         if let Some(dims) = cluster {
-            drop(inner);
             self.check_cluster(dims)?;
-            inner = self.lock();
         }
-        let rt = inner.runtime(&self.config);
-        let func = rt.module(module).map(|m| &m.module.functions[kernel]).ok_or(Error::INVALID_DEVICE_FUNCTION)?;
         let mut params = ParamBuffer::for_kernel(func);
         match args {
             Params::Pointers(_) if params.slots.is_empty() => {}

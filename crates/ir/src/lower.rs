@@ -421,6 +421,18 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
         }
     }
 
+    /// The block instructions go to now, started if the last one ended.
+    fn current_block(&mut self) -> BlockId {
+        match self.current {
+            Some(b) => b,
+            None => {
+                let b = self.new_block();
+                self.current = Some(b);
+                b
+            }
+        }
+    }
+
     /// `ld.param` (at entry) or `st.param` (before `ret`) between a `.reg` parameter's register and its slot.
     fn param_move(&mut self, reg: RegId, slot: Symbol, store: bool, guard: Option<Guard>, span: Span) {
         let r = &self.body.regs[reg];
@@ -434,14 +446,7 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
         let value = self.whole_vector(Operand::Reg(reg));
         let address = Operand::Address(Address { base: AddressBase::Symbol(slot), offset: 0 });
         let operands = if store { [address, value] } else { [value, address] };
-        let block = match self.current {
-            Some(b) => b,
-            None => {
-                let b = self.new_block();
-                self.current = Some(b);
-                b
-            }
-        };
+        let block = self.current_block();
         let inst = Inst {
             guard,
             opcode: if store { Opcode::St } else { Opcode::Ld },
@@ -717,14 +722,7 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
                 self.param_move(reg, slot, true, guard, inst.span);
             }
         }
-        let block = match self.current {
-            Some(b) => b,
-            None => {
-                let b = self.new_block();
-                self.current = Some(b);
-                b
-            }
-        };
+        let block = self.current_block();
         // `mov.v4.u16 d, a` between vector registers (or lists) is one `mov` per element.
         if let (Opcode::Mov, [Operand::Vector(d), Operand::Vector(a)]) = (inst.opcode, operands.as_slice()) {
             if d.len() == a.len() && inst.modifiers.iter().any(|m| matches!(m, Modifier::Vector(_))) {
