@@ -93,7 +93,8 @@ pub fn run(a: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
     for &w in &sizes {
         fuser::check_warp_size(w).map_err(UsageError)?;
     }
-    let config = |w: u32| Config { warp_size: w, batch, transaction_bytes: a.transaction, top_blocks: a.top };
+    let config =
+        |w: u32| Config { warp_size: w, batch, transaction_bytes: a.transaction, top_blocks: a.top, fast_paths: true };
     config(sizes[0]).validate().map_err(UsageError)?;
     let t = trace::Trace::open(&a.trace).map_err(|e| anyhow::anyhow!("{e}"))?;
     let started = Instant::now();

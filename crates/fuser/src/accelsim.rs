@@ -371,7 +371,7 @@ pub fn write(analysis: &Analysis<'_>, dir: &Path, batch: crate::Batch) -> Result
     let prog = &analysis.prog;
     let low = Lowering::new(prog);
     let warps = crate::form_warps(prog, batch, WARP);
-    let conf = ReplayConfig { warp_size: WARP, transaction_bytes: 32 };
+    let conf = ReplayConfig { warp_size: WARP, transaction_bytes: 32, fast_paths: true };
     let tmp = |i: usize| dir.join(format!(".kernel-1.warp-{i}.tmp"));
     let results: Vec<WarpResult> = warps
         .par_iter()

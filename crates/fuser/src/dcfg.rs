@@ -20,8 +20,10 @@ use graph::{EntityRef, Graph, NodeId, PostDom, PostDominatorTree};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::lane::{Item, Lane};
-use crate::program::{Hint, Program, Ranges};
+use trace::NONE;
+
+use crate::lane::{Item, Lane, NO_BB};
+use crate::program::{Hint, Program, Ranges, UNKNOWN_FN};
 
 /// "No node".
 pub const NO_NODE: u32 = u32::MAX;
@@ -58,7 +60,14 @@ impl FnBuilder {
 /// Partial result of the pass over some SIMT threads.
 #[derive(Debug, Default, Clone)]
 struct Builder {
-    funcs: FxHashMap<u32, FnBuilder>,
+    /// Function → index in `fns`.
+    fn_index: FxHashMap<u32, u32>,
+    fns: Vec<(u32, FnBuilder)>,
+    /// Per basic block: the function whose frames ran it, [`MANY_FUNCS`] if several did, `NONE` if none did.
+    bb_func: Vec<u32>,
+    /// Per basic block: the last two (successor basic block, function index) edges recorded from it, so that
+    /// a block run again after the same predecessor costs no hash-map work.
+    seen: Vec<[(u32, u32); 2]>,
     /// Acquire site (function, block) → release site (block in the same frame, or none) → times seen.
     locks: FxHashMap<(u32, u64), FxHashMap<Option<u64>, u64>>,
     /// OS thread → lowest and one-past-highest `rsp`-relative address.
@@ -69,12 +78,15 @@ struct Builder {
 
 impl Builder {
     fn merge(mut self, o: Builder) -> Builder {
-        for (f, b) in o.funcs {
-            match self.funcs.entry(f) {
-                Entry::Occupied(mut e) => e.get_mut().merge(b),
-                Entry::Vacant(e) => {
-                    e.insert(b);
-                }
+        for (f, b) in o.fns {
+            let i = self.func_index(f);
+            self.fns[i as usize].1.merge(b);
+        }
+        if self.bb_func.is_empty() {
+            self.bb_func = o.bb_func;
+        } else {
+            for (a, b) in self.bb_func.iter_mut().zip(o.bb_func) {
+                *a = merge_func(*a, b);
             }
         }
         for (site, m) in o.locks {
@@ -93,22 +105,42 @@ impl Builder {
         self
     }
 
+    fn func_index(&mut self, f: u32) -> u32 {
+        match self.fn_index.entry(f) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                self.fns.push((f, FnBuilder::default()));
+                *e.insert(self.fns.len() as u32 - 1)
+            }
+        }
+    }
+
     fn func(&mut self, f: u32) -> &mut FnBuilder {
-        self.funcs.entry(f).or_default()
+        let i = self.func_index(f);
+        &mut self.fns[i as usize].1
     }
 
     /// Walks one SIMT thread.
     fn walk(&mut self, prog: &Program<'_>, simt: u32) {
         struct FrameState {
             func: u32,
-            /// Last block (start, end) run in this frame.
+            /// Index of `func` in `fns`.
+            index: u32,
+            /// Last block (start, end) run in this frame, and its basic block.
             last: Option<(u64, u64)>,
+            last_bb: u32,
             /// A lock was acquired (or released) here; the next block of the frame is its site.
             await_acquire: Option<u64>,
             await_release: Option<(u32, u64)>,
         }
+        if self.bb_func.len() != prog.bbs.blocks.len() {
+            self.bb_func = vec![NONE; prog.bbs.blocks.len()];
+            self.seen = vec![[(NONE, NONE); 2]; prog.bbs.blocks.len()];
+        }
         let mut lane = Lane::new(prog, simt);
         let mut frames: Vec<FrameState> = Vec::new();
+        // Lowest and one-past-highest stack address of this SIMT thread.
+        let mut stack = (u64::MAX, 0u64);
         // Locks held: (lock address, acquire site, frame depth).
         let mut held: Vec<(u64, (u32, u64), usize)> = Vec::new();
         let os = lane.os;
@@ -116,32 +148,52 @@ impl Builder {
             let item = *lane.peek();
             match item {
                 Item::Enter { func } => {
-                    frames.push(FrameState { func, last: None, await_acquire: None, await_release: None });
+                    let index = self.func_index(func);
+                    frames.push(FrameState {
+                        func,
+                        index,
+                        last: None,
+                        last_bb: NONE,
+                        await_acquire: None,
+                        await_release: None,
+                    });
                 }
                 Item::Block(b) => {
                     self.thread_insns += u64::from(b.insns);
                     for m in lane.mem(&b) {
-                        if prog.hint(b.tb, m.insn, m.store) == Hint::Stack {
-                            let hi = m.addr.saturating_add(u64::from(m.size));
-                            let x = self.stacks.entry(os).or_insert((m.addr, hi));
-                            x.0 = x.0.min(m.addr);
-                            x.1 = x.1.max(hi);
+                        if prog.hint_at(b.first_global + u32::from(m.insn), m.store) == Hint::Stack {
+                            stack.0 = stack.0.min(m.addr);
+                            stack.1 = stack.1.max(m.addr.saturating_add(u64::from(m.size)));
                         }
                     }
                     let depth = frames.len();
                     let Some(fr) = frames.last_mut() else { break };
-                    let f = self.funcs.entry(fr.func).or_default();
-                    let e = f.nodes.entry(b.addr).or_insert(b.end);
-                    *e = (*e).max(b.end);
-                    match fr.last {
-                        Some((l, _)) => {
-                            f.edges.insert((l, b.addr));
+                    let known = fr.last_bb != NONE
+                        && b.bb != NO_BB
+                        && self.seen[fr.last_bb as usize].contains(&(b.bb, fr.index));
+                    if !known {
+                        let f = &mut self.fns[fr.index as usize].1;
+                        let e = f.nodes.entry(b.addr).or_insert(b.end);
+                        *e = (*e).max(b.end);
+                        match fr.last {
+                            Some((l, _)) => {
+                                f.edges.insert((l, b.addr));
+                                if fr.last_bb != NONE && b.bb != NO_BB {
+                                    let s = &mut self.seen[fr.last_bb as usize];
+                                    *s = [(b.bb, fr.index), s[0]];
+                                }
+                            }
+                            None => {
+                                f.entries.insert(b.addr);
+                            }
                         }
-                        None => {
-                            f.entries.insert(b.addr);
+                        if b.bb != NO_BB {
+                            let x = &mut self.bb_func[b.bb as usize];
+                            *x = merge_func(*x, fr.func);
                         }
                     }
                     fr.last = Some((b.addr, b.end));
+                    fr.last_bb = if b.bb == NO_BB { NONE } else { b.bb };
                     if let Some(lock) = fr.await_acquire.take() {
                         held.push((lock, (fr.func, b.addr), depth));
                     }
@@ -163,7 +215,15 @@ impl Builder {
                             }
                         }
                     }
-                    frames.push(FrameState { func: callee, last: None, await_acquire: None, await_release: None });
+                    let index = self.func_index(callee);
+                    frames.push(FrameState {
+                        func: callee,
+                        index,
+                        last: None,
+                        last_bb: NONE,
+                        await_acquire: None,
+                        await_release: None,
+                    });
                 }
                 Item::Ret => {
                     if let Some(fr) = frames.pop() {
@@ -201,9 +261,27 @@ impl Builder {
             }
             lane.pop();
         }
+        if stack.0 < stack.1 {
+            let x = self.stacks.entry(os).or_insert(stack);
+            x.0 = x.0.min(stack.0);
+            x.1 = x.1.max(stack.1);
+        }
         if let Some(e) = lane.error {
             self.errors.push(format!("SIMT thread {simt}: {e}"));
         }
+    }
+}
+
+/// [`Builder::bb_func`] of a basic block run by several functions' frames.
+const MANY_FUNCS: u32 = u32::MAX - 2;
+
+fn merge_func(a: u32, b: u32) -> u32 {
+    if a == NONE || a == b {
+        b
+    } else if b == NONE {
+        a
+    } else {
+        MANY_FUNCS
     }
 }
 
@@ -211,6 +289,8 @@ impl Builder {
 #[derive(Debug, Clone)]
 pub struct FnCfg {
     pub func: u32,
+    /// Dense number of node 0 among all graphs' blocks ([`Dcfgs::blocks`]).
+    pub base: u32,
     /// Start address of each block, increasing.
     pub addrs: Vec<u64>,
     /// One past the end of each block (0 for a return site that never ran).
@@ -299,6 +379,7 @@ impl FnCfg {
         }
         let mut cfg = FnCfg {
             func,
+            base: 0,
             addrs,
             ends,
             index,
@@ -351,7 +432,14 @@ impl FnCfg {
 /// The dynamic CFGs of all functions and what else the pass found.
 #[derive(Debug, Default)]
 pub struct Dcfgs {
-    pub funcs: FxHashMap<u32, FnCfg>,
+    /// The graphs, by increasing function id.
+    pub funcs: Vec<FnCfg>,
+    /// Function id → index in `funcs` ([`NO_NODE`]: no graph); [`UNKNOWN_FN`]'s is `unknown`.
+    slots: Vec<u32>,
+    unknown: u32,
+    /// Per basic block ([`trace::BasicBlocks`] index): the function whose frames ran it and its node there
+    /// (function [`NO_NODE`] when several functions or none did): the replay's lookup without hashing.
+    bb_node: Vec<(u32, u32)>,
     /// Acquire site (function, block) → release block in the same frame (`None`: elsewhere).
     pub lock_release: FxHashMap<(u32, u64), Option<u64>>,
     /// The stacks of all OS threads.
@@ -383,10 +471,35 @@ impl Dcfgs {
                 b
             })
             .reduce(Builder::default, Builder::merge);
-        let mut funcs: Vec<(u32, FnBuilder)> = b.funcs.into_iter().collect();
-        funcs.sort_unstable_by_key(|f| f.0);
-        let funcs: FxHashMap<u32, FnCfg> =
-            funcs.into_par_iter().map(|(f, fb)| (f, FnCfg::build(f, fb))).collect::<Vec<_>>().into_iter().collect();
+        let mut fns: Vec<(u32, FnBuilder)> = b.fns;
+        fns.sort_unstable_by_key(|f| f.0);
+        let mut funcs: Vec<FnCfg> = fns.into_par_iter().map(|(f, fb)| FnCfg::build(f, fb)).collect();
+        let mut base = 0u32;
+        for g in &mut funcs {
+            g.base = base;
+            base += g.addrs.len() as u32;
+        }
+        let mut slots = vec![NO_NODE; prog.trace.symbols.len()];
+        let mut unknown = NO_NODE;
+        for (i, g) in funcs.iter().enumerate() {
+            match slots.get_mut(g.func as usize) {
+                Some(s) => *s = i as u32,
+                None if g.func == UNKNOWN_FN => unknown = i as u32,
+                None => {}
+            }
+        }
+        let slot = |f: u32| if f == UNKNOWN_FN { Some(unknown) } else { slots.get(f as usize).copied() };
+        let bb_node = b
+            .bb_func
+            .iter()
+            .zip(&prog.bbs.blocks)
+            .map(|(&f, bb)| {
+                slot(f)
+                    .and_then(|i| funcs.get(i as usize))
+                    .and_then(|g| g.node(bb.addr))
+                    .map_or((NO_NODE, NO_NODE), |n| (f, n))
+            })
+            .collect();
         let lock_release = b
             .locks
             .into_iter()
@@ -409,24 +522,47 @@ impl Dcfgs {
         );
         let mut errors = b.errors;
         errors.sort();
-        Dcfgs { funcs, lock_release, stacks, stack_of, errors, thread_insns: b.thread_insns }
+        Dcfgs { funcs, slots, unknown, bb_node, lock_release, stacks, stack_of, errors, thread_insns: b.thread_insns }
+    }
+
+    /// The index in `funcs` of function `f`'s graph.
+    #[inline]
+    pub fn slot(&self, f: u32) -> Option<u32> {
+        let i = if f == UNKNOWN_FN { self.unknown } else { *self.slots.get(f as usize)? };
+        (i != NO_NODE).then_some(i)
     }
 
     /// The graph of function `f`.
     #[inline]
     pub fn func(&self, f: u32) -> Option<&FnCfg> {
-        self.funcs.get(&f)
+        self.funcs.get(self.slot(f)? as usize)
     }
 
     /// Block of function `f` starting at `addr`.
     #[inline]
     pub fn node(&self, f: u32, addr: u64) -> Option<u32> {
-        self.funcs.get(&f)?.node(addr)
+        self.func(f)?.node(addr)
     }
 
-    /// Blocks in all graphs.
+    /// The node of basic block `bb` ([`crate::lane::BlockItem::bb`]) when function `f`'s frame runs it: one
+    /// array lookup for the blocks only one function runs, `None` otherwise (use [`Dcfgs::node`]).
+    #[inline]
+    pub fn bb_node(&self, f: u32, bb: u32) -> Option<u32> {
+        match self.bb_node.get(bb as usize) {
+            Some(&(g, n)) if g == f => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The graph and node of dense block number `i` (see [`FnCfg::base`]).
+    pub fn block_of(&self, i: u32) -> (&FnCfg, u32) {
+        let k = self.funcs.partition_point(|g| g.base <= i) - 1;
+        (&self.funcs[k], i - self.funcs[k].base)
+    }
+
+    /// Blocks in all graphs (the dense block numbers [`FnCfg::base`] + node run below it).
     pub fn blocks(&self) -> usize {
-        self.funcs.values().map(FnCfg::len).sum()
+        self.funcs.iter().map(FnCfg::len).sum()
     }
 }
 

@@ -14,10 +14,9 @@
 //! * leaving the outermost frame (the segment's first function returned) ends with an [`Item::Ret`] for it and an
 //!   [`Item::Enter`] of the function the lane continues in.
 
-use std::collections::VecDeque;
 use std::sync::mpsc::{sync_channel, Receiver};
 
-use trace::{Event, EventStream, LockKind, SkipKind, NONE};
+use trace::{Event, EventStream, LockKind, SkipKind, Visitor, NONE};
 
 use crate::program::Program;
 
@@ -31,6 +30,9 @@ pub struct MemAccess {
     pub size: u16,
     pub addr: u64,
 }
+
+/// [`BlockItem::bb`] of a block the lane started inside of.
+pub const NO_BB: u32 = u32::MAX;
 
 /// One basic block executed by the lane (or the executed tail of one, when a segment starts inside it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +50,8 @@ pub struct BlockItem {
     pub first: u16,
     /// Instructions executed.
     pub insns: u16,
+    /// The basic block ([`trace::BasicBlocks::blocks`] index), or [`NO_BB`] for the tail of one.
+    pub bb: u32,
     /// The block's memory accesses: `mem_start..mem_end` in the lane's running count of accesses.
     pub mem_start: u64,
     pub mem_end: u64,
@@ -91,17 +95,28 @@ struct Frame {
 /// A cursor over one SIMT thread.
 #[derive(Debug)]
 pub struct Lane<'p> {
-    prog: &'p Program<'p>,
     events: Option<EventStream<'p>>,
     pub simt: u32,
     pub os: u32,
-    items: VecDeque<Item>,
-    /// Accesses of queued blocks; `mem[0]` is access number `mem_base` of the lane.
+    q: Queue<'p>,
+    /// A problem met while reading the stream (the lane ends there).
+    pub error: Option<String>,
+    /// Items decoded by another thread ([`Lane::piped`]), when this lane does not decode its own.
+    feed: Option<Receiver<Batch>>,
+}
+
+/// The items decoded and not yet consumed, and the state that turns events into them (the [`Visitor`] of the
+/// lane's event stream).
+#[derive(Debug)]
+struct Queue<'p> {
+    prog: &'p Program<'p>,
+    items: ItemQueue,
+    /// Accesses of queued blocks (and of the pending one); `mem[0]` is access number `mem_base` of the lane.
     mem: Vec<MemAccess>,
     mem_base: u64,
-    /// Translated block whose memory events are being collected: (tb, first instruction).
-    pending: Option<(u32, u16)>,
-    pending_mem: Vec<MemAccess>,
+    /// Translated block whose memory events are being collected: (tb, first instruction, number of its first
+    /// access).
+    pending: Option<(u32, u16, u64)>,
     frames: Vec<Frame>,
     /// The function of the segment (`--function`), used for its first frame.
     start_function: Option<u32>,
@@ -111,10 +126,60 @@ pub struct Lane<'p> {
     /// leaves them all.
     spin_unwind: Option<u32>,
     ended: bool,
-    /// A problem met while reading the stream (the lane ends there).
-    pub error: Option<String>,
-    /// Items decoded by another thread ([`Lane::piped`]), when this lane does not decode its own.
-    feed: Option<Receiver<Batch>>,
+}
+
+/// A FIFO of items: a vector and the index of its front, emptied when all are consumed and compacted before
+/// a refill (cheaper than a ring buffer's wrapped indexing on the path run per block).
+#[derive(Debug, Default)]
+struct ItemQueue {
+    items: Vec<Item>,
+    head: usize,
+}
+
+impl ItemQueue {
+    #[inline]
+    fn len(&self) -> usize {
+        self.items.len() - self.head
+    }
+
+    #[inline]
+    fn get(&self, k: usize) -> &Item {
+        &self.items[self.head + k]
+    }
+
+    #[inline]
+    fn push_back(&mut self, it: Item) {
+        self.items.push(it);
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<Item> {
+        let it = *self.items.get(self.head)?;
+        self.head += 1;
+        if self.head == self.items.len() {
+            self.items.clear();
+            self.head = 0;
+        }
+        Some(it)
+    }
+
+    fn extend(&mut self, items: Vec<Item>) {
+        self.items.extend(items);
+    }
+
+    /// Moves the unconsumed items to the front.
+    fn compact(&mut self) {
+        if self.head > 0 {
+            self.items.drain(..self.head);
+            self.head = 0;
+        }
+    }
+
+    /// All unconsumed items.
+    fn take(&mut self) -> Vec<Item> {
+        self.compact();
+        std::mem::take(&mut self.items)
+    }
 }
 
 /// Items a decoding thread hands over, with the accesses of their blocks (access numbers from `mem_base`).
@@ -128,6 +193,8 @@ struct Batch {
 const BATCH_ITEMS: usize = 2048;
 /// Batches a decoding thread may run ahead.
 const BATCHES_AHEAD: usize = 4;
+/// Events decoded per refill of a lane's queue.
+const DRIVE_EVENTS: usize = 256;
 
 impl<'p> Lane<'p> {
     pub fn new(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
@@ -147,20 +214,21 @@ impl<'p> Lane<'p> {
     ) -> Lane<'p> {
         let start = &prog.trace.simt[simt as usize].start;
         Lane {
-            prog,
             events,
             simt,
             os: start.os,
-            items: VecDeque::new(),
-            mem: Vec::new(),
-            mem_base: 0,
-            pending: None,
-            pending_mem: Vec::new(),
-            frames: Vec::new(),
-            start_function: (start.function != NONE).then_some(start.function),
-            need_enter: true,
-            spin_unwind: None,
-            ended: false,
+            q: Queue {
+                prog,
+                items: ItemQueue::default(),
+                mem: Vec::new(),
+                mem_base: 0,
+                pending: None,
+                frames: Vec::new(),
+                start_function: (start.function != NONE).then_some(start.function),
+                need_enter: true,
+                spin_unwind: None,
+                ended: false,
+            },
             error,
             feed,
         }
@@ -176,17 +244,17 @@ impl<'p> Lane<'p> {
         let mut source = Lane::new(prog, simt);
         let lane = Lane::reading(prog, simt, None, None, Some(rx));
         scope.spawn(move || loop {
-            while source.items.len() < BATCH_ITEMS && !source.ended {
+            while source.q.items.len() < BATCH_ITEMS && !source.q.ended {
                 source.fill();
             }
-            let mem_len = source.mem.len() as u64;
-            let batch = Batch {
-                items: source.items.drain(..).collect(),
-                mem: std::mem::take(&mut source.mem),
-                error: source.error.take(),
-            };
-            source.mem_base += mem_len;
-            let last = source.ended;
+            // Accesses of a block still pending stay with the source.
+            let q = &mut source.q;
+            let keep = q.pending.map_or(q.mem.len(), |p| (p.2 - q.mem_base) as usize);
+            let rest = q.mem.split_off(keep);
+            let mem = std::mem::replace(&mut q.mem, rest);
+            q.mem_base += mem.len() as u64;
+            let batch = Batch { items: q.items.take(), mem, error: source.error.take() };
+            let last = source.q.ended;
             if tx.send(batch).is_err() || last {
                 return;
             }
@@ -197,15 +265,17 @@ impl<'p> Lane<'p> {
     /// The memory accesses of a block item.
     #[inline]
     pub fn mem(&self, b: &BlockItem) -> &[MemAccess] {
-        &self.mem[(b.mem_start - self.mem_base) as usize..(b.mem_end - self.mem_base) as usize]
+        let q = &self.q;
+        &q.mem[(b.mem_start - q.mem_base) as usize..(b.mem_end - q.mem_base) as usize]
     }
 
     /// The `k`-th next item (0 = the next one).
+    #[inline]
     pub fn peek_nth(&mut self, k: usize) -> &Item {
-        while self.items.len() <= k {
+        while self.q.items.len() <= k {
             self.fill();
         }
-        &self.items[k]
+        self.q.items.get(k)
     }
 
     /// The next item.
@@ -217,16 +287,17 @@ impl<'p> Lane<'p> {
     /// Removes the next item (peek first). The accesses of a popped block are dropped: use them before.
     #[inline]
     pub fn pop(&mut self) -> Item {
-        let it = self.items.pop_front().unwrap_or(Item::End);
+        let q = &mut self.q;
+        let it = q.items.pop_front().unwrap_or(Item::End);
         if let Item::Block(b) = it {
             // Blocks are consumed in order: no queued item needs the accesses before this block's end.
-            let done = (b.mem_end - self.mem_base) as usize;
-            if done == self.mem.len() {
-                self.mem.clear();
-                self.mem_base = b.mem_end;
+            let done = (b.mem_end - q.mem_base) as usize;
+            if done == q.mem.len() {
+                q.mem.clear();
+                q.mem_base = b.mem_end;
             } else if done >= 4096 {
-                self.mem.drain(..done);
-                self.mem_base = b.mem_end;
+                q.mem.drain(..done);
+                q.mem_base = b.mem_end;
             }
         }
         it
@@ -234,69 +305,74 @@ impl<'p> Lane<'p> {
 
     /// Depth of the lane's own call stack (frames entered and not left).
     pub fn depth(&self) -> usize {
-        self.frames.len()
-    }
-
-    fn current_func(&self) -> u32 {
-        self.frames.last().map_or(crate::program::UNKNOWN_FN, |f| f.func)
+        self.q.frames.len()
     }
 
     /// Reads events until at least one more item is queued.
     fn fill(&mut self) {
         if let Some(feed) = &self.feed {
+            let q = &mut self.q;
             match feed.recv() {
                 Ok(b) => {
-                    self.items.extend(b.items);
-                    self.mem.extend(b.mem);
+                    q.items.extend(b.items);
+                    q.mem.extend(b.mem);
                     if b.error.is_some() {
                         self.error = b.error;
                     }
                 }
                 // The decoding thread ended after its last batch (which ended with `End`).
-                Err(_) => self.items.push_back(Item::End),
+                Err(_) => q.items.push_back(Item::End),
             }
             return;
         }
-        let before = self.items.len();
-        while self.items.len() == before {
-            if self.ended {
-                self.items.push_back(Item::End);
+        self.q.items.compact();
+        let before = self.q.items.len();
+        while self.q.items.len() == before {
+            if self.q.ended {
+                self.q.items.push_back(Item::End);
                 return;
             }
-            let ev = match self.events.as_mut().and_then(Iterator::next) {
-                Some(Ok(e)) => e,
+            match self.events.as_mut().map(|e| e.drive(&mut self.q, DRIVE_EVENTS)) {
+                Some(Ok(true)) => {}
+                Some(Ok(false)) | None => self.q.finish(),
                 Some(Err(e)) => {
                     self.error = Some(e.to_string());
-                    self.finish();
-                    continue;
-                }
-                None => {
-                    self.finish();
-                    continue;
-                }
-            };
-            match ev {
-                Event::Block { tb } => {
-                    self.flush();
-                    self.pending = Some((tb, 0));
-                }
-                Event::PartialBlock { tb, from } => {
-                    self.flush();
-                    self.pending = Some((tb, from));
-                }
-                Event::Mem { insn, store, size_log2, addr } => {
-                    if self.pending.is_some() {
-                        self.pending_mem.push(MemAccess { insn, store, size: 1u16 << size_log2.min(15), addr });
-                    }
-                }
-                Event::SegmentStart { .. } => {}
-                Event::SegmentEnd => self.finish(),
-                other => {
-                    self.flush();
-                    self.event(other);
+                    self.q.finish();
                 }
             }
         }
+    }
+}
+
+impl Visitor for Queue<'_> {
+    #[inline]
+    fn block(&mut self, tb: u32, from: u16) {
+        self.flush();
+        self.pending = Some((tb, from, self.mem_base + self.mem.len() as u64));
+    }
+
+    #[inline]
+    fn mem(&mut self, insn: u16, store: bool, size_log2: u8, addr: u64) {
+        if self.pending.is_some() {
+            self.mem.push(MemAccess { insn, store, size: 1u16 << size_log2.min(15), addr });
+        }
+    }
+
+    fn event(&mut self, ev: Event) {
+        match ev {
+            Event::SegmentStart { .. } => {}
+            Event::SegmentEnd => self.finish(),
+            other => {
+                self.flush();
+                self.other(other);
+            }
+        }
+    }
+}
+
+impl Queue<'_> {
+    fn current_func(&self) -> u32 {
+        self.frames.last().map_or(crate::program::UNKNOWN_FN, |f| f.func)
     }
 
     fn finish(&mut self) {
@@ -307,7 +383,7 @@ impl<'p> Lane<'p> {
         }
     }
 
-    fn event(&mut self, ev: Event) {
+    fn other(&mut self, ev: Event) {
         match ev {
             Event::Call { callee } => {
                 self.frames.push(Frame { func: callee, tail: false });
@@ -373,51 +449,68 @@ impl<'p> Lane<'p> {
     }
 
     /// Turns the pending translated block and its accesses into basic-block items.
+    #[inline(always)]
     fn flush(&mut self) {
-        let Some((tb, from)) = self.pending.take() else { return };
+        let Some((tb, from, start)) = self.pending.take() else { return };
         let prog = self.prog;
-        let Some(block) = prog.trace.blocks.get(tb as usize) else { return };
+        let spans = prog.spans(tb);
+        let mut k = (start - self.mem_base) as usize;
+        if spans.is_empty() {
+            self.mem.truncate(k);
+            return;
+        }
+        if from > 0 {
+            // Started inside the block: accesses before the first executed instruction cannot belong to it.
+            let mut i = 0;
+            self.mem.retain(|m| {
+                let keep = i < k || m.insn >= from;
+                i += 1;
+                keep
+            });
+        }
         if self.need_enter {
             self.need_enter = false;
             let func = match self.start_function.take() {
                 Some(f) => f,
-                None => prog.function_at(block.insns.get(from as usize).map_or(block.addr, |i| i.addr)),
+                None => {
+                    let block = &prog.trace.blocks[tb as usize];
+                    prog.function_at(block.insns.get(usize::from(from)).map_or(block.addr, |i| i.addr))
+                }
             };
             self.frames.push(Frame { func, tail: false });
             self.items.push_back(Item::Enter { func });
         }
         let func = self.current_func();
-        let mut k = 0usize;
-        let acc = std::mem::take(&mut self.pending_mem);
-        for span in prog.bbs.spans(tb) {
+        for span in spans {
             let span_end = span.first + span.len;
             if span_end <= from {
                 continue;
             }
-            let first = span.first.max(from);
-            let Some(insn) = block.insns.get(first as usize) else { break };
-            let last = &block.insns[(span_end - 1) as usize];
-            let mem_start = self.mem_base + self.mem.len() as u64;
-            while k < acc.len() && acc[k].insn < span_end {
-                if acc[k].insn >= first {
-                    self.mem.push(acc[k]);
+            let (first, addr, bb) = if span.first >= from {
+                (span.first, span.addr, span.bb)
+            } else {
+                match prog.trace.blocks[tb as usize].insns.get(usize::from(from)) {
+                    Some(i) => (from, i.addr, NO_BB),
+                    None => break,
                 }
+            };
+            let mem_start = self.mem_base + k as u64;
+            while k < self.mem.len() && self.mem[k].insn < span_end {
                 k += 1;
             }
             self.items.push_back(Item::Block(BlockItem {
                 func,
-                addr: insn.addr,
-                end: last.addr + last.bytes.len() as u64,
+                addr,
+                end: span.end,
                 tb,
-                first_global: block.first_insn,
+                first_global: span.first_global,
                 first,
                 insns: span_end - first,
+                bb,
                 mem_start,
-                mem_end: self.mem_base + self.mem.len() as u64,
+                mem_end: self.mem_base + k as u64,
             }));
         }
-        let mut acc = acc;
-        acc.clear();
-        self.pending_mem = acc;
+        self.mem.truncate(k);
     }
 }

@@ -67,11 +67,14 @@ pub struct Config {
     pub transaction_bytes: u32,
     /// How many basic blocks the report lists.
     pub top_blocks: usize,
+    /// Replay a lone active lane without the general step's gathering of what each lane does (same results,
+    /// faster; off only to test that).
+    pub fast_paths: bool,
 }
 
 impl Default for Config {
     fn default() -> Config {
-        Config { warp_size: 32, batch: Batch::Consecutive, transaction_bytes: 32, top_blocks: 20 }
+        Config { warp_size: 32, batch: Batch::Consecutive, transaction_bytes: 32, top_blocks: 20, fast_paths: true }
     }
 }
 
@@ -133,7 +136,11 @@ impl<'t> Analysis<'t> {
     pub fn run(&self, config: &Config, progress: &(dyn Fn(Progress) + Sync)) -> Result<Report, String> {
         config.validate()?;
         let warps = form_warps(&self.prog, config.batch, config.warp_size);
-        let conf = ReplayConfig { warp_size: config.warp_size, transaction_bytes: config.transaction_bytes };
+        let conf = ReplayConfig {
+            warp_size: config.warp_size,
+            transaction_bytes: config.transaction_bytes,
+            fast_paths: config.fast_paths,
+        };
         let done = AtomicU64::new(0);
         let insns = AtomicU64::new(0);
         let n = warps.len() as u64;

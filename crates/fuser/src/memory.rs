@@ -63,14 +63,69 @@ impl Segment {
 /// Decides segments.
 #[derive(Debug, Clone)]
 pub struct Classifier {
-    stacks: Ranges,
-    statics: Ranges,
-    anon: Ranges,
+    /// The address space cut into intervals of one segment each (for accesses through a pointer): interval `i`
+    /// is `[starts[i], starts[i + 1])`, of segment `segs[i]`; `starts[0]` is 0.
+    starts: Vec<u64>,
+    segs: Vec<Segment>,
+}
+
+/// An interval of one segment: `[start, end)` (`end` 0 for the top of the address space).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval {
+    pub start: u64,
+    pub end: u64,
+    pub seg: Segment,
+}
+
+impl Interval {
+    #[inline]
+    pub fn contains(&self, addr: u64) -> bool {
+        addr >= self.start && (addr < self.end || self.end == 0)
+    }
 }
 
 impl Classifier {
     pub fn new(prog: &Program<'_>, stacks: Ranges) -> Classifier {
-        Classifier { stacks, statics: prog.statics.clone(), anon: prog.anon.clone() }
+        Classifier::from_ranges(&stacks, &prog.statics, &prog.anon)
+    }
+
+    /// Stack ranges first, then static data, then anonymous code; everything else is heap.
+    pub fn from_ranges(stacks: &Ranges, statics: &Ranges, anon: &Ranges) -> Classifier {
+        let slow = |addr: u64| {
+            if stacks.contains(addr) {
+                Segment::Stack
+            } else if statics.contains(addr) {
+                Segment::Static
+            } else if anon.contains(addr) {
+                Segment::Other
+            } else {
+                Segment::Heap
+            }
+        };
+        let mut cuts: Vec<u64> = [stacks, statics, anon]
+            .iter()
+            .flat_map(|r| r.as_slice().iter().flat_map(|&(s, e)| [s, e]))
+            .chain([0])
+            .collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut starts: Vec<u64> = Vec::with_capacity(cuts.len());
+        let mut segs: Vec<Segment> = Vec::with_capacity(cuts.len());
+        for c in cuts {
+            let seg = slow(c);
+            if segs.last() != Some(&seg) {
+                starts.push(c);
+                segs.push(seg);
+            }
+        }
+        Classifier { starts, segs }
+    }
+
+    /// The interval of one segment that holds `addr` (for accesses through a pointer).
+    #[inline]
+    pub fn interval(&self, addr: u64) -> Interval {
+        let i = self.starts.partition_point(|&s| s <= addr) - 1;
+        Interval { start: self.starts[i], end: self.starts.get(i + 1).copied().unwrap_or(0), seg: self.segs[i] }
     }
 
     /// The segment of an access at `addr` whose instruction addresses memory as `hint` says.
@@ -80,18 +135,40 @@ impl Classifier {
             Hint::Tls => Segment::Other,
             Hint::Stack => Segment::Stack,
             Hint::Static => Segment::Static,
-            Hint::Pointer => {
-                if self.stacks.contains(addr) {
-                    Segment::Stack
-                } else if self.statics.contains(addr) {
-                    Segment::Static
-                } else if self.anon.contains(addr) {
-                    Segment::Other
-                } else {
-                    Segment::Heap
-                }
-            }
+            Hint::Pointer => self.interval(addr).seg,
         }
+    }
+}
+
+/// [`Classifier::classify`] remembering the last two intervals it looked up: a warp's pointer accesses go to
+/// few places.
+#[derive(Debug, Clone)]
+pub struct ClassifyCache<'c> {
+    classifier: &'c Classifier,
+    recent: [Interval; 2],
+}
+
+impl<'c> ClassifyCache<'c> {
+    pub fn new(classifier: &'c Classifier) -> ClassifyCache<'c> {
+        let i = classifier.interval(0);
+        ClassifyCache { classifier, recent: [i, i] }
+    }
+
+    #[inline]
+    pub fn classify(&mut self, hint: Hint, addr: u64) -> Segment {
+        if hint != Hint::Pointer {
+            return self.classifier.classify(hint, addr);
+        }
+        if self.recent[0].contains(addr) {
+            return self.recent[0].seg;
+        }
+        if self.recent[1].contains(addr) {
+            self.recent.swap(0, 1);
+            return self.recent[0].seg;
+        }
+        let i = self.classifier.interval(addr);
+        self.recent = [i, self.recent[0]];
+        i.seg
     }
 }
 
@@ -142,6 +219,30 @@ mod tests {
         assert_eq!(simt::coalesce::sectors(native.iter().copied()), 32);
         // Two words per lane: 2 × 128 bytes = 8 sectors, the ideal for 8-byte accesses.
         assert_eq!(simt::coalesce::sectors(local.iter().copied()), 8);
+    }
+
+    #[test]
+    fn one_table_agrees_with_the_ranges() {
+        let stacks = Ranges::new(vec![(0x7000, 0x8000), (0x9000, 0xa000)]);
+        let statics = Ranges::new(vec![(0x1000, 0x2000), (0x7800, 0x9800)]);
+        let anon = Ranges::new(vec![(0x1800, 0x3000), (u64::MAX - 16, u64::MAX)]);
+        let c = Classifier::from_ranges(&stacks, &statics, &anon);
+        let mut cache = ClassifyCache::new(&c);
+        for addr in (0..0xb000).step_by(0x80).chain([0x6fff, 0x7fff, 0x9fff, u64::MAX - 17, u64::MAX - 1, u64::MAX]) {
+            let want = if stacks.contains(addr) {
+                Segment::Stack
+            } else if statics.contains(addr) {
+                Segment::Static
+            } else if anon.contains(addr) {
+                Segment::Other
+            } else {
+                Segment::Heap
+            };
+            assert_eq!(c.classify(Hint::Pointer, addr), want, "{addr:#x}");
+            assert_eq!(cache.classify(Hint::Pointer, addr), want, "{addr:#x} (cached)");
+            assert_eq!(cache.classify(Hint::Pointer, 0x7100), Segment::Stack);
+        }
+        assert_eq!(c.classify(Hint::Tls, 0x7100), Segment::Other);
     }
 
     #[test]

@@ -35,6 +35,21 @@ impl Hint {
     }
 }
 
+/// One basic block of a translated block ([`trace::BbSpan`] with its addresses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// The basic block ([`trace::BasicBlocks::blocks`] index).
+    pub bb: u32,
+    /// Global index of the translated block's first instruction.
+    pub first_global: u32,
+    /// Index of the span's first instruction in the translated block, and its instruction count.
+    pub first: u16,
+    pub len: u16,
+    pub addr: u64,
+    /// One past the last byte.
+    pub end: u64,
+}
+
 /// Sorted, disjoint address intervals `[start, end)`.
 #[derive(Debug, Clone, Default)]
 pub struct Ranges(Vec<(u64, u64)>);
@@ -69,6 +84,10 @@ impl Ranges {
 pub struct Program<'t> {
     pub trace: &'t Trace,
     pub bbs: BasicBlocks,
+    /// The basic blocks of every translated block, ready to hand out ([`Program::spans`]).
+    spans: Vec<Span>,
+    /// Translated block `tb`'s spans are `spans[span_start[tb]..span_start[tb + 1]]`.
+    span_start: Vec<u32>,
     pub symbols: SymbolIndex,
     /// Per global instruction index: read hint in bits 0..2, write hint in bits 4..6.
     hints: Vec<u8>,
@@ -107,7 +126,37 @@ impl<'t> Program<'t> {
             trace.modules.iter().filter(|m| m.kind == ModuleKind::Anonymous).map(|m| (m.start, m.end)).collect(),
         );
         let simt_os = trace.simt.iter().map(|s| s.start.os).collect();
-        Program { trace, bbs, symbols, hints, statics, anon, simt_os, static_source }
+        let mut spans = Vec::new();
+        let mut span_start = vec![0u32];
+        for (tb, block) in trace.blocks.iter().enumerate() {
+            for sp in bbs.spans(tb as u32) {
+                let (Some(first), Some(last)) =
+                    (block.insns.get(usize::from(sp.first)), block.insns.get(usize::from(sp.first + sp.len) - 1))
+                else {
+                    continue;
+                };
+                spans.push(Span {
+                    bb: sp.bb,
+                    first_global: block.first_insn,
+                    first: sp.first,
+                    len: sp.len,
+                    addr: first.addr,
+                    end: last.addr + last.bytes.len() as u64,
+                });
+            }
+            span_start.push(spans.len() as u32);
+        }
+        Program { trace, bbs, spans, span_start, symbols, hints, statics, anon, simt_os, static_source }
+    }
+
+    /// The basic blocks translated block `tb` covers, in order.
+    #[inline]
+    pub fn spans(&self, tb: u32) -> &[Span] {
+        let i = tb as usize;
+        match (self.span_start.get(i), self.span_start.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.spans[a as usize..b as usize],
+            _ => &[],
+        }
     }
 
     /// The memory hint of instruction `insn` of block `tb` for a load (`store == false`) or a store.

@@ -30,9 +30,9 @@ use trace::SkipKind;
 
 use crate::dcfg::Dcfgs;
 use crate::lane::{BlockItem, Item, Lane};
-use crate::memory::{local_offset, local_pieces, Classifier, Segment};
+use crate::memory::{local_offset, local_pieces, Classifier, ClassifyCache, Segment};
 use crate::program::Program;
-use crate::stats::{LockStats, Stats, WarpSummary, MAX_LOCK_ADDRS};
+use crate::stats::{FnStats, LockStats, Stats, WarpSummary, MAX_LOCK_ADDRS};
 
 /// A position of the warp: block `node` of function `func`'s dynamic CFG, or a pseudo position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -68,6 +68,8 @@ pub struct ReplayConfig {
     pub warp_size: u32,
     /// Bytes per memory transaction (a power of two).
     pub transaction_bytes: u32,
+    /// See [`crate::Config::fast_paths`].
+    pub fast_paths: bool,
 }
 
 /// One lane's memory access of an executed block, classified.
@@ -106,8 +108,8 @@ struct Region {
 /// Where a lane goes after a block.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Target {
-    /// The block of `func` at `addr`.
-    Block(u32, u64),
+    /// A block missing from its function's graph (at this address).
+    Missing(u64),
     Pc(Pc),
     End,
 }
@@ -116,7 +118,7 @@ enum Target {
 pub struct Warp<'a> {
     prog: &'a Program<'a>,
     cfg: &'a Dcfgs,
-    classifier: &'a Classifier,
+    classify: ClassifyCache<'a>,
     conf: ReplayConfig,
     lanes: Vec<Lane<'a>>,
     /// First stack address each lane touched (the origin of its local memory).
@@ -130,6 +132,13 @@ pub struct Warp<'a> {
     targets: Vec<(Target, LaneMask)>,
     paths: Vec<(Pc, LaneMask)>,
     sink: Option<&'a mut dyn Sink>,
+    /// Per-block and per-function counters of the blocks executed, by dense block number ([`FnCfg::base`] +
+    /// node) and graph index, with the numbers touched: arrays, not hash maps, on the path run per block;
+    /// moved into `stats` at the end.
+    block_eff: Vec<simt::Efficiency>,
+    blocks_touched: Vec<u32>,
+    fn_stats: Vec<FnStats>,
+    fns_touched: Vec<u32>,
 }
 
 impl std::fmt::Debug for Warp<'_> {
@@ -168,7 +177,7 @@ impl<'a> Warp<'a> {
         Warp {
             prog,
             cfg,
-            classifier,
+            classify: ClassifyCache::new(classifier),
             conf,
             stack_base: vec![None; lanes.len()],
             lanes,
@@ -181,6 +190,10 @@ impl<'a> Warp<'a> {
             targets: Vec::new(),
             paths: Vec::new(),
             sink,
+            block_eff: Vec::new(),
+            blocks_touched: Vec::new(),
+            fn_stats: Vec::new(),
+            fns_touched: Vec::new(),
         }
     }
 
@@ -190,6 +203,19 @@ impl<'a> Warp<'a> {
         let mut idle = 0u32;
         while let Some((pc, active)) = self.stack.top() {
             self.stats.max_depth = self.stats.max_depth.max(self.stack.depth());
+            if self.conf.fast_paths && active.count() == 1 && pc.is_block() && self.sink.is_none() {
+                match self.run_alone(pc, active) {
+                    Ok(true) => {
+                        idle = 0;
+                        continue;
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        self.fail(e);
+                        break;
+                    }
+                }
+            }
             match self.step(pc, active) {
                 Ok(true) => idle = 0,
                 Ok(false) => {
@@ -205,6 +231,7 @@ impl<'a> Warp<'a> {
                 }
             }
         }
+        self.flush_counters();
         for l in &self.lanes {
             if let Some(e) = &l.error {
                 self.stats.errors.push(format!("SIMT thread {}: {e}", l.simt));
@@ -212,6 +239,21 @@ impl<'a> Warp<'a> {
         }
         self.stats.warps.push(WarpSummary { index, lanes, eff: self.stats.eff });
         self.stats
+    }
+
+    /// Moves the dense counters into `stats`.
+    fn flush_counters(&mut self) {
+        for &i in &self.blocks_touched {
+            let (g, node) = self.cfg.block_of(i);
+            let e = std::mem::take(&mut self.block_eff[i as usize]);
+            *self.stats.blocks.entry((g.func, g.addrs[node as usize])).or_default() += e;
+        }
+        for &i in &self.fns_touched {
+            let f = self.cfg.funcs[i as usize].func;
+            self.stats.func(f).merge(&std::mem::take(&mut self.fn_stats[i as usize]));
+        }
+        self.blocks_touched.clear();
+        self.fns_touched.clear();
     }
 
     fn fail(&mut self, why: String) {
@@ -263,7 +305,6 @@ impl<'a> Warp<'a> {
         let mut enter: Option<u32> = None;
         let mut enter_mask = LaneMask::EMPTY;
         let mut aligned = true;
-        let pc_addr = self.pc_addr(pc);
         for lane in active {
             self.settle_lane(lane, pc);
             match *self.lanes[lane as usize].peek() {
@@ -286,7 +327,7 @@ impl<'a> Warp<'a> {
                     }
                 }
                 Item::Block(b) => {
-                    if b.func != pc.func || Some(b.addr) != pc_addr {
+                    if b.func != pc.func || self.cfg.bb_node(b.func, b.bb) != Some(pc.node) && !self.at(pc, &b) {
                         aligned = false;
                     }
                 }
@@ -394,19 +435,60 @@ impl<'a> Warp<'a> {
         Ok(true)
     }
 
-    /// The start address of the block at `pc` (`None` for pseudo positions).
-    #[inline]
-    fn pc_addr(&self, pc: Pc) -> Option<u64> {
-        if pc.is_block() {
-            self.cfg.func(pc.func).and_then(|f| f.addrs.get(pc.node as usize).copied())
-        } else {
-            None
+    /// Runs blocks while one lane is active and its items are the blocks the stack expects, until the stack's
+    /// top changes: [`Warp::step`] and [`Warp::advance`] for that case, without their per-step gathering of
+    /// what each lane does (most steps of a divergent program are such steps). Returns whether it ran a block.
+    fn run_alone(&mut self, mut pc: Pc, active: LaneMask) -> Result<bool, String> {
+        let lane = active.first().expect("one lane") as usize;
+        let depth = self.stack.depth();
+        let mut ran = false;
+        loop {
+            let Item::Block(b) = *self.lanes[lane].peek() else { return Ok(ran) };
+            if b.func != pc.func || self.cfg.bb_node(b.func, b.bb) != Some(pc.node) {
+                return Ok(ran);
+            }
+            self.execute(pc, active);
+            ran = true;
+            let to = loop {
+                match *self.lanes[lane].peek() {
+                    Item::Skip { kind, insns } => {
+                        self.lanes[lane].pop();
+                        self.skip(pc.func, kind, insns);
+                    }
+                    Item::Block(next) => match self.block_pc(&next) {
+                        Some(p) => break p,
+                        None => return Err(format!("block {:#x} missing", next.addr)),
+                    },
+                    Item::Call { .. } => break Pc { func: pc.func, node: pc.node | CALL_FLAG },
+                    Item::Ret | Item::Enter { .. } => break Pc { func: pc.func, node: EXIT },
+                    // Locks and the end: the general path.
+                    Item::Lock { .. } | Item::End => {
+                        self.advance(pc, active)?;
+                        return Ok(true);
+                    }
+                }
+            };
+            // One lane goes one way: the pc moves (and the entry is left if it reached its reconvergence point).
+            self.stack.set_pc(to);
+            if self.stack.depth() != depth || !to.is_block() {
+                return Ok(true);
+            }
+            pc = to;
         }
+    }
+
+    /// Whether block `b` is the block at `pc` (by address: the slow path of the basic-block table).
+    fn at(&self, pc: Pc, b: &BlockItem) -> bool {
+        pc.is_block() && self.cfg.func(pc.func).and_then(|f| f.addrs.get(pc.node as usize)) == Some(&b.addr)
     }
 
     #[inline]
     fn block_pc(&self, b: &BlockItem) -> Option<Pc> {
-        Some(Pc { func: b.func, node: self.cfg.node(b.func, b.addr)? })
+        let node = match self.cfg.bb_node(b.func, b.bb) {
+            Some(n) => n,
+            None => self.cfg.node(b.func, b.addr)?,
+        };
+        Some(Pc { func: b.func, node })
     }
 
     /// Where lanes calling at `pc` come back to.
@@ -437,7 +519,7 @@ impl<'a> Warp<'a> {
             thread_insns += u64::from(b.insns);
             for m in l.mem(&b) {
                 let hint = self.prog.hint_at(b.first_global + u32::from(m.insn), m.store);
-                let seg = self.classifier.classify(hint, m.addr);
+                let seg = self.classify.classify(hint, m.addr);
                 let local = if seg == Segment::Stack {
                     let base = *self.stack_base[lane as usize].get_or_insert(m.addr);
                     local_offset(base, m.addr, m.size)
@@ -463,15 +545,31 @@ impl<'a> Warp<'a> {
             e.warp_instructions += warp_insns;
         };
         add(&mut self.stats.eff);
-        add(self.stats.blocks.entry((pc.func, first.addr)).or_default());
+        let slot = self.cfg.slot(pc.func).expect("a block's function has a graph");
+        let dense = (self.cfg.funcs[slot as usize].base + pc.node) as usize;
+        if self.block_eff.is_empty() {
+            self.block_eff = vec![simt::Efficiency::default(); self.cfg.blocks()];
+            self.fn_stats = vec![FnStats::default(); self.cfg.funcs.len()];
+        }
+        let be = &mut self.block_eff[dense];
+        if be.warp_instructions == 0 {
+            self.blocks_touched.push(dense as u32);
+        }
+        add(be);
         self.account_regions(active, warp_insns);
         let stats = &mut self.stats;
-        let fstats = stats.funcs.entry(pc.func).or_default();
+        let fstats = &mut self.fn_stats[slot as usize];
+        if fstats.eff.warp_instructions == 0 {
+            self.fns_touched.push(slot);
+        }
         add(&mut fstats.eff);
         // Memory.
         if !self.scratch.is_empty() {
             // Each lane's accesses stay in program order (the Accel-Sim writer pairs them up).
-            self.scratch.sort_unstable_by_key(|a| (a.insn, a.store, a.seg, a.lane, a.seq));
+            let key = |a: &LaneAccess| (a.insn, a.store, a.seg, a.lane, a.seq);
+            if !self.scratch.is_sorted_by_key(key) {
+                self.scratch.sort_unstable_by_key(key);
+            }
             let tb = self.conf.transaction_bytes;
             let ws = self.conf.warp_size;
             let mut i = 0;
@@ -547,7 +645,12 @@ impl<'a> Warp<'a> {
                     self.skip(pc.func, kind, insns);
                 }
                 Item::Skip { .. } | Item::Lock { .. } => k += 1,
-                Item::Block(b) => return Target::Block(b.func, b.addr),
+                Item::Block(b) => {
+                    return match self.block_pc(&b) {
+                        Some(p) => Target::Pc(p),
+                        None => Target::Missing(b.addr),
+                    }
+                }
                 Item::Call { .. } => return Target::Pc(Pc { func: pc.func, node: pc.node | CALL_FLAG }),
                 Item::Ret | Item::Enter { .. } => return Target::Pc(Pc { func: pc.func, node: EXIT }),
                 Item::End => return Target::End,
@@ -573,9 +676,7 @@ impl<'a> Warp<'a> {
         paths.clear();
         for &(t, mask) in &targets {
             let to = match t {
-                Target::Block(func, addr) => {
-                    Pc { func, node: self.cfg.node(func, addr).ok_or_else(|| format!("block {addr:#x} missing"))? }
-                }
+                Target::Missing(addr) => return Err(format!("block {addr:#x} missing")),
                 Target::Pc(p) => p,
                 Target::End => continue,
             };

@@ -360,7 +360,7 @@ impl Report {
             dcfg: DcfgReport {
                 functions: dcfg.funcs.len(),
                 blocks: dcfg.blocks(),
-                edges: dcfg.funcs.values().map(|f| f.edges).sum(),
+                edges: dcfg.funcs.iter().map(|f| f.edges).sum(),
             },
             resyncs: stats.resyncs,
             max_stack_depth: stats.max_depth,

@@ -16,7 +16,7 @@ pub struct FnStats {
 }
 
 impl FnStats {
-    fn merge(&mut self, o: &FnStats) {
+    pub fn merge(&mut self, o: &FnStats) {
         self.eff += o.eff;
         for (a, b) in self.mem.iter_mut().zip(&o.mem) {
             *a += *b;

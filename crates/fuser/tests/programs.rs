@@ -339,3 +339,22 @@ fn piped_lanes_replay_like_inline_ones() {
     let json = |r: &Report| serde_json::to_value(r).unwrap();
     assert_eq!(json(&inline), json(&piped));
 }
+
+/// The replay's fast path for a lone active lane counts exactly what the general step counts.
+#[test]
+fn lone_lane_fast_path_replays_like_the_general_step() {
+    // Lanes running on alone after the others' loops ended, and alone in critical sections.
+    for mode in ["trips", "lockloop", "mem"] {
+        let Some((_d, t)) = lanes_trace(mode) else { return };
+        let a = Analysis::new(&t);
+        let json = |r: &Report| serde_json::to_value(r).unwrap();
+        for warp in [4, 32] {
+            let fast = a.run(&Config { warp_size: warp, ..Config::default() }, &|_| {}).unwrap();
+            let general = a.run(&Config { warp_size: warp, fast_paths: false, ..Config::default() }, &|_| {}).unwrap();
+            if mode == "trips" {
+                assert!(fast.simt_efficiency.unwrap() < 0.99, "{mode}: the program diverges");
+            }
+            assert_eq!(json(&fast), json(&general), "{mode}, warp {warp}");
+        }
+    }
+}

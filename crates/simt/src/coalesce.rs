@@ -79,6 +79,7 @@ where
 ///
 /// # Panics
 /// If `granularity` is not a power of two.
+#[inline]
 pub fn coalesce_with<I>(accesses: I, granularity: u32, scratch: &mut Vec<(u64, u64)>) -> Coalesced
 where
     I: IntoIterator<Item = (u64, u32)>,
@@ -94,6 +95,11 @@ where
         }
         let last_byte = address.saturating_add(u64::from(size) - 1);
         scratch.push((address >> shift, last_byte >> shift));
+    }
+    if let [(first, last)] = scratch[..] {
+        // One access (one lane, or a group a single lane left): nothing to merge.
+        result.transactions = (last - first).saturating_add(1);
+        return result;
     }
     let n = merge_sorted(scratch);
     scratch.truncate(n);

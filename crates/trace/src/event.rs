@@ -286,6 +286,17 @@ impl EventEncoder {
     }
 }
 
+/// Receives a stream's events in bulk ([`crate::EventStream::drive`]): whole and partial blocks and memory
+/// accesses, the bulk of every stream, through methods of their own, the rest as [`Event`]s.
+pub trait Visitor {
+    /// Instructions `from..` of block `tb` executed (`from` is 0 for a whole block).
+    fn block(&mut self, tb: u32, from: u16);
+    /// Instruction `insn` of the last block accessed `1 << size_log2` bytes at `addr`.
+    fn mem(&mut self, insn: u16, store: bool, size_log2: u8, addr: u64);
+    /// Any other event.
+    fn event(&mut self, e: Event);
+}
+
 /// What the decoder needs to know of a block: its first global instruction index and instruction count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockShape {
@@ -314,6 +325,47 @@ impl EventDecoder {
 
     pub fn reset(&mut self) {
         self.last.fill(0);
+    }
+
+    /// Decodes the next event if it is a whole block or a memory access (the bulk of every stream) and hands it
+    /// to `v`; any other event is left for [`EventDecoder::next`] (`Ok(false)`, the cursor unmoved).
+    #[inline(always)]
+    pub fn next_fast(
+        &mut self,
+        c: &mut Cursor<'_>,
+        shapes: &[BlockShape],
+        v: &mut impl Visitor,
+    ) -> Result<bool, DecodeError> {
+        let start = c.pos();
+        let head = c.varint()?;
+        let payload = head >> 3;
+        match head & 7 {
+            TAG_BLOCK => {
+                let sh = usize::try_from(payload)
+                    .ok()
+                    .and_then(|i| shapes.get(i))
+                    .ok_or(DecodeError("an event names a block the trace does not define"))?;
+                self.cur = Some(*sh);
+                v.block(payload as u32, 0);
+            }
+            TAG_MEM => {
+                let cur = self.cur.ok_or(DecodeError("a memory access precedes any block"))?;
+                let insn = payload >> 4;
+                if insn >= u64::from(cur.len) {
+                    return Err(DecodeError("a memory access names an instruction past the end of its block"));
+                }
+                let delta = varint::unzigzag(c.varint()?);
+                let slot = (cur.first_insn.wrapping_add(insn as u32) as usize) & (ADDR_SLOTS - 1);
+                let addr = self.last[slot].wrapping_add(delta as u64);
+                self.last[slot] = addr;
+                v.mem(insn as u16, payload & 8 != 0, (payload & 7) as u8, addr);
+            }
+            _ => {
+                c.set_pos(start);
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Decodes the next event. `shape` looks up a block id (None: unknown block → error).

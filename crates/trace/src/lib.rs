@@ -25,7 +25,7 @@ pub mod summary;
 pub mod varint;
 pub mod writer;
 
-pub use event::{BlockShape, Event, EventDecoder, EventEncoder, LockKind, Sink, SkipKind, ADDR_SLOTS};
+pub use event::{BlockShape, Event, EventDecoder, EventEncoder, LockKind, Sink, SkipKind, Visitor, ADDR_SLOTS};
 pub use format::{
     encode_chunk, ChunkEncoder, ChunkHeader, ChunkKind, Codec, Header, CHUNK_HEADER_LEN, MAGIC, STORE, VERSION,
 };

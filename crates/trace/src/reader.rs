@@ -7,7 +7,7 @@ use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::event::{BlockShape, Event, EventDecoder};
+use crate::event::{BlockShape, Event, EventDecoder, Visitor};
 use crate::format::{ChunkError, ChunkHeader, ChunkKind, Header, CHUNK_HEADER_LEN, MAX_HEADER_BODY};
 use crate::meta::{Block, EndRecord, MetaRecord, Module, SimtEnd, SimtStart, Symbol, ThreadEnd, ThreadInfo};
 use crate::varint::Cursor;
@@ -555,6 +555,59 @@ impl<'t> EventStream<'t> {
         cache.lock().unwrap_or_else(|e| e.into_inner()).put(c.offset, data.clone());
         self.data = data;
         Ok(())
+    }
+}
+
+impl EventStream<'_> {
+    /// Decodes about `budget` events (fewer at the end of a chunk) into `v`: the iterator's events in bulk,
+    /// without an [`Event`] per block and memory access. `Ok(false)` once the stream is over (`v` got its last
+    /// event); an error ends the stream as the iterator's does.
+    pub fn drive(&mut self, v: &mut impl Visitor, budget: usize) -> Result<bool, TraceError> {
+        let mut n = 0;
+        while n < budget {
+            if self.done || self.failed {
+                return Ok(false);
+            }
+            if self.pos < self.data.len() && (self.in_segment || self.only.is_none()) {
+                let shapes = &self.trace.shapes[..];
+                let mut c = Cursor::at(&self.data, self.pos);
+                while n < budget && !c.is_empty() {
+                    match self.dec.next_fast(&mut c, shapes, v) {
+                        Ok(true) => n += 1,
+                        Ok(false) => break,
+                        Err(e) => {
+                            self.pos = c.pos();
+                            return Err(self.fail(e));
+                        }
+                    }
+                }
+                self.pos = c.pos();
+                if n >= budget {
+                    break;
+                }
+            }
+            // Anything but a block or memory access, a segment's first event, or a new chunk: the general path.
+            match self.next() {
+                Some(Ok(e)) => {
+                    match e {
+                        Event::Block { tb } => v.block(tb, 0),
+                        Event::PartialBlock { tb, from } => v.block(tb, from),
+                        Event::Mem { insn, store, size_log2, addr } => v.mem(insn, store, size_log2, addr),
+                        e => v.event(e),
+                    }
+                    n += 1;
+                }
+                Some(Err(e)) => return Err(e),
+                None => return Ok(false),
+            }
+        }
+        Ok(!(self.done || self.failed))
+    }
+
+    fn fail(&mut self, e: crate::varint::DecodeError) -> TraceError {
+        self.failed = true;
+        let seq = self.next_chunk.saturating_sub(1);
+        TraceError(format!("event chunk {seq}: {}", e.0))
     }
 }
 

@@ -60,6 +60,11 @@ impl<'a> Cursor<'a> {
         self.pos
     }
 
+    /// Moves back to (or forward to) `pos`, at most the end of the data.
+    pub fn set_pos(&mut self, pos: usize) {
+        self.pos = pos.min(self.data.len());
+    }
+
     pub fn is_empty(&self) -> bool {
         self.pos >= self.data.len()
     }
@@ -68,8 +73,27 @@ impl<'a> Cursor<'a> {
         self.data.len() - self.pos
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn varint(&mut self) -> Result<u64, DecodeError> {
+        // Away from the end of the data, one bounds check for all ten possible bytes.
+        if let Some(b) = self.data.get(self.pos..self.pos + MAX_LEN) {
+            let mut v: u64 = 0;
+            for (i, &x) in b.iter().enumerate() {
+                v |= u64::from(x & 0x7f) << (7 * i);
+                if x < 0x80 {
+                    if i == MAX_LEN - 1 && x > 1 {
+                        break;
+                    }
+                    self.pos += i + 1;
+                    return Ok(v);
+                }
+            }
+        }
+        self.varint_slow()
+    }
+
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Result<u64, DecodeError> {
         let mut v: u64 = 0;
         let mut shift = 0u32;
         loop {
