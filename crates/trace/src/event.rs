@@ -455,6 +455,52 @@ mod tests {
         }
     }
 
+    struct Record(Vec<Event>);
+
+    impl Visitor for Record {
+        fn block(&mut self, tb: u32, from: u16) {
+            self.0.push(Event::PartialBlock { tb, from });
+        }
+        fn mem(&mut self, insn: u16, store: bool, size_log2: u8, addr: u64) {
+            self.0.push(Event::Mem { insn, store, size_log2, addr });
+        }
+        fn event(&mut self, e: Event) {
+            self.0.push(e);
+        }
+    }
+
+    #[test]
+    fn fast_path_agrees_with_next_on_bad_input() {
+        let shapes = [BlockShape { first_insn: 0, len: 3 }];
+        let shape = |tb: u32| shapes.get(tb as usize).copied();
+        let cases: [&[u8]; 6] = [
+            &[0x01, 0x00],             // a memory access before any block
+            &[0x08],                   // block 1 of 1
+            &[0x00, 0x81, 0x03, 0x00], // block 0, then an access by instruction 3 of 3
+            &[0x00, 0x01],             // an access whose address delta is missing
+            &[0x80],                   // a cut varint
+            &[0x00, 0x09, 0x80, 0x80], // an access whose address delta is cut
+        ];
+        for bytes in cases {
+            let (mut a, mut b) = (EventDecoder::new(), EventDecoder::new());
+            let (mut ca, mut cb) = (Cursor::new(bytes), Cursor::new(bytes));
+            let mut r = Record(Vec::new());
+            let fast = loop {
+                match a.next_fast(&mut ca, &shapes, &mut r) {
+                    Ok(true) => {}
+                    Ok(false) => panic!("{bytes:?}: only blocks and accesses here"),
+                    Err(e) => break e,
+                }
+            };
+            let slow = loop {
+                if let Err(e) = b.next(&mut cb, &shape) {
+                    break e;
+                }
+            };
+            assert_eq!(fast, slow, "{bytes:?}");
+        }
+    }
+
     #[test]
     fn round_trip() {
         let shapes = [BlockShape { first_insn: 0, len: 3 }, BlockShape { first_insn: 3, len: 5000 }];

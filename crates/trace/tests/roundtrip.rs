@@ -121,8 +121,65 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
     p
 }
 
+/// Turns [`trace::Visitor`] calls back into events.
+#[derive(Default)]
+struct Record(Vec<Event>);
+
+impl trace::Visitor for Record {
+    fn block(&mut self, tb: u32, from: u16) {
+        self.0.push(if from == 0 { Event::Block { tb } } else { Event::PartialBlock { tb, from } });
+    }
+    fn mem(&mut self, insn: u16, store: bool, size_log2: u8, addr: u64) {
+        self.0.push(Event::Mem { insn, store, size_log2, addr });
+    }
+    fn event(&mut self, e: Event) {
+        self.0.push(e);
+    }
+}
+
+/// A stream's events through [`trace::EventStream::drive`] with `budget` events per call, and its error.
+fn drive_all(mut s: trace::EventStream<'_>, budget: usize) -> (Vec<Event>, Option<String>) {
+    let mut r = Record::default();
+    loop {
+        match s.drive(&mut r, budget) {
+            Ok(true) => {}
+            Ok(false) => return (r.0, None),
+            Err(e) => return (r.0, Some(e.0)),
+        }
+    }
+}
+
+/// The same through the iterator.
+fn iterate_all(s: trace::EventStream<'_>) -> (Vec<Event>, Option<String>) {
+    let mut v = Vec::new();
+    for e in s {
+        match e {
+            Ok(e) => v.push(e),
+            Err(e) => return (v, Some(e.0)),
+        }
+    }
+    (v, None)
+}
+
+/// Bulk decoding gives the iterator's events and errors, at any budget.
+fn check_drive(t: &Trace) {
+    let os: Vec<u32> = t.os_streams().collect();
+    for &o in &os {
+        let want = iterate_all(t.os_events(o));
+        for budget in [1, 3, 1000] {
+            assert_eq!(drive_all(t.os_events(o), budget), want, "thread {o}, budget {budget}");
+        }
+    }
+    for s in 0..t.simt.len() as u32 {
+        if let (Ok(a), Ok(b)) = (t.simt_events(s), t.simt_events(s)) {
+            assert_eq!(drive_all(a, 7), iterate_all(b), "SIMT thread {s}");
+        }
+    }
+}
+
 /// Reads every event of every thread; returns the number of events and whether any stream error occurred.
 fn read_all(t: &Trace) -> (usize, bool) {
+    check_drive(t);
     let mut n = 0;
     let mut err = false;
     let streams: Vec<u32> = t.os_streams().collect();
