@@ -164,7 +164,13 @@ impl ItemQueue {
     }
 
     fn extend(&mut self, items: Vec<Item>) {
-        self.items.extend(items);
+        if self.len() == 0 {
+            // Nothing left to consume: take the vector as it is instead of copying it.
+            self.items = items;
+            self.head = 0;
+        } else {
+            self.items.extend(items);
+        }
     }
 
     /// Moves the unconsumed items to the front.
@@ -315,7 +321,12 @@ impl<'p> Lane<'p> {
             match feed.recv() {
                 Ok(b) => {
                     q.items.extend(b.items);
-                    q.mem.extend(b.mem);
+                    if q.mem.is_empty() {
+                        // Every access handed over before was consumed: take the batch's vector as it is.
+                        q.mem = b.mem;
+                    } else {
+                        q.mem.extend(b.mem);
+                    }
                     if b.error.is_some() {
                         self.error = b.error;
                     }
@@ -481,6 +492,22 @@ impl Queue<'_> {
             self.items.push_back(Item::Enter { func });
         }
         let func = self.current_func();
+        if let ([span], 0) = (spans, from) {
+            // One basic block, run whole: all the pending accesses are its own.
+            self.items.push_back(Item::Block(BlockItem {
+                func,
+                addr: span.addr,
+                end: span.end,
+                tb,
+                first_global: span.first_global,
+                first: 0,
+                insns: span.len,
+                bb: span.bb,
+                mem_start: start,
+                mem_end: self.mem_base + self.mem.len() as u64,
+            }));
+            return;
+        }
         for span in spans {
             let span_end = span.first + span.len;
             if span_end <= from {

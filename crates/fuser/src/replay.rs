@@ -447,7 +447,9 @@ impl<'a> Warp<'a> {
             if b.func != pc.func || self.cfg.bb_node(b.func, b.bb) != Some(pc.node) {
                 return Ok(ran);
             }
-            self.execute(pc, active);
+            if !self.execute_alone(pc, active, lane, &b) {
+                self.execute(pc, active);
+            }
             ran = true;
             let to = loop {
                 match *self.lanes[lane].peek() {
@@ -539,30 +541,9 @@ impl<'a> Warp<'a> {
             }
         }
         let first = first.expect("an active lane");
-        // Efficiency.
-        let add = |e: &mut simt::Efficiency| {
-            e.thread_instructions += thread_insns;
-            e.warp_instructions += warp_insns;
-        };
-        add(&mut self.stats.eff);
-        let slot = self.cfg.slot(pc.func).expect("a block's function has a graph");
-        let dense = (self.cfg.funcs[slot as usize].base + pc.node) as usize;
-        if self.block_eff.is_empty() {
-            self.block_eff = vec![simt::Efficiency::default(); self.cfg.blocks()];
-            self.fn_stats = vec![FnStats::default(); self.cfg.funcs.len()];
-        }
-        let be = &mut self.block_eff[dense];
-        if be.warp_instructions == 0 {
-            self.blocks_touched.push(dense as u32);
-        }
-        add(be);
-        self.account_regions(active, warp_insns);
+        let slot = self.count_block(pc, active, thread_insns, warp_insns);
         let stats = &mut self.stats;
         let fstats = &mut self.fn_stats[slot as usize];
-        if fstats.eff.warp_instructions == 0 {
-            self.fns_touched.push(slot);
-        }
-        add(&mut fstats.eff);
         // Memory.
         if !self.scratch.is_empty() {
             // Each lane's accesses stay in program order (the Accel-Sim writer pairs them up).
@@ -608,6 +589,88 @@ impl<'a> Warp<'a> {
         for lane in active {
             self.lanes[lane as usize].pop();
         }
+    }
+
+    /// Counts an executed block's instructions for the warp, the block and its function; returns the function's
+    /// graph index.
+    #[inline]
+    fn count_block(&mut self, pc: Pc, active: LaneMask, thread_insns: u64, warp_insns: u64) -> u32 {
+        let add = |e: &mut simt::Efficiency| {
+            e.thread_instructions += thread_insns;
+            e.warp_instructions += warp_insns;
+        };
+        add(&mut self.stats.eff);
+        let slot = self.cfg.slot(pc.func).expect("a block's function has a graph");
+        let dense = (self.cfg.funcs[slot as usize].base + pc.node) as usize;
+        if self.block_eff.is_empty() {
+            self.block_eff = vec![simt::Efficiency::default(); self.cfg.blocks()];
+            self.fn_stats = vec![FnStats::default(); self.cfg.funcs.len()];
+        }
+        let be = &mut self.block_eff[dense];
+        if be.warp_instructions == 0 {
+            self.blocks_touched.push(dense as u32);
+        }
+        add(be);
+        if !self.regions.is_empty() {
+            self.account_regions(active, warp_insns);
+        }
+        let fstats = &mut self.fn_stats[slot as usize];
+        if fstats.eff.warp_instructions == 0 {
+            self.fns_touched.push(slot);
+        }
+        add(&mut fstats.eff);
+        slot
+    }
+
+    /// [`Warp::execute`] for a lone lane at block `b`, when each of its accesses is a warp access of its own (no
+    /// two of one instruction, direction and segment, which the general path groups): no gathering, sorting or
+    /// merging. Returns `false`, having done nothing, otherwise.
+    fn execute_alone(&mut self, pc: Pc, active: LaneMask, lane: usize, b: &BlockItem) -> bool {
+        const MAX: usize = 32;
+        let mut segs = [Segment::Heap; MAX];
+        {
+            let mem = self.lanes[lane].mem(b);
+            if mem.len() > MAX {
+                return false;
+            }
+            let mut prev = None;
+            for (k, m) in mem.iter().enumerate() {
+                let hint = self.prog.hint_at(b.first_global + u32::from(m.insn), m.store);
+                segs[k] = self.classify.classify(hint, m.addr);
+                let key = (m.insn, m.store, segs[k]);
+                if prev.is_some_and(|p| key <= p) {
+                    return false;
+                }
+                prev = Some(key);
+            }
+        }
+        let insns = u64::from(b.insns);
+        let slot = self.count_block(pc, active, insns, insns);
+        let shift = self.conf.transaction_bytes.trailing_zeros();
+        let ws = self.conf.warp_size;
+        let l = &self.lanes[lane];
+        for (k, m) in l.mem(b).iter().enumerate() {
+            let kind = if m.store { AccessKind::Store } else { AccessKind::Load };
+            let size = u64::from(m.size);
+            let transactions = if size == 0 { 0 } else { ((m.addr + size - 1) >> shift) - (m.addr >> shift) + 1 };
+            let c = simt::Coalesced { transactions, accesses: 1, bytes: size };
+            let seg = segs[k];
+            self.stats.mem[seg as usize].record(kind, &c);
+            self.fn_stats[slot as usize].mem[seg as usize].record(kind, &c);
+            if seg == Segment::Stack {
+                let base = *self.stack_base[lane].get_or_insert(m.addr);
+                self.pieces.clear();
+                local_pieces(local_offset(base, m.addr, m.size), m.size, lane as u32, ws, &mut self.pieces);
+                let mut c = simt::coalesce_with(self.pieces.iter().copied(), 1 << shift, &mut self.blocks_buf);
+                c.accesses = 1;
+                c.bytes = size;
+                let s = Segment::StackLocal as usize;
+                self.stats.mem[s].record(kind, &c);
+                self.fn_stats[slot as usize].mem[s].record(kind, &c);
+            }
+        }
+        self.lanes[lane].pop();
+        true
     }
 
     /// Counts the block's warp instructions for the serialized lock regions it belongs to.

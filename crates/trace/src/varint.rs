@@ -168,6 +168,28 @@ mod tests {
     }
 
     #[test]
+    fn every_length_decodes_in_both_paths() {
+        let mut values = vec![0u64, 1, 127, 128, u64::MAX];
+        for bits in 1..64 {
+            values.extend([(1u64 << bits) - 1, 1u64 << bits, (1u64 << bits) | 0x55]);
+        }
+        for &v in &values {
+            let mut buf = Vec::new();
+            put(&mut buf, v);
+            let n = buf.len();
+            // Followed by enough bytes for the unchecked path, and alone for the checked one.
+            let mut padded = buf.clone();
+            padded.extend([0xffu8; 10]);
+            let mut c = Cursor::new(&padded);
+            assert_eq!(c.varint(), Ok(v), "{v:#x} padded");
+            assert_eq!(c.pos(), n);
+            let mut c = Cursor::new(&buf);
+            assert_eq!(c.varint(), Ok(v), "{v:#x}");
+            assert!(c.is_empty());
+        }
+    }
+
+    #[test]
     fn zigzag_round_trip() {
         for v in [0i64, -1, 1, -2, 2, i64::MIN, i64::MAX, 123456789, -987654321] {
             assert_eq!(unzigzag(zigzag(v)), v);
