@@ -792,6 +792,11 @@ impl Decoder<'_> {
             self.unsupported(i, "128-bit loads and stores are not implemented");
             return op;
         }
+        if inst.opcode == Opcode::Mov && ty.bits() == 128 {
+            // A register slot holds 64 bits in both engines: a `.b128` value would lose its upper half.
+            self.unsupported(i, "128-bit registers (`mov.b128` pack and unpack) are not implemented");
+            return op;
+        }
         if inst.opcode == Opcode::Cvt && inst.has(Word::Pack) {
             self.cvt_pack(&mut op, i, regs, frame);
             return op;
