@@ -819,7 +819,7 @@ impl Decoder<'_> {
             self.cp_async(&mut op, i, regs, frame);
             return op;
         }
-        if types.contains(&Ty::Other) {
+        if types.contains(&Ty::Other) && inst.opcode != Opcode::Mma {
             self.unsupported(i, "type not supported by the emulator");
             return op;
         }
