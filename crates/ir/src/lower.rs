@@ -917,6 +917,18 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
             Some(Local::Reg(r)) => {
                 return match component {
                     None => Operand::Reg(r),
+                    Some(c) if c.is_selector() => {
+                        if self.body.regs[r].vector.is_some() {
+                            self.error(
+                                span,
+                                format!(
+                                    "`{name}` is a vector register: `.{}` selects a byte or half-word of a scalar one",
+                                    c.as_str()
+                                ),
+                            );
+                        }
+                        Operand::Select(r, c)
+                    }
                     Some(c) if self.body.regs[r].vector.is_some() => Operand::RegElement(r, c),
                     Some(_) => {
                         self.error(span, format!("`{name}` is not a vector register and has no components"));
@@ -937,6 +949,12 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
             }
         }
         if let Some(special) = name.strip_prefix('%').and_then(SpecialReg::from_name) {
+            if let Some(c) = component.filter(|c| c.is_selector()) {
+                self.error(
+                    span,
+                    format!("`.{}` selects a byte or half-word of a register, not of `{name}`", c.as_str()),
+                );
+            }
             return Operand::Special(special, component);
         }
         if name == WARP_SZ && component.is_none() {

@@ -297,7 +297,9 @@ impl BodyVerifier<'_, '_> {
             Symbol::Func(f) => f.index() < m.functions.len(),
         };
         let ok = match op {
-            Operand::Reg(r) | Operand::RegElement(r, _) | Operand::Not(r) => r.index() < body.regs.len(),
+            Operand::Reg(r) | Operand::RegElement(r, _) | Operand::Select(r, _) | Operand::Not(r) => {
+                r.index() < body.regs.len()
+            }
             Operand::Pair(a, b) => a.index() < body.regs.len() && b.index() < body.regs.len(),
             Operand::Address(a) => match a.base {
                 AddressBase::Reg(r) => r.index() < body.regs.len(),
@@ -459,7 +461,9 @@ impl BodyVerifier<'_, '_> {
             return;
         }
         let ok = match inst.operands.first() {
-            Some(Operand::Reg(_) | Operand::RegElement(..) | Operand::Pair(..) | Operand::Sink) => true,
+            Some(
+                Operand::Reg(_) | Operand::RegElement(..) | Operand::Select(..) | Operand::Pair(..) | Operand::Sink,
+            ) => true,
             Some(Operand::VectorPair(..)) => true,
             Some(Operand::Vector(items)) => {
                 items.iter().all(|o| matches!(o, Operand::Reg(_) | Operand::RegElement(..) | Operand::Sink))
