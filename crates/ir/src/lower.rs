@@ -56,6 +56,9 @@ impl<'a> ModuleLowering<'a> {
         for item in &module.items {
             match item {
                 ast::Item::Variable(decl) => {
+                    if let Some(why) = vector_decl_error(decl.vector, decl.ty) {
+                        self.error(decl.span, why);
+                    }
                     for d in &decl.declarators {
                         let var = Variable {
                             name: d.name.to_string(),
@@ -278,6 +281,23 @@ fn addressed_names<'a>(stmts: &[ast::Statement<'a>], out: &mut FxHashSet<&'a str
             _ => {}
         }
     }
+}
+
+/// Why a `.vN` declaration is not valid PTX, if it is not: the PTX ISA (5.4.2, Vectors) allows vectors of
+/// length 2 and 4 of a non-predicate type, of at most 128 bits (`.v4 .f64` is not allowed); ptxas refuses
+/// `.v8` declarations ("syntax error") and wider vectors ("exceeds 128 bit limit") alike.
+fn vector_decl_error(vector: Option<u8>, ty: ScalarType) -> Option<String> {
+    let n = vector?;
+    if !matches!(n, 2 | 4) {
+        return Some(format!(
+            "`.v{n}` vector variables are not valid PTX: vector variables are `.v2` or `.v4` (PTX ISA 5.4.2)"
+        ));
+    }
+    if ty == ScalarType::Pred {
+        return Some("vectors of `.pred` are not valid PTX (PTX ISA 5.4.2)".to_string());
+    }
+    let bits = u32::from(n) * ty.size() * 8;
+    (bits > 128).then(|| format!("`.v{n} .{ty}` is {bits} bits: PTX vectors cannot exceed 128 bits (PTX ISA 5.4.2)"))
 }
 
 /// A parameter as the IR keeps it. `.reg`-space parameters become `.param` ones: the body moves them between
@@ -649,6 +669,9 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
     }
 
     fn declaration(&mut self, decl: &ast::VarDecl<'a>) {
+        if let Some(why) = vector_decl_error(decl.vector, decl.ty) {
+            self.error(decl.span, why);
+        }
         for d in &decl.declarators {
             if decl.space == StateSpace::Reg {
                 let name = self.unique_name(d.name, d.range);
@@ -724,6 +747,18 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
         }
         let block = self.current_block();
         // `mov.v4.u16 d, a` between vector registers (or lists) is one `mov` per element.
+        let odd_vector = inst.modifiers.iter().find_map(|m| match m {
+            Modifier::Vector(n) if !matches!(n, 2 | 4) => Some(*n),
+            _ => None,
+        });
+        if let (Opcode::Mov, Some(n)) = (inst.opcode, odd_vector) {
+            // ptxas: "Illegal vector size: 8". The 128-bit pack and unpack are `mov.b128`.
+            self.error(
+                inst.span,
+                format!("`mov.v{n}` is not valid PTX: vector moves are `.v2` or `.v4` (PTX ISA 5.4.2, 9.7.9.4)"),
+            );
+            return;
+        }
         if let (Opcode::Mov, [Operand::Vector(d), Operand::Vector(a)]) = (inst.opcode, operands.as_slice()) {
             if d.len() == a.len() && inst.modifiers.iter().any(|m| matches!(m, Modifier::Vector(_))) {
                 let modifiers: SmallVec<_> =
@@ -882,6 +917,18 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
             Some(Local::Reg(r)) => {
                 return match component {
                     None => Operand::Reg(r),
+                    Some(c) if c.is_selector() => {
+                        if self.body.regs[r].vector.is_some() {
+                            self.error(
+                                span,
+                                format!(
+                                    "`{name}` is a vector register: `.{}` selects a byte or half-word of a scalar one",
+                                    c.as_str()
+                                ),
+                            );
+                        }
+                        Operand::Select(r, c)
+                    }
                     Some(c) if self.body.regs[r].vector.is_some() => Operand::RegElement(r, c),
                     Some(_) => {
                         self.error(span, format!("`{name}` is not a vector register and has no components"));
@@ -902,6 +949,12 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
             }
         }
         if let Some(special) = name.strip_prefix('%').and_then(SpecialReg::from_name) {
+            if let Some(c) = component.filter(|c| c.is_selector()) {
+                self.error(
+                    span,
+                    format!("`.{}` selects a byte or half-word of a register, not of `{name}`", c.as_str()),
+                );
+            }
             return Operand::Special(special, component);
         }
         if name == WARP_SZ && component.is_none() {

@@ -371,6 +371,9 @@ pub enum Operand {
     Reg(RegId),
     /// One element of a vector register (`%v.x`).
     RegElement(RegId, Component),
+    /// A byte or half-word of a scalar register (`%r.b2`, `%r.h1`; `Component::is_selector`): the operand
+    /// selectors of the video instructions. As a destination (`%r.h0`), the part the result is merged into.
+    Select(RegId, Component),
     /// A special register, with its component for the vector ones (`%tid.x`).
     Special(SpecialReg, Option<Component>),
     /// A negated predicate `!%p`.

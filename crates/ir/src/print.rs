@@ -392,7 +392,7 @@ fn operand(out: &mut String, module: &Module, func: &Function, body: &Body, op: 
     };
     match op {
         Operand::Reg(r) => out.push_str(&body.reg_name(*r)),
-        Operand::RegElement(r, c) => write!(out, "{}.{}", body.reg_name(*r), component(*c))?,
+        Operand::RegElement(r, c) | Operand::Select(r, c) => write!(out, "{}.{}", body.reg_name(*r), component(*c))?,
         Operand::Special(s, c) => {
             write!(out, "%{s}")?;
             if let Some(c) = c {
@@ -439,10 +439,5 @@ fn operand(out: &mut String, module: &Module, func: &Function, body: &Body, op: 
 }
 
 fn component(c: Component) -> &'static str {
-    match c {
-        Component::X => "x",
-        Component::Y => "y",
-        Component::Z => "z",
-        Component::W => "w",
-    }
+    c.as_str()
 }

@@ -297,7 +297,9 @@ impl BodyVerifier<'_, '_> {
             Symbol::Func(f) => f.index() < m.functions.len(),
         };
         let ok = match op {
-            Operand::Reg(r) | Operand::RegElement(r, _) | Operand::Not(r) => r.index() < body.regs.len(),
+            Operand::Reg(r) | Operand::RegElement(r, _) | Operand::Select(r, _) | Operand::Not(r) => {
+                r.index() < body.regs.len()
+            }
             Operand::Pair(a, b) => a.index() < body.regs.len() && b.index() < body.regs.len(),
             Operand::Address(a) => match a.base {
                 AddressBase::Reg(r) => r.index() < body.regs.len(),
@@ -341,6 +343,9 @@ impl BodyVerifier<'_, '_> {
         self.control(inst);
         self.memory(inst);
         self.types(inst);
+        if inst.opcode == Opcode::Mov {
+            self.pack(inst);
+        }
     }
 
     /// B6: operand counts.
@@ -456,7 +461,9 @@ impl BodyVerifier<'_, '_> {
             return;
         }
         let ok = match inst.operands.first() {
-            Some(Operand::Reg(_) | Operand::RegElement(..) | Operand::Pair(..) | Operand::Sink) => true,
+            Some(
+                Operand::Reg(_) | Operand::RegElement(..) | Operand::Select(..) | Operand::Pair(..) | Operand::Sink,
+            ) => true,
             Some(Operand::VectorPair(..)) => true,
             Some(Operand::Vector(items)) => {
                 items.iter().all(|o| matches!(o, Operand::Reg(_) | Operand::RegElement(..) | Operand::Sink))
@@ -563,6 +570,39 @@ impl BodyVerifier<'_, '_> {
                 Some(Operand::Reg(r)) if self.body.regs[*r].vector == Some(width) => {}
                 _ => self.error(inst.span, format!("`{}` needs a vector of {width} operands", inst.mnemonic())),
             }
+        }
+    }
+
+    /// B7 for `mov`'s pack and unpack (`mov.b64 d, {a, b}`, `mov.b32 {r, g, b, a}, x`): the PTX ISA (9.7.9.4)
+    /// packs or unpacks two or four elements, the vector's overall size and the scalar's matching the type
+    /// (ptxas: "Illegal vector size" for eight, "Arguments mismatch" for sizes that do not add up).
+    fn pack(&mut self, inst: &Inst) {
+        let Some(ty) = inst.ty() else { return };
+        let items = match inst.operands.as_slice() {
+            [Operand::Vector(_), Operand::Vector(_)] => return,
+            [Operand::Vector(items), _] | [_, Operand::Vector(items)] => items,
+            _ => return,
+        };
+        let n = items.len() as u32;
+        let sizes: Vec<u32> = items
+            .iter()
+            .filter_map(|o| match o {
+                Operand::Reg(r) => self.reg_size(*r),
+                Operand::RegElement(r, _) => self.body.regs.get(*r).map(|reg| reg.ty.size()),
+                _ => None,
+            })
+            .collect();
+        let fits = matches!(n, 2 | 4) && sizes.iter().all(|s| s * n == ty.size());
+        if !fits {
+            self.error(
+                inst.span,
+                format!(
+                    "`{}` packs or unpacks two or four elements whose sizes add up to the type's {} bits (PTX ISA \
+                     9.7.9.4); this vector has {n}",
+                    inst.mnemonic(),
+                    ty.size() * 8
+                ),
+            );
         }
     }
 

@@ -549,6 +549,7 @@ impl Mapping {
         match op {
             Operand::Reg(r) => Operand::Reg(self.reg(*r)),
             Operand::RegElement(r, c) => Operand::RegElement(self.reg(*r), *c),
+            Operand::Select(r, c) => Operand::Select(self.reg(*r), *c),
             Operand::Not(r) => Operand::Not(self.reg(*r)),
             Operand::Pair(a, b) => Operand::Pair(self.reg(*a), self.reg(*b)),
             Operand::VectorPair(items, p) => {

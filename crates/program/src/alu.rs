@@ -129,6 +129,10 @@ pub fn exec(
             let Some(crate::Extra::Video(v)) = op.extra.as_deref() else { return false };
             each!(|l| simd_video(v, a[l], b[l], c[l]))
         }
+        Kind::ScalarVideo => {
+            let Some(crate::Extra::ScalarVideo(v)) = op.extra.as_deref() else { return false };
+            each!(|l| crate::video::exec(v, a[l], b[l], c[l]))
+        }
         Kind::CvtPack => {
             let w = u32::from(m.vec);
             let (lo, hi) = if signed { (-(1i64 << (w - 1)), (1i64 << (w - 1)) - 1) } else { (0, (1i64 << w) - 1) };

@@ -34,6 +34,7 @@ pub mod printf;
 pub mod tensor;
 pub mod texture;
 mod types;
+pub mod video;
 pub mod warp;
 
 /// What executing a warp instruction outside the decoder's simple cases (matrix, texture and surface
@@ -288,6 +289,8 @@ pub enum Kind {
     CvtF8,
     /// A SIMD video instruction (`vadd4`, `vabsdiff2`, ...; `Extra::Video`).
     SimdVideo,
+    /// A scalar video instruction (`vadd`, `vshr`, `vmad`, `vset`, ...; `Extra::ScalarVideo`).
+    ScalarVideo,
     /// `cp.async`: a copy from global to shared memory (`copy.rs`), done when issued.
     CpAsync,
     /// `cvt.pack.sat`: two s32 values saturated to `m.vec` bits each (signed when `ty` is), packed into the
@@ -363,6 +366,8 @@ pub enum Extra {
     Copy(crate::copy::CopyOp),
     /// A SIMD video instruction.
     Video(VideoOp),
+    /// A scalar video instruction.
+    ScalarVideo(crate::video::ScalarVideoOp),
 }
 
 /// The operation of a SIMD video instruction (`vadd2`, `vsub4`, `vavrg2`, `vabsdiff4`, `vmin2`, `vmax4`):
@@ -792,6 +797,11 @@ impl Decoder<'_> {
             self.unsupported(i, "128-bit loads and stores are not implemented");
             return op;
         }
+        if inst.opcode == Opcode::Mov && ty.bits() == 128 {
+            // A register slot holds 64 bits in both engines: a `.b128` value would lose its upper half.
+            self.unsupported(i, "128-bit registers (`mov.b128` pack and unpack) are not implemented");
+            return op;
+        }
         if inst.opcode == Opcode::Cvt && inst.has(Word::Pack) {
             self.cvt_pack(&mut op, i, regs, frame);
             return op;
@@ -810,11 +820,15 @@ impl Decoder<'_> {
             self.simd_video(&mut op, i, video, regs, frame);
             return op;
         }
+        if video::is_scalar_video(inst.opcode) {
+            self.scalar_video(&mut op, i, regs, frame);
+            return op;
+        }
         if inst.opcode == Opcode::Cp && inst.has(Word::Async) {
             self.cp_async(&mut op, i, regs, frame);
             return op;
         }
-        if types.contains(&Ty::Other) {
+        if types.contains(&Ty::Other) && inst.opcode != Opcode::Mma {
             self.unsupported(i, "type not supported by the emulator");
             return op;
         }
@@ -1180,6 +1194,8 @@ fn component(c: Component) -> u32 {
         Component::Y => 1,
         Component::Z => 2,
         Component::W => 3,
+        // Selectors are operands of their own (`Operand::Select`), read by the video decoder only.
+        _ => 0,
     }
 }
 

@@ -6,6 +6,11 @@
 //!
 //! # Fragment layouts
 //!
+//! - **`mma.sync`** of other element types (`m16n8k16`/`m16n8k32` `.s8`/`.u8` with `.s32` accumulators,
+//!   `m16n8k8` `.tf32`, `m8n8k4` `.f64`) follows the ISA's tables for them too (see [`Frag::position`]).
+//!   Integer results are exact, then wrapped to 32 bits or, with `.satfinite`, clamped; `.f64` is one fused
+//!   multiply-add per step in order of k, rounded as `.rn`/`.rz`/`.rm`/`.rp` says; `.tf32` operands count
+//!   by their upper 19 bits.
 //! - **`mma.sync`** (`m16n8k8`, `m16n8k16`; `.f16`/`.bf16` inputs, `.f16`/`.f32` accumulators) and
 //!   **`ldmatrix`** (`m8n8`, `.x1/.x2/.x4`, `.trans`, `.b16`) follow the layouts the PTX ISA specifies, with
 //!   `g = %laneid >> 2` and `t = %laneid % 4`. A (`a0..a7`, two per `.b32` register, low half first): row
@@ -56,6 +61,13 @@ pub enum Elem {
     F16,
     Bf16,
     F32,
+    /// `.tf32`: an `.f32` bit pattern of which the multiply reads the sign, the exponent and the top 10
+    /// fraction bits (see [`Elem::to_f32`]).
+    Tf32,
+    F64,
+    S8,
+    U8,
+    S32,
 }
 
 impl Elem {
@@ -68,23 +80,56 @@ impl Elem {
         }
     }
 
-    pub fn bytes(self) -> u32 {
-        match self {
-            Elem::F16 | Elem::Bf16 => 2,
-            Elem::F32 => 4,
+    /// The `mma` element type of a type qualifier (`wmma` takes [`Elem::from_scalar`]'s).
+    pub fn mma(t: ScalarType) -> Option<Elem> {
+        match t {
+            ScalarType::Tf32 => Some(Elem::Tf32),
+            ScalarType::F64 => Some(Elem::F64),
+            ScalarType::S8 => Some(Elem::S8),
+            ScalarType::U8 => Some(Elem::U8),
+            ScalarType::S32 => Some(Elem::S32),
+            _ => Elem::from_scalar(t),
         }
     }
 
-    /// Elements per 32-bit register.
-    pub fn per_reg(self) -> u32 {
-        4 / self.bytes()
+    pub fn bytes(self) -> u32 {
+        match self {
+            Elem::S8 | Elem::U8 => 1,
+            Elem::F16 | Elem::Bf16 => 2,
+            Elem::F32 | Elem::Tf32 | Elem::S32 => 4,
+            Elem::F64 => 8,
+        }
     }
 
+    /// Elements per register (32-bit registers; an `.f64` element takes a 64-bit register of its own).
+    pub fn per_reg(self) -> u32 {
+        (4 / self.bytes()).max(1)
+    }
+
+    fn is_int(self) -> bool {
+        matches!(self, Elem::S8 | Elem::U8 | Elem::S32)
+    }
+
+    /// The integer value of an integer element's bits.
+    fn to_i64(self, bits: u64) -> i64 {
+        match self {
+            Elem::S8 => i64::from(bits as u8 as i8),
+            Elem::U8 => i64::from(bits as u8),
+            _ => i64::from(bits as u32 as i32),
+        }
+    }
+
+    /// A floating-point element's value. A `.tf32` element is the register's `.f32` bits with the low 13
+    /// fraction bits cleared: the ISA leaves tf32's layout to the implementation (5.2.3) and produces valid
+    /// operands with `cvt.rna.tf32.f32`, which zeroes them; tensor cores read the upper 19 bits only.
     pub fn to_f32(self, bits: u64) -> f32 {
         match self {
             Elem::F16 => sh::to_f32::<F16>(bits as u16),
             Elem::Bf16 => sh::to_f32::<Bf16>(bits as u16),
             Elem::F32 => f32::from_bits(bits as u32),
+            Elem::Tf32 => f32::from_bits(bits as u32 & 0xFFFF_E000),
+            Elem::F64 => f64::from_bits(bits) as f32,
+            Elem::S8 | Elem::U8 | Elem::S32 => self.to_i64(bits) as f32,
         }
     }
 
@@ -92,7 +137,8 @@ impl Elem {
         match self {
             Elem::F16 => u64::from(sh::from_f32::<F16>(x, Rounding::Rn)),
             Elem::Bf16 => u64::from(sh::from_f32::<Bf16>(x, Rounding::Rn)),
-            Elem::F32 => u64::from(x.to_bits()),
+            Elem::F64 => f64::from(x).to_bits(),
+            _ => u64::from(x.to_bits()),
         }
     }
 }
@@ -135,12 +181,12 @@ impl Frag {
         Frag { rows, cols, elem, regs, layout: Layout::Wmma }
     }
 
-    /// An `mma.sync` fragment for shape `m16n8k{k}`.
-    pub fn mma(layout: Layout, k: u32, elem: Elem) -> Frag {
+    /// An `mma.sync` fragment for shape `m{m}n{n}k{k}`.
+    pub fn mma(layout: Layout, (m, n, k): (u32, u32, u32), elem: Elem) -> Frag {
         let (rows, cols) = match layout {
-            Layout::MmaA => (16, k),
-            Layout::MmaB => (k, 8),
-            _ => (16, 8),
+            Layout::MmaA => (m, k),
+            Layout::MmaB => (k, n),
+            _ => (m, n),
         };
         let regs = rows * cols / WARP as u32 / elem.per_reg();
         Frag { rows, cols, elem, regs, layout }
@@ -154,17 +200,27 @@ impl Frag {
         u64::from(self.regs) * 4
     }
 
-    /// The (row, column) of the element in slot `e` of `lane`.
+    /// The (row, column) of the element in slot `e` of `lane`. The `mma` layouts are the ISA's "Matrix
+    /// Fragments for mma.m…" tables, which depend on the element size: 16-bit elements (`m16n8k8`,
+    /// `m16n8k16`), 8-bit integers (`m16n8k16`, `m16n8k32`: A row `g + 8·((i >> 2) & 1)`, column
+    /// `4t + (i & 3) + 16·(i >> 3)`; B row `4t + (i & 3) + 16·(i >> 2)`, column `g`), one element per
+    /// register (`.tf32` `m16n8k8`: A row `g + 8·(i & 1)`, column `t + 4·(i >> 1)`; B row `t + 4i`, column
+    /// `g`; `.f64` `m8n8k4`: A (`g`, `t`), B (`t`, `g`)). C and D are the same for all: row `g + 8·(i >> 1)`,
+    /// column `2t + (i & 1)` (`m8n8k4` has i = 0, 1 only).
     pub fn position(&self, lane: u32, e: u32) -> (u32, u32) {
         let (g, t) = (lane >> 2, lane & 3);
-        match self.layout {
-            Layout::Wmma => {
+        match (self.layout, self.elem.bytes()) {
+            (Layout::Wmma, _) => {
                 let idx = (e * WARP as u32 + lane) % (self.rows * self.cols);
                 (idx / self.cols, idx % self.cols)
             }
-            Layout::MmaA => (g + 8 * ((e >> 1) & 1), 2 * t + (e & 1) + 8 * (e >> 2)),
-            Layout::MmaB => (2 * t + (e & 1) + 8 * (e >> 1), g),
-            Layout::MmaC => (g + 8 * (e >> 1), 2 * t + (e & 1)),
+            (Layout::MmaA, 1) => (g + 8 * ((e >> 2) & 1), 4 * t + (e & 3) + 16 * (e >> 3)),
+            (Layout::MmaB, 1) => (4 * t + (e & 3) + 16 * (e >> 2), g),
+            (Layout::MmaA, 2) => (g + 8 * ((e >> 1) & 1), 2 * t + (e & 1) + 8 * (e >> 2)),
+            (Layout::MmaB, 2) => (2 * t + (e & 1) + 8 * (e >> 1), g),
+            (Layout::MmaA, _) => (g + 8 * (e & 1), t + 4 * (e >> 1)),
+            (Layout::MmaB, _) => (t + 4 * e, g),
+            (Layout::MmaC, _) => (g + 8 * (e >> 1), 2 * t + (e & 1)),
         }
     }
 
@@ -240,6 +296,10 @@ impl MatrixOp {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MmaOp {
     pub k: u32,
+    /// Integer `mma`: `.satfinite` clamps the `.s32` result instead of wrapping it.
+    pub satfinite: bool,
+    /// `.f64` `mma`: the rounding of each fused multiply-add (`.rn` unless `.rz`, `.rm`, `.rp`).
+    pub rounding: Rounding,
     pub a: Frag,
     pub b: Frag,
     pub c: Frag,
@@ -366,29 +426,53 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
             }
         }
         ir::Opcode::Mma => {
-            let Some((16, 8, Some(k @ (8 | 16)))) = shape else {
-                return fail(cx, "only the `.m16n8k8` and `.m16n8k16` `mma` shapes are implemented");
-            };
-            if !has(Word::Row) || !has(Word::Col) || has(Word::Satfinite) || has(Word::Sp) {
+            let Some((m, n, Some(k))) = shape else { return fail(cx, "`mma` needs a shape such as `.m16n8k16`") };
+            if !has(Word::Row) || !has(Word::Col) || has(Word::Sp) {
                 return fail(cx, "only `mma.sync.aligned.{shape}.row.col` is implemented");
             }
-            let elems: SmallVec<[Option<Elem>; 4]> = types.iter().map(|t| Elem::from_scalar(*t)).collect();
-            let [Some(d), Some(a), Some(b), Some(c)] = elems.as_slice() else {
-                return fail(cx, "`mma` needs `.dtype.atype.btype.ctype` with `.f16`/`.bf16` multiplicands");
+            let elems: SmallVec<[Option<Elem>; 4]> = types.iter().map(|t| Elem::mma(*t)).collect();
+            let [Some(d), Some(a), Some(b), Some(c)] = *elems.as_slice() else {
+                return fail(
+                    cx,
+                    "`mma` needs `.dtype.atype.btype.ctype` with `.f16`/`.bf16`/`.tf32`/`.f64`/`.s8`/`.u8` \
+                     multiplicands",
+                );
             };
-            if a != b
-                || *a == Elem::F32
-                || *d == Elem::Bf16
-                || *c == Elem::Bf16
-                || (*a == Elem::Bf16 && (*d, *c) != (Elem::F32, Elem::F32))
-            {
+            use Elem::*;
+            let ok = match (m, n, k) {
+                (16, 8, 8 | 16) if matches!(a, F16 | Bf16) => {
+                    a == b
+                        && matches!(d, F16 | F32)
+                        && matches!(c, F16 | F32)
+                        && (a == F16 || (d, c) == (F32, F32))
+                        && (k == 16 || d == c)
+                }
+                (16, 8, 8) if a == Tf32 => b == Tf32 && (d, c) == (F32, F32),
+                (16, 8, 16 | 32) if matches!(a, S8 | U8) => matches!(b, S8 | U8) && (d, c) == (S32, S32),
+                (8, 8, 4) if a == F64 => (d, b, c) == (F64, F64, F64),
+                _ => {
+                    return fail(
+                        cx,
+                        "the `mma` shapes implemented are `.m16n8k8`/`.m16n8k16` (`.f16`, `.bf16`), `.m16n8k8` \
+                         (`.tf32`), `.m16n8k16`/`.m16n8k32` (`.s8`, `.u8`) and `.m8n8k4` (`.f64`)",
+                    )
+                }
+            };
+            if !ok {
                 return fail(cx, "unsupported `mma` type combination");
             }
+            if has(Word::Satfinite) && !a.is_int() {
+                return fail(cx, "`.satfinite` on a floating-point `mma` is not implemented");
+            }
+            let rounds = [Word::Rn, Word::Rz, Word::Rm, Word::Rp].into_iter().any(has);
+            if rounds && a != F64 {
+                return fail(cx, "a rounding modifier is valid on `.f64` `mma` only");
+            }
             let frags = [
-                Frag::mma(Layout::MmaA, k, *a),
-                Frag::mma(Layout::MmaB, k, *b),
-                Frag::mma(Layout::MmaC, k, *c),
-                Frag::mma(Layout::MmaC, k, *d),
+                Frag::mma(Layout::MmaA, (m, n, k), a),
+                Frag::mma(Layout::MmaB, (m, n, k), b),
+                Frag::mma(Layout::MmaC, (m, n, k), c),
+                Frag::mma(Layout::MmaC, (m, n, k), d),
             ];
             mma_operands(cx, ops, k, frags)
         }
@@ -407,6 +491,11 @@ pub fn check_count(cx: &mut OperandCx<'_, '_>, got: usize, want: u32) -> Option<
 
 pub fn mma_operands(cx: &mut OperandCx<'_, '_>, ops: &[Operand], k: u32, frags: [Frag; 4]) -> Option<MatrixOp> {
     let [a, b, c, d] = frags;
+    let satfinite = cx.inst().has(Word::Satfinite);
+    let rounding = [(Word::Rz, Rounding::Rz), (Word::Rm, Rounding::Rm), (Word::Rp, Rounding::Rp)]
+        .into_iter()
+        .find_map(|(w, r)| cx.inst().has(w).then_some(r))
+        .unwrap_or(Rounding::Rn);
     let dsts = dst_list(cx, ops.first())?;
     check_count(cx, dsts.len(), d.regs)?;
     let mut srcs: [SmallVec<[Src; 8]>; 3] = Default::default();
@@ -414,7 +503,7 @@ pub fn mma_operands(cx: &mut OperandCx<'_, '_>, ops: &[Operand], k: u32, frags: 
         srcs[i] = src_list(cx, ops.get(i + 1))?;
         check_count(cx, srcs[i].len(), f.regs)?;
     }
-    Some(MatrixOp::Mma(Box::new(MmaOp { k, a, b, c, d, dsts, srcs })))
+    Some(MatrixOp::Mma(Box::new(MmaOp { k, satfinite, rounding, a, b, c, d, dsts, srcs })))
 }
 
 /// The registers of a vector operand `{r0, r1, ...}` (or of a single register) as destinations.
@@ -482,15 +571,28 @@ pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecE
             Ok(())
         }
         MatrixOp::Mma(m) => {
-            let read = |x: &dyn WarpAccess, f: &Frag, srcs: &[Src]| -> Vec<f32> {
+            let bits = |x: &dyn WarpAccess, f: &Frag, srcs: &[Src]| -> Vec<u64> {
                 let regs: Vec<[u64; WARP]> = srcs.iter().map(|s| x.read(s)).collect();
-                f.gather(&regs).into_iter().map(|b| f.elem.to_f32(b)).collect()
+                f.gather(&regs)
             };
-            let a = read(x, &m.a, &m.srcs[0]);
-            let b = read(x, &m.b, &m.srcs[1]);
-            let c = read(x, &m.c, &m.srcs[2]);
-            let d = multiply_accumulate(m.d.rows, m.d.cols, m.k, &a, &b, &c);
-            let tile: Vec<u64> = d.into_iter().map(|v| m.d.elem.round_from(v)).collect();
+            let [a, b, c] = [(&m.a, 0), (&m.b, 1), (&m.c, 2)].map(|(f, i)| bits(x, f, &m.srcs[i]));
+            let (rows, cols) = (m.d.rows, m.d.cols);
+            let tile: Vec<u64> = if m.a.elem.is_int() {
+                let [a, b, c] = [(&m.a, a), (&m.b, b), (&m.c, c)]
+                    .map(|(f, v)| v.into_iter().map(|e| f.elem.to_i64(e)).collect::<Vec<i64>>());
+                integer_multiply_accumulate(rows, cols, m.k, &a, &b, &c, m.satfinite)
+                    .into_iter()
+                    .map(|v| u64::from(v as u32))
+                    .collect()
+            } else if m.a.elem == Elem::F64 {
+                let [a, b, c] = [a, b, c].map(|v| v.into_iter().map(f64::from_bits).collect::<Vec<f64>>());
+                f64_multiply_accumulate(rows, cols, m.k, &a, &b, &c, m.rounding).into_iter().map(f64::to_bits).collect()
+            } else {
+                let [a, b, c] = [(&m.a, a), (&m.b, b), (&m.c, c)]
+                    .map(|(f, v)| v.into_iter().map(|e| f.elem.to_f32(e)).collect::<Vec<f32>>());
+                let d = multiply_accumulate(rows, cols, m.k, &a, &b, &c);
+                d.into_iter().map(|v| m.d.elem.round_from(v)).collect()
+            };
             for (dst, vals) in m.dsts.iter().zip(m.d.scatter(&tile)) {
                 x.write(*dst, &vals, exec);
             }
@@ -537,6 +639,54 @@ pub fn multiply_accumulate(rows: u32, cols: u32, k: u32, a: &[f32], b: &[f32], c
             let mut acc = c[m * cols + n];
             for kk in 0..k {
                 acc = sf::fma(a[m * k + kk], b[kk * cols + n], acc, Rounding::Rn, Mods::default());
+            }
+            d.push(acc);
+        }
+    }
+    d
+}
+
+/// Integer `D = A·B + C` (`.s32` accumulators): the exact sum, then wrapped to 32 bits, or with
+/// `.satfinite` clamped to `MIN_INT32..MAX_INT32` (PTX ISA, mma "Integer operations"). The products of 8-bit
+/// values cannot overflow the sum of a row (at most 32 · 255² before C), so only C decides overflow.
+pub fn integer_multiply_accumulate(
+    rows: u32,
+    cols: u32,
+    k: u32,
+    a: &[i64],
+    b: &[i64],
+    c: &[i64],
+    satfinite: bool,
+) -> Vec<i32> {
+    let (rows, cols, k) = (rows as usize, cols as usize, k as usize);
+    let mut d = Vec::with_capacity(rows * cols);
+    for m in 0..rows {
+        for n in 0..cols {
+            let sum = c[m * cols + n] + (0..k).map(|kk| a[m * k + kk] * b[kk * cols + n]).sum::<i64>();
+            d.push(if satfinite { sum.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 } else { sum as i32 });
+        }
+    }
+    d
+}
+
+/// `.f64` `D = A·B + C`: one `.f64` fused multiply-add per step in order of k, each rounded as `rounding`
+/// says (PTX ISA: "identical to that of .f64 precision fused multiply-add").
+pub fn f64_multiply_accumulate(
+    rows: u32,
+    cols: u32,
+    k: u32,
+    a: &[f64],
+    b: &[f64],
+    c: &[f64],
+    rounding: Rounding,
+) -> Vec<f64> {
+    let (rows, cols, k) = (rows as usize, cols as usize, k as usize);
+    let mut d = Vec::with_capacity(rows * cols);
+    for m in 0..rows {
+        for n in 0..cols {
+            let mut acc = c[m * cols + n];
+            for kk in 0..k {
+                acc = sf::fma(a[m * k + kk], b[kk * cols + n], acc, rounding, Mods::default());
             }
             d.push(acc);
         }
@@ -613,20 +763,46 @@ mod tests {
 
     #[test]
     fn mma_fragments_match_the_isa() {
-        let a = Frag::mma(Layout::MmaA, 16, Elem::F16);
+        let a = Frag::mma(Layout::MmaA, (16, 8, 16), Elem::F16);
         assert_eq!(a.regs, 4);
         // lane 5: g = 1, t = 1
         assert_eq!(a.position(5, 0), (1, 2));
         assert_eq!(a.position(5, 3), (9, 3));
         assert_eq!(a.position(5, 6), (9, 10));
-        let b = Frag::mma(Layout::MmaB, 16, Elem::F16);
+        let b = Frag::mma(Layout::MmaB, (16, 8, 16), Elem::F16);
         assert_eq!(b.regs, 2);
         assert_eq!(b.position(5, 3), (11, 1));
-        let c = Frag::mma(Layout::MmaC, 16, Elem::F32);
+        let c = Frag::mma(Layout::MmaC, (16, 8, 16), Elem::F32);
         assert_eq!(c.regs, 4);
         assert_eq!(c.position(31, 3), (15, 7));
-        for f in [a, b, c, Frag::mma(Layout::MmaA, 8, Elem::Bf16), Frag::mma(Layout::MmaB, 8, Elem::F16)] {
-            let tile: Vec<u64> = (0..u64::from(f.rows * f.cols)).collect();
+        let more = [
+            Frag::mma(Layout::MmaA, (16, 8, 8), Elem::Bf16),
+            Frag::mma(Layout::MmaB, (16, 8, 8), Elem::F16),
+            Frag::mma(Layout::MmaA, (16, 8, 32), Elem::S8),
+            Frag::mma(Layout::MmaB, (16, 8, 32), Elem::U8),
+            Frag::mma(Layout::MmaA, (16, 8, 16), Elem::U8),
+            Frag::mma(Layout::MmaB, (16, 8, 16), Elem::S8),
+            Frag::mma(Layout::MmaC, (16, 8, 32), Elem::S32),
+            Frag::mma(Layout::MmaA, (16, 8, 8), Elem::Tf32),
+            Frag::mma(Layout::MmaB, (16, 8, 8), Elem::Tf32),
+            Frag::mma(Layout::MmaA, (8, 8, 4), Elem::F64),
+            Frag::mma(Layout::MmaB, (8, 8, 4), Elem::F64),
+            Frag::mma(Layout::MmaC, (8, 8, 4), Elem::F64),
+        ];
+        for f in [a, b, c].into_iter().chain(more) {
+            // Every element is in exactly one slot of one lane.
+            let mut seen = vec![0u32; (f.rows * f.cols) as usize];
+            for lane in 0..WARP as u32 {
+                for e in 0..f.slots() {
+                    let (r, c) = f.position(lane, e);
+                    assert!(r < f.rows && c < f.cols, "{f:?}: lane {lane} slot {e} at ({r}, {c})");
+                    seen[(r * f.cols + c) as usize] += 1;
+                }
+            }
+            assert!(seen.iter().all(|&n| n == 1), "{f:?}: {seen:?}");
+            let mask = crate::types::mask_bits(f.elem.bytes() * 8);
+            let tile: Vec<u64> =
+                (0..u64::from(f.rows * f.cols)).map(|v| v.wrapping_mul(0x9E37_79B9_7F4A_7C15) & mask).collect();
             assert_eq!(f.gather(&f.scatter(&tile)), tile);
         }
     }

@@ -368,12 +368,42 @@ pub enum Operand<'a> {
     SymbolOffset(&'a str, i64, Span),
 }
 
+/// What follows a name after a dot: a vector component (`.x` .. `.w`, `.r` .. `.a`), or the byte or
+/// half-word selector of a video instruction's operand (`%r.b2`, `%r.h1`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Component {
     X,
     Y,
     Z,
     W,
+    B0,
+    B1,
+    B2,
+    B3,
+    H0,
+    H1,
+}
+
+impl Component {
+    /// A byte or half-word selector rather than a vector component.
+    pub fn is_selector(self) -> bool {
+        !matches!(self, Component::X | Component::Y | Component::Z | Component::W)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Component::X => "x",
+            Component::Y => "y",
+            Component::Z => "z",
+            Component::W => "w",
+            Component::B0 => "b0",
+            Component::B1 => "b1",
+            Component::B2 => "b2",
+            Component::B3 => "b3",
+            Component::H0 => "h0",
+            Component::H1 => "h1",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

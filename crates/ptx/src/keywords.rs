@@ -186,6 +186,8 @@ keywords! {
         To = "to", Pack = "pack",
         // bit manipulation
         Shiftamt = "shiftamt", Clamp = "clamp", Wrap = "wrap", L = "l", R = "r",
+        // scalar video: vmad's plus-one mode and scaling
+        Po = "po", Shr7 = "shr7", Shr15 = "shr15",
         F4e = "f4e", B4e = "b4e", Rc8 = "rc8", Ecl = "ecl", Ecr = "ecr", Rc16 = "rc16",
         // testp
         Finite = "finite", Infinite = "infinite", Number = "number", Notanumber = "notanumber",

@@ -435,12 +435,7 @@ impl Display for Instruction<'_> {
 
 impl Display for Component {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Component::X => "x",
-            Component::Y => "y",
-            Component::Z => "z",
-            Component::W => "w",
-        })
+        f.write_str(self.as_str())
     }
 }
 

@@ -119,15 +119,23 @@ impl<'a> Parser<'a> {
                 }
                 let mut component = None;
                 if self.at(TokenKind::Directive) {
-                    component = match self.tok_text() {
-                        ".x" | ".r" => Some(Component::X),
-                        ".y" | ".g" => Some(Component::Y),
-                        ".z" | ".b" => Some(Component::Z),
-                        ".w" | ".a" => Some(Component::W),
-                        _ => {
-                            return Err(self.unexpected("a vector component (`.x`, `.y`, `.z` or `.w`) after the name"))
-                        }
-                    };
+                    component =
+                        match self.tok_text() {
+                            ".x" | ".r" => Some(Component::X),
+                            ".y" | ".g" => Some(Component::Y),
+                            ".z" | ".b" => Some(Component::Z),
+                            ".w" | ".a" => Some(Component::W),
+                            ".b0" => Some(Component::B0),
+                            ".b1" => Some(Component::B1),
+                            ".b2" => Some(Component::B2),
+                            ".b3" => Some(Component::B3),
+                            ".h0" => Some(Component::H0),
+                            ".h1" => Some(Component::H1),
+                            _ => return Err(self.unexpected(
+                                "a vector component (`.x`, `.y`, `.z` or `.w`) or a selector (`.b0`..`.b3`, `.h0`, \
+                                 `.h1`) after the name",
+                            )),
+                        };
                     self.bump();
                 }
                 if component.is_none() && matches!(self.tok.kind, TokenKind::Plus | TokenKind::Minus) {
