@@ -438,14 +438,17 @@ impl<'a> Warp<'a> {
     /// Runs blocks while one lane is active and its items are the blocks the stack expects, until the stack's
     /// top changes: [`Warp::step`] and [`Warp::advance`] for that case, without their per-step gathering of
     /// what each lane does (most steps of a divergent program are such steps). Returns whether it ran a block.
-    fn run_alone(&mut self, mut pc: Pc, active: LaneMask) -> Result<bool, String> {
+    fn run_alone(&mut self, start: Pc, active: LaneMask) -> Result<bool, String> {
         let lane = active.first().expect("one lane") as usize;
-        let depth = self.stack.depth();
+        // The stack's top entry keeps its place while the lane runs alone, so it is told the pc once at the end
+        // (writing it per block and reading it back in the reconvergence check stalls on the store).
+        let reconverge = self.stack.entries().last().and_then(|e| e.reconverge);
+        let mut pc = start;
         let mut ran = false;
         loop {
-            let Item::Block(b) = *self.lanes[lane].peek() else { return Ok(ran) };
+            let Item::Block(b) = *self.lanes[lane].peek() else { break };
             if b.func != pc.func || self.cfg.bb_node(b.func, b.bb) != Some(pc.node) {
-                return Ok(ran);
+                break;
             }
             if !self.execute_alone(pc, active, lane, &b) {
                 self.execute(pc, active);
@@ -459,24 +462,31 @@ impl<'a> Warp<'a> {
                     }
                     Item::Block(next) => match self.block_pc(&next) {
                         Some(p) => break p,
-                        None => return Err(format!("block {:#x} missing", next.addr)),
+                        None => {
+                            self.stack.set_pc(pc);
+                            return Err(format!("block {:#x} missing", next.addr));
+                        }
                     },
                     Item::Call { .. } => break Pc { func: pc.func, node: pc.node | CALL_FLAG },
                     Item::Ret | Item::Enter { .. } => break Pc { func: pc.func, node: EXIT },
                     // Locks and the end: the general path.
                     Item::Lock { .. } | Item::End => {
+                        self.stack.set_pc(pc);
                         self.advance(pc, active)?;
                         return Ok(true);
                     }
                 }
             };
-            // One lane goes one way: the pc moves (and the entry is left if it reached its reconvergence point).
-            self.stack.set_pc(to);
-            if self.stack.depth() != depth || !to.is_block() {
-                return Ok(true);
-            }
             pc = to;
+            // One lane goes one way: the pc moves, and the entry is left if it reached its reconvergence point.
+            if Some(to) == reconverge || !to.is_block() {
+                break;
+            }
         }
+        if pc != start {
+            self.stack.set_pc(pc);
+        }
+        Ok(ran)
     }
 
     /// Whether block `b` is the block at `pc` (by address: the slow path of the basic-block table).
