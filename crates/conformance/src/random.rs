@@ -1159,15 +1159,43 @@ impl Gen<'_> {
                 }
             }
             _ => {
-                let op = *self.src.pick(&["vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax"]);
+                let op = *self.src.pick(&["vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax", "vset"]);
                 let lanes = if self.src.chance(50) { 4 } else { 2 };
                 let (td, ta, tb) = (sign(self), sign(self), sign(self));
                 let tail = match self.src.below(3) {
-                    0 => ".sat",
+                    0 if op != "vset" => ".sat",
                     1 => ".add",
                     _ => "",
                 };
-                format!("{op}{lanes}.{td}.{ta}.{tb}{tail} {d}, {a}, {b}, {c};")
+                // Destination mask and source lane selectors (over the parts of {b, a}), on register
+                // operands only, some of the time.
+                let (mut dm, mut asel, mut bsel) = (String::new(), String::new(), String::new());
+                if self.src.chance(40) {
+                    let top = if lanes == 2 { 2 } else { 4 };
+                    let mask = 1 + self.src.below((1 << top) - 1);
+                    let digits: String = (0..top).rev().filter(|i| mask >> i & 1 == 1).map(|i| i.to_string()).collect();
+                    let letter = if lanes == 2 { "h" } else { "b" };
+                    dm = match digits.len() {
+                        1 if lanes == 2 => format!(".h{digits}"),
+                        _ => format!(".{letter}{digits}"),
+                    };
+                    let sel = |me: &mut Self| -> String {
+                        let n = if lanes == 2 { 4 } else { 8 };
+                        let ds: String = (0..lanes).map(|_| me.src.below(n).to_string()).collect();
+                        format!(".{letter}{ds}")
+                    };
+                    asel = sel(self);
+                    if b.starts_with('%') {
+                        bsel = sel(self);
+                    }
+                }
+                let types = if op == "vset" {
+                    let cmp = *self.src.pick(&["eq", "ne", "lt", "le", "gt", "ge"]);
+                    format!("{ta}.{tb}.{cmp}")
+                } else {
+                    format!("{td}.{ta}.{tb}")
+                };
+                format!("{op}{lanes}.{types}{tail} {d}{dm}, {a}{asel}, {b}{bsel}, {c};")
             }
         })
     }

@@ -853,6 +853,15 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
         match op {
             ast::Operand::Name(name, component, span) => self.name_operand(name, *component, *span),
             ast::Operand::Not(name, span) => self.register(name, *span).map_or(Operand::Sink, Operand::Not),
+            ast::Operand::Neg(name, component, span) => match self.name_operand(name, *component, *span) {
+                Operand::Reg(r) => Operand::Neg(r, None),
+                Operand::Select(r, c) => Operand::Neg(r, Some(c)),
+                Operand::Sink => Operand::Sink,
+                _ => {
+                    self.error(*span, format!("`-{name}`: only a scalar register (with a selector) can be negated"));
+                    Operand::Sink
+                }
+            },
             ast::Operand::Imm(i, _) => Operand::Imm(canonical(*i)),
             ast::Operand::Address(a) => {
                 let base = match a.base {
@@ -922,8 +931,7 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
                             self.error(
                                 span,
                                 format!(
-                                    "`{name}` is a vector register: `.{}` selects a byte or half-word of a scalar one",
-                                    c.as_str()
+                                    "`{name}` is a vector register: `.{c}` selects a byte or half-word of a scalar one"
                                 ),
                             );
                         }
@@ -950,10 +958,7 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
         }
         if let Some(special) = name.strip_prefix('%').and_then(SpecialReg::from_name) {
             if let Some(c) = component.filter(|c| c.is_selector()) {
-                self.error(
-                    span,
-                    format!("`.{}` selects a byte or half-word of a register, not of `{name}`", c.as_str()),
-                );
+                self.error(span, format!("`.{c}` selects a byte or half-word of a register, not of `{name}`"));
             }
             return Operand::Special(special, component);
         }

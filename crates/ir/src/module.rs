@@ -378,6 +378,9 @@ pub enum Operand {
     Special(SpecialReg, Option<Component>),
     /// A negated predicate `!%p`.
     Not(RegId),
+    /// A negated register, with its byte or half-word selector (`-%r`, `-%r.h1`): `vmad`'s sources, read by
+    /// the video decoder only.
+    Neg(RegId, Option<Component>),
     Imm(Immediate),
     Address(Address),
     /// `{a, b, ...}`

@@ -55,7 +55,7 @@ impl Inst {
 fn visit(op: &Operand, access: Access, f: &mut impl FnMut(RegId, Access)) {
     match op {
         Operand::Reg(r) | Operand::RegElement(r, _) | Operand::Select(r, _) => f(*r, access),
-        Operand::Not(r) => f(*r, Access::Read),
+        Operand::Not(r) | Operand::Neg(r, _) => f(*r, Access::Read),
         Operand::Pair(a, b) => {
             f(*a, access);
             f(*b, access);

@@ -400,6 +400,8 @@ fn operand(out: &mut String, module: &Module, func: &Function, body: &Body, op: 
             }
         }
         Operand::Not(r) => write!(out, "!{}", body.reg_name(*r))?,
+        Operand::Neg(r, None) => write!(out, "-{}", body.reg_name(*r))?,
+        Operand::Neg(r, Some(c)) => write!(out, "-{}.{c}", body.reg_name(*r))?,
         Operand::Imm(i) => immediate(out, i)?,
         Operand::Address(a) => {
             out.push('[');
@@ -438,6 +440,6 @@ fn operand(out: &mut String, module: &Module, func: &Function, body: &Body, op: 
     Ok(())
 }
 
-fn component(c: Component) -> &'static str {
-    c.as_str()
+fn component(c: Component) -> Component {
+    c
 }

@@ -297,9 +297,11 @@ impl BodyVerifier<'_, '_> {
             Symbol::Func(f) => f.index() < m.functions.len(),
         };
         let ok = match op {
-            Operand::Reg(r) | Operand::RegElement(r, _) | Operand::Select(r, _) | Operand::Not(r) => {
-                r.index() < body.regs.len()
-            }
+            Operand::Reg(r)
+            | Operand::RegElement(r, _)
+            | Operand::Select(r, _)
+            | Operand::Not(r)
+            | Operand::Neg(r, _) => r.index() < body.regs.len(),
             Operand::Pair(a, b) => a.index() < body.regs.len() && b.index() < body.regs.len(),
             Operand::Address(a) => match a.base {
                 AddressBase::Reg(r) => r.index() < body.regs.len(),

@@ -551,6 +551,7 @@ impl Mapping {
             Operand::RegElement(r, c) => Operand::RegElement(self.reg(*r), *c),
             Operand::Select(r, c) => Operand::Select(self.reg(*r), *c),
             Operand::Not(r) => Operand::Not(self.reg(*r)),
+            Operand::Neg(r, c) => Operand::Neg(self.reg(*r), *c),
             Operand::Pair(a, b) => Operand::Pair(self.reg(*a), self.reg(*b)),
             Operand::VectorPair(items, p) => {
                 Operand::VectorPair(items.iter().map(|o| self.operand(o)).collect(), self.reg(*p))

@@ -551,6 +551,14 @@ fn simd_video_instructions_follow_the_isa() {
         [0xffff_ffff, 0, 0x8000_0000],
     ];
     let input = le_bytes(cases.iter().flatten().copied());
+    // vavrg rounds half away from zero (the ISA: `(x + y + 1) >> 1` where `x + y >= 0`, else `(x + y) >> 1`).
+    fn avrg(x: i64, y: i64) -> i64 {
+        if x + y >= 0 {
+            (x + y + 1) >> 1
+        } else {
+            (x + y) >> 1
+        }
+    }
     // (lanes, op, d signed, a signed, b signed, sat, add)
     type Form = (u32, fn(i64, i64) -> i64, bool, bool, bool, bool, bool);
     let forms: [Form; 10] = [
@@ -558,12 +566,12 @@ fn simd_video_instructions_follow_the_isa() {
         (4, |x, y| (x - y).abs(), false, false, false, false, true),
         (4, |x, y| x + y, true, true, true, true, false),
         (4, |x, y| x - y, false, false, false, true, false),
-        (4, |x, y| (x + y + 1).div_euclid(2), false, false, false, false, false),
+        (4, avrg, false, false, false, false, false),
         (4, |x, y| x.min(y), true, true, false, false, false),
         (2, |x, y| x.max(y), false, true, true, false, false),
         (2, |x, y| x + y, true, true, true, false, true),
         (2, |x, y| (x - y).abs(), true, true, true, true, false),
-        (2, |x, y| (x + y + 1).div_euclid(2), true, true, true, false, false),
+        (2, avrg, true, true, true, false, false),
     ];
     let model = |(lanes, f, ds, sa, sb, sat, add): Form, a: u32, b: u32, c: u32| -> u32 {
         let bits = 32 / lanes;

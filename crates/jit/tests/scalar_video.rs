@@ -4,7 +4,7 @@
 //! values, `optSaturate` to the destination type's range (narrowed to the merged part with a destination
 //! selector), then `optSecOp` with c (signed as the destination type) or `optMerge` of the low byte or
 //! half-word into c, the low 32 bits written; `vmad` per its own pseudocode (`signedFinal`, `.po`,
-//! `.shr7`/`.shr15`, `.sat` to the final result's range).
+//! `.shr7`/`.shr15`, `.sat` to the final result's range, operand negation of the product or of c).
 
 mod common;
 
@@ -253,22 +253,85 @@ fn forms() -> Vec<Form> {
             ptx: "vmad.s32.u32.s32.sat.shr7 %r9, %r1, %r2, %r3;",
             model: |a, b, c| vmad(a, b, c, ("", "", false, true), (false, true, 7)),
         },
+        // Operand negation: of the product (exactly one of -a, -b) or of c.
+        Form {
+            ptx: "vmad.s32.s32.s32 %r9, -%r1, %r2, %r3;",
+            model: |a, b, c| vmad_neg(a, b, c, ("", "", true, true), (false, false, 0), (true, false, false)),
+        },
+        Form {
+            ptx: "vmad.s32.s32.s32 %r9, %r1, -%r2, %r3;",
+            model: |a, b, c| vmad_neg(a, b, c, ("", "", true, true), (false, false, 0), (false, true, false)),
+        },
+        Form {
+            ptx: "vmad.u32.u32.u32 %r9, %r1, %r2, -%r3;",
+            model: |a, b, c| vmad_neg(a, b, c, ("", "", false, false), (false, false, 0), (false, false, true)),
+        },
+        Form {
+            ptx: "vmad.s32.s32.s32 %r9, -%r1, -%r2, %r3;",
+            model: |a, b, c| vmad_neg(a, b, c, ("", "", true, true), (false, false, 0), (true, true, false)),
+        },
+        Form {
+            ptx: "vmad.u32.u32.u32.sat.shr7 %r9, -%r1.h1, %r2.b2, %r3;",
+            model: |a, b, c| vmad_neg(a, b, c, ("h1", "b2", false, false), (false, true, 7), (true, false, false)),
+        },
+        Form {
+            ptx: "vmad.s32.s32.s32 %r9, -%r1, -%r2, -%r3;",
+            model: |a, b, c| vmad_neg(a, b, c, ("", "", true, true), (false, false, 0), (true, true, true)),
+        },
+        Form {
+            ptx: "vmad.s32.s32.u32.sat %r9, %r1, %r2, -%r3;",
+            model: |a, b, c| vmad_neg(a, b, c, ("", "", true, false), (false, true, 0), (false, false, true)),
+        },
+        Form {
+            ptx: "vmad.u32.u32.u32.sat %r9, %r1.h0, -%r2.h0, %r3;",
+            model: |a, b, c| vmad_neg(a, b, c, ("h0", "h0", false, false), (false, true, 0), (false, true, false)),
+        },
+        Form {
+            ptx: "vmad.u32.s32.u32.shr15 %r9, %r1, %r2.b0, -%r3;",
+            model: |a, b, c| vmad_neg(a, b, c, ("", "b0", true, false), (false, false, 15), (false, false, true)),
+        },
+        Form {
+            ptx: "vmad.u32.u32.u32.sat %r9, -%r1, %r2, %r3;",
+            model: |a, b, c| vmad_neg(a, b, c, ("", "", false, false), (false, true, 0), (true, false, false)),
+        },
+        Form {
+            ptx: "vmad.u32.u32.u32.sat %r9, %r1, %r2, -%r3;",
+            model: |a, b, c| vmad_neg(a, b, c, ("", "", false, false), (false, true, 0), (false, false, true)),
+        },
     ]
 }
 
 /// vmad from the ISA: tmp = ta·tb (128 bits) + c (sign-extended where the final result is signed) + po;
 /// scaled (sign-extended where signed); clamped to the final result's 32-bit range with `.sat`.
-fn vmad(
+fn vmad(a: u32, b: u32, c: u32, sels: (&str, &str, bool, bool), flags: (bool, bool, u32)) -> u32 {
+    vmad_neg(a, b, c, sels, flags, (false, false, false))
+}
+
+/// vmad with operand negation, from the ISA's pseudocode: `signedFinal` also where the product (`a.negate ^
+/// b.negate`) or c is negated; `lsb = 1` and `tmp = ~tmp` for a negated product, else `c = ~c` (32 bits,
+/// before its extension) for a negated c; `tmp + c128 + lsb`.
+fn vmad_neg(
     a: u32,
     b: u32,
     c: u32,
     (asel, bsel, a_s, b_s): (&str, &str, bool, bool),
     (po, sat, shr): (bool, bool, u32),
+    (neg_a, neg_b, neg_c): (bool, bool, bool),
 ) -> u32 {
-    let signed_final = a_s || b_s;
+    let signed_final = a_s || b_s || (neg_a ^ neg_b) || neg_c;
     let (ta, tb) = (i128::from(part(a, asel, a_s)), i128::from(part(b, bsel, b_s)));
+    let (mut tmp, mut c, mut lsb) = (ta * tb, c, 0);
+    if po {
+        lsb = 1;
+    } else if neg_a ^ neg_b {
+        tmp = !tmp;
+        lsb = 1;
+    } else if neg_c {
+        c = !c;
+        lsb = 1;
+    }
     let c128 = if signed_final { i128::from(c as i32) } else { i128::from(c) };
-    let tmp = ta * tb + c128 + i128::from(po);
+    let tmp = tmp + c128 + lsb;
     let r = tmp >> shr;
     let r = match (sat, signed_final) {
         (false, _) => r,
@@ -350,6 +413,13 @@ fn invalid_scalar_video_forms_are_refused() {
         "vset.u32.u32.lt.sat %r9, %r1, %r2;",
         "vmad.u32.u32.u32 %r9.h0, %r1, %r2, %r3;",
         "vmin.u32.u32.u32 %r9, %r1, %r2, %r3;",
+        // Negation: of both the product and c, with `.po`, outside vmad, of c's selected part.
+        "vmad.s32.s32.s32 %r9, -%r1, %r2, -%r3;",
+        "vmad.s32.s32.s32.po %r9, -%r1, %r2, %r3;",
+        "vadd.u32.u32.u32 %r9, -%r1, %r2;",
+        "vmad.u32.u32.u32 %r9, %r1, %r2, -%r3.h0;",
+        // SIMD lane lists are not scalar selectors.
+        "vadd.u32.u32.u32 %r9, %r1.h10, %r2;",
     ] {
         let kernel = format!(
             ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{{\n.reg .b32 %r<10>;\n{line}\nret;\n}}\n"

@@ -423,14 +423,17 @@ pub fn reduce(op: AtomOp, ty: Ty, x: u64, y: u64) -> u64 {
     }
 }
 
-/// One lane group of a SIMD video instruction (`VideoOp`): the lanes of a and b (bytes or half-words,
-/// sign-extended by their types), the operation, `.sat` to the destination lane type, then the lanes packed
-/// (low bits of each) or, with `.add`, their sum added to c; 32-bit results.
+/// A SIMD video instruction (`VideoOp`), from the ISA's pseudocode (9.7.18.2): each lane's operands
+/// taken by `asel`/`bsel` from the half-words or bytes of {b, a} and sign- or zero-extended by their
+/// operand's type (`extractAndSignExt`), the operation (`vavrg` rounds half away from zero; `vset` gives 1
+/// or 0), `.sat` to the destination's lane range; then with `.add`, c plus the masked lanes' results, else
+/// the masked lanes' results (low bits) with c's other lanes; 32-bit results.
 fn simd_video(v: &crate::VideoOp, a: u64, b: u64, c: u64) -> u64 {
     use crate::VideoArith as V;
     let bits = if v.lanes == 4 { 8 } else { 16 };
-    let lane = |x: u64, i: u32, signed: bool| -> i64 {
-        let raw = (x >> (i * bits)) & ((1 << bits) - 1);
+    let both = (b & 0xffff_ffff) << 32 | (a & 0xffff_ffff);
+    let part = |p: u8, signed: bool| -> i64 {
+        let raw = (both >> (u32::from(p) * bits)) & ((1 << bits) - 1);
         if signed && raw >> (bits - 1) != 0 {
             raw as i64 - (1 << bits)
         } else {
@@ -438,26 +441,40 @@ fn simd_video(v: &crate::VideoOp, a: u64, b: u64, c: u64) -> u64 {
         }
     };
     let (lo, hi) = if v.d_signed { (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1) } else { (0, (1i64 << bits) - 1) };
-    let (mut packed, mut sum) = (0u64, 0i64);
-    for i in 0..u32::from(v.lanes) {
-        let (x, y) = (lane(a, i, v.a_signed), lane(b, i, v.b_signed));
+    let lane_mask = (1u64 << bits) - 1;
+    let (mut merged, mut sum) = (c & 0xffff_ffff, c as i64);
+    for i in 0..usize::from(v.lanes) {
+        if v.mask >> i & 1 == 0 {
+            continue;
+        }
+        let (x, y) = (part(v.asel[i], v.a_signed), part(v.bsel[i], v.b_signed));
         let mut r = match v.op {
             V::Add => x + y,
             V::Sub => x - y,
-            V::Avrg => (x + y + 1) >> 1,
+            V::Avrg if x + y >= 0 => (x + y + 1) >> 1,
+            V::Avrg => (x + y) >> 1,
             V::Absdiff => (x - y).abs(),
             V::Min => x.min(y),
             V::Max => x.max(y),
+            V::Set(cmp) => i64::from(match cmp {
+                crate::Cmp::Eq => x == y,
+                crate::Cmp::Ne => x != y,
+                crate::Cmp::Lt => x < y,
+                crate::Cmp::Le => x <= y,
+                crate::Cmp::Gt => x > y,
+                _ => x >= y,
+            }),
         };
         if v.sat {
             r = r.clamp(lo, hi);
         }
-        sum += r;
-        packed |= (r as u64 & ((1 << bits) - 1)) << (i * bits);
+        sum = sum.wrapping_add(r);
+        let shift = i as u32 * bits;
+        merged = merged & !(lane_mask << shift) | (r as u64 & lane_mask) << shift;
     }
     if v.add {
-        (c as i64).wrapping_add(sum) as u64 & 0xffff_ffff
+        sum as u64 & 0xffff_ffff
     } else {
-        packed
+        merged
     }
 }

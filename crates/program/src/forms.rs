@@ -3,12 +3,17 @@
 
 use smallvec::SmallVec;
 
-use crate::{copy, Decoder, Extra, Frame, InstId, Kind, Op, RegMap, Rnd, Space, Src, SymAddr, Ty, VideoArith, VideoOp};
-use ir::{Modifier, Opcode, Operand, Word};
+use crate::{
+    copy, Cmp, Decoder, Extra, Frame, InstId, Kind, Op, RegMap, Rnd, Space, Src, SymAddr, Ty, VideoArith, VideoOp,
+};
+use ir::{Component, Modifier, Opcode, Operand, Word};
 
 impl Decoder<'_> {
-    /// `vop2` / `vop4` `.dtype.atype.btype{.sat}{.add} d, a, b, c` with the default lane selectors and mask
-    /// (what nvcc emits); selectors, masks and `.sat` with `.add` are refused.
+    /// `vop2` / `vop4` `.dtype.atype.btype{.sat} d{.mask}, a{.asel}, b{.bsel}, c` (SIMD merge) or
+    /// `.dtype.atype.btype.add d{.mask}, a{.asel}, b{.bsel}, c` (accumulate), and `vset2` / `vset4`
+    /// `.atype.btype.cmp{.add}` with the same operands (PTX ISA 9.7.18.2). Masks: `.h0 .h1 .h10` or `.b0` ..
+    /// `.b3210` (digits descending); selectors: `.hxy` (x, y from 0 to 3) or `.bxyzw` (from 0 to 7) over the
+    /// half-words or bytes of {b, a}. What the ISA's syntax does not allow (and ptxas refuses) is refused.
     pub(crate) fn simd_video(
         &mut self,
         op: &mut Op,
@@ -19,40 +24,124 @@ impl Decoder<'_> {
     ) {
         use ir::ScalarType as S;
         let inst = &self.body.insts[i];
+        let set = arith == VideoArith::Set(Cmp::Eq);
         let types: SmallVec<[S; 3]> = inst.types().collect();
         let signed = |t: Option<&S>| match t {
             Some(S::U32) => Some(false),
             Some(S::S32) => Some(true),
             _ => None,
         };
-        let (Some(d_signed), Some(a_signed), Some(b_signed)) =
-            (signed(types.first()), signed(types.get(1)), signed(types.get(2)))
-        else {
-            self.unsupported(i, "SIMD video instructions take .dtype.atype.btype, each .u32 or .s32");
+        // vset has no destination type: its results are unsigned.
+        let signs = if set {
+            (types.len() == 2).then(|| (Some(false), signed(types.first()), signed(types.get(1))))
+        } else {
+            (types.len() == 3).then(|| (signed(types.first()), signed(types.get(1)), signed(types.get(2))))
+        };
+        let Some((Some(d_signed), Some(a_signed), Some(b_signed))) = signs else {
+            let what = if set { ".atype.btype" } else { ".dtype.atype.btype" };
+            self.unsupported(i, &format!("SIMD video instructions take {what}, each .u32 or .s32"));
             return;
         };
+        let cmp = [
+            (Word::Eq, Cmp::Eq),
+            (Word::Ne, Cmp::Ne),
+            (Word::Lt, Cmp::Lt),
+            (Word::Le, Cmp::Le),
+            (Word::Gt, Cmp::Gt),
+            (Word::Ge, Cmp::Ge),
+        ]
+        .into_iter()
+        .filter(|(w, _)| inst.has(*w))
+        .map(|(_, c)| c)
+        .collect::<SmallVec<[Cmp; 2]>>();
+        let arith = match (set, cmp.as_slice()) {
+            (false, []) => arith,
+            (true, [c]) => VideoArith::Set(*c),
+            _ => {
+                self.unsupported(i, "`vset2`/`vset4` take one comparison (`.eq .ne .lt .le .gt .ge`); other SIMD video instructions none");
+                return;
+            }
+        };
         let (sat, add) = (inst.has(Word::Sat), inst.has(Word::Add));
-        let others = inst.modifiers.iter().any(|m| match m {
+        let bad = inst.modifiers.iter().find(|m| match m {
             Modifier::Type(_) => false,
-            Modifier::Word(w) => !matches!(w, Word::Sat | Word::Add),
+            Modifier::Word(w) => match w {
+                Word::Sat => set,
+                Word::Add | Word::Eq | Word::Ne | Word::Lt | Word::Le | Word::Gt | Word::Ge => false,
+                _ => true,
+            },
             _ => true,
         });
-        let plain = |o: &Operand| matches!(o, Operand::Reg(_) | Operand::Imm(_));
+        if let Some(m) = bad {
+            self.unsupported(i, &format!("`.{m}` is not a modifier of `{}` (PTX ISA 9.7.18.2)", inst.opcode));
+            return;
+        }
+        if sat && add {
+            self.unsupported(i, "`.sat` cannot be used with the secondary accumulate operation `.add`");
+            return;
+        }
         let ops = &inst.operands;
-        if others || (sat && add) || ops.len() != 4 || !ops.iter().all(plain) {
+        let plain = |o: &Operand| matches!(o, Operand::Reg(_) | Operand::Select(..) | Operand::Imm(_));
+        if ops.len() != 4 || !ops.iter().all(plain) || matches!(ops[3], Operand::Select(..)) {
             self.unsupported(
                 i,
-                "SIMD video instructions run in their plain form only (no lane selectors or masks, no `.sat` with `.add`)",
+                "SIMD video instructions take `d{.mask}, a{.asel}, b{.bsel}, c`: 32-bit registers or immediates, no \
+                 selector on c",
             );
             return;
         }
+        let sel = |o: &Operand| match o {
+            Operand::Select(_, c) => Some(*c),
+            _ => None,
+        };
+        let half = lanes == 2;
+        let mask = match sel(&ops[0]) {
+            None => (1u8 << lanes) - 1,
+            Some(c) => match simd_mask(c, half) {
+                Some(m) => m,
+                None => {
+                    let want = if half { "`.h0`, `.h1` or `.h10`" } else { "`.b0` .. `.b3210` (digits descending)" };
+                    self.unsupported(i, &format!("`.{c}` is not a destination mask of `{}`: {want}", inst.opcode));
+                    return;
+                }
+            },
+        };
+        let default_a = [0, 1, 2, 3];
+        let default_b = if half { [2, 3, 0, 0] } else { [4, 5, 6, 7] };
+        let mut selectors = [default_a, default_b];
+        for (k, o) in ops[1..3].iter().enumerate() {
+            let Some(c) = sel(o) else { continue };
+            match simd_selector(c, half) {
+                Some(s) => selectors[k] = s,
+                None => {
+                    let want = if half { "`.hxy`, x and y from 0 to 3" } else { "`.bxyzw`, x .. w from 0 to 7" };
+                    self.unsupported(i, &format!("`.{c}` is not a source selector of `{}`: {want}", inst.opcode));
+                    return;
+                }
+            }
+        }
+        let whole = |o: &Operand| match o {
+            Operand::Select(r, _) => Operand::Reg(*r),
+            o => o.clone(),
+        };
         op.kind = Kind::SimdVideo;
         op.ty = if d_signed { Ty::S32 } else { Ty::U32 };
-        op.dst = self.dst(i, &ops[0], regs);
-        op.a = self.src(i, &ops[1], Ty::B32, regs, frame);
-        op.b = self.src(i, &ops[2], Ty::B32, regs, frame);
+        op.dst = self.dst(i, &whole(&ops[0]), regs);
+        op.a = self.src(i, &whole(&ops[1]), Ty::B32, regs, frame);
+        op.b = self.src(i, &whole(&ops[2]), Ty::B32, regs, frame);
         op.c = self.src(i, &ops[3], Ty::B32, regs, frame);
-        op.extra = Some(Box::new(Extra::Video(VideoOp { op: arith, lanes, d_signed, a_signed, b_signed, sat, add })));
+        op.extra = Some(Box::new(Extra::Video(VideoOp {
+            op: arith,
+            lanes,
+            d_signed,
+            a_signed,
+            b_signed,
+            sat,
+            add,
+            asel: selectors[0],
+            bsel: selectors[1],
+            mask,
+        })));
     }
 
     /// `cvt.rn.satfinite{.relu}.f8x2.f32 d, a, b`, `cvt.rn.satfinite{.relu}.f8x2.f16x2 d, a` and
@@ -201,8 +290,45 @@ pub(crate) fn simd_video(opcode: Opcode) -> Option<(VideoArith, u8)> {
         O::Vmin4 => (VideoArith::Min, 4),
         O::Vmax2 => (VideoArith::Max, 2),
         O::Vmax4 => (VideoArith::Max, 4),
+        // The comparison comes from the modifiers (`Eq` stands for any until decoded).
+        O::Vset2 => (VideoArith::Set(Cmp::Eq), 2),
+        O::Vset4 => (VideoArith::Set(Cmp::Eq), 4),
         _ => return None,
     })
+}
+
+/// A SIMD video destination mask: lane bits (bit i: lane i written). `.h0 .h1 .h10` for two lanes; `.b0`
+/// .. `.b3`, and two to four distinct digits from 0 to 3 in descending order, for four (the ISA's list).
+fn simd_mask(c: Component, half: bool) -> Option<u8> {
+    use Component as C;
+    match (c, half) {
+        (C::H0, true) | (C::B0, false) => Some(1),
+        (C::H1, true) | (C::B1, false) => Some(2),
+        (C::B2, false) => Some(4),
+        (C::B3, false) => Some(8),
+        (C::Lanes(l), _) if l.half == half => {
+            let top = if half { 1 } else { 3 };
+            let d = l.digits();
+            let descending = d.windows(2).all(|w| w[0] > w[1]);
+            (descending && d.iter().all(|&x| x <= top)).then(|| d.iter().fold(0, |m, &x| m | 1 << x))
+        }
+        _ => None,
+    }
+}
+
+/// A SIMD video source selector: for each result lane (lane 0 first), which half-word (0 to 3) or byte (0
+/// to 7) of {b, a} it takes (a's are 0-1 or 0-3). `.hxy` has lane 1's first; `.bxyzw` lane 3's.
+fn simd_selector(c: Component, half: bool) -> Option<[u8; 4]> {
+    let Component::Lanes(l) = c else { return None };
+    let n = if half { 2 } else { 4 };
+    if l.half != half || usize::from(l.len) != n {
+        return None;
+    }
+    let mut s = [0; 4];
+    for (lane, &d) in l.digits().iter().rev().enumerate() {
+        s[lane] = d;
+    }
+    Some(s)
 }
 
 /// Why an instruction the general path would take is refused: a modifier that changes its meaning and that

@@ -370,9 +370,10 @@ pub enum Extra {
     ScalarVideo(crate::video::ScalarVideoOp),
 }
 
-/// The operation of a SIMD video instruction (`vadd2`, `vsub4`, `vavrg2`, `vabsdiff4`, `vmin2`, `vmax4`):
-/// on 2 half-word or 4 byte lanes of a and b, each signed or not by its type, the result saturated to the
-/// destination's lane type with `.sat`, then packed, or with `.add` summed into c.
+/// The operation of a SIMD video instruction (`vadd2`, `vsub4`, `vavrg2`, `vabsdiff4`, `vmin2`, `vmax4`,
+/// `vset2`, `vset4`): on 2 half-word or 4 byte lanes selected from {b, a}, each signed or not by its
+/// operand's type, the result saturated to the destination's lane type with `.sat`, then the lanes in the
+/// mask merged into c's (the others c's), or with `.add` the masked lanes summed into c.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VideoOp {
     pub op: VideoArith,
@@ -383,6 +384,13 @@ pub struct VideoOp {
     pub b_signed: bool,
     pub sat: bool,
     pub add: bool,
+    /// For each lane (lane 0 first), the half-word (0 to 3) or byte (0 to 7) of {b, a} that a's and b's
+    /// operand takes: `a`'s parts are 0-1 (half-words) or 0-3 (bytes), `b`'s the rest. Defaults: a's own
+    /// lanes for `asel`, b's for `bsel`.
+    pub asel: [u8; 4],
+    pub bsel: [u8; 4],
+    /// The destination mask: bit i set where lane i's result is written (or, with `.add`, summed).
+    pub mask: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -393,6 +401,8 @@ pub enum VideoArith {
     Absdiff,
     Min,
     Max,
+    /// `vset2`/`vset4`: 1 where the comparison holds, else 0 (unsigned lanes).
+    Set(Cmp),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

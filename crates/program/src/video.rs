@@ -10,8 +10,9 @@
 //! byte or half-word into `c` at the destination selector (`optMerge`); the low 32 bits are written.
 //! `vmad`: `(a·b) + c` in 128 bits, with `.po` (+1) or the negation of the product or of `c` (signed final
 //! result, `signedFinal`), scaled by `.shr7`/`.shr15` (an arithmetic shift where the final result is signed),
-//! clamped with `.sat` to the final result's 32-bit range. Operand negation (`-a`) does not parse, so vmad
-//! runs without it.
+//! clamped with `.sat` to the final result's 32-bit range. Operand negation (`-a`, `-b`, `-c`): the product
+//! is negated where exactly one of a and b is, by `~(a·b) + 1`, and `c` by `~c + 1` in 32 bits before its
+//! (then signed) extension; PTX (and ptxas) allow one of the two, and none with `.po`.
 
 use ir::{Component, InstId, Opcode, Operand, Word};
 use smallvec::SmallVec;
@@ -60,6 +61,10 @@ pub struct ScalarVideoOp {
     pub po: bool,
     /// `vmad`: `.shr7` / `.shr15` (0 without).
     pub scale: u8,
+    /// `vmad`: the product negated (exactly one of `-a` and `-b`).
+    pub neg_product: bool,
+    /// `vmad`: `-c`.
+    pub neg_c: bool,
 }
 
 /// The opcodes of the scalar video instructions.
@@ -148,11 +153,21 @@ pub fn exec(v: &ScalarVideoOp, a: u64, b: u64, c: u64) -> u64 {
     u64::from(d as u32)
 }
 
-/// `vmad`, from the ISA's pseudocode (operand negation is not parsed, so `.po` is the only `lsb` source).
+/// `vmad`, from the ISA's pseudocode.
 fn mad(v: &ScalarVideoOp, ta: i128, tb: i128, c: u64) -> u64 {
-    let signed_final = v.a_signed || v.b_signed;
-    let tc = if signed_final { i128::from(c as u32 as i32) } else { i128::from(c as u32) };
-    let tmp = ta * tb + tc + i128::from(v.po);
+    let signed_final = v.a_signed || v.b_signed || v.neg_product || v.neg_c;
+    let (mut product, mut c, mut lsb) = (ta * tb, c as u32, 0);
+    if v.po {
+        lsb = 1;
+    } else if v.neg_product {
+        product = !product;
+        lsb = 1;
+    } else if v.neg_c {
+        c = !c;
+        lsb = 1;
+    }
+    let tc = if signed_final { i128::from(c as i32) } else { i128::from(c) };
+    let tmp = product + tc + lsb;
     // The scaled result is sign-extended where the final result is signed (the ISA's prose), which an
     // arithmetic shift of the exact value gives; an unsigned final result is never negative.
     let result = tmp >> v.scale;
@@ -170,7 +185,7 @@ fn mad(v: &ScalarVideoOp, ta: i128, tb: i128, c: u64) -> u64 {
 
 impl Decoder<'_> {
     /// A scalar video instruction: `vop.dtype.atype.btype{.sat}{.op2} d{.dsel}, a{.asel}, b{.bsel}{, c}`,
-    /// `vshl`/`vshr` with `.clamp`/`.wrap`, `vmad.dtype.atype.btype{.po}{.sat}{.shr7|.shr15} d, a, b, c`,
+    /// `vshl`/`vshr` with `.clamp`/`.wrap`, `vmad.dtype.atype.btype{.po}{.sat}{.shr7|.shr15} d, {-}a, {-}b, {-}c`,
     /// `vset.atype.btype.cmp{.op2} d{.dsel}, a, b{, c}`. What the ISA's syntax does not allow is refused.
     pub(crate) fn scalar_video(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
         use ir::ScalarType as S;
@@ -250,9 +265,37 @@ impl Decoder<'_> {
         }
         let ops = &inst.operands;
         let sel = |o: Option<&Operand>| match o {
-            Some(Operand::Select(_, c)) => Some(*c),
+            Some(Operand::Select(_, c) | Operand::Neg(_, Some(c))) => Some(*c),
             _ => None,
         };
+        let negated = |k: usize| matches!(ops.get(k), Some(Operand::Neg(..)));
+        let (neg_a, neg_b, neg_c) = (negated(1), negated(2), negated(3));
+        if (neg_a || neg_b || neg_c || negated(0)) && !is_mad {
+            self.unsupported(i, &format!("operand negation is not allowed for `{opcode}` (only `vmad`'s sources)"));
+            return;
+        }
+        if negated(0) {
+            self.unsupported(i, "the destination of `vmad` cannot be negated");
+            return;
+        }
+        if (neg_a || neg_b || neg_c) && inst.has(Word::Po) {
+            self.unsupported(i, "`vmad.po` takes no operand negation");
+            return;
+        }
+        let neg_product = neg_a != neg_b;
+        if neg_product && neg_c {
+            self.unsupported(i, "`vmad` negates either the product (`-a` xor `-b`) or `c`, not both");
+            return;
+        }
+        let lanes = |c: Option<Component>| matches!(c, Some(Component::Lanes(_)));
+        if ops.iter().take(3).any(|o| lanes(sel(Some(o)))) {
+            self.unsupported(
+                i,
+                "scalar video selectors are `.b0` .. `.b3`, `.h0`, `.h1` (lane lists such as `.h10` are the SIMD \
+                 instructions')",
+            );
+            return;
+        }
         let (dsel, asel, bsel) = (sel(ops.first()), sel(ops.get(1)), sel(ops.get(2)));
         let has_c = ops.len() == 4;
         let form_ok = if is_mad {
@@ -268,13 +311,14 @@ impl Decoder<'_> {
             );
             return;
         }
-        let plain = |o: &Operand| matches!(o, Operand::Reg(_) | Operand::Select(..) | Operand::Imm(_));
-        if !ops.iter().all(plain) || matches!(ops.get(3), Some(Operand::Select(..))) {
+        let plain =
+            |o: &Operand| matches!(o, Operand::Reg(_) | Operand::Select(..) | Operand::Neg(..) | Operand::Imm(_));
+        if !ops.iter().all(plain) || matches!(ops.get(3), Some(Operand::Select(..) | Operand::Neg(_, Some(_)))) {
             self.unsupported(i, "scalar video operands are 32-bit registers (with selectors) or immediates");
             return;
         }
         let whole = |o: &Operand| match o {
-            Operand::Select(r, _) => Operand::Reg(*r),
+            Operand::Select(r, _) | Operand::Neg(r, _) => Operand::Reg(*r),
             o => o.clone(),
         };
         op.kind = Kind::ScalarVideo;
@@ -283,7 +327,7 @@ impl Decoder<'_> {
         op.a = self.src(i, &whole(&ops[1]), Ty::B32, regs, frame);
         op.b = self.src(i, &whole(&ops[2]), Ty::B32, regs, frame);
         if has_c {
-            op.c = self.src(i, &ops[3], Ty::B32, regs, frame);
+            op.c = self.src(i, &whole(&ops[3]), Ty::B32, regs, frame);
         }
         let scale = if inst.has(Word::Shr7) {
             7
@@ -305,6 +349,8 @@ impl Decoder<'_> {
             clamp: inst.has(Word::Clamp),
             po: inst.has(Word::Po),
             scale,
+            neg_product,
+            neg_c,
         })));
     }
 }

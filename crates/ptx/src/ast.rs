@@ -348,6 +348,8 @@ pub enum Operand<'a> {
     Name(&'a str, Option<Component>, Span),
     /// A negated predicate `!%p` (in `and.pred`, `selp`-style operands, `vote`).
     Not(&'a str, Span),
+    /// A negated register `-%r`, with its selector (`-%r.h1`): `vmad`'s sources.
+    Neg(&'a str, Option<Component>, Span),
     Imm(Immediate, Span),
     /// `[base + offset]`
     Address(Address<'a>),
@@ -368,8 +370,9 @@ pub enum Operand<'a> {
     SymbolOffset(&'a str, i64, Span),
 }
 
-/// What follows a name after a dot: a vector component (`.x` .. `.w`, `.r` .. `.a`), or the byte or
-/// half-word selector of a video instruction's operand (`%r.b2`, `%r.h1`).
+/// What follows a name after a dot: a vector component (`.x` .. `.w`, `.r` .. `.a`), the byte or
+/// half-word selector of a video instruction's operand (`%r.b2`, `%r.h1`), or the lane selector or mask of
+/// a SIMD video instruction (`%r.h10`, `%r.b7654`, `%r.b320`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Component {
     X,
@@ -382,6 +385,44 @@ pub enum Component {
     B3,
     H0,
     H1,
+    /// Two to four lane digits (`.h10`, `.b7654`, `.b31`): a SIMD video instruction's source lane selector or
+    /// destination mask, what it means decided by the instruction.
+    Lanes(Lanes),
+}
+
+/// The digits of a SIMD video lane selector or mask, as written: `digits[0]` is the first (the highest
+/// lane's), `len` of them (2 to 4); `half` for `.h`, bytes for `.b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Lanes {
+    pub half: bool,
+    pub len: u8,
+    pub digits: [u8; 4],
+}
+
+impl Lanes {
+    /// `.hxy` (x, y from 0 to 3) or `.bxy`, `.bxyz`, `.bxyzw` (from 0 to 7), without the dot.
+    pub fn parse(s: &str) -> Option<Lanes> {
+        let (half, rest) = match s.as_bytes().first()? {
+            b'h' => (true, &s[1..]),
+            b'b' => (false, &s[1..]),
+            _ => return None,
+        };
+        let max = if half { b'3' } else { b'7' };
+        let ok = if half { rest.len() == 2 } else { (2..=4).contains(&rest.len()) };
+        if !ok || !rest.bytes().all(|c| (b'0'..=max).contains(&c)) {
+            return None;
+        }
+        let mut digits = [0; 4];
+        for (d, c) in digits.iter_mut().zip(rest.bytes()) {
+            *d = c - b'0';
+        }
+        Some(Lanes { half, len: rest.len() as u8, digits })
+    }
+
+    /// The digits as written.
+    pub fn digits(&self) -> &[u8] {
+        &self.digits[..usize::from(self.len)]
+    }
 }
 
 impl Component {
@@ -390,8 +431,10 @@ impl Component {
         !matches!(self, Component::X | Component::Y | Component::Z | Component::W)
     }
 
-    pub fn as_str(self) -> &'static str {
-        match self {
+    /// The spelling of a single-letter or single-digit component (`"x"`, `"b2"`); `None` for lane digits
+    /// (`Lanes`, spelled by `Display`).
+    pub fn as_str(self) -> Option<&'static str> {
+        Some(match self {
             Component::X => "x",
             Component::Y => "y",
             Component::Z => "z",
@@ -402,7 +445,8 @@ impl Component {
             Component::B3 => "b3",
             Component::H0 => "h0",
             Component::H1 => "h1",
-        }
+            Component::Lanes(_) => return None,
+        })
     }
 }
 

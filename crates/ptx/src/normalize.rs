@@ -149,6 +149,7 @@ fn operand(o: &mut Operand<'_>) {
     match o {
         Operand::Name(_, _, span)
         | Operand::Not(_, span)
+        | Operand::Neg(_, _, span)
         | Operand::Pair(_, _, span)
         | Operand::Sink(span)
         | Operand::SymbolOffset(_, _, span) => *span = Span::default(),

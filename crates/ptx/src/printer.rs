@@ -435,7 +435,14 @@ impl Display for Instruction<'_> {
 
 impl Display for Component {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        match (self.as_str(), self) {
+            (Some(s), _) => f.write_str(s),
+            (None, Component::Lanes(l)) => {
+                f.write_char(if l.half { 'h' } else { 'b' })?;
+                l.digits().iter().try_for_each(|d| write!(f, "{d}"))
+            }
+            (None, _) => Ok(()),
+        }
     }
 }
 
@@ -445,6 +452,8 @@ impl Display for Operand<'_> {
             Operand::Name(name, None, _) => f.write_str(name),
             Operand::Name(name, Some(c), _) => write!(f, "{name}.{c}"),
             Operand::Not(name, _) => write!(f, "!{name}"),
+            Operand::Neg(name, None, _) => write!(f, "-{name}"),
+            Operand::Neg(name, Some(c), _) => write!(f, "-{name}.{c}"),
             Operand::Imm(imm, _) => imm.fmt(f),
             Operand::Address(a) => a.fmt(f),
             Operand::Vector(items, _) => {

@@ -35,6 +35,7 @@ fn strip(o: &mut Operand<'_>) {
     match o {
         Operand::Name(_, _, s)
         | Operand::Not(_, s)
+        | Operand::Neg(_, _, s)
         | Operand::Imm(_, s)
         | Operand::Pair(_, _, s)
         | Operand::Sink(s)
@@ -114,6 +115,28 @@ fn operand_forms() {
     assert_eq!(operands("mov.u32 %r1, 7 > 3 ? 10 : 20;")[1], int(10));
     assert_eq!(operands("mov.u64 %r1, 0xFFFFFFFFFFFFFFFF;")[1], int(-1));
     assert_eq!(operands("mov.u64 %r1, 5U;")[1], Operand::Imm(Immediate::Int { value: 5, unsigned: true }, Z));
+    // Video operands: SIMD lane selectors and masks (digits as written), negated registers (vmad).
+    let lanes = |half, digits: &[u8]| {
+        let mut d = [0; 4];
+        d[..digits.len()].copy_from_slice(digits);
+        Some(Component::Lanes(ptx::ast::Lanes { half, len: digits.len() as u8, digits: d }))
+    };
+    let ops = operands("vadd4.u32.u32.u32 %r1.b320, %r2.b7654, %r3.b0123, %r4;");
+    assert_eq!(ops[0], Operand::Name("%r1", lanes(false, &[3, 2, 0]), Z));
+    assert_eq!(ops[1], Operand::Name("%r2", lanes(false, &[7, 6, 5, 4]), Z));
+    assert_eq!(
+        operands("vadd2.u32.u32.u32 %r1.h10, %r2, %r3.h32, %r4;")[2],
+        Operand::Name("%r3", lanes(true, &[3, 2]), Z)
+    );
+    let ops = operands("vmad.s32.s32.s32 %r1, -%r2.h1, %r3, -%r4;");
+    assert_eq!(ops[1], Operand::Neg("%r2", Some(Component::H1), Z));
+    assert_eq!(ops[3], Operand::Neg("%r4", None, Z));
+    assert_eq!(operands("vmad.s32.s32.s32 %r1, %r2, %r3, -4;")[3], int(-4));
+    // Lane digits past the part count do not parse: .h4 (half-words 0-3), .b8 (bytes 0-7), five bytes.
+    for bad in ["%r2.h14", "%r2.b8765", "%r2.b76543"] {
+        let text = format!("{HEADER}.visible .entry k() {{ vadd2.u32.u32.u32 %r1, {bad}, %r3, %r4; }}\n");
+        assert!(ptx::parse(&text).is_err(), "{bad}");
+    }
 }
 
 #[test]

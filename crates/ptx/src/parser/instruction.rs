@@ -131,10 +131,13 @@ impl<'a> Parser<'a> {
                             ".b3" => Some(Component::B3),
                             ".h0" => Some(Component::H0),
                             ".h1" => Some(Component::H1),
-                            _ => return Err(self.unexpected(
-                                "a vector component (`.x`, `.y`, `.z` or `.w`) or a selector (`.b0`..`.b3`, `.h0`, \
-                                 `.h1`) after the name",
-                            )),
+                            t => match crate::ast::Lanes::parse(&t[1..]) {
+                                Some(l) => Some(Component::Lanes(l)),
+                                None => return Err(self.unexpected(
+                                    "a vector component (`.x`, `.y`, `.z` or `.w`), a selector (`.b0`..`.b3`, `.h0`, \
+                                     `.h1`) or SIMD lanes (`.h10`, `.b3210`, ...) after the name",
+                                )),
+                            },
                         };
                     self.bump();
                 }
@@ -143,6 +146,14 @@ impl<'a> Parser<'a> {
                     return Ok(Operand::SymbolOffset(name, offset, self.span_from(start)));
                 }
                 Ok(Operand::Name(name, component, self.span_from(start)))
+            }
+            // A negated register (`vmad d, -a, b, -c`), with a selector (`-%r.h1`).
+            TokenKind::Minus if self.next.kind == TokenKind::Ident => {
+                self.bump();
+                match self.operand(depth)? {
+                    Operand::Name(name, component, _) => Ok(Operand::Neg(name, component, self.span_from(start))),
+                    _ => Err(self.unexpected("a register after `-`")),
+                }
             }
             TokenKind::Bang if self.next.kind == TokenKind::Ident => {
                 self.bump();
