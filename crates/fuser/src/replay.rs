@@ -445,8 +445,7 @@ impl<'a> Warp<'a> {
         let reconverge = self.stack.entries().last().and_then(|e| e.reconverge);
         let mut pc = start;
         let mut ran = false;
-        loop {
-            let Item::Block(b) = *self.lanes[lane].peek() else { break };
+        while let Item::Block(b) = *self.lanes[lane].peek() {
             if b.func != pc.func || self.cfg.bb_node(b.func, b.bb) != Some(pc.node) {
                 break;
             }
