@@ -42,18 +42,7 @@ impl Decoder<'_> {
             self.unsupported(i, &format!("SIMD video instructions take {what}, each .u32 or .s32"));
             return;
         };
-        let cmp = [
-            (Word::Eq, Cmp::Eq),
-            (Word::Ne, Cmp::Ne),
-            (Word::Lt, Cmp::Lt),
-            (Word::Le, Cmp::Le),
-            (Word::Gt, Cmp::Gt),
-            (Word::Ge, Cmp::Ge),
-        ]
-        .into_iter()
-        .filter(|(w, _)| inst.has(*w))
-        .map(|(_, c)| c)
-        .collect::<SmallVec<[Cmp; 2]>>();
+        let cmp = crate::video::comparisons(inst);
         let arith = match (set, cmp.as_slice()) {
             (false, []) => arith,
             (true, [c]) => VideoArith::Set(*c),

@@ -210,16 +210,7 @@ impl Decoder<'_> {
         };
         let (d_signed, a_signed, b_signed) =
             if want == 2 { (false, signs[0], signs[1]) } else { (signs[0], signs[1], signs[2]) };
-        let cmp = [
-            (Word::Eq, Cmp::Eq),
-            (Word::Ne, Cmp::Ne),
-            (Word::Lt, Cmp::Lt),
-            (Word::Le, Cmp::Le),
-            (Word::Gt, Cmp::Gt),
-            (Word::Ge, Cmp::Ge),
-        ]
-        .into_iter()
-        .find_map(|(w, c)| inst.has(w).then_some(c));
+        let cmp = comparisons(inst).first().copied();
         let arith = match opcode {
             Opcode::Vadd => ScalarArith::Add,
             Opcode::Vsub => ScalarArith::Sub,
@@ -353,4 +344,21 @@ impl Decoder<'_> {
             neg_c,
         })));
     }
+}
+
+/// The comparisons a video instruction names (`vset`'s `.eq`..`.ge`; more than one is an error its caller
+/// reports).
+pub(crate) fn comparisons(inst: &ir::Inst) -> SmallVec<[Cmp; 2]> {
+    [
+        (Word::Eq, Cmp::Eq),
+        (Word::Ne, Cmp::Ne),
+        (Word::Lt, Cmp::Lt),
+        (Word::Le, Cmp::Le),
+        (Word::Gt, Cmp::Gt),
+        (Word::Ge, Cmp::Ge),
+    ]
+    .into_iter()
+    .filter(|(w, _)| inst.has(*w))
+    .map(|(_, c)| c)
+    .collect()
 }

@@ -327,6 +327,21 @@ impl EventDecoder {
         self.last.fill(0);
     }
 
+    /// The rest of a memory access whose head carried `payload`: its instruction and address.
+    #[inline(always)]
+    fn mem(&mut self, c: &mut Cursor<'_>, payload: u64) -> Result<(u16, u64), DecodeError> {
+        let cur = self.cur.ok_or(DecodeError("a memory access precedes any block"))?;
+        let insn = payload >> 4;
+        if insn >= u64::from(cur.len) {
+            return Err(DecodeError("a memory access names an instruction past the end of its block"));
+        }
+        let delta = varint::unzigzag(c.varint()?);
+        let slot = (cur.first_insn.wrapping_add(insn as u32) as usize) & (ADDR_SLOTS - 1);
+        let addr = self.last[slot].wrapping_add(delta as u64);
+        self.last[slot] = addr;
+        Ok((insn as u16, addr))
+    }
+
     /// Decodes the next event if it is a whole block or a memory access (the bulk of every stream) and hands it
     /// to `v`; any other event is left for [`EventDecoder::next`] (`Ok(false)`, the cursor unmoved).
     #[inline(always)]
@@ -349,16 +364,8 @@ impl EventDecoder {
                 v.block(payload as u32, 0);
             }
             TAG_MEM => {
-                let cur = self.cur.ok_or(DecodeError("a memory access precedes any block"))?;
-                let insn = payload >> 4;
-                if insn >= u64::from(cur.len) {
-                    return Err(DecodeError("a memory access names an instruction past the end of its block"));
-                }
-                let delta = varint::unzigzag(c.varint()?);
-                let slot = (cur.first_insn.wrapping_add(insn as u32) as usize) & (ADDR_SLOTS - 1);
-                let addr = self.last[slot].wrapping_add(delta as u64);
-                self.last[slot] = addr;
-                v.mem(insn as u16, payload & 8 != 0, (payload & 7) as u8, addr);
+                let (insn, addr) = self.mem(c, payload)?;
+                v.mem(insn, payload & 8 != 0, (payload & 7) as u8, addr);
             }
             _ => {
                 c.set_pos(start);
@@ -384,16 +391,8 @@ impl EventDecoder {
                 Event::Block { tb }
             }
             TAG_MEM => {
-                let cur = self.cur.ok_or(DecodeError("a memory access precedes any block"))?;
-                let insn = payload >> 4;
-                if insn >= u64::from(cur.len) {
-                    return Err(DecodeError("a memory access names an instruction past the end of its block"));
-                }
-                let delta = varint::unzigzag(c.varint()?);
-                let slot = (cur.first_insn.wrapping_add(insn as u32) as usize) & (ADDR_SLOTS - 1);
-                let addr = self.last[slot].wrapping_add(delta as u64);
-                self.last[slot] = addr;
-                Event::Mem { insn: insn as u16, store: payload & 8 != 0, size_log2: (payload & 7) as u8, addr }
+                let (insn, addr) = self.mem(c, payload)?;
+                Event::Mem { insn, store: payload & 8 != 0, size_log2: (payload & 7) as u8, addr }
             }
             TAG_CALL => Event::Call { callee: p32()? },
             TAG_RET => Event::Return { frames: p32()? },
