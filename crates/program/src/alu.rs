@@ -125,6 +125,7 @@ pub fn exec(
         Kind::Mad24 => each!(|l| si::mad24(a[l], b[l], c[l], signed, m.part == Part::Hi, m.sat)),
         Kind::Sad => each!(|l| si::sad(a[l], b[l], c[l], w, signed)),
         Kind::CvtF8 => return crate::convert::cvt_fp8(op, exec, a, b, out),
+        Kind::CvtTf32 => return crate::convert::cvt_tf32(op, exec, a, out),
         Kind::SimdVideo => {
             let Some(crate::Extra::Video(v)) = op.extra.as_deref() else { return false };
             each!(|l| simd_video(v, a[l], b[l], c[l]))

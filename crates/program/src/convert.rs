@@ -96,6 +96,18 @@ pub fn cvt_fp8(op: &Op, exec: LaneMask, a: &[u64; WARP], b: &[u64; WARP], out: &
     true
 }
 
+/// `cvt.{rna,rn,rz}{.satfinite}{.relu}.tf32.f32` (see `Kind::CvtTf32`), by `scalar::convert`: rounded at
+/// the tf32 precision, the low 13 bits zero; NaN gives the canonical NaN `0x7FFFFFFF`.
+pub fn cvt_tf32(op: &Op, exec: LaneMask, a: &[u64; WARP], out: &mut [u64; WARP]) -> bool {
+    let modes =
+        CvtModes { rounding: cvt_rounding(op.m.rnd), sat: false, ftz: false, relu: op.m.relu, satfinite: op.m.sat };
+    for l in exec.iter() {
+        let l = l as usize;
+        out[l] = sc::convert(a[l], Type::F32, Type::Tf32, modes);
+    }
+    true
+}
+
 /// `atom.add` on f16/bf16 values, packed pairs included (`.noftz`: subnormals are kept).
 pub fn half_add(ty: Ty, old: u64, a: u64) -> u64 {
     let m = HalfMods::default();

@@ -1,4 +1,4 @@
-//! Decoding of the instructions whose operands or types do not fit the general path: packing and FP8
+//! Decoding of the instructions whose operands or types do not fit the general path: packing, FP8 and tf32
 //! conversions, `cp.async`, SIMD video instructions. Each either fills the op or records why it is refused.
 
 use smallvec::SmallVec;
@@ -172,6 +172,35 @@ impl Decoder<'_> {
         if ops.len() == 3 {
             op.b = self.src(i, &ops[2], ty2, regs, frame);
         }
+    }
+
+    /// `cvt.rna{.satfinite}.tf32.f32 d, a` (sm_80) and `cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32 d, a` (sm_90;
+    /// `.satfinite` there sm_100), the forms of the PTX ISA's `cvt` syntax; the rounding is mandatory.
+    pub(crate) fn cvt_tf32(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
+        use ir::ScalarType as S;
+        let inst = &self.body.insts[i];
+        let types: SmallVec<[S; 3]> = inst.types().collect();
+        let rna = inst.has(Word::Rna);
+        let rounding = usize::from(rna) + usize::from(inst.has(Word::Rn)) + usize::from(inst.has(Word::Rz));
+        let bad = inst.modifiers.iter().any(|m| match m {
+            Modifier::Type(_) => false,
+            Modifier::Word(w) => !matches!(w, Word::Rna | Word::Rn | Word::Rz | Word::Satfinite | Word::Relu),
+            _ => true,
+        });
+        let ops = &inst.operands;
+        if types.as_slice() != [S::Tf32, S::F32] || rounding != 1 || bad || (rna && op.m.relu) || ops.len() != 2 {
+            self.unsupported(
+                i,
+                "conversions to tf32 are `cvt.rna{.satfinite}.tf32.f32` and `cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32`",
+            );
+            return;
+        }
+        op.kind = Kind::CvtTf32;
+        op.ty = Ty::B32;
+        op.ty2 = Ty::F32;
+        op.m.sat = inst.has(Word::Satfinite);
+        op.dst = self.dst(i, &ops[0], regs);
+        op.a = self.src(i, &ops[1], Ty::F32, regs, frame);
     }
 
     /// `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size | ignore-src}{, policy}` and

@@ -287,6 +287,9 @@ pub enum Kind {
     /// `cvt` to or from a packed pair of FP8 values (`.e4m3x2`, `.e5m2x2`): `m.vec` is 1 for e5m2, 0 for
     /// e4m3; `ty` is `U16` (to FP8, from `ty2` = `F32` pair or `F16x2`) or `F16x2` (from FP8).
     CvtF8,
+    /// `cvt.{rna,rn,rz}{.satfinite}{.relu}.tf32.f32`: an f32 rounded to tf32 (10 fraction bits), written
+    /// as f32 bits with the low 13 bits zero; `ty` is `B32`, `ty2` `F32`, `m.sat` stands for `.satfinite`.
+    CvtTf32,
     /// A SIMD video instruction (`vadd4`, `vabsdiff2`, ...; `Extra::Video`).
     SimdVideo,
     /// A scalar video instruction (`vadd`, `vshr`, `vmad`, `vset`, ...; `Extra::ScalarVideo`).
@@ -820,6 +823,10 @@ impl Decoder<'_> {
             && inst.types().any(|t| matches!(t, ir::ScalarType::E4m3x2 | ir::ScalarType::E5m2x2))
         {
             self.cvt_fp8(&mut op, i, regs, frame);
+            return op;
+        }
+        if inst.opcode == Opcode::Cvt && inst.types().next() == Some(ir::ScalarType::Tf32) {
+            self.cvt_tf32(&mut op, i, regs, frame);
             return op;
         }
         if let Some(why) = forms::refused(inst) {
