@@ -126,6 +126,10 @@ pub fn exec(
         Kind::Sad => each!(|l| si::sad(a[l], b[l], c[l], w, signed)),
         Kind::CvtF8 => return crate::convert::cvt_fp8(op, exec, a, b, out),
         Kind::CvtTf32 => return crate::convert::cvt_tf32(op, exec, a, out),
+        Kind::Packed16 => {
+            let Sub::Packed16(k) = m.sub else { return false };
+            each!(|l| packed16(k, signed, m.relu, a[l], b[l]))
+        }
         Kind::SimdVideo => {
             let Some(crate::Extra::Video(v)) = op.extra.as_deref() else { return false };
             each!(|l| simd_video(v, a[l], b[l], c[l]))
@@ -422,6 +426,30 @@ pub fn reduce(op: AtomOp, ty: Ty, x: u64, y: u64) -> u64 {
         AtomOp::Xor => x ^ y,
         _ => y,
     }
+}
+
+/// `add`, `min` or `max` on the two half-words of a and b (PTX ISA 9.7.1.1, 9.7.1.12, 9.7.1.13): each half
+/// on its own, sign-extended for `.s16x2`; `add` wraps around within its half, `.relu` clamps a negative
+/// result to 0.
+fn packed16(k: Kind, signed: bool, relu: bool, a: u64, b: u64) -> u64 {
+    let half = |x: u64, i: u32| {
+        let h = (x >> (16 * i)) as u16;
+        if signed {
+            i64::from(h as i16)
+        } else {
+            i64::from(h)
+        }
+    };
+    (0..2).fold(0, |d, i| {
+        let (x, y) = (half(a, i), half(b, i));
+        let r = match k {
+            Kind::Add => x + y,
+            Kind::Min => x.min(y),
+            _ => x.max(y),
+        };
+        let r = if relu { r.max(0) } else { r };
+        d | (r as u64 & 0xffff) << (16 * i)
+    })
 }
 
 /// A SIMD video instruction (`VideoOp`), from the ISA's pseudocode (9.7.18.2): each lane's operands

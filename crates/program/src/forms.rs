@@ -1,5 +1,5 @@
 //! Decoding of the instructions whose operands or types do not fit the general path: packing, FP8 and tf32
-//! conversions, `cp.async`, SIMD video instructions. Each either fills the op or records why it is refused.
+//! conversions, integer arithmetic on packed half-words, `cp.async`, SIMD video instructions. Each either fills the op or records why it is refused.
 
 use smallvec::SmallVec;
 
@@ -201,6 +201,60 @@ impl Decoder<'_> {
         op.m.sat = inst.has(Word::Satfinite);
         op.dst = self.dst(i, &ops[0], regs);
         op.a = self.src(i, &ops[1], Ty::F32, regs, frame);
+    }
+
+    /// `add.{u16x2,s16x2}`, `min.u16x2`, `min{.relu}.s16x2`, `max.u16x2`, `max{.relu}.s16x2` `d, a, b` (PTX ISA
+    /// 8.0, sm_90): the forms with packed half-words the ISA has (`sub` has none; `add.sat` on them is PTX 9.2
+    /// for sm_120f, not run here).
+    pub(crate) fn packed16(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
+        use ir::ScalarType as S;
+        let inst = &self.body.insts[i];
+        let types: SmallVec<[S; 3]> = inst.types().collect();
+        let signed = match types.as_slice() {
+            [S::U16x2] => false,
+            [S::S16x2] => true,
+            _ => {
+                self.unsupported(i, "packed half-word instructions take one type, .u16x2 or .s16x2");
+                return;
+            }
+        };
+        let kind = match inst.opcode {
+            Opcode::Add => Kind::Add,
+            Opcode::Min => Kind::Min,
+            Opcode::Max => Kind::Max,
+            other => {
+                self.unsupported(i, &format!("`{other}` has no .u16x2/.s16x2 form (those of `add`, `min`, `max` run)"));
+                return;
+            }
+        };
+        let relu_ok = signed && kind != Kind::Add;
+        let bad = inst.modifiers.iter().find(|m| match m {
+            Modifier::Type(_) => false,
+            Modifier::Word(Word::Relu) => !relu_ok,
+            _ => true,
+        });
+        if let Some(m) = bad {
+            self.unsupported(
+                i,
+                &format!(
+                    "`.{m}` is not a modifier of `{}` with packed half-words (only `min`/`max` .s16x2 take `.relu`)",
+                    inst.opcode
+                ),
+            );
+            return;
+        }
+        let ops = &inst.operands;
+        if ops.len() != 3 {
+            self.unsupported(i, "packed half-word instructions take d, a, b");
+            return;
+        }
+        op.kind = Kind::Packed16;
+        op.ty = if signed { Ty::S32 } else { Ty::U32 };
+        op.ty2 = op.ty;
+        op.m.sub = crate::Sub::Packed16(kind);
+        op.dst = self.dst(i, &ops[0], regs);
+        op.a = self.src(i, &ops[1], Ty::B32, regs, frame);
+        op.b = self.src(i, &ops[2], Ty::B32, regs, frame);
     }
 
     /// `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size | ignore-src}{, policy}` and

@@ -148,6 +148,8 @@ pub enum Sub {
     /// `szext.clamp` / `bmsk.clamp`
     Clamp(bool),
     Sat,
+    /// The operation of a `Kind::Packed16` op: `Add`, `Min` or `Max`.
+    Packed16(Kind),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -290,6 +292,9 @@ pub enum Kind {
     /// `cvt.{rna,rn,rz}{.satfinite}{.relu}.tf32.f32`: an f32 rounded to tf32 (10 fraction bits), written
     /// as f32 bits with the low 13 bits zero; `ty` is `B32`, `ty2` `F32`, `m.sat` stands for `.satfinite`.
     CvtTf32,
+    /// `add`, `min`, `max` on a pair of half-words (`.u16x2`, `.s16x2`), each half on its own: `ty` is `U32`
+    /// or `S32` (the halves' signedness), `m.sub` is `Sub::Packed16` with the operation, `m.relu` as given.
+    Packed16,
     /// A SIMD video instruction (`vadd4`, `vabsdiff2`, ...; `Extra::Video`).
     SimdVideo,
     /// A scalar video instruction (`vadd`, `vshr`, `vmad`, `vset`, ...; `Extra::ScalarVideo`).
@@ -827,6 +832,10 @@ impl Decoder<'_> {
         }
         if inst.opcode == Opcode::Cvt && inst.types().next() == Some(ir::ScalarType::Tf32) {
             self.cvt_tf32(&mut op, i, regs, frame);
+            return op;
+        }
+        if inst.types().any(|t| matches!(t, ir::ScalarType::U16x2 | ir::ScalarType::S16x2)) {
+            self.packed16(&mut op, i, regs, frame);
             return op;
         }
         if let Some(why) = forms::refused(inst) {
