@@ -1,7 +1,7 @@
 //! Random kernels for differential testing: the emulator (reference semantics) and the JIT must produce the
 //! same bytes.
 //!
-//! [`generate`] builds a random PTX kernel (PTX 7.8, `sm_80`, `.address_size 64`) from a seed, or from a
+//! [`generate`] builds a random PTX kernel (PTX 8.1, `sm_90`, `.address_size 64`) from a seed, or from a
 //! fuzzer's bytes ([`Source::from_bytes`]). Every kernel has three parameters (an input buffer, an output
 //! buffer, the number of input words `n`); each thread loads its own input words (8 bytes each, also as
 //! narrow, sign-extended and `.v2` loads), initialises every register of a fixed pool
@@ -207,7 +207,8 @@ pub struct Features {
     pub cvt_sign_extension: bool,
     /// `shfl.sync.down` with the offset in a register (any 32-bit value, not only 0..31).
     pub shfl_down_register_offset: bool,
-    /// Packed-integer instructions: `dp4a`, `dp2a`, `cvt.pack.sat`, SIMD video (`vabsdiff4`, `vadd2`, ...).
+    /// Packed-integer instructions: `dp4a`, `dp2a`, `cvt.pack.sat`, SIMD video (`vabsdiff4`, `vadd2`, ...),
+    /// `add`/`min`/`max` on `.u16x2`/`.s16x2`.
     pub packed_int: bool,
     /// Mnemonic prefixes never to generate (for example `"cvt.rni.s8"`), matched against each instruction.
     pub exclude: Vec<String>,
@@ -333,7 +334,7 @@ impl Kernel {
         let mut s = String::new();
         let w = &mut s;
         let _ = writeln!(w, "// lockstep random kernel, seed {:#018x}", self.seed);
-        let _ = writeln!(w, ".version 7.8\n.target sm_80\n.address_size 64\n");
+        let _ = writeln!(w, ".version 8.1\n.target sm_90\n.address_size 64\n");
         let _ = writeln!(
             w,
             ".visible .entry {KERNEL}(\n\t.param .u64 rk_in,\n\t.param .u64 rk_out,\n\t.param .u32 rk_n\n)\n{{"
@@ -1135,12 +1136,13 @@ impl Gen<'_> {
         })
     }
 
-    /// `dp4a`/`dp2a`, `cvt.pack.sat` and the SIMD video instructions, on 32-bit registers.
+    /// `dp4a`/`dp2a`, `cvt.pack.sat`, the SIMD video instructions and `add`/`min`/`max` on packed half-words,
+    /// on 32-bit registers.
     fn packed_int(&mut self) -> Option<String> {
         let sign = |me: &mut Self| if me.src.chance(50) { "u32" } else { "s32" };
         let d = self.reg(Class::I32);
         let (a, b, c) = (self.reg(Class::I32), self.opnd(Class::I32), self.reg(Class::I32));
-        Some(match self.src.below(3) {
+        Some(match self.src.below(4) {
             0 => {
                 let (ta, tb) = (sign(self), sign(self));
                 if self.src.chance(50) {
@@ -1157,6 +1159,12 @@ impl Gen<'_> {
                 } else {
                     format!("cvt.pack.sat.{ty}.s32.b32 {d}, {a}, {b}, {c};")
                 }
+            }
+            2 => {
+                let op = *self.src.pick(&["add", "min", "max"]);
+                let ty = if self.src.chance(50) { "u16x2" } else { "s16x2" };
+                let relu = if op != "add" && ty == "s16x2" && self.src.chance(50) { ".relu" } else { "" };
+                format!("{op}{relu}.{ty} {d}, {a}, {b};")
             }
             _ => {
                 let op = *self.src.pick(&["vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax", "vset"]);
@@ -1423,6 +1431,21 @@ impl Gen<'_> {
             4 => {
                 let (d, a) = (self.reg(Class::F64), self.reg(Class::F32));
                 format!("cvt{ftz}{sat}.f64.f32 {d}, {a};")
+            }
+            _ if self.src.chance(20) => {
+                // To tf32 (`.satfinite` with `.rn`/`.rz` is sm_100, past this kernel's target).
+                let (d, a) = (self.reg(Class::I32), self.reg(Class::F32));
+                match self.src.below(3) {
+                    0 => {
+                        let satfinite = if self.src.chance(50) { ".satfinite" } else { "" };
+                        format!("cvt.rna{satfinite}.tf32.f32 {d}, {a};")
+                    }
+                    k => {
+                        let rnd = if k == 1 { "rn" } else { "rz" };
+                        let relu = if self.src.chance(50) { ".relu" } else { "" };
+                        format!("cvt.{rnd}{relu}.tf32.f32 {d}, {a};")
+                    }
+                }
             }
             _ => {
                 if self.src.chance(50) {
