@@ -67,69 +67,21 @@ fn cases() -> Vec<[u32; 2]> {
     ]
 }
 
-fn kernel(forms: &[&str]) -> String {
-    let mut body = String::new();
-    for (k, f) in forms.iter().enumerate() {
-        body += &format!("    {f} %r9, %r1, %r2;\n    st.global.u32 [%rd6+{}], %r9;\n", 4 * k);
-    }
-    format!(
-        r#".version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 in, .param .u64 out)
-{{
-    .reg .b32 %r<10>;
-    .reg .b64 %rd<8>;
-    ld.param.u64 %rd1, [in];
-    ld.param.u64 %rd2, [out];
-    mov.u32 %r4, %tid.x;
-    mul.wide.u32 %rd3, %r4, 8;
-    add.s64 %rd4, %rd1, %rd3;
-    ld.global.u32 %r1, [%rd4];
-    ld.global.u32 %r2, [%rd4+4];
-    mul.wide.u32 %rd5, %r4, {};
-    add.s64 %rd6, %rd2, %rd5;
-{body}    ret;
-}}
-"#,
-        4 * forms.len()
-    )
-}
-
 #[test]
 fn packed_half_word_arithmetic_follows_the_isa_on_both_engines() {
     let cases = cases();
-    let module = ir::compile(&kernel(FORMS)).unwrap_or_else(|d| panic!("{d:?}"));
-    let input: Vec<u8> = cases.iter().flatten().flat_map(|w| w.to_le_bytes()).collect();
-    let args = [Arg::Buf(input), Arg::Buf(vec![0; 4 * FORMS.len() * cases.len()])];
-    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(cases.len() as u32, 1, 1));
-    let words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u32>>();
-    let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args).unwrap();
-    assert!(takes_the_vector_path(&module), "the kernel should run on the JIT's vector path too");
-    let mut results = vec![("emulator", words(&emu[1]))];
-    for vectorize in [true, false] {
-        let mut jit = jit::Jit::new(jit::Options { threads: 1, vectorize, ..jit::Options::default() });
-        let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args).unwrap();
-        results.push((if vectorize { "JIT (vector path)" } else { "JIT (scalar)" }, words(&native[1])));
-    }
+    let forms: Vec<String> = FORMS.iter().map(|f| format!("{f} %r9, %r1, %r2;")).collect();
+    let r = common::run_forms("sm_90", 2, &forms, cases.as_flattened());
+    assert!(r.vectorized, "the kernel should run on the JIT's vector path too");
     for (t, &[a, b]) in cases.iter().enumerate() {
         for (k, ptx) in FORMS.iter().enumerate() {
             let want = model(ptx, a, b);
-            for (engine, got) in &results {
+            for (engine, got) in &r.engines {
                 let got = got[t * FORMS.len() + k];
                 assert_eq!(got, want, "{engine}: `{ptx}` with a={a:#010x} b={b:#010x}: got {got:#010x}");
             }
         }
     }
-}
-
-/// Whether the JIT runs the kernel four threads at a time (the ops then go through its lane helper).
-fn takes_the_vector_path(module: &ir::Module) -> bool {
-    let mut memory = device::DeviceMemory::new();
-    let loaded = device::LoadedModule::load(module.clone(), &mut memory).unwrap();
-    let k = loaded.module.function("k").unwrap();
-    let jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
-    jit.vectorized(&loaded, k).unwrap().is_ok()
 }
 
 /// The model on values worked out by hand from the ISA text.
@@ -149,7 +101,8 @@ fn the_model_matches_hand_computed_values() {
 #[test]
 fn forms_outside_the_isa_are_refused() {
     for bad in ["sub.u16x2", "sub.s16x2", "max.relu.u16x2", "min.relu.u16x2", "add.sat.s16x2", "add.relu.s16x2"] {
-        let module = ir::compile(&kernel(&[bad])).unwrap_or_else(|d| panic!("{bad}: {d:?}"));
+        let kernel = common::forms_kernel("sm_90", 2, &[format!("{bad} %r9, %r1, %r2;")]);
+        let module = ir::compile(&kernel).unwrap_or_else(|d| panic!("{bad}: {d:?}"));
         let args = [Arg::Buf(vec![0; 8]), Arg::Buf(vec![0; 4])];
         let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(1, 1, 1));
         let err = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args).unwrap_err();

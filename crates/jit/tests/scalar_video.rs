@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{launch, Arg};
+use common::launch;
 use device::Dim3;
 
 /// Part `sel` of x ("" for the word), sign-extended if `signed`.
@@ -356,48 +356,15 @@ fn scalar_video_instructions_follow_the_isa() {
         [0xfedc_ba98, 0x0000_001f, 0x0f0f_0f0f],
     ];
     let forms = forms();
-    let mut body = String::new();
-    for (k, f) in forms.iter().enumerate() {
-        body += &format!("    {}\n    st.global.u32 [%rd6+{}], %r9;\n", f.ptx, 4 * k);
-    }
-    let kernel = format!(
-        r#".version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 in, .param .u64 out)
-{{
-    .reg .b32 %r<10>;
-    .reg .b64 %rd<8>;
-    ld.param.u64 %rd1, [in];
-    ld.param.u64 %rd2, [out];
-    mov.u32 %r4, %tid.x;
-    mul.wide.u32 %rd3, %r4, 12;
-    add.s64 %rd4, %rd1, %rd3;
-    ld.global.u32 %r1, [%rd4];
-    ld.global.u32 %r2, [%rd4+4];
-    ld.global.u32 %r3, [%rd4+8];
-    mul.wide.u32 %rd5, %r4, {};
-    add.s64 %rd6, %rd2, %rd5;
-{body}    ret;
-}}
-"#,
-        4 * forms.len()
-    );
-    let module = ir::compile(&kernel).unwrap_or_else(|d| panic!("{d:?}"));
-    let input: Vec<u8> = cases.iter().flatten().flat_map(|w| w.to_le_bytes()).collect();
-    let args = [Arg::Buf(input), Arg::Buf(vec![0; 4 * forms.len() * cases.len()])];
-    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(cases.len() as u32, 1, 1));
-    let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args).unwrap();
-    let mut jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
-    let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args).unwrap();
-    let words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u32>>();
-    let (emu, native) = (words(&emu[1]), words(&native[1]));
+    let lines: Vec<String> = forms.iter().map(|f| f.ptx.to_string()).collect();
+    let r = common::run_forms("sm_80", 3, &lines, cases.as_flattened());
     for (t, &[a, b, c]) in cases.iter().enumerate() {
         for (k, f) in forms.iter().enumerate() {
             let want = (f.model)(a, b, c);
-            let i = t * forms.len() + k;
-            assert_eq!(emu[i], want, "emulator: `{}` with a={a:#x} b={b:#x} c={c:#x}", f.ptx);
-            assert_eq!(native[i], want, "JIT: `{}` with a={a:#x} b={b:#x} c={c:#x}", f.ptx);
+            for (engine, got) in &r.engines {
+                let got = got[t * forms.len() + k];
+                assert_eq!(got, want, "{engine}: `{}` with a={a:#x} b={b:#x} c={c:#x}: got {got:#x}", f.ptx);
+            }
         }
     }
 }

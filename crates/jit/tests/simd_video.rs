@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::{launch, Arg};
+use common::launch;
 use device::Dim3;
 
 /// A parsed form: what the model needs, read from the PTX text itself.
@@ -196,55 +196,19 @@ fn cases() -> Vec<[u32; 3]> {
     ]
 }
 
-fn kernel(forms: &[&str]) -> String {
-    let mut body = String::new();
-    for (k, f) in forms.iter().enumerate() {
-        // d starts as a pattern that no correct form keeps: its unmasked lanes come from c.
-        body += &format!("    mov.u32 %r9, 0x5a5a5a5a;\n    {f}\n    st.global.u32 [%rd6+{}], %r9;\n", 4 * k);
-    }
-    format!(
-        r#".version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 in, .param .u64 out)
-{{
-    .reg .b32 %r<10>;
-    .reg .b64 %rd<8>;
-    ld.param.u64 %rd1, [in];
-    ld.param.u64 %rd2, [out];
-    mov.u32 %r4, %tid.x;
-    mul.wide.u32 %rd3, %r4, 12;
-    add.s64 %rd4, %rd1, %rd3;
-    ld.global.u32 %r1, [%rd4];
-    ld.global.u32 %r2, [%rd4+4];
-    ld.global.u32 %r3, [%rd4+8];
-    mul.wide.u32 %rd5, %r4, {};
-    add.s64 %rd6, %rd2, %rd5;
-{body}    ret;
-}}
-"#,
-        4 * forms.len()
-    )
-}
-
 #[test]
 fn simd_video_masks_selectors_and_vset_follow_the_isa() {
     let cases = cases();
-    let module = ir::compile(&kernel(FORMS)).unwrap_or_else(|d| panic!("{d:?}"));
-    let input: Vec<u8> = cases.iter().flatten().flat_map(|w| w.to_le_bytes()).collect();
-    let args = [Arg::Buf(input), Arg::Buf(vec![0; 4 * FORMS.len() * cases.len()])];
-    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(cases.len() as u32, 1, 1));
-    let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args).unwrap();
-    let mut jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
-    let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args).unwrap();
-    let words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u32>>();
-    let (emu, native) = (words(&emu[1]), words(&native[1]));
+    // %r9 is set first: a mask keeps c's lanes, never what the register held.
+    let forms: Vec<String> = FORMS.iter().map(|f| format!("mov.u32 %r9, 0x5a5a5a5a;\n    {f}")).collect();
+    let r = common::run_forms("sm_80", 3, &forms, cases.as_flattened());
     for (t, &[a, b, c]) in cases.iter().enumerate() {
         for (k, ptx) in FORMS.iter().enumerate() {
             let want = model(&parse(ptx), a, b, c);
-            let i = t * FORMS.len() + k;
-            assert_eq!(emu[i], want, "emulator: `{ptx}` with a={a:#x} b={b:#x} c={c:#x}");
-            assert_eq!(native[i], want, "JIT: `{ptx}` with a={a:#x} b={b:#x} c={c:#x}");
+            for (engine, got) in &r.engines {
+                let got = got[t * FORMS.len() + k];
+                assert_eq!(got, want, "{engine}: `{ptx}` with a={a:#x} b={b:#x} c={c:#x}: got {got:#x}");
+            }
         }
     }
 }

@@ -51,3 +51,56 @@ pub fn launch(
     let out = buffers.iter().map(|&p| memory.bytes(p).map(<[u8]>::to_vec).unwrap_or_default()).collect();
     Ok((out, stdout))
 }
+
+/// What [`run_forms`] gives back: per engine, the word each form wrote, at `thread * forms + form`.
+pub struct FormResults {
+    pub engines: Vec<(&'static str, Vec<u32>)>,
+    /// Whether the JIT's vector path (four threads at a time) takes the kernel.
+    pub vectorized: bool,
+}
+
+/// Runs instruction forms on every engine: one thread per row of `words` input words, loaded into `%r1..%rN`
+/// (`.b32`, and the first also into `%f1` as an `.f32`); each form is PTX lines that leave their result in
+/// `%r9`, stored to the thread's output slot of the form. The engines: the emulator, the JIT with its vector
+/// path and the JIT without it.
+pub fn run_forms(target: &str, words: usize, forms: &[String], inputs: &[u32]) -> FormResults {
+    assert!((1..=8).contains(&words) && inputs.len().is_multiple_of(words));
+    let threads = inputs.len() / words;
+    let kernel = forms_kernel(target, words, forms);
+    let module = ir::compile(&kernel).unwrap_or_else(|d| panic!("{d:?}\n{kernel}"));
+    let input: Vec<u8> = inputs.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let args = [Arg::Buf(input), Arg::Buf(vec![0; 4 * forms.len() * threads])];
+    let (grid, block) = (Dim3::new(1, 1, 1), Dim3::new(threads as u32, 1, 1));
+    let as_words = |b: &[u8]| b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u32>>();
+    let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args).unwrap();
+    let mut engines = vec![("emulator", as_words(&emu[1]))];
+    for vectorize in [true, false] {
+        let mut jit = jit::Jit::new(jit::Options { threads: 1, vectorize, ..jit::Options::default() });
+        let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args).unwrap();
+        engines.push((if vectorize { "JIT (vector path)" } else { "JIT (scalar)" }, as_words(&native[1])));
+    }
+    let mut memory = DeviceMemory::new();
+    let loaded = LoadedModule::load(module.clone(), &mut memory).unwrap();
+    let k = loaded.module.function("k").unwrap();
+    let vectorized =
+        jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() }).vectorized(&loaded, k).unwrap().is_ok();
+    FormResults { engines, vectorized }
+}
+
+/// The kernel [`run_forms`] runs (entry `k(in, out)`).
+pub fn forms_kernel(target: &str, words: usize, forms: &[String]) -> String {
+    let mut body = String::new();
+    for (k, f) in forms.iter().enumerate() {
+        body += &format!("    {f}\n    st.global.u32 [%rd6+{}], %r9;\n", 4 * k);
+    }
+    let loads: String = (0..words).map(|i| format!("    ld.global.u32 %r{}, [%rd4+{}];\n", i + 1, 4 * i)).collect();
+    format!(
+        ".version 8.1\n.target {target}\n.address_size 64\n.visible .entry k(.param .u64 in, .param .u64 out)\n{{\n    \
+         .reg .b32 %r<16>;\n    .reg .f32 %f<2>;\n    .reg .b64 %rd<8>;\n    ld.param.u64 %rd1, [in];\n    \
+         ld.param.u64 %rd2, [out];\n    mov.u32 %r10, %tid.x;\n    mul.wide.u32 %rd3, %r10, {};\n    \
+         add.s64 %rd4, %rd1, %rd3;\n{loads}    mov.b32 %f1, %r1;\n    mul.wide.u32 %rd5, %r10, {};\n    \
+         add.s64 %rd6, %rd2, %rd5;\n{body}    ret;\n}}\n",
+        4 * words,
+        4 * forms.len()
+    )
+}
