@@ -115,11 +115,6 @@ impl Builder {
         }
     }
 
-    fn func(&mut self, f: u32) -> &mut FnBuilder {
-        let i = self.func_index(f);
-        &mut self.fns[i as usize].1
-    }
-
     /// Walks one SIMT thread.
     fn walk(&mut self, prog: &Program<'_>, simt: u32) {
         struct FrameState {
@@ -132,6 +127,11 @@ impl Builder {
             /// A lock was acquired (or released) here; the next block of the frame is its site.
             await_acquire: Option<u64>,
             await_release: Option<(u32, u64)>,
+        }
+        impl FrameState {
+            fn new(func: u32, index: u32) -> FrameState {
+                FrameState { func, index, last: None, last_bb: NONE, await_acquire: None, await_release: None }
+            }
         }
         if self.bb_func.len() != prog.bbs.blocks.len() {
             self.bb_func = vec![NONE; prog.bbs.blocks.len()];
@@ -148,15 +148,7 @@ impl Builder {
             let item = *lane.peek();
             match item {
                 Item::Enter { func } => {
-                    let index = self.func_index(func);
-                    frames.push(FrameState {
-                        func,
-                        index,
-                        last: None,
-                        last_bb: NONE,
-                        await_acquire: None,
-                        await_release: None,
-                    });
+                    frames.push(FrameState::new(func, self.func_index(func)));
                 }
                 Item::Block(b) => {
                     self.thread_insns += u64::from(b.insns);
@@ -203,9 +195,8 @@ impl Builder {
                 }
                 Item::Call { callee, tail } => {
                     if let Some(fr) = frames.last() {
-                        let func = fr.func;
                         if let Some((l, end)) = fr.last {
-                            let f = self.func(func);
+                            let f = &mut self.fns[fr.index as usize].1;
                             if tail {
                                 f.exits.insert(l);
                             } else {
@@ -215,20 +206,12 @@ impl Builder {
                             }
                         }
                     }
-                    let index = self.func_index(callee);
-                    frames.push(FrameState {
-                        func: callee,
-                        index,
-                        last: None,
-                        last_bb: NONE,
-                        await_acquire: None,
-                        await_release: None,
-                    });
+                    frames.push(FrameState::new(callee, self.func_index(callee)));
                 }
                 Item::Ret => {
                     if let Some(fr) = frames.pop() {
                         if let Some((l, _)) = fr.last {
-                            self.func(fr.func).exits.insert(l);
+                            self.fns[fr.index as usize].1.exits.insert(l);
                         }
                     }
                     held.retain(|h| h.2 <= frames.len());
@@ -252,8 +235,7 @@ impl Builder {
                 Item::End => {
                     if let Some(fr) = frames.last() {
                         if let Some((l, _)) = fr.last {
-                            let func = fr.func;
-                            self.func(func).exits.insert(l);
+                            self.fns[fr.index as usize].1.exits.insert(l);
                         }
                     }
                     break;

@@ -159,14 +159,6 @@ impl<'t> Program<'t> {
         }
     }
 
-    /// The memory hint of instruction `insn` of block `tb` for a load (`store == false`) or a store.
-    #[inline]
-    pub fn hint(&self, tb: u32, insn: u16, store: bool) -> Hint {
-        let g = self.trace.blocks[tb as usize].first_insn as usize + usize::from(insn);
-        let h = self.hints.get(g).copied().unwrap_or(0);
-        Hint::from_bits(if store { h >> 4 } else { h })
-    }
-
     /// The memory hint of the instruction with global index `g` (a block's `first_insn` plus its index).
     #[inline]
     pub fn hint_at(&self, g: u32, store: bool) -> Hint {
