@@ -15,6 +15,16 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// CPU seconds this process has used (user + system, all threads): on a shared machine a steadier measure of
+/// the work than the wall clock.
+fn cpu_seconds() -> f64 {
+    let Ok(s) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
+    let rest = s.rsplit_once(')').map_or("", |r| r.1);
+    let f: Vec<u64> = rest.split_whitespace().skip(11).take(2).filter_map(|x| x.parse().ok()).collect();
+    f.iter().sum::<u64>() as f64 / 100.0
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {
@@ -37,21 +47,26 @@ fn main() {
     let file_mib = t.file_len as f64 / (1u64 << 20) as f64;
     println!("trace {path}: {file_mib:.1} MiB, {} SIMT threads, {threads} worker threads", t.simt.len());
     let start = Instant::now();
+    let cpu = cpu_seconds();
     let a = fuser::Analysis::new(&t);
     let cfg_s = start.elapsed().as_secs_f64();
+    let cfg_cpu = cpu_seconds() - cpu;
     let insns = a.dcfg.thread_insns;
     println!(
-        "dynamic CFGs: {cfg_s:.2} s, {insns} thread instructions read ({:.1} M/s), {} functions, {} blocks",
+        "dynamic CFGs: {cfg_s:.2} s ({cfg_cpu:.2} s CPU), {insns} thread instructions read ({:.1} M/s), {} functions, \
+         {} blocks",
         insns as f64 / cfg_s / 1e6,
         a.dcfg.funcs.len(),
         a.dcfg.blocks()
     );
     for w in warps {
         let start = Instant::now();
+        let cpu = cpu_seconds();
         let r = a.run(&fuser::Config { warp_size: w, ..fuser::Config::default() }, &|_| {}).unwrap();
         let s = start.elapsed().as_secs_f64();
+        let cpu = cpu_seconds() - cpu;
         println!(
-            "replay at warp {w}: {s:.2} s, {} thread instructions ({:.1} M/s), {} warp instructions ({:.1} M/s), \
+            "replay at warp {w}: {s:.2} s ({cpu:.2} s CPU), {} thread instructions ({:.1} M/s), {} warp instructions ({:.1} M/s), \
              efficiency {:.2}%",
             r.thread_instructions,
             r.thread_instructions as f64 / s / 1e6,

@@ -108,7 +108,7 @@ pub fn entry_function(prog: &Program<'_>, simt: u32) -> u32 {
     if start.function != trace::NONE {
         return start.function;
     }
-    let mut lane = Lane::new(prog, simt);
+    let mut lane = Lane::blocks_only(prog, simt);
     loop {
         match *lane.peek() {
             Item::Enter { func } => return func,

@@ -22,8 +22,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use trace::NONE;
 
-use crate::lane::{Item, Lane, NO_BB};
-use crate::program::{Hint, Program, Ranges, UNKNOWN_FN};
+use crate::lane::{self, Item, ItemSink, NO_BB};
+use crate::program::{Program, Ranges, UNKNOWN_FN};
 
 /// "No node".
 pub const NO_NODE: u32 = u32::MAX;
@@ -117,139 +117,152 @@ impl Builder {
 
     /// Walks one SIMT thread.
     fn walk(&mut self, prog: &Program<'_>, simt: u32) {
-        struct FrameState {
-            func: u32,
-            /// Index of `func` in `fns`.
-            index: u32,
-            /// Last block (start, end) run in this frame, and its basic block.
-            last: Option<(u64, u64)>,
-            last_bb: u32,
-            /// A lock was acquired (or released) here; the next block of the frame is its site.
-            await_acquire: Option<u64>,
-            await_release: Option<(u32, u64)>,
-        }
-        impl FrameState {
-            fn new(func: u32, index: u32) -> FrameState {
-                FrameState { func, index, last: None, last_bb: NONE, await_acquire: None, await_release: None }
-            }
-        }
         if self.bb_func.len() != prog.bbs.blocks.len() {
             self.bb_func = vec![NONE; prog.bbs.blocks.len()];
             self.seen = vec![[(NONE, NONE); 2]; prog.bbs.blocks.len()];
         }
-        let mut lane = Lane::new(prog, simt);
-        let mut frames: Vec<FrameState> = Vec::new();
-        // Lowest and one-past-highest stack address of this SIMT thread.
-        let mut stack = (u64::MAX, 0u64);
-        // Locks held: (lock address, acquire site, frame depth).
-        let mut held: Vec<(u64, (u32, u64), usize)> = Vec::new();
-        let os = lane.os;
-        loop {
-            let item = *lane.peek();
-            match item {
-                Item::Enter { func } => {
-                    frames.push(FrameState::new(func, self.func_index(func)));
-                }
-                Item::Block(b) => {
-                    self.thread_insns += u64::from(b.insns);
-                    for m in lane.mem(&b) {
-                        if prog.hint_at(b.first_global + u32::from(m.insn), m.store) == Hint::Stack {
-                            stack.0 = stack.0.min(m.addr);
-                            stack.1 = stack.1.max(m.addr.saturating_add(u64::from(m.size)));
-                        }
-                    }
-                    let depth = frames.len();
-                    let Some(fr) = frames.last_mut() else { break };
-                    let known = fr.last_bb != NONE
-                        && b.bb != NO_BB
-                        && self.seen[fr.last_bb as usize].contains(&(b.bb, fr.index));
-                    if !known {
-                        let f = &mut self.fns[fr.index as usize].1;
-                        let e = f.nodes.entry(b.addr).or_insert(b.end);
-                        *e = (*e).max(b.end);
-                        match fr.last {
-                            Some((l, _)) => {
-                                f.edges.insert((l, b.addr));
-                                if fr.last_bb != NONE && b.bb != NO_BB {
-                                    let s = &mut self.seen[fr.last_bb as usize];
-                                    *s = [(b.bb, fr.index), s[0]];
-                                }
-                            }
-                            None => {
-                                f.entries.insert(b.addr);
-                            }
-                        }
-                        if b.bb != NO_BB {
-                            let x = &mut self.bb_func[b.bb as usize];
-                            *x = merge_func(*x, fr.func);
-                        }
-                    }
-                    fr.last = Some((b.addr, b.end));
-                    fr.last_bb = if b.bb == NO_BB { NONE } else { b.bb };
-                    if let Some(lock) = fr.await_acquire.take() {
-                        held.push((lock, (fr.func, b.addr), depth));
-                    }
-                    if let Some(site) = fr.await_release.take() {
-                        *self.locks.entry(site).or_default().entry(Some(b.addr)).or_default() += 1;
-                    }
-                }
-                Item::Call { callee, tail } => {
-                    if let Some(fr) = frames.last() {
-                        if let Some((l, end)) = fr.last {
-                            let f = &mut self.fns[fr.index as usize].1;
-                            if tail {
-                                f.exits.insert(l);
-                            } else {
-                                f.nodes.entry(end).or_insert(0);
-                                f.edges.insert((l, end));
-                                f.ret_sites.entry(l).or_insert(end);
-                            }
-                        }
-                    }
-                    frames.push(FrameState::new(callee, self.func_index(callee)));
-                }
-                Item::Ret => {
-                    if let Some(fr) = frames.pop() {
-                        if let Some((l, _)) = fr.last {
-                            self.fns[fr.index as usize].1.exits.insert(l);
-                        }
-                    }
-                    held.retain(|h| h.2 <= frames.len());
-                }
-                Item::Lock { release, addr, .. } => {
-                    let depth = frames.len();
-                    if let Some(fr) = frames.last_mut() {
-                        if !release {
-                            fr.await_acquire = Some(addr);
-                        } else if let Some(i) = held.iter().rposition(|h| h.0 == addr) {
-                            let (_, site, d) = held.remove(i);
-                            if d == depth {
-                                fr.await_release = Some(site);
-                            } else {
-                                *self.locks.entry(site).or_default().entry(None).or_default() += 1;
-                            }
-                        }
-                    }
-                }
-                Item::Skip { .. } => {}
-                Item::End => {
-                    if let Some(fr) = frames.last() {
-                        if let Some((l, _)) = fr.last {
-                            self.fns[fr.index as usize].1.exits.insert(l);
-                        }
-                    }
-                    break;
-                }
-            }
-            lane.pop();
-        }
-        if stack.0 < stack.1 {
+        let os = prog.trace.simt[simt as usize].start.os;
+        let walk = Walk { b: self, frames: Vec::new(), held: Vec::new(), done: false };
+        let (_, walked) = lane::for_each_item(prog, simt, walk);
+        if let Some(stack) = walked.stack {
             let x = self.stacks.entry(os).or_insert(stack);
             x.0 = x.0.min(stack.0);
             x.1 = x.1.max(stack.1);
         }
-        if let Some(e) = lane.error {
+        if let Some(e) = walked.error {
             self.errors.push(format!("SIMT thread {simt}: {e}"));
+        }
+    }
+}
+
+/// A frame of the thread being walked.
+struct FrameState {
+    func: u32,
+    /// Index of `func` in [`Builder::fns`].
+    index: u32,
+    /// Last block (start, end) run in this frame, and its basic block.
+    last: Option<(u64, u64)>,
+    last_bb: u32,
+    /// A lock was acquired (or released) here; the next block of the frame is its site.
+    await_acquire: Option<u64>,
+    await_release: Option<(u32, u64)>,
+}
+
+impl FrameState {
+    fn new(func: u32, index: u32) -> FrameState {
+        FrameState { func, index, last: None, last_bb: NONE, await_acquire: None, await_release: None }
+    }
+}
+
+/// The walk of one SIMT thread: takes its items as they are decoded and records them in the builder.
+struct Walk<'b> {
+    b: &'b mut Builder,
+    frames: Vec<FrameState>,
+    /// Locks held: (lock address, acquire site, frame depth).
+    held: Vec<(u64, (u32, u64), usize)>,
+    /// The thread ended (or a block came outside any frame): later items are ignored.
+    done: bool,
+}
+
+impl ItemSink for Walk<'_> {
+    fn push_back(&mut self, item: Item) {
+        if self.done {
+            return;
+        }
+        let frames = &mut self.frames;
+        let builder = &mut *self.b;
+        match item {
+            Item::Enter { func } => {
+                frames.push(FrameState::new(func, builder.func_index(func)));
+            }
+            Item::Block(b) => {
+                builder.thread_insns += u64::from(b.insns);
+                let depth = frames.len();
+                let Some(fr) = frames.last_mut() else {
+                    self.done = true;
+                    return;
+                };
+                let known = fr.last_bb != NONE
+                    && b.bb != NO_BB
+                    && builder.seen[fr.last_bb as usize].contains(&(b.bb, fr.index));
+                if !known {
+                    let f = &mut builder.fns[fr.index as usize].1;
+                    let e = f.nodes.entry(b.addr).or_insert(b.end);
+                    *e = (*e).max(b.end);
+                    match fr.last {
+                        Some((l, _)) => {
+                            f.edges.insert((l, b.addr));
+                            if fr.last_bb != NONE && b.bb != NO_BB {
+                                let s = &mut builder.seen[fr.last_bb as usize];
+                                *s = [(b.bb, fr.index), s[0]];
+                            }
+                        }
+                        None => {
+                            f.entries.insert(b.addr);
+                        }
+                    }
+                    if b.bb != NO_BB {
+                        let x = &mut builder.bb_func[b.bb as usize];
+                        *x = merge_func(*x, fr.func);
+                    }
+                }
+                fr.last = Some((b.addr, b.end));
+                fr.last_bb = if b.bb == NO_BB { NONE } else { b.bb };
+                if let Some(lock) = fr.await_acquire.take() {
+                    self.held.push((lock, (fr.func, b.addr), depth));
+                }
+                if let Some(site) = fr.await_release.take() {
+                    *builder.locks.entry(site).or_default().entry(Some(b.addr)).or_default() += 1;
+                }
+            }
+            Item::Call { callee, tail } => {
+                if let Some(fr) = frames.last() {
+                    if let Some((l, end)) = fr.last {
+                        let f = &mut builder.fns[fr.index as usize].1;
+                        if tail {
+                            f.exits.insert(l);
+                        } else {
+                            f.nodes.entry(end).or_insert(0);
+                            f.edges.insert((l, end));
+                            f.ret_sites.entry(l).or_insert(end);
+                        }
+                    }
+                }
+                frames.push(FrameState::new(callee, builder.func_index(callee)));
+            }
+            Item::Ret => {
+                if let Some(fr) = frames.pop() {
+                    if let Some((l, _)) = fr.last {
+                        builder.fns[fr.index as usize].1.exits.insert(l);
+                    }
+                }
+                let depth = frames.len();
+                self.held.retain(|h| h.2 <= depth);
+            }
+            Item::Lock { release, addr, .. } => {
+                let depth = frames.len();
+                if let Some(fr) = frames.last_mut() {
+                    if !release {
+                        fr.await_acquire = Some(addr);
+                    } else if let Some(i) = self.held.iter().rposition(|h| h.0 == addr) {
+                        let (_, site, d) = self.held.remove(i);
+                        if d == depth {
+                            fr.await_release = Some(site);
+                        } else {
+                            *builder.locks.entry(site).or_default().entry(None).or_default() += 1;
+                        }
+                    }
+                }
+            }
+            Item::Skip { .. } => {}
+            Item::End => {
+                if let Some(fr) = frames.last() {
+                    if let Some((l, _)) = fr.last {
+                        builder.fns[fr.index as usize].1.exits.insert(l);
+                    }
+                }
+                self.done = true;
+            }
         }
     }
 }

@@ -105,18 +105,29 @@ pub struct Lane<'p> {
     feed: Option<Receiver<Batch>>,
 }
 
-/// The items decoded and not yet consumed, and the state that turns events into them (the [`Visitor`] of the
-/// lane's event stream).
+/// Where a lane's items go as its events are read.
+pub trait ItemSink {
+    fn push_back(&mut self, it: Item);
+}
+
+/// The state that turns a SIMT thread's events into items (the [`Visitor`] of its event stream), and where
+/// they go: a lane's queue of items decoded and not yet consumed, or a consumer that needs no look-ahead
+/// ([`for_each_item`]).
 #[derive(Debug)]
-struct Queue<'p> {
+struct Queue<'p, S = ItemQueue> {
     prog: &'p Program<'p>,
-    items: ItemQueue,
+    items: S,
     /// Accesses of queued blocks (and of the pending one); `mem[0]` is access number `mem_base` of the lane.
     mem: Vec<MemAccess>,
     mem_base: u64,
     /// Translated block whose memory events are being collected: (tb, first instruction, number of its first
     /// access).
     pending: Option<(u32, u16, u64)>,
+    /// Whether the accesses are kept for the items ([`Lane::new`]); a lane for the blocks alone
+    /// ([`Lane::blocks_only`]) keeps only the bounds of its stack accesses.
+    keep_mem: bool,
+    /// Lowest and one-past-highest address of the lane's stack accesses (a blocks-only lane's).
+    stack: (u64, u64),
     frames: Vec<Frame>,
     /// The function of the segment (`--function`), used for its first frame.
     start_function: Option<u32>,
@@ -136,6 +147,13 @@ struct ItemQueue {
     head: usize,
 }
 
+impl ItemSink for ItemQueue {
+    #[inline]
+    fn push_back(&mut self, it: Item) {
+        self.items.push(it);
+    }
+}
+
 impl ItemQueue {
     #[inline]
     fn len(&self) -> usize {
@@ -145,11 +163,6 @@ impl ItemQueue {
     #[inline]
     fn get(&self, k: usize) -> &Item {
         &self.items[self.head + k]
-    }
-
-    #[inline]
-    fn push_back(&mut self, it: Item) {
-        self.items.push(it);
     }
 
     #[inline]
@@ -210,6 +223,14 @@ impl<'p> Lane<'p> {
         }
     }
 
+    /// A lane whose blocks carry no memory accesses ([`Lane::mem`] is empty), for what needs only its
+    /// control flow.
+    pub fn blocks_only(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
+        let mut lane = Lane::new(prog, simt);
+        lane.q.keep_mem = false;
+        lane
+    }
+
     /// A lane reading `events` itself, or the items another thread decodes from `feed`.
     fn reading(
         prog: &'p Program<'p>,
@@ -219,25 +240,7 @@ impl<'p> Lane<'p> {
         feed: Option<Receiver<Batch>>,
     ) -> Lane<'p> {
         let start = &prog.trace.simt[simt as usize].start;
-        Lane {
-            events,
-            simt,
-            os: start.os,
-            q: Queue {
-                prog,
-                items: ItemQueue::default(),
-                mem: Vec::new(),
-                mem_base: 0,
-                pending: None,
-                frames: Vec::new(),
-                start_function: (start.function != NONE).then_some(start.function),
-                need_enter: true,
-                spin_unwind: None,
-                ended: false,
-            },
-            error,
-            feed,
-        }
+        Lane { events, simt, os: start.os, q: Queue::new(prog, simt, ItemQueue::default()), error, feed }
     }
 
     /// A lane whose events another thread of `scope` decodes, ahead of the replay: with fewer warps than
@@ -355,7 +358,62 @@ impl<'p> Lane<'p> {
     }
 }
 
-impl Visitor for Queue<'_> {
+/// What [`for_each_item`] read besides the items.
+#[derive(Debug, Default)]
+pub struct Walked {
+    /// A problem met reading the stream (the items end there).
+    pub error: Option<String>,
+    /// The lowest and one-past-highest address of the thread's stack accesses (`None`: it made none).
+    pub stack: Option<(u64, u64)>,
+}
+
+/// Hands SIMT thread `simt`'s items to `sink` in order, ending with [`Item::End`], as the events are decoded:
+/// no queue, for a consumer that needs no look-ahead (the dynamic CFGs). The blocks carry no memory accesses;
+/// [`Walked::stack`] keeps what the dynamic CFGs need of them.
+pub fn for_each_item<S: ItemSink>(prog: &Program<'_>, simt: u32, sink: S) -> (S, Walked) {
+    let mut q = Queue::new(prog, simt, sink);
+    q.keep_mem = false;
+    let mut walked = Walked::default();
+    match prog.trace.simt_events(simt) {
+        Ok(mut events) => loop {
+            match events.drive(&mut q, 1 << 16) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    walked.error = Some(e.to_string());
+                    break;
+                }
+            }
+        },
+        Err(e) => walked.error = Some(e.to_string()),
+    }
+    q.finish();
+    let (lo, hi) = q.stack;
+    walked.stack = (lo < hi).then_some((lo, hi));
+    (q.items, walked)
+}
+
+impl<'p, S: ItemSink> Queue<'p, S> {
+    fn new(prog: &'p Program<'p>, simt: u32, items: S) -> Queue<'p, S> {
+        let start = &prog.trace.simt[simt as usize].start;
+        Queue {
+            prog,
+            items,
+            mem: Vec::new(),
+            mem_base: 0,
+            pending: None,
+            keep_mem: true,
+            stack: (u64::MAX, 0),
+            frames: Vec::new(),
+            start_function: (start.function != NONE).then_some(start.function),
+            need_enter: true,
+            spin_unwind: None,
+            ended: false,
+        }
+    }
+}
+
+impl<S: ItemSink> Visitor for Queue<'_, S> {
     #[inline]
     fn block(&mut self, tb: u32, from: u16) {
         self.flush();
@@ -364,8 +422,16 @@ impl Visitor for Queue<'_> {
 
     #[inline]
     fn mem(&mut self, insn: u16, store: bool, size_log2: u8, addr: u64) {
-        if self.pending.is_some() {
-            self.mem.push(MemAccess { insn, store, size: 1u16 << size_log2.min(15), addr });
+        let Some((tb, from, _)) = self.pending else { return };
+        let size = 1u16 << size_log2.min(15);
+        if self.keep_mem {
+            self.mem.push(MemAccess { insn, store, size, addr });
+        } else if insn >= from {
+            let first_global = self.prog.trace.blocks.get(tb as usize).map_or(0, |b| b.first_insn);
+            if self.prog.hint_at(first_global + u32::from(insn), store) == crate::program::Hint::Stack {
+                self.stack.0 = self.stack.0.min(addr);
+                self.stack.1 = self.stack.1.max(addr.saturating_add(u64::from(size)));
+            }
         }
     }
 
@@ -381,7 +447,7 @@ impl Visitor for Queue<'_> {
     }
 }
 
-impl Queue<'_> {
+impl<S: ItemSink> Queue<'_, S> {
     fn current_func(&self) -> u32 {
         self.frames.last().map_or(crate::program::UNKNOWN_FN, |f| f.func)
     }

@@ -241,7 +241,7 @@ impl<'a> Warp<'a> {
         self.stats
     }
 
-    /// Moves the dense counters into `stats`.
+    /// Moves the dense counters into `stats`, and adds the functions' up into the warp's totals.
     fn flush_counters(&mut self) {
         for &i in &self.blocks_touched {
             let (g, node) = self.cfg.block_of(i);
@@ -250,7 +250,13 @@ impl<'a> Warp<'a> {
         }
         for &i in &self.fns_touched {
             let f = self.cfg.funcs[i as usize].func;
-            self.stats.func(f).merge(&std::mem::take(&mut self.fn_stats[i as usize]));
+            let s = std::mem::take(&mut self.fn_stats[i as usize]);
+            // The warp's totals are its functions' (every block and access is counted for its function).
+            self.stats.eff += s.eff;
+            for (a, b) in self.stats.mem.iter_mut().zip(&s.mem) {
+                *a += *b;
+            }
+            self.stats.func(f).merge(&s);
         }
         self.blocks_touched.clear();
         self.fns_touched.clear();
@@ -443,24 +449,27 @@ impl<'a> Warp<'a> {
         // The stack's top entry keeps its place while the lane runs alone, so it is told the pc once at the end
         // (writing it per block and reading it back in the reconvergence check stalls on the store).
         let reconverge = self.stack.entries().last().and_then(|e| e.reconverge);
+        let Item::Block(mut b) = *self.lanes[lane].peek() else { return Ok(false) };
+        if b.func != start.func || self.cfg.bb_node(b.func, b.bb) != Some(start.node) {
+            return Ok(false);
+        }
         let mut pc = start;
-        let mut ran = false;
-        while let Item::Block(b) = *self.lanes[lane].peek() {
-            if b.func != pc.func || self.cfg.bb_node(b.func, b.bb) != Some(pc.node) {
-                break;
-            }
+        loop {
             if !self.execute_alone(pc, active, lane, &b) {
                 self.execute(pc, active);
             }
-            ran = true;
-            let to = loop {
+            // Where the lane goes; a next block found here is the one the loop runs next (no second look-up).
+            pc = loop {
                 match *self.lanes[lane].peek() {
                     Item::Skip { kind, insns } => {
                         self.lanes[lane].pop();
                         self.skip(pc.func, kind, insns);
                     }
                     Item::Block(next) => match self.block_pc(&next) {
-                        Some(p) => break p,
+                        Some(p) => {
+                            b = next;
+                            break p;
+                        }
                         None => {
                             self.stack.set_pc(pc);
                             return Err(format!("block {:#x} missing", next.addr));
@@ -476,16 +485,13 @@ impl<'a> Warp<'a> {
                     }
                 }
             };
-            pc = to;
             // One lane goes one way: the pc moves, and the entry is left if it reached its reconvergence point.
-            if Some(to) == reconverge || !to.is_block() {
+            if Some(pc) == reconverge || !pc.is_block() {
                 break;
             }
         }
-        if pc != start {
-            self.stack.set_pc(pc);
-        }
-        Ok(ran)
+        self.stack.set_pc(pc);
+        Ok(true)
     }
 
     /// Whether block `b` is the block at `pc` (by address: the slow path of the basic-block table).
@@ -551,7 +557,6 @@ impl<'a> Warp<'a> {
         }
         let first = first.expect("an active lane");
         let slot = self.count_block(pc, active, thread_insns, warp_insns);
-        let stats = &mut self.stats;
         let fstats = &mut self.fn_stats[slot as usize];
         // Memory.
         if !self.scratch.is_empty() {
@@ -575,7 +580,6 @@ impl<'a> Warp<'a> {
                 let kind = if a0.store { AccessKind::Store } else { AccessKind::Load };
                 let c =
                     simt::coalesce_with(group.iter().map(|a| (a.addr, u32::from(a.size))), tb, &mut self.blocks_buf);
-                stats.mem[a0.seg as usize].record(kind, &c);
                 fstats.mem[a0.seg as usize].record(kind, &c);
                 if a0.seg == Segment::Stack {
                     self.pieces.clear();
@@ -586,7 +590,6 @@ impl<'a> Warp<'a> {
                     c.accesses = group.len() as u64;
                     c.bytes = group.iter().map(|a| u64::from(a.size)).sum();
                     let s = Segment::StackLocal as usize;
-                    stats.mem[s].record(kind, &c);
                     fstats.mem[s].record(kind, &c);
                 }
                 i = j;
@@ -600,15 +603,14 @@ impl<'a> Warp<'a> {
         }
     }
 
-    /// Counts an executed block's instructions for the warp, the block and its function; returns the function's
-    /// graph index.
+    /// Counts an executed block's instructions for the block and its function (the warp's totals are summed from
+    /// its functions' in [`Warp::flush_counters`]); returns the function's graph index.
     #[inline]
     fn count_block(&mut self, pc: Pc, active: LaneMask, thread_insns: u64, warp_insns: u64) -> u32 {
         let add = |e: &mut simt::Efficiency| {
             e.thread_instructions += thread_insns;
             e.warp_instructions += warp_insns;
         };
-        add(&mut self.stats.eff);
         let slot = self.cfg.slot(pc.func).expect("a block's function has a graph");
         let dense = (self.cfg.funcs[slot as usize].base + pc.node) as usize;
         if self.block_eff.is_empty() {
@@ -664,7 +666,6 @@ impl<'a> Warp<'a> {
             let transactions = if size == 0 { 0 } else { ((m.addr + size - 1) >> shift) - (m.addr >> shift) + 1 };
             let c = simt::Coalesced { transactions, accesses: 1, bytes: size };
             let seg = segs[k];
-            self.stats.mem[seg as usize].record(kind, &c);
             self.fn_stats[slot as usize].mem[seg as usize].record(kind, &c);
             if seg == Segment::Stack {
                 let base = *self.stack_base[lane].get_or_insert(m.addr);
@@ -674,7 +675,6 @@ impl<'a> Warp<'a> {
                 c.accesses = 1;
                 c.bytes = size;
                 let s = Segment::StackLocal as usize;
-                self.stats.mem[s].record(kind, &c);
                 self.fn_stats[slot as usize].mem[s].record(kind, &c);
             }
         }
