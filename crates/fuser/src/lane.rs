@@ -18,7 +18,9 @@ use std::sync::mpsc::{sync_channel, Receiver};
 
 use trace::{Event, EventStream, LockKind, SkipKind, Visitor, NONE};
 
-use crate::program::Program;
+use crate::dcfg::{Dcfgs, NO_NODE};
+use crate::memory::{Classifier, ClassifyCache, Segment};
+use crate::program::{Hint, Program};
 
 /// A memory access of one instruction of a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +28,8 @@ pub struct MemAccess {
     /// Instruction index within the translated block.
     pub insn: u16,
     pub store: bool,
+    /// The segment it touches (looked up by the lane: [`Lookups`]).
+    pub seg: Segment,
     /// Size in bytes.
     pub size: u16,
     pub addr: u64,
@@ -52,6 +56,9 @@ pub struct BlockItem {
     pub insns: u16,
     /// The basic block ([`trace::BasicBlocks::blocks`] index), or [`NO_BB`] for the tail of one.
     pub bb: u32,
+    /// The block's node in its function's dynamic CFG, or [`NO_NODE`] (not in the graph, or a lane that looks
+    /// up none: [`Lane::blocks_only`], [`for_each_item`]).
+    pub node: u32,
     /// The block's memory accesses: `mem_start..mem_end` in the lane's running count of accesses.
     pub mem_start: u64,
     pub mem_end: u64,
@@ -110,6 +117,14 @@ pub trait ItemSink {
     fn push_back(&mut self, it: Item);
 }
 
+/// What a replay lane looks up as it decodes, so that the replay does not: each block's node in its function's
+/// graph and each access's segment (for a piped lane, on its decoding thread).
+#[derive(Debug, Clone, Copy)]
+pub struct Lookups<'p> {
+    pub cfg: &'p Dcfgs,
+    pub classifier: &'p Classifier,
+}
+
 /// The state that turns a SIMT thread's events into items (the [`Visitor`] of its event stream), and where
 /// they go: a lane's queue of items decoded and not yet consumed, or a consumer that needs no look-ahead
 /// ([`for_each_item`]).
@@ -120,9 +135,11 @@ struct Queue<'p, S = ItemQueue> {
     /// Accesses of queued blocks (and of the pending one); `mem[0]` is access number `mem_base` of the lane.
     mem: Vec<MemAccess>,
     mem_base: u64,
-    /// Translated block whose memory events are being collected: (tb, first instruction, number of its first
-    /// access).
-    pending: Option<(u32, u16, u64)>,
+    /// Translated block whose memory events are being collected: tb, first instruction, number of its first
+    /// access, global index of its first instruction.
+    pending: Option<(u32, u16, u64, u32)>,
+    /// The graphs and the segments, for a replay lane.
+    lookups: Option<(&'p Dcfgs, ClassifyCache<'p>)>,
     /// Whether the accesses are kept for the items ([`Lane::new`]); a lane for the blocks alone
     /// ([`Lane::blocks_only`]) keeps only the bounds of its stack accesses.
     keep_mem: bool,
@@ -216,19 +233,26 @@ const BATCHES_AHEAD: usize = 4;
 const DRIVE_EVENTS: usize = 256;
 
 impl<'p> Lane<'p> {
-    pub fn new(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
+    /// A lane for the replay: its blocks know their nodes, their accesses their segments.
+    pub fn new(prog: &'p Program<'p>, lookups: Lookups<'p>, simt: u32) -> Lane<'p> {
+        let mut lane = Lane::open(prog, simt);
+        lane.q.lookups = Some((lookups.cfg, ClassifyCache::new(lookups.classifier)));
+        lane
+    }
+
+    /// A lane whose blocks carry no memory accesses ([`Lane::mem`] is empty) and no nodes, for what needs only
+    /// its control flow.
+    pub fn blocks_only(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
+        let mut lane = Lane::open(prog, simt);
+        lane.q.keep_mem = false;
+        lane
+    }
+
+    fn open(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
         match prog.trace.simt_events(simt) {
             Ok(s) => Lane::reading(prog, simt, Some(s), None, None),
             Err(e) => Lane::reading(prog, simt, None, Some(e.to_string()), None),
         }
-    }
-
-    /// A lane whose blocks carry no memory accesses ([`Lane::mem`] is empty), for what needs only its
-    /// control flow.
-    pub fn blocks_only(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
-        let mut lane = Lane::new(prog, simt);
-        lane.q.keep_mem = false;
-        lane
     }
 
     /// A lane reading `events` itself, or the items another thread decodes from `feed`.
@@ -245,12 +269,17 @@ impl<'p> Lane<'p> {
 
     /// A lane whose events another thread of `scope` decodes, ahead of the replay: with fewer warps than
     /// cores, decoding and replay then run side by side.
-    pub fn piped<'s>(scope: &'s std::thread::Scope<'s, '_>, prog: &'p Program<'p>, simt: u32) -> Lane<'p>
+    pub fn piped<'s>(
+        scope: &'s std::thread::Scope<'s, '_>,
+        prog: &'p Program<'p>,
+        lookups: Lookups<'p>,
+        simt: u32,
+    ) -> Lane<'p>
     where
         'p: 's,
     {
         let (tx, rx) = sync_channel::<Batch>(BATCHES_AHEAD);
-        let mut source = Lane::new(prog, simt);
+        let mut source = Lane::new(prog, lookups, simt);
         let lane = Lane::reading(prog, simt, None, None, Some(rx));
         scope.spawn(move || loop {
             while source.q.items.len() < BATCH_ITEMS && !source.q.ended {
@@ -402,6 +431,7 @@ impl<'p, S: ItemSink> Queue<'p, S> {
             mem: Vec::new(),
             mem_base: 0,
             pending: None,
+            lookups: None,
             keep_mem: true,
             stack: (u64::MAX, 0),
             frames: Vec::new(),
@@ -417,21 +447,23 @@ impl<S: ItemSink> Visitor for Queue<'_, S> {
     #[inline]
     fn block(&mut self, tb: u32, from: u16) {
         self.flush();
-        self.pending = Some((tb, from, self.mem_base + self.mem.len() as u64));
+        self.pending = Some((tb, from, self.mem_base + self.mem.len() as u64, self.prog.first_insn(tb)));
     }
 
-    #[inline]
+    #[inline(always)]
     fn mem(&mut self, insn: u16, store: bool, size_log2: u8, addr: u64) {
-        let Some((tb, from, _)) = self.pending else { return };
+        let Some((_, from, _, first_global)) = self.pending else { return };
         let size = 1u16 << size_log2.min(15);
+        let hint = self.prog.hint_at(first_global + u32::from(insn), store);
         if self.keep_mem {
-            self.mem.push(MemAccess { insn, store, size, addr });
-        } else if insn >= from {
-            let first_global = self.prog.trace.blocks.get(tb as usize).map_or(0, |b| b.first_insn);
-            if self.prog.hint_at(first_global + u32::from(insn), store) == crate::program::Hint::Stack {
-                self.stack.0 = self.stack.0.min(addr);
-                self.stack.1 = self.stack.1.max(addr.saturating_add(u64::from(size)));
-            }
+            let seg = match &mut self.lookups {
+                Some((_, classify)) => classify.classify(hint, addr),
+                None => Segment::Other,
+            };
+            self.mem.push(MemAccess { insn, store, seg, size, addr });
+        } else if insn >= from && hint == Hint::Stack {
+            self.stack.0 = self.stack.0.min(addr);
+            self.stack.1 = self.stack.1.max(addr.saturating_add(u64::from(size)));
         }
     }
 
@@ -528,7 +560,7 @@ impl<S: ItemSink> Queue<'_, S> {
     /// Turns the pending translated block and its accesses into basic-block items.
     #[inline(always)]
     fn flush(&mut self) {
-        let Some((tb, from, start)) = self.pending.take() else { return };
+        let Some((tb, from, start, _)) = self.pending.take() else { return };
         let prog = self.prog;
         let spans = prog.spans(tb);
         let mut k = (start - self.mem_base) as usize;
@@ -558,6 +590,10 @@ impl<S: ItemSink> Queue<'_, S> {
             self.items.push_back(Item::Enter { func });
         }
         let func = self.current_func();
+        let node = |bb: u32, addr: u64| match &self.lookups {
+            Some((cfg, _)) => cfg.bb_node(func, bb).or_else(|| cfg.node(func, addr)).unwrap_or(NO_NODE),
+            None => NO_NODE,
+        };
         if let ([span], 0) = (spans, from) {
             // One basic block, run whole: all the pending accesses are its own.
             self.items.push_back(Item::Block(BlockItem {
@@ -569,6 +605,7 @@ impl<S: ItemSink> Queue<'_, S> {
                 first: 0,
                 insns: span.len,
                 bb: span.bb,
+                node: node(span.bb, span.addr),
                 mem_start: start,
                 mem_end: self.mem_base + self.mem.len() as u64,
             }));
@@ -600,6 +637,7 @@ impl<S: ItemSink> Queue<'_, S> {
                 first,
                 insns: span_end - first,
                 bb,
+                node: node(bb, addr),
                 mem_start,
                 mem_end: self.mem_base + k as u64,
             }));

@@ -153,8 +153,9 @@ impl<'t> Analysis<'t> {
             .map(|(i, simts)| {
                 let s = if piped {
                     std::thread::scope(|scope| {
-                        let lanes = simts.iter().map(|&s| lane::Lane::piped(scope, &self.prog, s)).collect();
-                        Warp::with_lanes(&self.prog, &self.dcfg, &self.classifier, conf, lanes, None).run(i as u32)
+                        let lookups = lane::Lookups { cfg: &self.dcfg, classifier: &self.classifier };
+                        let lanes = simts.iter().map(|&s| lane::Lane::piped(scope, &self.prog, lookups, s)).collect();
+                        Warp::with_lanes(&self.dcfg, conf, lanes, None).run(i as u32)
                     })
                 } else {
                     Warp::new(&self.prog, &self.dcfg, &self.classifier, conf, simts, None).run(i as u32)

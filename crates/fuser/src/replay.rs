@@ -29,8 +29,9 @@ use simt::{lock_groups, AccessKind, CallStack, LaneMask};
 use trace::SkipKind;
 
 use crate::dcfg::Dcfgs;
-use crate::lane::{BlockItem, Item, Lane};
-use crate::memory::{local_offset, local_pieces, Classifier, ClassifyCache, Segment};
+use crate::dcfg::NO_NODE;
+use crate::lane::{BlockItem, Item, Lane, Lookups};
+use crate::memory::{local_offset, local_pieces, Classifier, Segment};
 use crate::program::Program;
 use crate::stats::{FnStats, LockStats, Stats, WarpSummary, MAX_LOCK_ADDRS};
 
@@ -116,9 +117,7 @@ enum Target {
 
 /// The state of one warp.
 pub struct Warp<'a> {
-    prog: &'a Program<'a>,
     cfg: &'a Dcfgs,
-    classify: ClassifyCache<'a>,
     conf: ReplayConfig,
     lanes: Vec<Lane<'a>>,
     /// First stack address each lane touched (the origin of its local memory).
@@ -160,24 +159,21 @@ impl<'a> Warp<'a> {
         simts: &[u32],
         sink: Option<&'a mut dyn Sink>,
     ) -> Warp<'a> {
-        let lanes: Vec<Lane<'a>> = simts.iter().map(|&s| Lane::new(prog, s)).collect();
-        Warp::with_lanes(prog, cfg, classifier, conf, lanes, sink)
+        let lookups = Lookups { cfg, classifier };
+        let lanes: Vec<Lane<'a>> = simts.iter().map(|&s| Lane::new(prog, lookups, s)).collect();
+        Warp::with_lanes(cfg, conf, lanes, sink)
     }
 
     /// A warp of the given lanes (lane `i` is `lanes[i]`).
     pub fn with_lanes(
-        prog: &'a Program<'a>,
         cfg: &'a Dcfgs,
-        classifier: &'a Classifier,
         conf: ReplayConfig,
         lanes: Vec<Lane<'a>>,
         sink: Option<&'a mut dyn Sink>,
     ) -> Warp<'a> {
         let mask = LaneMask::full(lanes.len() as u32);
         Warp {
-            prog,
             cfg,
-            classify: ClassifyCache::new(classifier),
             conf,
             stack_base: vec![None; lanes.len()],
             lanes,
@@ -333,7 +329,7 @@ impl<'a> Warp<'a> {
                     }
                 }
                 Item::Block(b) => {
-                    if b.func != pc.func || self.cfg.bb_node(b.func, b.bb) != Some(pc.node) && !self.at(pc, &b) {
+                    if !self.at(pc, &b) {
                         aligned = false;
                     }
                 }
@@ -450,7 +446,7 @@ impl<'a> Warp<'a> {
         // (writing it per block and reading it back in the reconvergence check stalls on the store).
         let reconverge = self.stack.entries().last().and_then(|e| e.reconverge);
         let Item::Block(mut b) = *self.lanes[lane].peek() else { return Ok(false) };
-        if b.func != start.func || self.cfg.bb_node(b.func, b.bb) != Some(start.node) {
+        if !self.at(start, &b) {
             return Ok(false);
         }
         let mut pc = start;
@@ -494,18 +490,16 @@ impl<'a> Warp<'a> {
         Ok(true)
     }
 
-    /// Whether block `b` is the block at `pc` (by address: the slow path of the basic-block table).
+    /// Whether block `b` is the block at `pc`.
+    #[inline]
     fn at(&self, pc: Pc, b: &BlockItem) -> bool {
-        pc.is_block() && self.cfg.func(pc.func).and_then(|f| f.addrs.get(pc.node as usize)) == Some(&b.addr)
+        pc.is_block() && b.func == pc.func && b.node == pc.node
     }
 
+    /// The pc of block `b` (its lane looked its node up).
     #[inline]
     fn block_pc(&self, b: &BlockItem) -> Option<Pc> {
-        let node = match self.cfg.bb_node(b.func, b.bb) {
-            Some(n) => n,
-            None => self.cfg.node(b.func, b.addr)?,
-        };
-        Some(Pc { func: b.func, node })
+        (b.node != NO_NODE).then_some(Pc { func: b.func, node: b.node })
     }
 
     /// Where lanes calling at `pc` come back to.
@@ -535,8 +529,7 @@ impl<'a> Warp<'a> {
             warp_insns = warp_insns.max(u64::from(b.insns));
             thread_insns += u64::from(b.insns);
             for m in l.mem(&b) {
-                let hint = self.prog.hint_at(b.first_global + u32::from(m.insn), m.store);
-                let seg = self.classify.classify(hint, m.addr);
+                let seg = m.seg;
                 let local = if seg == Segment::Stack {
                     let base = *self.stack_base[lane as usize].get_or_insert(m.addr);
                     local_offset(base, m.addr, m.size)
@@ -646,8 +639,7 @@ impl<'a> Warp<'a> {
             }
             let mut prev = None;
             for (k, m) in mem.iter().enumerate() {
-                let hint = self.prog.hint_at(b.first_global + u32::from(m.insn), m.store);
-                segs[k] = self.classify.classify(hint, m.addr);
+                segs[k] = m.seg;
                 let key = (m.insn, m.store, segs[k]);
                 if prev.is_some_and(|p| key <= p) {
                     return false;
