@@ -1040,7 +1040,7 @@ impl<'a> Machine<'a> {
             Kind::St => self.exec_store(cta, w, f, op, exec),
             Kind::Atom | Kind::Red => self.exec_atomic(cta, w, f, op, exec),
             Kind::Nop | Kind::WarpSync => Ok(()),
-            Kind::Shfl | Kind::Vote | Kind::Match | Kind::Redux | Kind::Activemask => {
+            Kind::Shfl | Kind::Vote | Kind::Match | Kind::Redux | Kind::Activemask | Kind::Elect => {
                 let active = cta.warps[w].stack.active_mask();
                 self.exec_warp_op(cta, w, op, exec, active);
                 Ok(())

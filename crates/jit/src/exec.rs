@@ -571,7 +571,7 @@ impl Worker {
             let op = &kernel.ops[c.plan.yields[resume as usize - 1].op as usize];
             let (src, post) = match op.kind {
                 Kind::Shfl => (&op.d, thread::POST_D),
-                Kind::Vote | Kind::Match | Kind::Redux => (&op.b, thread::POST_B),
+                Kind::Vote | Kind::Match | Kind::Redux | Kind::Elect => (&op.b, thread::POST_B),
                 Kind::WarpSync => (&op.a, thread::POST_A),
                 _ => return true,
             };

@@ -4773,6 +4773,7 @@ fn lane_helper_covers(op: &Op) -> bool {
             | Kind::Match
             | Kind::Redux
             | Kind::Activemask
+            | Kind::Elect
             | Kind::WarpSync
             | Kind::Matrix
             | Kind::Texture

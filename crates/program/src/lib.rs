@@ -30,6 +30,7 @@ pub mod convert;
 pub mod copy;
 pub mod float;
 mod forms;
+pub mod hints;
 pub mod printf;
 pub mod tensor;
 pub mod texture;
@@ -332,6 +333,9 @@ pub enum Kind {
     Match,
     Redux,
     Activemask,
+    /// `elect.sync d|p, membermask`: the lowest executing lane of the member mask (in `b`) is the leader; `dst`
+    /// gets its lane id (or is a sink), `dst2` whether this lane is it (`warp.rs`).
+    Elect,
     /// Warp-level matrix instructions (`wmma`, `mma`, `ldmatrix`): see `tensor.rs`.
     Matrix,
     /// Texture and surface instructions (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`): see `texture.rs`.
@@ -557,6 +561,9 @@ impl<'a> OperandCx<'_, 'a> {
         self.d.unsupported(self.i, why);
     }
 }
+
+/// A decoder of one instruction family kept in a file of its own: fills the op or records why it is refused.
+type Decode<'a> = fn(&mut Decoder<'a>, &mut Op, InstId, &RegMap, &Frame);
 
 struct Decoder<'a> {
     loaded: &'a LoadedModule,
@@ -850,6 +857,18 @@ impl Decoder<'_> {
             self.scalar_video(&mut op, i, regs, frame);
             return op;
         }
+        // Instructions decoded in files of their own (`forms.rs`, `hints.rs`).
+        let own: Option<Decode<'_>> = match inst.opcode {
+            Opcode::Elect => Some(Self::elect),
+            Opcode::Createpolicy => Some(Self::createpolicy),
+            Opcode::Griddepcontrol => Some(Self::griddepcontrol),
+            Opcode::Setmaxnreg => Some(Self::setmaxnreg),
+            _ => None,
+        };
+        if let Some(decode) = own {
+            decode(self, &mut op, i, regs, frame);
+            return op;
+        }
         if inst.opcode == Opcode::Cp && inst.has(Word::Async) {
             self.cp_async(&mut op, i, regs, frame);
             return op;
@@ -858,7 +877,7 @@ impl Decoder<'_> {
             self.unsupported(i, "type not supported by the emulator");
             return op;
         }
-        let ops = &inst.operands;
+        let Some(ops) = self.without_cache_policy(i, inst) else { return op };
         use Opcode as O;
         let kind = match inst.opcode {
             O::Add => Kind::Add,
