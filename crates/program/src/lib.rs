@@ -336,7 +336,7 @@ pub enum Kind {
     /// `elect.sync d|p, membermask`: the lowest executing lane of the member mask (in `b`) is the leader; `dst`
     /// gets its lane id (or is a sink), `dst2` whether this lane is it (`warp.rs`).
     Elect,
-    /// Warp-level matrix instructions (`wmma`, `mma`, `ldmatrix`): see `tensor.rs`.
+    /// Warp-level matrix instructions (`wmma`, `mma`, `ldmatrix`, `stmatrix`, `movmatrix`): see `tensor.rs`.
     Matrix,
     /// Texture and surface instructions (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`): see `texture.rs`.
     Texture,
@@ -958,7 +958,7 @@ impl Decoder<'_> {
             O::Match => Kind::Match,
             O::Redux => Kind::Redux,
             O::Activemask => Kind::Activemask,
-            O::Wmma | O::Mma | O::Ldmatrix => Kind::Matrix,
+            O::Wmma | O::Mma | O::Ldmatrix | O::Stmatrix | O::Movmatrix => Kind::Matrix,
             O::Tex | O::Tld4 | O::Txq | O::Suld | O::Sust | O::Suq => Kind::Texture,
             // A breakpoint with no debugger attached stops the kernel like `trap`.
             O::Brkpt => Kind::Trap,
