@@ -26,6 +26,7 @@ pub use crate::types::{mask_bits, Ty};
 pub const WARP: usize = 32;
 
 pub mod alu;
+pub mod cluster;
 pub mod convert;
 pub mod copy;
 pub mod float;
@@ -336,6 +337,8 @@ pub enum Kind {
     /// `elect.sync d|p, membermask`: the lowest executing lane of the member mask (in `b`) is the leader; `dst`
     /// gets its lane id (or is a sink), `dst2` whether this lane is it (`warp.rs`).
     Elect,
+    /// `mapa d, a, b`: `a` for CTA rank 0 of the cluster, an error for any other (`cluster.rs`).
+    Mapa,
     /// Warp-level matrix instructions (`wmma`, `mma`, `ldmatrix`, `stmatrix`, `movmatrix`): see `tensor.rs`.
     Matrix,
     /// Texture and surface instructions (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`): see `texture.rs`.
@@ -857,12 +860,13 @@ impl Decoder<'_> {
             self.scalar_video(&mut op, i, regs, frame);
             return op;
         }
-        // Instructions decoded in files of their own (`forms.rs`, `hints.rs`).
+        // Instructions decoded in files of their own (`forms.rs`, `hints.rs`, `cluster.rs`).
         let own: Option<Decode<'_>> = match inst.opcode {
             Opcode::Elect => Some(Self::elect),
             Opcode::Createpolicy => Some(Self::createpolicy),
             Opcode::Griddepcontrol => Some(Self::griddepcontrol),
             Opcode::Setmaxnreg => Some(Self::setmaxnreg),
+            Opcode::Mapa | Opcode::Getctarank => Some(Self::cluster_address),
             _ => None,
         };
         if let Some(decode) = own {
