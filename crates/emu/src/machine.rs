@@ -1040,13 +1040,23 @@ impl<'a> Machine<'a> {
             Kind::St => self.exec_store(cta, w, f, op, exec),
             Kind::Atom | Kind::Red => self.exec_atomic(cta, w, f, op, exec),
             Kind::Nop | Kind::WarpSync => Ok(()),
-            Kind::Shfl | Kind::Vote | Kind::Match | Kind::Redux | Kind::Activemask => {
+            Kind::Shfl | Kind::Vote | Kind::Match | Kind::Redux | Kind::Activemask | Kind::Elect => {
                 let active = cta.warps[w].stack.active_mask();
                 self.exec_warp_op(cta, w, op, exec, active);
                 Ok(())
             }
             Kind::Cvta | Kind::Isspacep => {
                 self.exec_space(cta, w, op, exec);
+                Ok(())
+            }
+            Kind::Mapa => {
+                let (a, rank) = (read_src(self, cta, w, &op.a), read_src(self, cta, w, &op.b));
+                if let Some(lane) = exec.iter().find(|&l| rank[l as usize] as u32 != 0) {
+                    let kind = ErrorKind::Invalid(program::cluster::rank_error(u64::from(rank[lane as usize] as u32)));
+                    return Err(self.error(cta, w, lane, f, op, kind));
+                }
+                let frame = cta.warps[w].frames.last_mut().expect("frame");
+                write_dst(frame, op.dst, &a, exec);
                 Ok(())
             }
             Kind::Matrix => program::tensor::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),

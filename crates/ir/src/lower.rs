@@ -890,6 +890,11 @@ impl<'m, 'a> BodyLowering<'m, 'a> {
             ast::Operand::Vector(items, _) => Operand::Vector(items.iter().map(|o| self.operand(o)).collect()),
             ast::Operand::Bracket(items, _) => Operand::Bracket(items.iter().map(|o| self.operand(o)).collect()),
             ast::Operand::List(items, _) => Operand::List(items.iter().map(|o| self.operand(o)).collect()),
+            // `_|p` (`elect.sync _|p, mask`): no data destination, only the predicate; the IR has
+            // that as a destination list of one sink and the predicate.
+            ast::Operand::Pair("_", b, span) => {
+                self.register(b, *span).map_or(Operand::Sink, |p| Operand::VectorPair(vec![Operand::Sink], p))
+            }
             ast::Operand::Pair(a, b, span) => match (self.register(a, *span), self.register(b, *span)) {
                 (Some(a), Some(b)) => Operand::Pair(a, b),
                 _ => Operand::Sink,

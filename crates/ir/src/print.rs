@@ -419,6 +419,10 @@ fn operand(out: &mut String, module: &Module, func: &Function, body: &Body, op: 
         Operand::Bracket(items) => list(out, items, '[', ']')?,
         Operand::List(items) => list(out, items, '(', ')')?,
         Operand::Pair(a, b) => write!(out, "{}|{}", body.reg_name(*a), body.reg_name(*b))?,
+        // `_|p`: a lone sink is not a vector (see `lower`).
+        Operand::VectorPair(items, p) if matches!(items.as_slice(), [Operand::Sink]) => {
+            write!(out, "_|{}", body.reg_name(*p))?
+        }
         Operand::VectorPair(items, p) => {
             list(out, items, '{', '}')?;
             write!(out, "|{}", body.reg_name(*p))?;

@@ -143,6 +143,8 @@ pub mod error {
     pub const FAULT: u32 = 10;
     /// A texture or surface instruction failed; its error is in the worker's state.
     pub const TEXTURE: u32 = 11;
+    /// `mapa` to a CTA rank other than 0 (the rank recorded as the address).
+    pub const CLUSTER_RANK: u32 = 12;
 }
 
 /// Return codes of device functions.

@@ -571,7 +571,7 @@ impl Worker {
             let op = &kernel.ops[c.plan.yields[resume as usize - 1].op as usize];
             let (src, post) = match op.kind {
                 Kind::Shfl => (&op.d, thread::POST_D),
-                Kind::Vote | Kind::Match | Kind::Redux => (&op.b, thread::POST_B),
+                Kind::Vote | Kind::Match | Kind::Redux | Kind::Elect => (&op.b, thread::POST_B),
                 Kind::WarpSync => (&op.a, thread::POST_A),
                 _ => return true,
             };
@@ -1005,6 +1005,7 @@ fn error(data: &LaunchData<'_>, ctx: &CtaCtx, state: &mut WorkerState, cta: Dim3
             ErrorKind::Invalid(format!("indirect call to {:#x}, which is not a device function", ctx.error_addr))
         }
         error::ASSERT => ErrorKind::Assert(state.message.take().unwrap_or_else(|| "a device assertion failed".into())),
+        error::CLUSTER_RANK => ErrorKind::Invalid(program::cluster::rank_error(ctx.error_addr)),
         error::HELPER => ErrorKind::Invalid(state.message.take().unwrap_or_else(|| "a runtime helper failed".into())),
         _ => ErrorKind::Invalid(format!(
             "`{}` has no defined result for these operands and modifiers",

@@ -65,7 +65,7 @@ pub fn yield_kind(op: &Op) -> Option<YieldKind> {
             Sub::Bar { wait: true, .. } => Some(YieldKind::Barrier),
             _ => None,
         },
-        Kind::Shfl | Kind::Vote | Kind::Match | Kind::Redux | Kind::Activemask | Kind::WarpSync => {
+        Kind::Shfl | Kind::Vote | Kind::Match | Kind::Redux | Kind::Activemask | Kind::Elect | Kind::WarpSync => {
             Some(YieldKind::Collective)
         }
         // Texture and surface instructions are per thread: a helper call (`translate.rs`), no yield.

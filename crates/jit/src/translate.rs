@@ -27,6 +27,8 @@ use program::{
 use crate::abi::{ctx as cx, error, ret, status, thread, Helper};
 use crate::plan::{Plan, YieldKind};
 
+mod cluster;
+
 const I64: Type = types::I64;
 const I32: Type = types::I32;
 const I8: Type = types::I8;
@@ -1088,6 +1090,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             Kind::Nop => {}
             Kind::Cvta => self.cvta(op),
             Kind::Isspacep => self.isspacep(op),
+            Kind::Mapa => self.mapa(op),
             Kind::Pack => {
                 let Some(Extra::Srcs(srcs)) = op.extra.as_deref() else { return };
                 let part = op.ty.bits() / srcs.len().max(1) as u32;

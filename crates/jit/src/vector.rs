@@ -4766,6 +4766,7 @@ fn lane_helper_covers(op: &Op) -> bool {
             | Kind::Nop
             | Kind::Cvta
             | Kind::Isspacep
+            | Kind::Mapa
             | Kind::Pack
             | Kind::Unpack
             | Kind::Shfl
@@ -4773,6 +4774,7 @@ fn lane_helper_covers(op: &Op) -> bool {
             | Kind::Match
             | Kind::Redux
             | Kind::Activemask
+            | Kind::Elect
             | Kind::WarpSync
             | Kind::Matrix
             | Kind::Texture

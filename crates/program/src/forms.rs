@@ -4,7 +4,7 @@
 use smallvec::SmallVec;
 
 use crate::{
-    copy, Cmp, Decoder, Extra, Frame, InstId, Kind, Op, RegMap, Rnd, Space, Src, SymAddr, Ty, VideoArith, VideoOp,
+    copy, Cmp, Decoder, Dst, Extra, Frame, InstId, Kind, Op, RegMap, Rnd, Space, Src, SymAddr, Ty, VideoArith, VideoOp,
 };
 use ir::{Component, Modifier, Opcode, Operand, Word};
 
@@ -283,6 +283,10 @@ impl Decoder<'_> {
         };
         let hint = inst.has(Word::L2CacheHint);
         let extra_operands = ops.len().saturating_sub(3 + usize::from(hint));
+        if hint && (ops.len() < 4 || !self.cache_policy_ok(ops.last())) {
+            self.unsupported(i, "`.L2::cache_hint` takes a last operand: the cache policy, a 64-bit register");
+            return;
+        }
         if ops.len() < 3 || extra_operands > 1 {
             self.unsupported(i, "`cp.async` takes [dst], [src], cp-size and at most one of src-size, ignore-src");
             return;
@@ -303,6 +307,40 @@ impl Decoder<'_> {
         op.m.space = Space::Shared;
         op.mem = self.mem(i, ops.first(), regs, frame);
         op.extra = Some(Box::new(Extra::Copy(copy::CopyOp { src, size, src_size, ignore_src })));
+    }
+
+    /// `elect.sync d|p, membermask` (PTX ISA 9.7.13.x): `d` a 32-bit register or `_`, `p` a predicate, the
+    /// member mask a 32-bit register or an immediate. A warp collective like `vote` (`warp.rs`); the mask goes
+    /// in `b`, where both engines look for the member mask of `vote`, `match` and `redux`.
+    pub(crate) fn elect(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
+        let inst = &self.body.insts[i];
+        let reg_bits = |r: ir::RegId| self.body.regs[r].ty;
+        let (d, p) = match inst.operands.first() {
+            Some(Operand::Pair(d, p)) => (Some(*d), *p),
+            Some(Operand::VectorPair(items, p)) if matches!(items.as_slice(), [Operand::Sink]) => (None, *p),
+            _ => {
+                self.unsupported(i, "`elect.sync` writes `d|p` (or `_|p`): a lane id and a predicate");
+                return;
+            }
+        };
+        let d_ok = d.is_none_or(|d| reg_bits(d) != ir::ScalarType::Pred && reg_bits(d).size() == 4);
+        let mask_ok = match inst.operands.get(1) {
+            Some(Operand::Reg(r)) => reg_bits(*r) != ir::ScalarType::Pred && reg_bits(*r).size() == 4,
+            Some(Operand::Imm(ir::Immediate::Int { .. })) => true,
+            _ => false,
+        };
+        let plain = inst.modifiers.iter().all(|m| matches!(m, Modifier::Word(Word::Sync)));
+        if !d_ok || reg_bits(p) != ir::ScalarType::Pred || !mask_ok || inst.operands.len() != 2 || !plain {
+            self.unsupported(
+                i,
+                "`elect.sync d|p, membermask` takes a 32-bit `d` (or `_`), a predicate `p` and a 32-bit member mask",
+            );
+            return;
+        }
+        op.kind = Kind::Elect;
+        op.dst = d.map_or(Dst::Sink, |d| self.dst(i, &Operand::Reg(d), regs));
+        op.dst2 = self.dst(i, &Operand::Reg(p), regs);
+        op.b = self.src(i, &inst.operands[1], Ty::U32, regs, frame);
     }
 
     /// `cvt.pack.sat.convertType.s32{.b32} d, a, b{, c}`: the element width and signedness from the

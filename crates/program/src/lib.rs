@@ -26,10 +26,12 @@ pub use crate::types::{mask_bits, Ty};
 pub const WARP: usize = 32;
 
 pub mod alu;
+pub mod cluster;
 pub mod convert;
 pub mod copy;
 pub mod float;
 mod forms;
+pub mod hints;
 pub mod printf;
 pub mod tensor;
 pub mod texture;
@@ -332,7 +334,12 @@ pub enum Kind {
     Match,
     Redux,
     Activemask,
-    /// Warp-level matrix instructions (`wmma`, `mma`, `ldmatrix`): see `tensor.rs`.
+    /// `elect.sync d|p, membermask`: the lowest executing lane of the member mask (in `b`) is the leader; `dst`
+    /// gets its lane id (or is a sink), `dst2` whether this lane is it (`warp.rs`).
+    Elect,
+    /// `mapa d, a, b`: `a` for CTA rank 0 of the cluster, an error for any other (`cluster.rs`).
+    Mapa,
+    /// Warp-level matrix instructions (`wmma`, `mma`, `ldmatrix`, `stmatrix`, `movmatrix`): see `tensor.rs`.
     Matrix,
     /// Texture and surface instructions (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`): see `texture.rs`.
     Texture,
@@ -557,6 +564,9 @@ impl<'a> OperandCx<'_, 'a> {
         self.d.unsupported(self.i, why);
     }
 }
+
+/// A decoder of one instruction family kept in a file of its own: fills the op or records why it is refused.
+type Decode<'a> = fn(&mut Decoder<'a>, &mut Op, InstId, &RegMap, &Frame);
 
 struct Decoder<'a> {
     loaded: &'a LoadedModule,
@@ -850,6 +860,19 @@ impl Decoder<'_> {
             self.scalar_video(&mut op, i, regs, frame);
             return op;
         }
+        // Instructions decoded in files of their own (`forms.rs`, `hints.rs`, `cluster.rs`).
+        let own: Option<Decode<'_>> = match inst.opcode {
+            Opcode::Elect => Some(Self::elect),
+            Opcode::Createpolicy => Some(Self::createpolicy),
+            Opcode::Griddepcontrol => Some(Self::griddepcontrol),
+            Opcode::Setmaxnreg => Some(Self::setmaxnreg),
+            Opcode::Mapa | Opcode::Getctarank => Some(Self::cluster_address),
+            _ => None,
+        };
+        if let Some(decode) = own {
+            decode(self, &mut op, i, regs, frame);
+            return op;
+        }
         if inst.opcode == Opcode::Cp && inst.has(Word::Async) {
             self.cp_async(&mut op, i, regs, frame);
             return op;
@@ -858,7 +881,7 @@ impl Decoder<'_> {
             self.unsupported(i, "type not supported by the emulator");
             return op;
         }
-        let ops = &inst.operands;
+        let Some(ops) = self.without_cache_policy(i, inst) else { return op };
         use Opcode as O;
         let kind = match inst.opcode {
             O::Add => Kind::Add,
@@ -939,7 +962,7 @@ impl Decoder<'_> {
             O::Match => Kind::Match,
             O::Redux => Kind::Redux,
             O::Activemask => Kind::Activemask,
-            O::Wmma | O::Mma | O::Ldmatrix => Kind::Matrix,
+            O::Wmma | O::Mma | O::Ldmatrix | O::Stmatrix | O::Movmatrix => Kind::Matrix,
             O::Tex | O::Tld4 | O::Txq | O::Suld | O::Sust | O::Suq => Kind::Texture,
             // A breakpoint with no debugger attached stops the kernel like `trap`.
             O::Brkpt => Kind::Trap,

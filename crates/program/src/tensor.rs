@@ -1,4 +1,5 @@
-//! Warp-level matrix instructions: `wmma.load` / `wmma.store` / `wmma.mma`, `mma.sync` and `ldmatrix`.
+//! Warp-level matrix instructions: `wmma.load` / `wmma.store` / `wmma.mma`, `mma.sync`, `ldmatrix`, `stmatrix`
+//! and `movmatrix`.
 //!
 //! All of them are collective: the 32 lanes of a warp execute them together (`.sync.aligned`), so each is
 //! executed once per warp over every lane's registers, and the emulator requires the whole warp to execute
@@ -19,6 +20,8 @@
 //!   `g + 8·(i >> 1)`, column `2t + (i & 1)`. `ldmatrix`: lanes `8j .. 8j+7` give the addresses of rows 0–7 of
 //!   matrix `j`; lane `l` receives, in destination register `j`, row `l / 4`, columns `2(l % 4)` and
 //!   `2(l % 4) + 1` of matrix `j` (with `.trans`: rows `2(l % 4)`, `2(l % 4) + 1` of column `l / 4`).
+//!   **`stmatrix`** stores the same fragments to the same row addresses; **`movmatrix`** gives each lane the
+//!   `ldmatrix` fragment of the transposed matrix.
 //! - **`wmma`** fragments are opaque in PTX (their layout is implementation-defined and differs between GPU
 //!   generations), so the emulator uses its own, the same for `wmma.load`, `wmma.mma` and `wmma.store`:
 //!   slot `e` of lane `l` (16-bit elements two per `.b32` register, low half first; `.f32` one per
@@ -270,6 +273,10 @@ pub enum MatrixOp {
     Mma(Box<MmaOp>),
     /// `ldmatrix.m8n8.{x1,x2,x4}{.trans}.b16`: one destination register per matrix.
     Ldmatrix { trans: bool, dsts: SmallVec<[Dst; 4]> },
+    /// `stmatrix.m8n8.{x1,x2,x4}{.trans}.b16`: one source register per matrix, the fragments of `ldmatrix`.
+    Stmatrix { trans: bool, srcs: SmallVec<[Src; 4]> },
+    /// `movmatrix.m8n8.trans.b16 d, a`: the `ldmatrix` fragment of the transpose of the matrix `a` holds.
+    Movmatrix { dst: Dst, src: Src },
 }
 
 impl MatrixOp {
@@ -289,6 +296,11 @@ impl MatrixOp {
                 m.srcs.iter().flatten().for_each(&mut src);
             }
             MatrixOp::Ldmatrix { dsts, .. } => dsts.iter().for_each(&mut dst),
+            MatrixOp::Stmatrix { srcs, .. } => srcs.iter().for_each(&mut src),
+            MatrixOp::Movmatrix { dst: d, src: a } => {
+                src(a);
+                dst(d);
+            }
         }
     }
 }
@@ -332,9 +344,10 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
         None
     };
     match inst.opcode {
-        ir::Opcode::Ldmatrix => {
+        ir::Opcode::Ldmatrix | ir::Opcode::Stmatrix => {
+            let name = inst.opcode;
             if shape != Some((8, 8, None)) || types.as_slice() != [ScalarType::B16] {
-                return fail(cx, "only `ldmatrix.m8n8` with `.b16` elements is implemented");
+                return fail(cx, &format!("only `{name}.m8n8` with `.b16` elements is implemented"));
             }
             let num = if has(Word::X4) {
                 4
@@ -343,17 +356,38 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
             } else if has(Word::X1) {
                 1
             } else {
-                return fail(cx, "`ldmatrix` needs `.x1`, `.x2` or `.x4`");
+                return fail(cx, &format!("`{name}` needs `.x1`, `.x2` or `.x4`"));
             };
             if !matches!(op.m.space, Space::Shared | Space::Generic) {
-                return fail(cx, "`ldmatrix` reads shared memory");
+                return fail(cx, &format!("`{name}` accesses shared memory"));
             }
-            op.mem = cx.mem(ops.get(1));
-            let dsts = dst_list(cx, ops.first())?;
-            if dsts.len() != num {
-                return fail(cx, &format!("`ldmatrix .x{num}` needs {num} destination registers"));
+            let load = name == ir::Opcode::Ldmatrix;
+            let (mem, regs) = if load { (ops.get(1), ops.first()) } else { (ops.first(), ops.get(1)) };
+            op.mem = cx.mem(mem);
+            let trans = has(Word::Trans);
+            if load {
+                let dsts = dst_list(cx, regs)?;
+                if dsts.len() != num {
+                    return fail(cx, &format!("`ldmatrix .x{num}` needs {num} destination registers"));
+                }
+                Some(MatrixOp::Ldmatrix { trans, dsts: dsts.into_iter().collect() })
+            } else {
+                let srcs = src_list(cx, regs)?;
+                if srcs.len() != num || ops.len() != 2 {
+                    return fail(cx, &format!("`stmatrix .x{num}` needs {num} source registers"));
+                }
+                Some(MatrixOp::Stmatrix { trans, srcs: srcs.into_iter().collect() })
             }
-            Some(MatrixOp::Ldmatrix { trans: has(Word::Trans), dsts: dsts.into_iter().collect() })
+        }
+        ir::Opcode::Movmatrix => {
+            let plain = words.iter().all(|w| matches!(w, Word::Sync | Word::Aligned | Word::Trans));
+            if shape != Some((8, 8, None)) || types.as_slice() != [ScalarType::B16] || !has(Word::Trans) || !plain {
+                return fail(cx, "`movmatrix` is `movmatrix.sync.aligned.m8n8.trans.b16`");
+            }
+            let (Some(d @ Operand::Reg(_)), Some(a @ Operand::Reg(_)), 2) = (ops.first(), ops.get(1), ops.len()) else {
+                return fail(cx, "`movmatrix` takes two 32-bit registers, d and a");
+            };
+            Some(MatrixOp::Movmatrix { dst: cx.dst(d), src: cx.src(a, Ty::B32) })
         }
         ir::Opcode::Wmma => {
             let Some((m, n, Some(k))) = shape else { return fail(cx, "`wmma` needs a shape such as `.m16n16k16`") };
@@ -545,6 +579,48 @@ pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecE
     }
     let space = op.m.space;
     match mop {
+        MatrixOp::Stmatrix { trans, srcs } => {
+            let addrs = x.addresses(exec);
+            for (j, src) in srcs.iter().enumerate() {
+                let vals = x.read(src);
+                // tile[r][c]: element (r, c) of matrix j, from the fragment lane 4r + c / 2 holds (`ldmatrix`).
+                let mut tile = [[0u64; 8]; 8];
+                for (lane, v) in vals.iter().enumerate() {
+                    let (g, c) = (lane / 4, 2 * (lane % 4));
+                    let (lo, hi) = (v & 0xFFFF, (v >> 16) & 0xFFFF);
+                    if *trans {
+                        (tile[c][g], tile[c + 1][g]) = (lo, hi);
+                    } else {
+                        (tile[g][c], tile[g][c + 1]) = (lo, hi);
+                    }
+                }
+                for (r, row) in tile.iter().enumerate() {
+                    let lane = (8 * j + r) as u32;
+                    let addr = addrs[lane as usize];
+                    if !addr.is_multiple_of(16) {
+                        return Err(x.misaligned(lane, space, addr, 16));
+                    }
+                    for (c, v) in row.iter().enumerate() {
+                        x.store(lane, space, addr + 2 * c as u64, 2, *v)?;
+                    }
+                }
+            }
+            Ok(())
+        }
+        MatrixOp::Movmatrix { dst, src } => {
+            let a = x.read(src);
+            let half = |lane: usize, k: usize| (a[lane] >> (16 * k)) & 0xFFFF;
+            let mut d = [0u64; WARP];
+            for (lane, v) in d.iter_mut().enumerate() {
+                // Element (r, c) of the input is half c % 2 of lane 4r + c / 2; d's lane holds the transpose's
+                // row g, columns c and c + 1, that is the input's column g, rows c and c + 1.
+                let (g, c) = (lane / 4, 2 * (lane % 4));
+                let at = |r: usize, col: usize| half(4 * r + col / 2, col % 2);
+                *v = at(c, g) | at(c + 1, g) << 16;
+            }
+            x.write(*dst, &d, exec);
+            Ok(())
+        }
         MatrixOp::Load { frag, col_major, dsts, stride } => {
             let (base, stride) = place(x, exec, space, frag, *col_major, stride)?;
             let esz = frag.elem.bytes();

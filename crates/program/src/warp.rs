@@ -1,4 +1,4 @@
-//! Warp-collective data exchange (`shfl`, `vote`, `match`, `redux`, `activemask`): what each lane of a warp
+//! Warp-collective data exchange (`shfl`, `vote`, `match`, `redux`, `activemask`, `elect`): what each lane of a warp
 //! receives, given every executing lane's operands. Both engines call this, the emulator once per warp
 //! instruction, the JIT once per warp at the point where all its lanes have posted their operands.
 
@@ -120,6 +120,18 @@ pub fn exec(
             }
         }
         (Kind::Activemask, _) => *out = [active.0; WARP],
+        // The leader is the lowest executing lane of the member mask (the ISA only asks that it be one of them,
+        // the same one for the same mask every time). A lane outside its own mask is undefined behaviour; it
+        // elects among the others like the rest.
+        (Kind::Elect, _) => {
+            for lane in exec.iter() {
+                let l = lane as usize;
+                let members = exec.0 & member_mask(&op.b, b[l]);
+                let leader = u64::from(members.trailing_zeros()) & 31;
+                out[l] = leader;
+                out2[l] = u64::from(members != 0 && leader == u64::from(lane));
+            }
+        }
         _ => {}
     }
 }

@@ -215,7 +215,7 @@ keywords! {
         TestWait = "test_wait", TryWait = "try_wait", PendingCount = "pending_count", Parity = "parity",
         NoComplete = "noComplete",
         // miscellaneous
-        Fractional = "fractional", Range = "range", LaunchDependents = "launch_dependents", Wait = "wait",
+        Fractional = "fractional", Range = "range", Cvt = "cvt", LaunchDependents = "launch_dependents", Wait = "wait",
         Tensormap = "tensormap", Replace = "replace", Cp = "cp", Fenceproxy = "fenceproxy",
         Ignore = "ignore", Try = "try", Query = "query", IsCanceled = "is_canceled",
         GetFirstCtaid = "get_first_ctaid",

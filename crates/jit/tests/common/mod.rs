@@ -104,3 +104,30 @@ pub fn forms_kernel(target: &str, words: usize, forms: &[String]) -> String {
         4 * forms.len()
     )
 }
+
+/// The engines every instruction test runs on: the emulator, the JIT, and the JIT without its vector path.
+pub fn engines() -> Vec<(&'static str, Box<dyn Backend>)> {
+    let jit = |vectorize| Box::new(jit::Jit::new(jit::Options { threads: 1, vectorize, ..jit::Options::default() }));
+    vec![("emulator", Box::new(emu::Emulator::new())), ("JIT", jit(true)), ("JIT without vector path", jit(false))]
+}
+
+/// The 32-bit little-endian words of a buffer.
+pub fn words(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+/// The error a kernel of one instruction body gets at load on the emulator (the JIT decodes the same way):
+/// `body` runs in `k(.param .u64 p)` with `%p<4>`, `%r<8>`, `%rd<8>`, `%f<4>` registers and a 256-byte
+/// shared array `sh`, on `target`.
+pub fn refusal(target: &str, body: &str) -> String {
+    let ptx = format!(
+        ".version 8.0\n.target {target}\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n.reg .pred %p<4>;\n\
+         .reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n.reg .f32 %f<4>;\n.shared .align 16 .b8 sh[256];\n{body}\nret;\n}}\n"
+    );
+    let module = ir::compile(&ptx).unwrap_or_else(|d| panic!("{d:?}\n{ptx}"));
+    let one = Dim3::new(1, 1, 1);
+    match launch(&mut emu::Emulator::new(), &module, "k", one, Dim3::new(32, 1, 1), 0, &[Arg::Buf(vec![0; 256])]) {
+        Ok(_) => panic!("`{body}` was accepted"),
+        Err(e) => e,
+    }
+}
