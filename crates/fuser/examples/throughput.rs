@@ -25,6 +25,20 @@ fn cpu_seconds() -> f64 {
     f.iter().sum::<u64>() as f64 / 100.0
 }
 
+/// CPU seconds of each live thread of this process, by thread id.
+fn thread_cpu_seconds() -> Vec<(u32, f64)> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let tid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let s = std::fs::read_to_string(e.path().join("stat")).ok()?;
+        let rest = s.rsplit_once(')')?.1;
+        let f: Vec<u64> = rest.split_whitespace().skip(11).take(2).filter_map(|x| x.parse().ok()).collect();
+        Some((tid, f.iter().sum::<u64>() as f64 / 100.0))
+    })
+    .collect()
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {
@@ -62,9 +76,19 @@ fn main() {
     for w in warps {
         let start = Instant::now();
         let cpu = cpu_seconds();
+        let before = thread_cpu_seconds();
         let r = a.run(&fuser::Config { warp_size: w, ..fuser::Config::default() }, &|_| {}).unwrap();
         let s = start.elapsed().as_secs_f64();
         let cpu = cpu_seconds() - cpu;
+        // The threads that outlive the replay are the pool's: the busiest one replayed the (one) warp; the rest
+        // of the process's CPU time went to threads that ended, the piped lanes' decoders.
+        let pool: Vec<f64> = thread_cpu_seconds()
+            .iter()
+            .map(|&(tid, t)| t - before.iter().find(|b| b.0 == tid).map_or(0.0, |b| b.1))
+            .collect();
+        let busiest = pool.iter().copied().fold(0.0, f64::max);
+        let others = cpu - pool.iter().sum::<f64>();
+        println!("  CPU: busiest pool thread {busiest:.2} s, threads that ended (piped decoders) {others:.2} s");
         println!(
             "replay at warp {w}: {s:.2} s ({cpu:.2} s CPU), {} thread instructions ({:.1} M/s), {} warp instructions ({:.1} M/s), \
              efficiency {:.2}%",

@@ -49,8 +49,8 @@ pub struct BlockItem {
     pub end: u64,
     /// Translated block and the index of the first executed instruction in it.
     pub tb: u32,
-    /// Global index of the translated block's first instruction (`Block::first_insn`).
-    pub first_global: u32,
+    /// The index of its function's graph ([`Dcfgs::slot`]), or [`NO_NODE`] (as for [`BlockItem::node`]).
+    pub slot: u32,
     pub first: u16,
     /// Instructions executed.
     pub insns: u16,
@@ -61,7 +61,11 @@ pub struct BlockItem {
     pub node: u32,
     /// The block's memory accesses: `mem_start..mem_end` in the lane's running count of accesses.
     pub mem_start: u64,
-    pub mem_end: u64,
+    /// Number of accesses (`mem_start..mem_start + mem_len`).
+    pub mem_len: u32,
+    /// No two of the accesses share an instruction, direction and segment, and they come in that order: each
+    /// is a warp access of its own when the lane runs alone (checked as they are decoded).
+    pub distinct: bool,
 }
 
 /// What a lane does next.
@@ -304,7 +308,8 @@ impl<'p> Lane<'p> {
     #[inline]
     pub fn mem(&self, b: &BlockItem) -> &[MemAccess] {
         let q = &self.q;
-        &q.mem[(b.mem_start - q.mem_base) as usize..(b.mem_end - q.mem_base) as usize]
+        let start = (b.mem_start - q.mem_base) as usize;
+        &q.mem[start..start + b.mem_len as usize]
     }
 
     /// The `k`-th next item (0 = the next one).
@@ -329,13 +334,14 @@ impl<'p> Lane<'p> {
         let it = q.items.pop_front().unwrap_or(Item::End);
         if let Item::Block(b) = it {
             // Blocks are consumed in order: no queued item needs the accesses before this block's end.
-            let done = (b.mem_end - q.mem_base) as usize;
+            let end = b.mem_start + u64::from(b.mem_len);
+            let done = (end - q.mem_base) as usize;
             if done == q.mem.len() {
                 q.mem.clear();
-                q.mem_base = b.mem_end;
+                q.mem_base = end;
             } else if done >= 4096 {
                 q.mem.drain(..done);
-                q.mem_base = b.mem_end;
+                q.mem_base = end;
             }
         }
         it
@@ -385,6 +391,12 @@ impl<'p> Lane<'p> {
             }
         }
     }
+}
+
+/// Whether no two accesses share an instruction, direction and segment, in that order ([`BlockItem::distinct`]).
+#[inline]
+fn distinct(mem: &[MemAccess]) -> bool {
+    mem.windows(2).all(|w| (w[0].insn, w[0].store, w[0].seg) < (w[1].insn, w[1].store, w[1].seg))
 }
 
 /// What [`for_each_item`] read besides the items.
@@ -594,6 +606,10 @@ impl<S: ItemSink> Queue<'_, S> {
             Some((cfg, _)) => cfg.bb_node(func, bb).or_else(|| cfg.node(func, addr)).unwrap_or(NO_NODE),
             None => NO_NODE,
         };
+        let slot = match &self.lookups {
+            Some((cfg, _)) => cfg.slot(func).unwrap_or(NO_NODE),
+            None => NO_NODE,
+        };
         if let ([span], 0) = (spans, from) {
             // One basic block, run whole: all the pending accesses are its own.
             self.items.push_back(Item::Block(BlockItem {
@@ -601,13 +617,14 @@ impl<S: ItemSink> Queue<'_, S> {
                 addr: span.addr,
                 end: span.end,
                 tb,
-                first_global: span.first_global,
+                slot,
                 first: 0,
                 insns: span.len,
                 bb: span.bb,
                 node: node(span.bb, span.addr),
                 mem_start: start,
-                mem_end: self.mem_base + self.mem.len() as u64,
+                mem_len: (self.mem.len() - k) as u32,
+                distinct: distinct(&self.mem[k..]),
             }));
             return;
         }
@@ -633,13 +650,14 @@ impl<S: ItemSink> Queue<'_, S> {
                 addr,
                 end: span.end,
                 tb,
-                first_global: span.first_global,
+                slot,
                 first,
                 insns: span_end - first,
                 bb,
                 node: node(bb, addr),
                 mem_start,
-                mem_end: self.mem_base + k as u64,
+                mem_len: (self.mem_base + k as u64 - mem_start) as u32,
+                distinct: distinct(&self.mem[(mem_start - self.mem_base) as usize..k]),
             }));
         }
         self.mem.truncate(k);

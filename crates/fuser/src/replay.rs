@@ -186,9 +186,9 @@ impl<'a> Warp<'a> {
             targets: Vec::new(),
             paths: Vec::new(),
             sink,
-            block_eff: Vec::new(),
+            block_eff: vec![simt::Efficiency::default(); cfg.blocks()],
             blocks_touched: Vec::new(),
-            fn_stats: Vec::new(),
+            fn_stats: vec![FnStats::default(); cfg.funcs.len()],
             fns_touched: Vec::new(),
         }
     }
@@ -549,7 +549,7 @@ impl<'a> Warp<'a> {
             }
         }
         let first = first.expect("an active lane");
-        let slot = self.count_block(pc, active, thread_insns, warp_insns);
+        let slot = self.count_block(pc, first.slot, active, thread_insns, warp_insns);
         let fstats = &mut self.fn_stats[slot as usize];
         // Memory.
         if !self.scratch.is_empty() {
@@ -596,20 +596,16 @@ impl<'a> Warp<'a> {
         }
     }
 
-    /// Counts an executed block's instructions for the block and its function (the warp's totals are summed from
-    /// its functions' in [`Warp::flush_counters`]); returns the function's graph index.
-    #[inline]
-    fn count_block(&mut self, pc: Pc, active: LaneMask, thread_insns: u64, warp_insns: u64) -> u32 {
+    /// Counts an executed block's instructions for the block and its function (graph `slot`; the warp's totals
+    /// are summed from its functions' in [`Warp::flush_counters`]); returns `slot`.
+    #[inline(always)]
+    fn count_block(&mut self, pc: Pc, slot: u32, active: LaneMask, thread_insns: u64, warp_insns: u64) -> u32 {
         let add = |e: &mut simt::Efficiency| {
             e.thread_instructions += thread_insns;
             e.warp_instructions += warp_insns;
         };
-        let slot = self.cfg.slot(pc.func).expect("a block's function has a graph");
+        // A block with a node (the stack's pc is one) has its function's graph.
         let dense = (self.cfg.funcs[slot as usize].base + pc.node) as usize;
-        if self.block_eff.is_empty() {
-            self.block_eff = vec![simt::Efficiency::default(); self.cfg.blocks()];
-            self.fn_stats = vec![FnStats::default(); self.cfg.funcs.len()];
-        }
         let be = &mut self.block_eff[dense];
         if be.warp_instructions == 0 {
             self.blocks_touched.push(dense as u32);
@@ -630,34 +626,20 @@ impl<'a> Warp<'a> {
     /// two of one instruction, direction and segment, which the general path groups): no gathering, sorting or
     /// merging. Returns `false`, having done nothing, otherwise.
     fn execute_alone(&mut self, pc: Pc, active: LaneMask, lane: usize, b: &BlockItem) -> bool {
-        const MAX: usize = 32;
-        let mut segs = [Segment::Heap; MAX];
-        {
-            let mem = self.lanes[lane].mem(b);
-            if mem.len() > MAX {
-                return false;
-            }
-            let mut prev = None;
-            for (k, m) in mem.iter().enumerate() {
-                segs[k] = m.seg;
-                let key = (m.insn, m.store, segs[k]);
-                if prev.is_some_and(|p| key <= p) {
-                    return false;
-                }
-                prev = Some(key);
-            }
+        if !b.distinct {
+            return false;
         }
         let insns = u64::from(b.insns);
-        let slot = self.count_block(pc, active, insns, insns);
+        let slot = self.count_block(pc, b.slot, active, insns, insns);
         let shift = self.conf.transaction_bytes.trailing_zeros();
         let ws = self.conf.warp_size;
         let l = &self.lanes[lane];
-        for (k, m) in l.mem(b).iter().enumerate() {
+        for m in l.mem(b) {
             let kind = if m.store { AccessKind::Store } else { AccessKind::Load };
             let size = u64::from(m.size);
             let transactions = if size == 0 { 0 } else { ((m.addr + size - 1) >> shift) - (m.addr >> shift) + 1 };
             let c = simt::Coalesced { transactions, accesses: 1, bytes: size };
-            let seg = segs[k];
+            let seg = m.seg;
             self.fn_stats[slot as usize].mem[seg as usize].record(kind, &c);
             if seg == Segment::Stack {
                 let base = *self.stack_base[lane].get_or_insert(m.addr);
