@@ -215,10 +215,10 @@ impl ItemQueue {
         }
     }
 
-    /// All unconsumed items.
-    fn take(&mut self) -> Vec<Item> {
+    /// All unconsumed items; the queue goes on in a new vector of `capacity`.
+    fn take(&mut self, capacity: usize) -> Vec<Item> {
         self.compact();
-        std::mem::take(&mut self.items)
+        std::mem::replace(&mut self.items, Vec::with_capacity(capacity))
     }
 }
 
@@ -285,6 +285,10 @@ impl<'p> Lane<'p> {
         let (tx, rx) = sync_channel::<Batch>(BATCHES_AHEAD);
         let mut source = Lane::new(prog, lookups, simt);
         let lane = Lane::reading(prog, simt, None, None, Some(rx));
+        // Each batch's vectors are handed over whole; the next ones start at about the size they will need
+        // (growing them from nothing copied each batch about twice).
+        let items_cap = BATCH_ITEMS + 2 * DRIVE_EVENTS;
+        let mut mem_cap = BATCH_ITEMS;
         scope.spawn(move || loop {
             while source.q.items.len() < BATCH_ITEMS && !source.q.ended {
                 source.fill();
@@ -292,10 +296,13 @@ impl<'p> Lane<'p> {
             // Accesses of a block still pending stay with the source.
             let q = &mut source.q;
             let keep = q.pending.map_or(q.mem.len(), |p| (p.2 - q.mem_base) as usize);
-            let rest = q.mem.split_off(keep);
+            mem_cap = mem_cap.max(keep + keep / 4);
+            let mut rest = Vec::with_capacity(mem_cap);
+            rest.extend_from_slice(&q.mem[keep..]);
+            q.mem.truncate(keep);
             let mem = std::mem::replace(&mut q.mem, rest);
             q.mem_base += mem.len() as u64;
-            let batch = Batch { items: q.items.take(), mem, error: source.error.take() };
+            let batch = Batch { items: q.items.take(items_cap), mem, error: source.error.take() };
             let last = source.q.ended;
             if tx.send(batch).is_err() || last {
                 return;
