@@ -18,6 +18,7 @@
 //! CTA; local memory is a stack per thread; generic addresses of shared, local and parameter memory live in
 //! address windows that no device pointer uses (`program::SHARED_WINDOW` and friends).
 
+mod dynstack;
 mod machine;
 mod mem;
 

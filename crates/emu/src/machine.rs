@@ -8,6 +8,7 @@ use device::{Dim3, ErrorKind, ExecError, LaunchConfig, LoadedModule, Location};
 use ir::{FuncId, SpecialReg};
 use simt::{CallStack, LaneMask};
 
+use crate::dynstack::DynStack;
 use crate::mem::{read_flat, resolve_generic, window, write_flat, GlobalMem};
 use crate::stats::Collector;
 use program::alu;
@@ -40,6 +41,8 @@ struct RegFrame {
     base: u64,
     /// Where the caller wants the return values (caller frame offsets or registers).
     rets: Vec<CallArg>,
+    /// Each lane's dynamic stack pointer at the call, restored at the return (`alloca` frees there).
+    dyn_sp: [u64; WARP],
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +68,8 @@ struct Warp {
     local: Vec<Vec<u8>>,
     /// Top of the local stacks (the same for every lane).
     sp: u64,
+    /// Each lane's dynamic stack (`alloca`).
+    dynamic: DynStack,
     /// Carry flag of each lane (`add.cc` and friends).
     carry: u32,
     state: WarpState,
@@ -138,6 +143,7 @@ impl<'a> Machine<'a> {
                     preds: vec![0; kernel.preds as usize],
                     base: 0,
                     rets: vec![],
+                    dyn_sp: [crate::dynstack::BASE; WARP],
                 };
                 Warp {
                     index: w as u32,
@@ -147,6 +153,7 @@ impl<'a> Machine<'a> {
                     frames: vec![frame],
                     local: vec![vec![0u8; kernel.frame.size as usize]; WARP],
                     sp: kernel.frame.size,
+                    dynamic: DynStack::new(),
                     carry: 0,
                     state: WarpState::Ready,
                     clock: 0,
@@ -730,8 +737,37 @@ impl<'a> Machine<'a> {
             preds: vec![0; preds as usize],
             base,
             rets: rets.clone(),
+            dyn_sp: warp.dynamic.sp,
         });
         Ok(Flow::Continue)
+    }
+
+    /// `stacksave`, `stackrestore`, `alloca` (`program::stack`) on each executing lane's dynamic stack.
+    fn stack_op(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, exec: LaneMask) -> Result<(), ExecError> {
+        let a = read_src(self, cta, w, &op.a);
+        let mut out = [0u64; WARP];
+        for lane in exec.iter() {
+            let l = lane as usize;
+            let dynamic = &mut cta.warps[w].dynamic;
+            let r = match op.kind {
+                Kind::StackSave => Ok(dynamic.sp[l]),
+                Kind::StackRestore => dynamic.restore(lane, a[l]).map(|_| 0),
+                _ => dynamic.alloca(
+                    lane,
+                    a[l],
+                    match op.b {
+                        Src::Imm(align) => align,
+                        _ => program::stack::MIN_ALIGN,
+                    },
+                ),
+            };
+            out[l] = r.map_err(|e| self.error(cta, w, lane, f, op, ErrorKind::Invalid(e)))?;
+        }
+        if op.kind != Kind::StackRestore {
+            let frame = cta.warps[w].frames.last_mut().expect("frame");
+            write_dst(frame, op.dst, &out, exec);
+        }
+        Ok(())
     }
 
     fn do_return(&mut self, cta: &mut Cta, w: usize, lanes: LaneMask) -> Result<Flow, ExecError> {
@@ -780,6 +816,7 @@ impl<'a> Machine<'a> {
                 }
             }
             warp.sp = frame.base;
+            warp.dynamic.sp = frame.dyn_sp;
         }
     }
 
@@ -927,6 +964,7 @@ impl<'a> Machine<'a> {
             Space::Global | Space::Const => self.global.read(address, size).map_err(MemFault::from),
             Space::Shared => read_flat(&cta.shared, address, size)
                 .ok_or_else(|| MemFault::bounds(address, size, cta.shared.len(), "the CTA's shared memory")),
+            Space::Local if DynStack::contains(address) => cta.warps[w].dynamic.read(lane, address, size),
             Space::Local => {
                 let stack = &cta.warps[w].local[lane as usize];
                 let limit = cta.warps[w].sp.min(stack.len() as u64) as usize;
@@ -969,6 +1007,7 @@ impl<'a> Machine<'a> {
                 write_flat(&mut cta.shared, address, size, value)
                     .ok_or_else(|| MemFault::bounds(address, size, len, "the CTA's shared memory"))
             }
+            Space::Local if DynStack::contains(address) => cta.warps[w].dynamic.write(lane, address, size, value),
             Space::Local => {
                 let sp = cta.warps[w].sp;
                 let stack = &mut cta.warps[w].local[lane as usize];
@@ -1059,6 +1098,7 @@ impl<'a> Machine<'a> {
                 write_dst(frame, op.dst, &a, exec);
                 Ok(())
             }
+            Kind::StackSave | Kind::StackRestore | Kind::Alloca => self.stack_op(cta, w, f, op, exec),
             Kind::Matrix => program::tensor::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),
             Kind::Texture => program::texture::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),
             Kind::CpAsync => {

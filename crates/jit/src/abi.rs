@@ -145,6 +145,11 @@ pub mod error {
     pub const TEXTURE: u32 = 11;
     /// `mapa` to a CTA rank other than 0 (the rank recorded as the address).
     pub const CLUSTER_RANK: u32 = 12;
+    /// `alloca` past the end of the thread's dynamic stack (the size recorded as the address, the bytes in
+    /// use as the size).
+    pub const STACK_ALLOCA: u32 = 13;
+    /// `stackrestore` to a pointer outside the thread's dynamic stack (recorded as the address).
+    pub const STACK_RESTORE: u32 = 14;
 }
 
 /// Return codes of device functions.

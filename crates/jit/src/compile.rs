@@ -63,6 +63,9 @@ pub struct Compiled {
     /// Bytes of a group of threads' state words (`abi::thread`), and of a thread's local memory.
     pub group_bytes: u64,
     pub local_stride: u64,
+    /// Where each thread's dynamic stack (`alloca`, `translate/stack.rs`) starts in its local memory, when
+    /// some function has a stack instruction.
+    pub dyn_stack: Option<u64>,
     /// The module with device functions inlined into the kernel, when any were (its ops are what
     /// `programs` decoded; error locations look instructions up here).
     pub inlined: Option<ir::Module>,
@@ -183,12 +186,18 @@ pub fn compile(
         .collect();
     let kernel_plan = Plan::new(&programs[&kernel]);
     let group_bytes = (kernel_plan.state_words() * thread::WORD) as u64;
-    let local_stride = local_bytes(&programs, kernel).div_ceil(16).max(1) * 16;
+    let frames = local_bytes(&programs, kernel);
+    let dyn_stack = crate::translate::dyn_stack_start(&programs, frames);
+    let local_stride = match dyn_stack {
+        Some(start) => start + program::stack::ALLOCA_BYTES,
+        None => frames.div_ceil(16).max(1) * 16,
+    };
     let env = Env {
         programs: &programs,
         site_base: &site_base,
         globals: &globals,
         check,
+        dyn_stack,
         call_conv: isa.default_call_conv(),
         names: &names,
     };
@@ -299,6 +308,7 @@ pub fn compile(
         shared,
         group_bytes,
         local_stride,
+        dyn_stack,
         inlined: inlined.map(|m| m.module),
         compile_time: start.elapsed(),
     })

@@ -376,8 +376,18 @@ impl Worker {
             self.threads.resize(words, 0);
         }
         let local_stride = c.local_stride as usize;
+        // A dynamic stack's area must be aligned alike in every thread (`translate/stack.rs`).
+        let align = if c.dyn_stack.is_some() { program::stack::AREA_ALIGN as usize } else { 16 };
         let locals =
-            self.locals.sized(local_stride * n as usize, 16, LOCAL_GUARD, LOCAL_GUARD, Window::Local).as_mut_ptr();
+            self.locals.sized(local_stride * n as usize, align, LOCAL_GUARD, LOCAL_GUARD, Window::Local).as_mut_ptr();
+        if let Some(start) = c.dyn_stack {
+            // Every thread's dynamic stack pointer starts at its area's start.
+            for t in 0..n as usize {
+                let area = locals as u64 + (t * local_stride) as u64 + start;
+                // SAFETY: the pointer's 8 bytes lie inside thread t's local memory (`start` >= 8).
+                unsafe { std::ptr::write_unaligned((area - 8) as *mut u64, area) };
+            }
+        }
         state.message = None;
         state.arrivals.clear();
         state.log.clear();
@@ -1006,6 +1016,15 @@ fn error(data: &LaunchData<'_>, ctx: &CtaCtx, state: &mut WorkerState, cta: Dim3
         }
         error::ASSERT => ErrorKind::Assert(state.message.take().unwrap_or_else(|| "a device assertion failed".into())),
         error::CLUSTER_RANK => ErrorKind::Invalid(program::cluster::rank_error(ctx.error_addr)),
+        error::STACK_ALLOCA => {
+            let c = data.compiled;
+            let align = match c.sites.get(ctx.error_site as usize).map(|&(f, i)| c.programs[&f].ops[i as usize].b) {
+                Some(program::Src::Imm(a)) => a,
+                _ => program::stack::MIN_ALIGN,
+            };
+            ErrorKind::Invalid(program::stack::exhausted_error(ctx.error_addr, align, ctx.error_size))
+        }
+        error::STACK_RESTORE => ErrorKind::Invalid(program::stack::restore_error(ctx.error_addr)),
         error::HELPER => ErrorKind::Invalid(state.message.take().unwrap_or_else(|| "a runtime helper failed".into())),
         _ => ErrorKind::Invalid(format!(
             "`{}` has no defined result for these operands and modifiers",

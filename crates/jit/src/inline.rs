@@ -872,6 +872,28 @@ impl<'a, 'm> Round<'a, 'm> {
             map.returns.push(sym);
         }
 
+        // A callee that moves the dynamic stack pointer (`alloca`, `stackrestore`) frees what it allocated when
+        // it returns: the pointer is saved before the body (before a guard's branch too, so that the restore
+        // in the continuation always has it) and restored after it.
+        let moves_sp = cb.insts.values().any(|i| matches!(i.opcode, Opcode::Alloca | Opcode::Stackrestore));
+        if moves_sp {
+            let sp = self.new.regs.push(Register {
+                ty: ScalarType::B64,
+                vector: None,
+                decl: self.new.reg_decls.len() as u32,
+                index: 0,
+            });
+            self.new.reg_decls.push(RegDecl {
+                name: format!("%{}", extra("sp")),
+                ty: ScalarType::B64,
+                vector: None,
+                count: None,
+                first: sp,
+            });
+            let u64 = [Modifier::Type(ScalarType::U64)];
+            self.push(inst(Opcode::Stacksave, &u64, smallvec![Operand::Reg(sp)], call), false);
+            post.insert(0, inst(Opcode::Stackrestore, &u64, smallvec![Operand::Reg(sp)], call));
+        }
         // A guarded call branches around the body.
         if let Some(g) = call.guard {
             let mut bra = inst(Opcode::Bra, &[], smallvec![Operand::Label(cont)], call);

@@ -28,6 +28,9 @@ use crate::abi::{ctx as cx, error, ret, status, thread, Helper};
 use crate::plan::{Plan, YieldKind};
 
 mod cluster;
+mod stack;
+
+pub use stack::dyn_stack_start;
 
 const I64: Type = types::I64;
 const I32: Type = types::I32;
@@ -41,6 +44,9 @@ pub struct Env<'a> {
     /// Module variables: (device address, size) by the index the code loads from [`crate::abi::CtaCtx::globals`].
     pub globals: &'a [(u64, u64)],
     pub check: bool,
+    /// Where each thread's dynamic stack starts in its local memory, when some function has a stack
+    /// instruction (`stack.rs`).
+    pub dyn_stack: Option<u64>,
     pub call_conv: CallConv,
     pub names: &'a HashMap<FuncId, String>,
 }
@@ -256,6 +262,8 @@ pub struct Translator<'a, 'b> {
     cur: usize,
     /// Stack slot for the operands and results of `Alu` helper calls.
     scratch: Option<StackSlot>,
+    /// A device function that allocates: the thread's dynamic stack pointer at its entry (`stack.rs`).
+    dyn_entry: Option<Variable>,
 }
 
 impl<'a, 'b> Translator<'a, 'b> {
@@ -303,6 +311,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             filled: false,
             cur: 0,
             scratch: None,
+            dyn_entry: None,
         }
     }
 
@@ -325,6 +334,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             let zero = self.b.ins().iconst(I64, 0);
             self.b.def_var(self.carry, zero);
             self.init_tid_from_t();
+            self.save_dyn_stack();
             self.b.ins().jump(first, &[]);
         }
         self.filled = true;
@@ -546,6 +556,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         if self.is_kernel {
             self.thread_exit();
         } else {
+            self.restore_dyn_stack();
             let r = self.b.ins().iconst(I32, i64::from(ret::OK));
             self.b.ins().return_(&[r]);
             self.filled = true;
@@ -1091,6 +1102,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             Kind::Cvta => self.cvta(op),
             Kind::Isspacep => self.isspacep(op),
             Kind::Mapa => self.mapa(op),
+            Kind::StackSave | Kind::StackRestore | Kind::Alloca => self.stack_op(op),
             Kind::Pack => {
                 let Some(Extra::Srcs(srcs)) = op.extra.as_deref() else { return };
                 let part = op.ty.bits() / srcs.len().max(1) as u32;
@@ -1261,13 +1273,17 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.fail_if(bad, error::OUT_OF_BOUNDS, Some(shared_off), size);
             }
             Space::Local => {
-                // The current function's frame: [frame, frame + frame size).
+                // The current function's frame: [frame, frame + frame size), or what is allocated of the
+                // thread's dynamic stack.
                 let frame = self.b.use_var(self.frame);
                 let off = self.b.ins().isub(addr, frame);
                 let end = self.b.ins().iadd_imm_s(off, i64::from(size));
                 let bad1 = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThan, end, self.prog.frame.size as i64);
                 let bad2 = self.b.ins().icmp(IntCC::UnsignedLessThan, end, off);
-                let bad = self.b.ins().bor(bad1, bad2);
+                let mut bad = self.b.ins().bor(bad1, bad2);
+                if let Some(outside) = self.outside_dyn_stack(addr, size) {
+                    bad = self.b.ins().band(bad, outside);
+                }
                 self.fail_if(bad, error::OUT_OF_BOUNDS, Some(off), size);
             }
             Space::Param => {}
@@ -1601,9 +1617,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         };
         let callee_frame = self.b.ins().iadd_imm_s(frame, self.prog.frame.size as i64);
         // The callee's frame must fit in the thread's local memory.
-        let base = self.local_base();
-        let len = self.ctx_i64(cx::LOCAL_STRIDE);
-        let limit = self.b.ins().iadd(base, len);
+        let limit = self.frames_end();
         let end = self.b.ins().iadd_imm_s(callee_frame, layout.frame.size as i64);
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
         self.fail_if(over, error::STACK_OVERFLOW, None, 0);

@@ -4767,6 +4767,9 @@ fn lane_helper_covers(op: &Op) -> bool {
             | Kind::Cvta
             | Kind::Isspacep
             | Kind::Mapa
+            | Kind::StackSave
+            | Kind::StackRestore
+            | Kind::Alloca
             | Kind::Pack
             | Kind::Unpack
             | Kind::Shfl

@@ -33,6 +33,7 @@ pub mod float;
 mod forms;
 pub mod hints;
 pub mod printf;
+pub mod stack;
 pub mod tensor;
 pub mod texture;
 mod types;
@@ -339,6 +340,12 @@ pub enum Kind {
     Elect,
     /// `mapa d, a, b`: `a` for CTA rank 0 of the cluster, an error for any other (`cluster.rs`).
     Mapa,
+    /// `stacksave d`: the thread's dynamic stack pointer (`stack.rs`).
+    StackSave,
+    /// `stackrestore a`: sets the thread's dynamic stack pointer back to `a` (`stack.rs`).
+    StackRestore,
+    /// `alloca d, a` aligned to the immediate `b`: `a` bytes of the thread's dynamic stack (`stack.rs`).
+    Alloca,
     /// Warp-level matrix instructions (`wmma`, `mma`, `ldmatrix`, `stmatrix`, `movmatrix`): see `tensor.rs`.
     Matrix,
     /// Texture and surface instructions (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`): see `texture.rs`.
@@ -860,13 +867,14 @@ impl Decoder<'_> {
             self.scalar_video(&mut op, i, regs, frame);
             return op;
         }
-        // Instructions decoded in files of their own (`forms.rs`, `hints.rs`, `cluster.rs`).
+        // Instructions decoded in files of their own (`forms.rs`, `hints.rs`, `cluster.rs`, `stack.rs`).
         let own: Option<Decode<'_>> = match inst.opcode {
             Opcode::Elect => Some(Self::elect),
             Opcode::Createpolicy => Some(Self::createpolicy),
             Opcode::Griddepcontrol => Some(Self::griddepcontrol),
             Opcode::Setmaxnreg => Some(Self::setmaxnreg),
             Opcode::Mapa | Opcode::Getctarank => Some(Self::cluster_address),
+            Opcode::Stacksave | Opcode::Stackrestore | Opcode::Alloca => Some(Self::stack_op),
             _ => None,
         };
         if let Some(decode) = own {
