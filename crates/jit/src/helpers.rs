@@ -23,7 +23,57 @@ pub fn table() -> [usize; HELPER_COUNT] {
     t[Helper::Free as usize] = free as *const () as usize;
     t[Helper::Texture as usize] = texture as *const () as usize;
     t[Helper::CpAsync as usize] = cp_async as *const () as usize;
+    t[Helper::Mbarrier as usize] = mbarrier as *const () as usize;
     t
+}
+
+/// One thread's mbarrier operation (`program::mbarrier` has the semantics) on the object at host address
+/// `addr`; the result goes to `out`. A CTA runs on one worker, so the read-modify-write needs no atomics.
+extern "C" fn mbarrier(ctx: *mut CtaCtx, op: *const Op, addr: u64, a: u64, out: *mut u64) -> u32 {
+    let (ctx, st) = state(ctx);
+    // SAFETY: a live op of the compiled kernel, and the caller's result word.
+    let (op, out) = unsafe { (&*op, &mut *out) };
+    let Sub::Mbar(m) = op.m.sub else { return 0 };
+    let result = if m == program::mbarrier::Mbar::PendingCount {
+        program::mbarrier::pending_count(a)
+    } else {
+        // The emulator's order of checks: the space, the alignment, the bounds.
+        let shared = ctx.shared as u64;
+        let inside = addr >= shared && addr.saturating_add(8) <= shared.saturating_add(ctx.shared_size);
+        if !inside && op.m.space != Space::Shared {
+            st.message = Some(format!(
+                "the mbarrier object's address {addr:#x} is not in the CTA's shared memory (an mbarrier lives in \
+                 shared memory)"
+            ));
+            return 1;
+        }
+        if !addr.is_multiple_of(8) {
+            return 3;
+        }
+        if !inside {
+            return 2;
+        }
+        // SAFETY: eight aligned bytes inside the CTA's shared memory (checked above).
+        let word = unsafe { (addr as *const u64).read() };
+        program::mbarrier::apply(m, word, a).map(|step| {
+            if step.word != word {
+                // SAFETY: as above.
+                unsafe { (addr as *mut u64).write(step.word) };
+                st.mbar_epoch += 1;
+            }
+            step.result
+        })
+    };
+    match result {
+        Ok(v) => {
+            *out = v;
+            0
+        }
+        Err(m) => {
+            st.message = Some(m);
+            1
+        }
+    }
 }
 
 /// `cp.async` for one thread (`program::copy` has the semantics): `n` bytes from `src` (global memory) and

@@ -18,6 +18,9 @@ pub enum YieldKind {
     /// Matrix, texture and surface instructions: the runtime executes them for the warp with the shared
     /// semantics (`program::tensor`, `program::texture`), reading and writing the registers spilled here.
     Runtime,
+    /// `mbarrier.test_wait` / `try_wait`: the thread runs it itself and stops only when it fails, to let the
+    /// others arrive; it resumes after it with a false result (`translate/mbarrier.rs`).
+    Wait,
 }
 
 /// One yield point.
@@ -70,6 +73,10 @@ pub fn yield_kind(op: &Op) -> Option<YieldKind> {
         }
         // Texture and surface instructions are per thread: a helper call (`translate.rs`), no yield.
         Kind::Matrix => Some(YieldKind::Runtime),
+        Kind::Mbarrier => match op.m.sub {
+            Sub::Mbar(m) if m.is_wait() => Some(YieldKind::Wait),
+            _ => None,
+        },
         _ => None,
     }
 }

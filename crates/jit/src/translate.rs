@@ -27,6 +27,8 @@ use program::{
 use crate::abi::{ctx as cx, error, ret, status, thread, Helper};
 use crate::plan::{Plan, YieldKind};
 
+mod mbarrier;
+
 const I64: Type = types::I64;
 const I32: Type = types::I32;
 const I8: Type = types::I8;
@@ -186,7 +188,7 @@ fn helper_signature(h: Helper, cc: CallConv) -> Signature {
             s.params.extend([p(I64), p(I32), p(I64), p(I64)]);
             s.returns.push(p(I32));
         }
-        Helper::CpAsync => {
+        Helper::CpAsync | Helper::Mbarrier => {
             s.params.extend([p(I64), p(I64), p(I64), p(I64), p(I64)]);
             s.returns.push(p(I32));
         }
@@ -475,6 +477,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 }
                 // The runtime wrote the results into the spill words just reloaded.
                 YieldKind::Runtime => {}
+                YieldKind::Wait => self.resume_wait(op),
             }
             let cont = self.block(y.op as usize + 1);
             self.b.ins().jump(cont, &[]);
@@ -1007,6 +1010,10 @@ impl<'a, 'b> Translator<'a, 'b> {
     fn lower_yield(&mut self, i: usize, k: usize) {
         let op = &self.prog.ops[i];
         let y = &self.plan.yields[k];
+        if y.kind == YieldKind::Wait {
+            self.lower_wait(i, k);
+            return;
+        }
         let body = self.b.create_block();
         let fall = self.block(i + 1);
         self.guard_branch(op, body, op.guard.map(|_| fall));
@@ -1021,7 +1028,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let c = if red { self.read(&op.c) } else { self.b.ins().iconst(I64, 0) };
                 (a, bb, c, status::BARRIER)
             }
-            YieldKind::Collective | YieldKind::Runtime => {
+            YieldKind::Collective | YieldKind::Runtime | YieldKind::Wait => {
                 let a = self.read(&op.a);
                 let bb = self.read(&op.b);
                 let c = self.read(&op.c);
@@ -1076,6 +1083,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             Kind::Call => self.call(op),
             Kind::Texture => self.texture(op),
             Kind::CpAsync => self.cp_async(op),
+            Kind::Mbarrier => self.mbarrier(op),
             Kind::Brx => self.brx(op),
             Kind::Bar => {
                 // `bar.arrive` (a waiting barrier is a yield point).

@@ -269,10 +269,6 @@ impl Decoder<'_> {
             self.unsupported(i, "bulk asynchronous copies (`cp.async.bulk`, TMA) are not implemented");
             return;
         }
-        if inst.has(Word::Arrive) {
-            self.unsupported(i, "`cp.async.mbarrier.arrive` is not implemented (mbarrier objects are not)");
-            return;
-        }
         let ops = &inst.operands;
         let size = match ops.get(2) {
             Some(Operand::Imm(ir::Immediate::Int { value, .. })) if matches!(*value, 4 | 8 | 16) => *value as u32,

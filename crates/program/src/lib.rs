@@ -30,6 +30,7 @@ pub mod convert;
 pub mod copy;
 pub mod float;
 mod forms;
+pub mod mbarrier;
 pub mod printf;
 pub mod tensor;
 pub mod texture;
@@ -150,6 +151,8 @@ pub enum Sub {
     Sat,
     /// The operation of a `Kind::Packed16` op: `Add`, `Min` or `Max`.
     Packed16(Kind),
+    /// The operation of a `Kind::Mbarrier` op.
+    Mbar(crate::mbarrier::Mbar),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -301,6 +304,9 @@ pub enum Kind {
     ScalarVideo,
     /// `cp.async`: a copy from global to shared memory (`copy.rs`), done when issued.
     CpAsync,
+    /// An operation on an mbarrier object in shared memory (`mbarrier.rs`; `m.sub` is `Sub::Mbar`): the
+    /// object at `mem`, operand `a`, the token, wait result or count in `dst`.
+    Mbarrier,
     /// `cvt.pack.sat`: two s32 values saturated to `m.vec` bits each (signed when `ty` is), packed into the
     /// low bits of the destination (b lowest), the rest from the low bits of c.
     CvtPack,
@@ -850,8 +856,16 @@ impl Decoder<'_> {
             self.scalar_video(&mut op, i, regs, frame);
             return op;
         }
+        if inst.opcode == Opcode::Cp && inst.has(Word::Async) && inst.has(Word::Mbarrier) {
+            self.cp_async_mbarrier_arrive(&mut op, i, regs, frame);
+            return op;
+        }
         if inst.opcode == Opcode::Cp && inst.has(Word::Async) {
             self.cp_async(&mut op, i, regs, frame);
+            return op;
+        }
+        if inst.opcode == Opcode::Mbarrier {
+            self.mbarrier(&mut op, i, regs, frame);
             return op;
         }
         if types.contains(&Ty::Other) && inst.opcode != Opcode::Mma {
