@@ -187,14 +187,18 @@ impl Plan {
     }
 }
 
-/// The operands an op reads: `a` to `d`, the address base, and a vector op's sources (not a call's
-/// arguments).
+/// The operands an op reads: `a` to `d`, the address base, a vector op's sources, and a `cp.async`'s source
+/// address, `src-size` and `ignore-src` (not a call's arguments).
 pub fn operands(op: &Op) -> impl Iterator<Item = &Src> {
     let srcs = match op.extra.as_deref() {
         Some(Extra::Srcs(srcs)) => &srcs[..],
         _ => &[],
     };
-    [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().chain(srcs)
+    let copy = match op.extra.as_deref() {
+        Some(Extra::Copy(c)) => [Some(&c.src.base), c.src_size.as_ref(), c.ignore_src.as_ref()],
+        _ => [None; 3],
+    };
+    [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().chain(srcs).chain(copy.into_iter().flatten())
 }
 
 /// Calls `f` with the liveness variable of every register the op reads (slots, then predicates after the

@@ -129,3 +129,259 @@ fn producer_and_consumers_alternate_phases() {
     let expected: Vec<u32> = (0..128u32).map(|t| (0..iters).map(|i| i * 1000 + t % 32).sum()).collect();
     expect_words(&results, 0, &expected);
 }
+
+/// 64 threads, one object initialized for 64 arrivals. Thread 0 arrives with `.expect_tx` of 256 bytes; the
+/// odd threads drop out (`arrive_drop`, so later phases expect 32) and exit; threads 2, 4, .., 32 each fill
+/// 16 bytes of a buffer and signal them with `complete_tx` of 16 before arriving; every even thread then
+/// waits on its token with `try_wait` (with a suspend-time hint) and reads the word after its own. A
+/// second phase of the 32 even threads, each arriving with count 1, uses `test_wait` on its token.
+const TX_AND_DROP: &str = r#"
+.visible .entry tx(.param .u64 out)
+{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<6>;
+    .shared .align 8 .b64 bar;
+    .shared .align 16 .b32 buf[64];
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra INITED;
+    mbarrier.init.shared.b64 [bar], 64;
+INITED:
+    bar.sync 0;
+    and.b32 %r2, %r1, 1;
+    setp.eq.u32 %p2, %r2, 1;
+    @%p2 bra DROP;
+    setp.eq.u32 %p3, %r1, 0;
+    @%p3 bra EXPECT;
+    setp.gt.u32 %p4, %r1, 32;
+    @%p4 bra ARRIVE;
+    // Threads 2, 4, .., 32 fill words 2(t-2) .. 2(t-2)+3 (bytes 8(t-2) on) and complete 16 bytes.
+    sub.u32 %r3, %r1, 2;
+    shl.b32 %r3, %r3, 3;
+    mov.u32 %r4, buf;
+    add.u32 %r4, %r4, %r3;
+    mul.lo.u32 %r5, %r1, 100;
+    st.shared.v4.u32 [%r4], {%r5, %r5, %r5, %r5};
+    mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [bar], 16;
+ARRIVE:
+    mbarrier.arrive.shared.b64 %rd2, [bar];
+    bra WAIT;
+EXPECT:
+    mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 %rd2, [bar], 256;
+WAIT:
+    mbarrier.try_wait.shared::cta.b64 %p5, [bar], %rd2, 1000;
+    @!%p5 bra WAIT;
+    // Word (t + 1) % 64 of the buffer.
+    add.u32 %r6, %r1, 1;
+    and.b32 %r6, %r6, 63;
+    shl.b32 %r6, %r6, 2;
+    mov.u32 %r7, buf;
+    add.u32 %r7, %r7, %r6;
+    ld.shared.u32 %r8, [%r7];
+    // Phase 1: only the 32 even threads are expected now.
+    mbarrier.arrive.shared::cta.b64 %rd3, [bar], 1;
+WAIT2:
+    mbarrier.test_wait.shared.b64 %p5, [bar], %rd3;
+    @!%p5 bra WAIT2;
+    mul.wide.u32 %rd4, %r1, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    st.global.u32 [%rd5], %r8;
+    ret;
+DROP:
+    mbarrier.arrive_drop.shared.b64 _, [bar];
+    mov.u32 %r9, 7;
+    mul.wide.u32 %rd4, %r1, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    st.global.u32 [%rd5], %r9;
+    exit;
+}
+"#;
+
+#[test]
+fn expect_tx_complete_tx_and_arrive_drop() {
+    let ptx = format!("{HEADER}{TX_AND_DROP}");
+    let results = run_all(&ptx, "tx", 2, 64, &[Arg::Buf(vec![0; 4 * 64])]);
+    // Word w of the buffer was written by thread 2 + 2 (w / 4) with 100 times its index.
+    let word = |w: u32| (2 + 2 * (w / 4)) * 100;
+    let expected: Vec<u32> = (0..64u32).map(|t| if t % 2 == 1 { 7 } else { word((t + 1) % 64) }).collect();
+    expect_words(&results, 0, &expected);
+}
+
+/// One thread: state tokens carry the pending count before their arrive (`pending_count`, from
+/// `.noComplete` arrives with a count), and a token from the current phase tests incomplete until the
+/// phase completes.
+const TOKENS: &str = r#"
+.visible .entry tokens(.param .u64 out)
+{
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<4>;
+    .shared .align 8 .b64 bar;
+    ld.param.u64 %rd1, [out];
+    mbarrier.init.shared::cta.b64 [bar], 5;
+    mbarrier.arrive.noComplete.shared.b64 %rd2, [bar], 2;
+    mbarrier.pending_count.b64 %r1, %rd2;
+    mbarrier.arrive.noComplete.shared::cta.b64 %rd3, [bar], 2;
+    mbarrier.pending_count.b64 %r2, %rd3;
+    mbarrier.test_wait.shared::cta.b64 %p1, [bar], %rd3;
+    selp.u32 %r3, 1, 0, %p1;
+    mbarrier.arrive.shared::cta.b64 %rd4, [bar];
+    mbarrier.test_wait.shared::cta.b64 %p2, [bar], %rd3;
+    selp.u32 %r4, 1, 0, %p2;
+    mbarrier.pending_count.b64 %r5, %rd4;
+    // After the phase: parity 1 is current, parity 0 complete.
+    mbarrier.test_wait.parity.shared::cta.b64 %p3, [bar], 1;
+    selp.u32 %r6, 1, 0, %p3;
+    mbarrier.test_wait.parity.shared::cta.b64 %p3, [bar], 0;
+    selp.u32 %r7, 1, 0, %p3;
+    mbarrier.inval.shared::cta.b64 [bar];
+    ld.shared.u32 %r8, [bar];
+    st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};
+    st.global.v4.u32 [%rd1+16], {%r5, %r6, %r7, %r8};
+    ret;
+}
+"#;
+
+#[test]
+fn tokens_and_pending_counts() {
+    let ptx = format!("{HEADER}{TOKENS}");
+    let results = run_all(&ptx, "tokens", 1, 1, &[Arg::Buf(vec![0; 32])]);
+    // Pending 5 before the first arrive, 3 before the second; the second's token is incomplete until the
+    // last arrival (pending 1 before it) completes phase 0; then parity 1 is current and `inval` leaves
+    // nothing behind.
+    expect_words(&results, 0, &[5, 3, 0, 1, 1, 0, 1, 0]);
+}
+
+/// `cp.async` copies tracked by the barrier: with `.noinc` each thread's asynchronous arrive is one of the
+/// init count (twice the threads); without it (a second object, initialized for the threads alone) the
+/// arrive nets to nothing.
+const CP_ASYNC: &str = r#"
+.visible .entry copies(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<4>;
+    .shared .align 8 .b64 bars[2];
+    .shared .align 16 .b32 buf[128];
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ntid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra INITED;
+    shl.b32 %r3, %r2, 1;
+    mbarrier.init.shared.b64 [bars], %r3;
+    mbarrier.init.shared.b64 [bars+8], %r2;
+INITED:
+    bar.sync 0;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    shl.b32 %r4, %r1, 2;
+    mov.u32 %r5, buf;
+    add.u32 %r5, %r5, %r4;
+    cp.async.ca.shared.global [%r5], [%rd4], 4;
+    cp.async.mbarrier.arrive.noinc.shared.b64 [bars];
+    mbarrier.arrive.shared.b64 %rd5, [bars];
+W1:
+    mbarrier.test_wait.shared.b64 %p2, [bars], %rd5;
+    @!%p2 bra W1;
+    // Word (t + 5) % n, then a second copy into the other half, tracked by the second object.
+    add.u32 %r6, %r1, 5;
+    rem.u32 %r6, %r6, %r2;
+    shl.b32 %r6, %r6, 2;
+    mov.u32 %r7, buf;
+    add.u32 %r7, %r7, %r6;
+    ld.shared.u32 %r8, [%r7];
+    add.u32 %r9, %r5, 256;
+    cp.async.ca.shared.global [%r9], [%rd4], 4;
+    cp.async.mbarrier.arrive.shared::cta.b64 [bars+8];
+    mbarrier.arrive.shared.b64 %rd5, [bars+8];
+W2:
+    mbarrier.try_wait.shared::cta.b64 %p2, [bars+8], %rd5;
+    @!%p2 bra W2;
+    ld.shared.u32 %r10, [%r7+256];
+    add.u32 %r8, %r8, %r10;
+    add.s64 %rd6, %rd2, %rd3;
+    st.global.u32 [%rd6], %r8;
+    ret;
+}
+"#;
+
+#[test]
+fn cp_async_arrivals() {
+    let ptx = format!("{HEADER}{CP_ASYNC}");
+    let n = 64u32;
+    let input: Vec<u32> = (0..n).map(|i| i * 3 + 1).collect();
+    let results = run_all(&ptx, "copies", 2, n, &[Arg::Buf(bytes(&input)), Arg::Buf(vec![0; 4 * n as usize])]);
+    let expected: Vec<u32> = (0..n).map(|t| 2 * input[((t + 5) % n) as usize]).collect();
+    expect_words(&results, 1, &expected);
+}
+
+/// Every thread arrives and waits, but the object expects one arrival more than the block has: no thread
+/// can complete the phase. Both engines fail the launch at the wait, naming the object's state.
+#[test]
+fn a_phase_nobody_can_complete_is_a_located_deadlock() {
+    let ptx = format!(
+        "{HEADER}.visible .entry stuck()\n{{\n    .reg .b64 %rd<2>;\n    .reg .pred %p<2>;\n    \
+         .shared .align 8 .b64 bar;\n    cvt.u64.u32 %rd1, %tid.x;\n    setp.ne.u64 %p1, %rd1, 0;\n    \
+         @%p1 bra READY;\n    mbarrier.init.shared.b64 [bar], 65;\nREADY:\n    bar.sync 0;\n    \
+         mbarrier.arrive.shared.b64 %rd1, [bar];\nSPIN:\n    mbarrier.try_wait.shared.b64 %p1, [bar], %rd1;\n    \
+         @!%p1 bra SPIN;\n    ret;\n}}\n"
+    );
+    let results = run_all(&ptx, "stuck", 2, 64, &[]);
+    expect_error(
+        &results,
+        &[
+            "every live thread waits and none can arrive: 64 threads spin on the mbarrier at shared offset 0x0 (phase \
+             parity 0, 1 of 65 arrivals pending, tx-count 0); 0 threads wait at a barrier; 0 of the CTA's 64 threads \
+             exited",
+            "PTX line 17 (`mbarrier.try_wait.shared.b64 %p1, [bar], %rd1;`)",
+            "kernel `stuck`, block (0,0,0), thread (0,0,0)",
+        ],
+    );
+}
+
+/// Undefined uses are errors: an arrive on an object never initialized, and a `.noComplete` arrive that
+/// completes the phase.
+#[test]
+fn undefined_uses_are_errors() {
+    let kernel = |body: &str| {
+        format!(
+            "{HEADER}.visible .entry k()\n{{\n    .reg .b64 %rd<2>;\n    .shared .align 8 .b64 bar;\n    {body}\n    \
+             ret;\n}}\n"
+        )
+    };
+    let uninit = run_all(&kernel("mbarrier.arrive.shared.b64 %rd1, [bar];"), "k", 1, 32, &[]);
+    expect_error(&uninit, &["uninitialized or invalidated", "mbarrier.arrive.shared.b64 %rd1, [bar]"]);
+    let completes = run_all(
+        &kernel("mbarrier.init.shared.b64 [bar], 2;\n    mbarrier.arrive.noComplete.shared.b64 %rd1, [bar], 2;"),
+        "k",
+        1,
+        1,
+        &[],
+    );
+    expect_error(&completes, &["`.noComplete` arrive-on completes the current phase"]);
+    let misaligned = run_all(&kernel("mbarrier.init.shared.b64 [bar+4], 2;"), "k", 1, 1, &[]);
+    expect_error(&misaligned, &["misaligned"]);
+}
+
+/// A `cp.async` source address computed before a barrier is live across it (the JIT's plan once missed the
+/// registers of a copy's source, `src-size` and `ignore-src`, and resumed the thread without them).
+#[test]
+fn cp_async_sources_live_across_a_barrier() {
+    let ptx = format!(
+        "{HEADER}.visible .entry k(.param .u64 in, .param .u64 out)\n{{\n    .reg .b32 %r<8>;\n    .reg .b64 %rd<8>;\n    \
+         .shared .align 16 .b32 buf[64];\n    ld.param.u64 %rd1, [in];\n    ld.param.u64 %rd2, [out];\n    \
+         mov.u32 %r1, %tid.x;\n    mul.wide.u32 %rd3, %r1, 4;\n    add.s64 %rd4, %rd1, %rd3;\n    \
+         mov.u32 %r2, 4;\n    bar.sync 0;\n    shl.b32 %r3, %r1, 2;\n    mov.u32 %r4, buf;\n    add.u32 %r4, %r4, %r3;\n    \
+         cp.async.ca.shared.global [%r4], [%rd4], 4, %r2;\n    cp.async.wait_all;\n    bar.sync 0;\n    \
+         xor.b32 %r5, %r3, 4;\n    mov.u32 %r6, buf;\n    add.u32 %r6, %r6, %r5;\n    ld.shared.u32 %r7, [%r6];\n    \
+         add.s64 %rd5, %rd2, %rd3;\n    st.global.u32 [%rd5], %r7;\n    ret;\n}}\n"
+    );
+    let input: Vec<u32> = (0..64).map(|i| 1000 + i).collect();
+    let results = run_all(&ptx, "k", 1, 64, &[Arg::Buf(bytes(&input)), Arg::Buf(vec![0; 256])]);
+    let expected: Vec<u32> = (0..64).map(|t| input[t ^ 1]).collect();
+    expect_words(&results, 1, &expected);
+}

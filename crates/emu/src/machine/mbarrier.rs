@@ -118,9 +118,9 @@ impl Machine<'_> {
             })
             .collect();
         let detail = format!(
-            "every live thread waits and none can arrive: {} warps spin on {}; {at_barrier} threads wait at a \
+            "every live thread waits and none can arrive: {} threads spin on {}; {at_barrier} threads wait at a \
              barrier; {} of the CTA's {total} threads exited",
-            spinning.len(),
+            spinning.iter().map(|&(w, _)| cta.warps[w].stack.live_lanes().count()).sum::<u32>(),
             states.join(", "),
             total.saturating_sub(cta.warps.iter().map(|w| w.stack.live_lanes().count()).sum())
         );

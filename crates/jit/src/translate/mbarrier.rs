@@ -50,7 +50,7 @@ impl Translator<'_, '_> {
 
     /// Yield point `k`, the wait at op `i`: the live registers are stored first (so their homes are clean
     /// on both paths, as the plan's clean-register analysis assumes after a yield point), then the wait runs;
-    /// success writes true and goes on, failure stops the thread with status `WAIT`.
+    /// success reloads them, writes true and goes on, failure stops the thread with status `WAIT`.
     pub(super) fn lower_wait(&mut self, i: usize, k: usize) {
         let op = &self.prog.ops[i];
         let y = &self.plan.yields[k];
@@ -74,6 +74,18 @@ impl Translator<'_, '_> {
         let stop = self.b.create_block();
         self.b.ins().brif(done, passed, &[], stop, &[]);
         self.b.switch_to_block(passed);
+        // The plan's reload sets assume the thread stopped here: a register live after the wait but not read
+        // before the next yield point was not reloaded at the last resume, and its variable may hold another
+        // thread's value. Every live register's home is exact after the stores above.
+        let tb = self.b.use_var(self.tb);
+        for &v in &y.live {
+            let off = self.plan.home_offset(v).expect("live registers have homes");
+            self.reload(v, tb, off);
+        }
+        if self.uses_carry() {
+            let c = self.b.ins().load(I64, trusted(), tb, self.plan.carry_offset());
+            self.b.def_var(self.carry, c);
+        }
         let one = self.b.ins().iconst(I64, 1);
         self.write(op.dst, one);
         self.b.ins().jump(fall, &[]);
