@@ -385,3 +385,131 @@ fn cp_async_sources_live_across_a_barrier() {
     let expected: Vec<u32> = (0..64).map(|t| input[t ^ 1]).collect();
     expect_words(&results, 1, &expected);
 }
+
+/// The kernels of `corpus/async/mbarrier.cu` as nvcc 13.5 compiles them (`corpus/async/build.sh`): libcu++'s
+/// `cuda::barrier<thread_scope_block>`, `cuda::memcpy_async` with a barrier and a two-stage block-scope
+/// `cuda::pipeline`; the sm_80 PTX spins on `test_wait` with a backoff, the sm_90 PTX on `try_wait`.
+mod nvcc {
+    use super::*;
+
+    const SM80: &str = include_str!("../../../corpus/async/mbarrier.sm_80.ptx");
+    const SM90: &str = include_str!("../../../corpus/async/mbarrier.sm_90.ptx");
+    const N: u32 = 96;
+    const GRID: u32 = 3;
+
+    fn scalar(v: u32) -> Arg {
+        Arg::Scalar(v.to_le_bytes().to_vec())
+    }
+
+    /// Two rounds of neighbour exchange through `arrive_and_wait`.
+    fn arrive_and_wait(ptx: &str) {
+        let input: Vec<u32> = (0..N * GRID).map(|i| i * 7 + 3).collect();
+        let results = run_all(
+            ptx,
+            "barrier_arrive_and_wait",
+            GRID,
+            N,
+            &[Arg::Buf(bytes(&input)), Arg::Buf(vec![0; 4 * (N * GRID) as usize])],
+        );
+        let expected: Vec<u32> = (0..N * GRID)
+            .map(|g| {
+                let (b, t) = (g / N, g % N);
+                // buf = in * 2; v = buf[t + 1]; buf = v + 1; out = buf[t + 3], all modulo the block.
+                input[(b * N + (t + 4) % N) as usize] * 2 + 1
+            })
+            .collect();
+        expect_words(&results, 1, &expected);
+    }
+
+    /// `arrive` and `wait(token)` with work between, over several rounds (the parity alternates).
+    fn tokens(ptx: &str) {
+        let rounds = 5;
+        let input: Vec<u32> = (0..N * GRID).map(|i| i % 13 + 1).collect();
+        let results = run_all(
+            ptx,
+            "barrier_tokens",
+            GRID,
+            N,
+            &[Arg::Buf(bytes(&input)), Arg::Buf(vec![0; 4 * (N * GRID) as usize]), scalar(rounds)],
+        );
+        let mut expected = Vec::new();
+        for b in 0..GRID {
+            let mut acc: Vec<u32> = (0..N).map(|t| input[(b * N + t) as usize]).collect();
+            for r in 0..rounds {
+                let shared = acc.clone();
+                acc = (0..N)
+                    .map(|t| {
+                        acc[t as usize].wrapping_mul(3).wrapping_add(r).wrapping_add(shared[((t + r + 1) % N) as usize])
+                    })
+                    .collect();
+            }
+            expected.extend(acc);
+        }
+        expect_words(&results, 1, &expected);
+    }
+
+    /// Tiles copied into shared memory by `cuda::memcpy_async` and consumed after `arrive_and_wait`.
+    fn memcpy_async(ptx: &str) {
+        let tiles = 4;
+        let input: Vec<f32> = (0..N * GRID * tiles).map(|i| (i % 101) as f32).collect();
+        let bits: Vec<u32> = input.iter().map(|f| f.to_bits()).collect();
+        let results = run_all(
+            ptx,
+            "memcpy_async_barrier",
+            GRID,
+            N,
+            &[Arg::Buf(bytes(&bits)), Arg::Buf(vec![0; 4 * (N * GRID) as usize]), scalar(tiles)],
+        );
+        let expected: Vec<u32> = (0..N * GRID)
+            .map(|g| {
+                let (b, t) = (g / N, g % N);
+                let sum: f32 = (0..tiles).map(|k| input[((b * tiles + k) * N + (t * 7) % N) as usize]).sum();
+                sum.to_bits()
+            })
+            .collect();
+        expect_words(&results, 1, &expected);
+    }
+
+    /// A two-stage pipeline: every thread copies part of each tile, then consumes one word of it.
+    fn pipeline(ptx: &str) {
+        let tiles = 6;
+        let input: Vec<u32> = (0..N * GRID * tiles).map(|i| i * 5 + 1).collect();
+        let results = run_all(
+            ptx,
+            "pipeline_block",
+            GRID,
+            N,
+            &[Arg::Buf(bytes(&input)), Arg::Buf(vec![0; 4 * (N * GRID) as usize]), scalar(tiles)],
+        );
+        let expected: Vec<u32> = (0..N * GRID)
+            .map(|g| {
+                let (b, t) = (g / N, g % N);
+                (0..tiles).map(|k| input[((b * tiles + k) * N + (t + k) % N) as usize]).sum()
+            })
+            .collect();
+        expect_words(&results, 1, &expected);
+    }
+
+    #[test]
+    fn barrier_arrive_and_wait() {
+        arrive_and_wait(SM80);
+        arrive_and_wait(SM90);
+    }
+
+    #[test]
+    fn barrier_tokens() {
+        tokens(SM80);
+        tokens(SM90);
+    }
+
+    #[test]
+    fn memcpy_async_with_a_barrier_sm80() {
+        memcpy_async(SM80);
+    }
+
+    #[test]
+    fn block_scope_pipeline() {
+        pipeline(SM80);
+        pipeline(SM90);
+    }
+}
