@@ -1031,23 +1031,25 @@ impl<'a> Machine<'a> {
     /// Address of `[base + offset]` for every lane, in the instruction's space (frame-relative symbols
     /// resolved to the local stack, generic symbols to their window).
     fn addresses(&self, cta: &Cta, w: usize, op: &Op, exec: LaneMask) -> [u64; WARP] {
+        self.addresses_of(cta, w, &op.mem, op.m.space, exec)
+    }
+
+    /// [`Self::addresses`] of any memory operand, in `space`.
+    fn addresses_of(&self, cta: &Cta, w: usize, mem: &MemRef, space: Space, exec: LaneMask) -> [u64; WARP] {
         let mut out = [0u64; WARP];
         let frame = cta.warps[w].frames.last().expect("frame");
-        match op.mem.base {
+        match mem.base {
             Src::Reg(r) => {
                 let regs = &frame.regs[r as usize];
                 for lane in exec.iter() {
-                    out[lane as usize] = regs[lane as usize].wrapping_add(op.mem.offset as u64);
+                    out[lane as usize] = regs[lane as usize].wrapping_add(mem.offset as u64);
                 }
             }
             Src::Sym(sym, extra) => {
-                let a = self
-                    .symbol_value(frame, sym, op.m.space)
-                    .wrapping_add(extra as u64)
-                    .wrapping_add(op.mem.offset as u64);
+                let a = self.symbol_value(frame, sym, space).wrapping_add(extra as u64).wrapping_add(mem.offset as u64);
                 out = [a; WARP];
             }
-            Src::Imm(v) => out = [v.wrapping_add(op.mem.offset as u64); WARP],
+            Src::Imm(v) => out = [v.wrapping_add(mem.offset as u64); WARP],
             _ => {}
         }
         out
@@ -1085,6 +1087,7 @@ impl<'a> Machine<'a> {
                 Ok(())
             }
             Kind::Matrix => program::tensor::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),
+            Kind::BulkCopy => self.bulk_copy(cta, w, f, op, exec),
             Kind::Texture => program::texture::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),
             Kind::CpAsync => {
                 let cx = WarpCx { m: self, cta, w, f, op };

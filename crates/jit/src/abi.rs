@@ -192,6 +192,10 @@ pub enum Helper {
     /// (`program::mbarrier`) on the object at `addr` (a host address) with operand `a`, its result in
     /// `out`; 0, or 1 (the message recorded), 2 (outside shared memory), 3 (misaligned).
     Mbarrier,
+    /// `fn(ctx, op: *const Op, io: *mut u64) -> u32`: a bulk copy or reduction (`program::bulk`) for one
+    /// thread, io = [dst, src, size, mbarrier (0: none)] as host addresses; 0, or 1 with the error recorded
+    /// (error code `TEXTURE`, the recorded error's kind).
+    BulkCopy,
 }
 
-pub const HELPER_COUNT: usize = 13;
+pub const HELPER_COUNT: usize = 14;

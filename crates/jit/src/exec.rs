@@ -1032,6 +1032,10 @@ fn error(data: &LaunchData<'_>, ctx: &CtaCtx, state: &mut WorkerState, cta: Dim3
         error::BAD_CALL => {
             ErrorKind::Invalid(format!("indirect call to {:#x}, which is not a device function", ctx.error_addr))
         }
+        error::TEXTURE => state
+            .texture_error
+            .take()
+            .unwrap_or_else(|| ErrorKind::Invalid("a texture, surface or bulk copy instruction failed".into())),
         error::ASSERT => ErrorKind::Assert(state.message.take().unwrap_or_else(|| "a device assertion failed".into())),
         error::HELPER => ErrorKind::Invalid(state.message.take().unwrap_or_else(|| "a runtime helper failed".into())),
         _ => ErrorKind::Invalid(format!(

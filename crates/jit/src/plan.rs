@@ -187,8 +187,9 @@ impl Plan {
     }
 }
 
-/// The operands an op reads: `a` to `d`, the address base, a vector op's sources, and a `cp.async`'s source
-/// address, `src-size` and `ignore-src` (not a call's arguments).
+/// The operands an op reads: `a` to `d`, the address base, a vector op's sources, a `cp.async`'s source
+/// address, `src-size` and `ignore-src`, a bulk copy's source and mbarrier addresses (not a call's
+/// arguments).
 pub fn operands(op: &Op) -> impl Iterator<Item = &Src> {
     let srcs = match op.extra.as_deref() {
         Some(Extra::Srcs(srcs)) => &srcs[..],
@@ -196,6 +197,7 @@ pub fn operands(op: &Op) -> impl Iterator<Item = &Src> {
     };
     let copy = match op.extra.as_deref() {
         Some(Extra::Copy(c)) => [Some(&c.src.base), c.src_size.as_ref(), c.ignore_src.as_ref()],
+        Some(Extra::Bulk(b)) => [Some(&b.src.base), b.mbar.as_ref().map(|m| &m.base), None],
         _ => [None; 3],
     };
     [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().chain(srcs).chain(copy.into_iter().flatten())

@@ -188,6 +188,10 @@ fn helper_signature(h: Helper, cc: CallConv) -> Signature {
             s.params.extend([p(I64), p(I32), p(I64), p(I64)]);
             s.returns.push(p(I32));
         }
+        Helper::BulkCopy => {
+            s.params.extend([p(I64), p(I64), p(I64)]);
+            s.returns.push(p(I32));
+        }
         Helper::CpAsync | Helper::Mbarrier => {
             s.params.extend([p(I64), p(I64), p(I64), p(I64), p(I64)]);
             s.returns.push(p(I32));
@@ -1084,6 +1088,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             Kind::Texture => self.texture(op),
             Kind::CpAsync => self.cp_async(op),
             Kind::Mbarrier => self.mbarrier(op),
+            Kind::BulkCopy => self.bulk_copy(op),
             Kind::Brx => self.brx(op),
             Kind::Bar => {
                 // `bar.arrive` (a waiting barrier is a yield point).
@@ -1230,16 +1235,20 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     fn address(&mut self, op: &Op) -> Value {
-        let space = op.m.space;
-        let base = match op.mem.base {
+        self.address_of(&op.mem, op.m.space)
+    }
+
+    /// The host address of memory operand `mem` in `space`.
+    fn address_of(&mut self, mem: &program::MemRef, space: Space) -> Value {
+        let base = match mem.base {
             Src::Sym(SymAddr::Shared(o), extra) => {
                 let sh = self.ctx_i64(cx::SHARED);
-                return self.b.ins().iadd_imm_s(sh, o as i64 + extra + op.mem.offset);
+                return self.b.ins().iadd_imm_s(sh, o as i64 + extra + mem.offset);
             }
             Src::Sym(sym, extra) => self.symbol(sym, extra),
             ref s => self.read(s),
         };
-        let a = if op.mem.offset != 0 { self.b.ins().iadd_imm_s(base, op.mem.offset) } else { base };
+        let a = if mem.offset != 0 { self.b.ins().iadd_imm_s(base, mem.offset) } else { base };
         if space == Space::Shared {
             let sh = self.ctx_i64(cx::SHARED);
             self.b.ins().iadd(sh, a)

@@ -939,7 +939,15 @@ impl Deferred {
 fn writes_memory(op: &Op) -> bool {
     matches!(
         op.kind,
-        Kind::St | Kind::Atom | Kind::Red | Kind::Call | Kind::Texture | Kind::Matrix | Kind::CpAsync | Kind::Mbarrier
+        Kind::St
+            | Kind::Atom
+            | Kind::Red
+            | Kind::Call
+            | Kind::Texture
+            | Kind::Matrix
+            | Kind::CpAsync
+            | Kind::Mbarrier
+            | Kind::BulkCopy
     )
 }
 
@@ -4781,6 +4789,7 @@ fn lane_helper_covers(op: &Op) -> bool {
             | Kind::Texture
             | Kind::CpAsync
             | Kind::Mbarrier
+            | Kind::BulkCopy
     )
 }
 

@@ -502,9 +502,12 @@ mod nvcc {
         tokens(SM90);
     }
 
+    /// On sm_90 the copy is one `cp.async.bulk` completing its bytes on the barrier, issued before the
+    /// `expect_tx` of the same bytes (the tx-count goes below zero for a moment).
     #[test]
-    fn memcpy_async_with_a_barrier_sm80() {
+    fn memcpy_async_with_a_barrier() {
         memcpy_async(SM80);
+        memcpy_async(SM90);
     }
 
     #[test]
@@ -512,4 +515,98 @@ mod nvcc {
         pipeline(SM80);
         pipeline(SM90);
     }
+}
+
+/// Bulk copies: thread 0 of each CTA copies 256 bytes of global memory into shared memory with
+/// `cp.async.bulk ... mbarrier::complete_tx::bytes` and arrives with `.expect_tx` of them; after the wait,
+/// every thread doubles its word in shared memory, the first warp moves the first half to the second with
+/// `cp.async.bulk.shared::cluster.shared::cta` (a second object), then thread 0 adds the buffer into global
+/// memory with `cp.reduce.async.bulk .add.u32`, takes the minimum with another buffer (`.min.s32`) and copies
+/// it out with `cp.async.bulk.global.shared::cta.bulk_group` (committed and waited on).
+const BULK: &str = r#"
+.visible .entry bulk(.param .u64 in, .param .u64 acc, .param .u64 mins, .param .u64 out)
+{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<16>;
+    .reg .pred %p<4>;
+    .shared .align 8 .b64 bars[2];
+    .shared .align 16 .b32 buf[64];
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [acc];
+    ld.param.u64 %rd3, [mins];
+    ld.param.u64 %rd4, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mul.wide.u32 %rd5, %r2, 256;
+    add.s64 %rd6, %rd1, %rd5;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra INITED;
+    mbarrier.init.shared.b64 [bars], 64;
+    mbarrier.init.shared.b64 [bars+8], 1;
+INITED:
+    bar.sync 0;
+    @%p1 bra ARRIVE;
+    cp.async.bulk.prefetch.L2.global [%rd6], 256;
+    cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [buf], [%rd6], 256, [bars];
+    mbarrier.arrive.expect_tx.shared::cta.b64 %rd7, [bars], 256;
+    bra WAIT;
+ARRIVE:
+    mbarrier.arrive.shared::cta.b64 %rd7, [bars];
+WAIT:
+    mbarrier.try_wait.shared::cta.b64 %p2, [bars], %rd7;
+    @!%p2 bra WAIT;
+    shl.b32 %r3, %r1, 2;
+    mov.u32 %r4, buf;
+    add.u32 %r4, %r4, %r3;
+    ld.shared.u32 %r5, [%r4];
+    shl.b32 %r5, %r5, 1;
+    st.shared.u32 [%r4], %r5;
+    bar.sync 0;
+    @%p1 bra DONE;
+    mov.u32 %r6, buf;
+    add.u32 %r7, %r6, 128;
+    mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [bars+8], 128;
+    cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r7], [%r6], 128, [bars+8];
+    mbarrier.arrive.shared::cta.b64 %rd8, [bars+8];
+WAIT2:
+    mbarrier.test_wait.shared::cta.b64 %p2, [bars+8], %rd8;
+    @!%p2 bra WAIT2;
+    add.s64 %rd9, %rd2, %rd5;
+    cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd9], [buf], 256;
+    add.s64 %rd10, %rd3, %rd5;
+    cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s32 [%rd10], [buf], 256;
+    add.s64 %rd11, %rd4, %rd5;
+    cp.async.bulk.global.shared::cta.bulk_group [%rd11], [buf], 256;
+    cp.async.bulk.commit_group;
+    cp.async.bulk.wait_group.read 0;
+DONE:
+    ret;
+}
+"#;
+
+#[test]
+fn bulk_copies_and_reductions() {
+    let ptx = format!("{HEADER}{BULK}");
+    let ctas = 2u32;
+    let input: Vec<u32> = (0..64 * ctas).map(|i| i * 3 + 1).collect();
+    let acc: Vec<u32> = (0..64 * ctas).map(|i| 1000 + i).collect();
+    let mins: Vec<u32> = (0..64 * ctas).map(|i| if i % 2 == 0 { 5 } else { (-7i32) as u32 }).collect();
+    let results = run_all(
+        &ptx,
+        "bulk",
+        ctas,
+        64,
+        &[
+            Arg::Buf(bytes(&input)),
+            Arg::Buf(bytes(&acc)),
+            Arg::Buf(bytes(&mins)),
+            Arg::Buf(vec![0; 256 * ctas as usize]),
+        ],
+    );
+    // Word w of a CTA's buffer: twice the input, the second half a copy of the first half.
+    let buf = |c: u32, w: u32| 2 * input[(c * 64 + w % 32) as usize];
+    let all = |f: &dyn Fn(u32, u32) -> u32| -> Vec<u32> { (0..64 * ctas).map(|i| f(i / 64, i % 64)).collect() };
+    expect_words(&results, 1, &all(&|c, w| acc[(c * 64 + w) as usize] + buf(c, w)));
+    expect_words(&results, 2, &all(&|c, w| (mins[(c * 64 + w) as usize] as i32).min(buf(c, w) as i32) as u32));
+    expect_words(&results, 3, &all(&buf));
 }

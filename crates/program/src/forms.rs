@@ -266,7 +266,7 @@ impl Decoder<'_> {
             return;
         }
         if inst.has(Word::Bulk) {
-            self.unsupported(i, "bulk asynchronous copies (`cp.async.bulk`, TMA) are not implemented");
+            self.bulk_copy(op, i, regs, frame);
             return;
         }
         let ops = &inst.operands;

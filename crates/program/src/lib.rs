@@ -26,6 +26,7 @@ pub use crate::types::{mask_bits, Ty};
 pub const WARP: usize = 32;
 
 pub mod alu;
+pub mod bulk;
 pub mod convert;
 pub mod copy;
 pub mod float;
@@ -304,6 +305,9 @@ pub enum Kind {
     ScalarVideo,
     /// `cp.async`: a copy from global to shared memory (`copy.rs`), done when issued.
     CpAsync,
+    /// A bulk copy or reduction (`cp.async.bulk`, `cp.reduce.async.bulk`; `bulk.rs`, `Extra::Bulk`): done
+    /// when issued, completing its bytes on an mbarrier where it names one.
+    BulkCopy,
     /// An operation on an mbarrier object in shared memory (`mbarrier.rs`; `m.sub` is `Sub::Mbar`): the
     /// object at `mem`, operand `a`, the token, wait result or count in `dst`.
     Mbarrier,
@@ -378,6 +382,8 @@ pub enum Extra {
     Texture(crate::texture::TexOp),
     /// A `cp.async` copy.
     Copy(crate::copy::CopyOp),
+    /// A bulk copy or reduction.
+    Bulk(crate::bulk::BulkOp),
     /// A SIMD video instruction.
     Video(VideoOp),
     /// A scalar video instruction.

@@ -1,4 +1,5 @@
-//! mbarrier operations on the emulator (`program::mbarrier` has their meaning): lane by lane in lane order,
+//! mbarrier operations and the bulk copies that complete transactions on them, on the emulator
+//! (`program::mbarrier` and `program::bulk` have their meaning): lane by lane in lane order,
 //! on the 64-bit object in the CTA's shared memory. A wait that fails in some lane ends the warp's turn, so
 //! that the other warps can arrive; the scheduler (`Machine::run_cta`) reports a CTA whose live warps all
 //! wait with nothing changing as a deadlock.
@@ -6,10 +7,10 @@
 use device::{ErrorKind, ExecError};
 use ir::FuncId;
 use program::mbarrier::{self, Mbar};
-use program::{Op, Space, Sub, WARP};
+use program::{Extra, Op, Space, Sub, WARP};
 use simt::LaneMask;
 
-use super::{read_src, write_dst, Cta, Flow, Machine, MemFault, WaitSite};
+use super::{read_src, write_dst, Cta, Flow, Machine, MemFault, WaitSite, WarpCx};
 use crate::mem::{read_flat, resolve_generic, write_flat};
 
 impl Machine<'_> {
@@ -60,6 +61,32 @@ impl Machine<'_> {
         write_dst(frame, op.dst, &out, exec);
         cta.warps[w].wait = failed;
         Ok(if failed.is_some() { Flow::Yield } else { Flow::Continue })
+    }
+
+    /// A bulk copy or reduction (`program::bulk`) for the lanes of `exec`, in lane order.
+    pub(super) fn bulk_copy(
+        &mut self,
+        cta: &mut Cta,
+        w: usize,
+        f: FuncId,
+        op: &Op,
+        exec: LaneMask,
+    ) -> Result<(), ExecError> {
+        let Some(Extra::Bulk(bulk)) = op.extra.as_deref() else { return Ok(()) };
+        let dst = self.addresses(cta, w, op, exec);
+        let src = self.addresses_of(cta, w, &bulk.src, bulk.src_space, exec);
+        let mbar = bulk.mbar.as_ref().map(|m| self.addresses_of(cta, w, m, Space::Shared, exec));
+        let size = read_src(self, cta, w, &op.a);
+        for lane in exec.iter() {
+            let l = lane as usize;
+            let mut cx = WarpCx { m: self, cta, w, f, op };
+            let changed =
+                program::bulk::copy_lane(&mut cx, lane, op, bulk, dst[l], src[l], size[l], mbar.map(|m| m[l]))?;
+            if changed {
+                cta.mbar_epoch += 1;
+            }
+        }
+        Ok(())
     }
 
     /// The shared-memory offset of the object a lane names, checked: in shared memory, 8-byte aligned.

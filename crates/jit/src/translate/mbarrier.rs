@@ -100,6 +100,29 @@ impl Translator<'_, '_> {
         self.filled = true;
     }
 
+    /// A bulk copy or reduction, for this thread: its addresses here, the copy in the `BulkCopy` helper.
+    pub(super) fn bulk_copy(&mut self, op: &Op) {
+        let Some(program::Extra::Bulk(bulk)) = op.extra.as_deref() else { return };
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 32, 3));
+        let dst = self.address(op);
+        let src = self.address_of(&bulk.src, bulk.src_space);
+        let size = self.read(&op.a);
+        let mbar = match &bulk.mbar {
+            Some(m) => self.address_of(m, Space::Shared),
+            None => self.b.ins().iconst(I64, 0),
+        };
+        for (k, v) in [dst, src, size, mbar].into_iter().enumerate() {
+            self.b.ins().stack_store(I64, v, slot, 8 * k as i32);
+        }
+        let ops = self.ctx_i64(cx::OPS);
+        let site = self.site();
+        let opp = self.b.ins().load(I64, super::ro(), ops, (site * 8) as i32);
+        let io = self.b.ins().stack_addr(I64, slot, 0);
+        let r = self.helper(Helper::BulkCopy, &[self.ctx, opp, io]).expect("bulk copy");
+        let failed = self.b.ins().icmp_imm_u(IntCC::NotEqual, r, 0);
+        self.fail_if(failed, error::TEXTURE, None, 0);
+    }
+
     /// On resume after a failed wait: its result is false.
     pub(super) fn resume_wait(&mut self, op: &Op) {
         let zero = self.b.ins().iconst(I64, 0);
