@@ -15,6 +15,9 @@ fn words(b: &[u8]) -> Vec<u32> {
     b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
 }
 
+/// Each engine's name and buffers (or error text).
+type Results = Vec<(&'static str, Result<Vec<Vec<u8>>, String>)>;
+
 fn bytes(w: &[u32]) -> Vec<u8> {
     w.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -27,7 +30,7 @@ fn run_all(
     grid: u32,
     block: u32,
     args: &[Arg],
-) -> Vec<(&'static str, Result<Vec<Vec<u8>>, String>)> {
+) -> Results {
     let module = ir::compile(ptx).unwrap_or_else(|d| panic!("{d:?}\n{ptx}"));
     let (g, b) = (Dim3::new(grid, 1, 1), Dim3::new(block, 1, 1));
     let mut out = vec![("emulator", launch(&mut emu::Emulator::new(), &module, kernel, g, b, 0, args).map(|r| r.0))];
@@ -39,7 +42,7 @@ fn run_all(
 }
 
 /// Every engine's buffer `index` equals `expected`.
-fn expect_words(results: &[(&str, Result<Vec<Vec<u8>>, String>)], index: usize, expected: &[u32]) {
+fn expect_words(results: &Results, index: usize, expected: &[u32]) {
     for (engine, r) in results {
         let bufs = r.as_ref().unwrap_or_else(|e| panic!("{engine}: {e}"));
         assert_eq!(words(&bufs[index]), expected, "{engine}");
@@ -47,7 +50,7 @@ fn expect_words(results: &[(&str, Result<Vec<Vec<u8>>, String>)], index: usize, 
 }
 
 /// Every engine fails with an error containing each of `parts`.
-fn expect_error(results: &[(&str, Result<Vec<Vec<u8>>, String>)], parts: &[&str]) {
+fn expect_error(results: &Results, parts: &[&str]) {
     for (engine, r) in results {
         let e = r.as_ref().err().unwrap_or_else(|| panic!("{engine}: the launch succeeded"));
         for p in parts {
