@@ -24,13 +24,7 @@ fn bytes(w: &[u32]) -> Vec<u8> {
 
 /// Runs `kernel` of `ptx` on the emulator and on the JIT (scalar and with its vector path, one worker and
 /// four), returning each engine's name and buffers (or error text).
-fn run_all(
-    ptx: &str,
-    kernel: &str,
-    grid: u32,
-    block: u32,
-    args: &[Arg],
-) -> Results {
+fn run_all(ptx: &str, kernel: &str, grid: u32, block: u32, args: &[Arg]) -> Results {
     let module = ir::compile(ptx).unwrap_or_else(|d| panic!("{d:?}\n{ptx}"));
     let (g, b) = (Dim3::new(grid, 1, 1), Dim3::new(block, 1, 1));
     let mut out = vec![("emulator", launch(&mut emu::Emulator::new(), &module, kernel, g, b, 0, args).map(|r| r.0))];
