@@ -16,6 +16,8 @@ use program::printf;
 use program::*;
 
 pub use program::WARP;
+
+mod mbarrier;
 /// Deepest device-function call nesting before the emulator reports a stack overflow.
 pub const MAX_CALL_DEPTH: usize = 256;
 /// Largest per-thread local stack.
@@ -80,6 +82,17 @@ struct Warp {
     bar_values: [u64; WARP],
     bar_dst: Dst,
     bar_red: Option<AtomOp>,
+    /// Where the warp last failed an mbarrier wait (while it spins there, for a deadlock report).
+    wait: Option<WaitSite>,
+}
+
+/// An mbarrier wait that failed: the op, the first lane it failed in, the object's shared offset.
+#[derive(Clone, Copy, Debug)]
+struct WaitSite {
+    func: FuncId,
+    op: u32,
+    lane: u32,
+    offset: u64,
 }
 
 /// Everything one launch needs.
@@ -105,12 +118,16 @@ struct Cta {
     warps: Vec<Warp>,
     /// Threads that arrived at a barrier without waiting (`bar.arrive`), and the count they declared.
     arrivals: std::collections::HashMap<u32, (u32, u32)>,
+    /// Changes of mbarrier objects so far: a round of waits that changes none made no progress.
+    mbar_epoch: u64,
 }
 
 /// How a step of a warp ended.
 enum Flow {
     Continue,
     Blocked,
+    /// A wait failed: the warp stays ready, and the other warps take their turn.
+    Yield,
     Done,
 }
 
@@ -161,10 +178,11 @@ impl<'a> Machine<'a> {
                     bar_values: [0; WARP],
                     bar_dst: Dst::None,
                     bar_red: None,
+                    wait: None,
                 }
             })
             .collect();
-        Cta { id, shared: vec![0u8; self.shared_size], warps, arrivals: Default::default() }
+        Cta { id, shared: vec![0u8; self.shared_size], warps, arrivals: Default::default(), mbar_epoch: 0 }
     }
 
     fn run_cta(&mut self, id: Dim3) -> Result<(), ExecError> {
@@ -173,8 +191,11 @@ impl<'a> Machine<'a> {
             s.ctas += 1;
             s.warps += cta.warps.len() as u64;
         }
+        // Rounds in a row in which every warp that ran only spun at a failed mbarrier wait.
+        let mut idle = 0;
         loop {
             let mut progressed = false;
+            let (epoch, mut quiet) = (cta.mbar_epoch, true);
             for w in 0..cta.warps.len() {
                 if cta.warps[w].state != WarpState::Ready {
                     continue;
@@ -183,9 +204,14 @@ impl<'a> Machine<'a> {
                 loop {
                     match self.step(&mut cta, w)? {
                         Flow::Continue => {}
-                        Flow::Blocked => break,
+                        Flow::Yield => break,
+                        Flow::Blocked => {
+                            quiet = false;
+                            break;
+                        }
                         Flow::Done => {
                             cta.warps[w].state = WarpState::Done;
+                            quiet = false;
                             break;
                         }
                     }
@@ -195,10 +221,15 @@ impl<'a> Machine<'a> {
                 return Ok(());
             }
             if self.release_barriers(&mut cta)? {
+                idle = 0;
                 continue;
             }
             if !progressed {
                 return Err(self.barrier_deadlock(&cta));
+            }
+            idle = if quiet && cta.mbar_epoch == epoch { idle + 1 } else { 0 };
+            if idle >= program::mbarrier::IDLE_ROUNDS {
+                return Err(self.mbarrier_deadlock(&cta));
             }
         }
     }
@@ -480,6 +511,10 @@ impl<'a> Machine<'a> {
             Kind::Bar => {
                 cta.warps[w].stack.set_pc(next);
                 return self.barrier(cta, w, f, op, active, exec_mask);
+            }
+            Kind::Mbarrier => {
+                cta.warps[w].stack.set_pc(next);
+                return self.mbarrier(cta, w, f, opi, op, exec_mask);
             }
             _ => {}
         }
@@ -1035,23 +1070,25 @@ impl<'a> Machine<'a> {
     /// Address of `[base + offset]` for every lane, in the instruction's space (frame-relative symbols
     /// resolved to the local stack, generic symbols to their window).
     fn addresses(&self, cta: &Cta, w: usize, op: &Op, exec: LaneMask) -> [u64; WARP] {
+        self.addresses_of(cta, w, &op.mem, op.m.space, exec)
+    }
+
+    /// [`Self::addresses`] of any memory operand, in `space`.
+    fn addresses_of(&self, cta: &Cta, w: usize, mem: &MemRef, space: Space, exec: LaneMask) -> [u64; WARP] {
         let mut out = [0u64; WARP];
         let frame = cta.warps[w].frames.last().expect("frame");
-        match op.mem.base {
+        match mem.base {
             Src::Reg(r) => {
                 let regs = &frame.regs[r as usize];
                 for lane in exec.iter() {
-                    out[lane as usize] = regs[lane as usize].wrapping_add(op.mem.offset as u64);
+                    out[lane as usize] = regs[lane as usize].wrapping_add(mem.offset as u64);
                 }
             }
             Src::Sym(sym, extra) => {
-                let a = self
-                    .symbol_value(frame, sym, op.m.space)
-                    .wrapping_add(extra as u64)
-                    .wrapping_add(op.mem.offset as u64);
+                let a = self.symbol_value(frame, sym, space).wrapping_add(extra as u64).wrapping_add(mem.offset as u64);
                 out = [a; WARP];
             }
-            Src::Imm(v) => out = [v.wrapping_add(op.mem.offset as u64); WARP],
+            Src::Imm(v) => out = [v.wrapping_add(mem.offset as u64); WARP],
             _ => {}
         }
         out
@@ -1100,6 +1137,7 @@ impl<'a> Machine<'a> {
             }
             Kind::StackSave | Kind::StackRestore | Kind::Alloca => self.stack_op(cta, w, f, op, exec),
             Kind::Matrix => program::tensor::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),
+            Kind::BulkCopy => self.bulk_copy(cta, w, f, op, exec),
             Kind::Texture => program::texture::exec(&mut WarpCx { m: self, cta, w, f, op }, exec, op),
             Kind::CpAsync => {
                 let cx = WarpCx { m: self, cta, w, f, op };

@@ -120,6 +120,9 @@ pub mod status {
     pub const BARRIER: u32 = 2;
     /// Waiting at a warp collective (operands in POST_A..D).
     pub const COLLECTIVE: u32 = 3;
+    /// An mbarrier wait failed (the object's address in POST_A): the thread goes on after it, with a false
+    /// result, in the next pass over the CTA (`exec.rs`), once the others had their turn.
+    pub const WAIT: u32 = 4;
 }
 
 /// Error codes, at [`CtaCtx::error_code`].
@@ -192,6 +195,14 @@ pub enum Helper {
     /// zeros up to `size` into shared memory; 0, or 1 (source outside memory), 2 (destination outside shared
     /// memory), 3 (destination misaligned).
     CpAsync,
+    /// `fn(ctx, op: *const Op, addr: u64, a: u64, out: *mut u64) -> u32`: an mbarrier operation
+    /// (`program::mbarrier`) on the object at `addr` (a host address) with operand `a`, its result in
+    /// `out`; 0, or 1 (the message recorded), 2 (outside shared memory), 3 (misaligned).
+    Mbarrier,
+    /// `fn(ctx, op: *const Op, io: *mut u64) -> u32`: a bulk copy or reduction (`program::bulk`) for one
+    /// thread, io = [dst, src, size, mbarrier (0: none)] as host addresses; 0, or 1 with the error recorded
+    /// (error code `TEXTURE`, the recorded error's kind).
+    BulkCopy,
 }
 
-pub const HELPER_COUNT: usize = 12;
+pub const HELPER_COUNT: usize = 14;

@@ -266,7 +266,8 @@ pub fn compile(
             let _ = std::fs::write(std::path::Path::new(&dir).join(format!("{:x}.bin", code.address(0))), &buffer);
         }
     }
-    let has_collectives = kernel_plan.yields.iter().any(|y| y.kind != YieldKind::Barrier);
+    let has_collectives =
+        kernel_plan.yields.iter().any(|y| matches!(y.kind, YieldKind::Collective | YieldKind::Runtime));
     let imm = |s: &program::Src| match *s {
         program::Src::Imm(v) => Some(v as u32),
         program::Src::None => Some(0),

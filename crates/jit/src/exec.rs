@@ -57,6 +57,8 @@ pub struct WorkerState {
     pub textures: usize,
     /// Why the last texture or surface instruction failed (error code `TEXTURE`).
     pub texture_error: Option<ErrorKind>,
+    /// Changes of the CTA's mbarrier objects so far: a pass of failed waits that changes none made no progress.
+    pub mbar_epoch: u64,
 }
 
 impl WorkerState {
@@ -390,6 +392,7 @@ impl Worker {
         }
         state.message = None;
         state.arrivals.clear();
+        state.mbar_epoch = 0;
         state.log.clear();
         state.seq.clear();
         if state.launch != data.launch {
@@ -459,7 +462,11 @@ impl Worker {
         };
         let fail = |ctx: &CtaCtx, state: &mut WorkerState| -> ExecError { self::error(data, ctx, state, id) };
         let vector = vector_of(data);
+        // mbarrier waits: the last pass's progress signature, and passes in a row without progress.
+        let mut last = None;
+        let mut idle = 0;
         loop {
+            let epoch = state.mbar_epoch;
             // Run every thread until it finishes or stops; with warp collectives, warp by warp, resolving
             // the collectives of each warp before moving on.
             if c.has_collectives {
@@ -537,11 +544,29 @@ impl Worker {
             if ctx.finished == n {
                 return (self.finish(state), None);
             }
-            if !release_barriers(data, n, &mut state, &status_of, &word) {
+            let waiting: Vec<u32> = (0..n).filter(|&t| status_of(t) == status::WAIT).collect();
+            if release_barriers(data, n, &mut state, &status_of, &word) {
+                ctx.phase += 1;
+                idle = 0;
+            } else if waiting.is_empty() {
                 let e = deadlock(data, n, id, &state, &status_of, &word);
                 return (self.finish(state), Some(e));
+            } else {
+                // Threads whose wait failed go on in the next pass. A pass that changed no mbarrier, finished no
+                // thread and brought none to a barrier or collective made no progress.
+                let stopped = (0..n).filter(|&t| matches!(status_of(t), status::BARRIER | status::COLLECTIVE)).count();
+                let now = (state.mbar_epoch != epoch, ctx.finished, stopped);
+                idle = if !now.0 && last == Some(now) { idle + 1 } else { 0 };
+                last = Some(now);
+                if idle >= program::mbarrier::IDLE_ROUNDS {
+                    let e = wait_deadlock(data, n, id, ctx.shared as u64, &waiting, &status_of, &word);
+                    return (self.finish(state), Some(e));
+                }
             }
-            ctx.phase += 1;
+            for &t in &waiting {
+                // SAFETY: the status word of a thread of this CTA.
+                unsafe { (word(t, thread::STATUS) as *mut u32).write(status::READY) };
+            }
         }
     }
 
@@ -597,6 +622,9 @@ impl Worker {
         };
         if groups.iter().any(complete) {
             groups.retain(complete);
+        } else if (lo..hi).any(|t| status_of(t) == status::WAIT) {
+            // Lanes that failed an mbarrier wait run again in the next pass: they may still come.
+            return Ok(false);
         }
         for (resume, lanes) in groups {
             let y = &c.plan.yields[resume as usize - 1];
@@ -1014,6 +1042,10 @@ fn error(data: &LaunchData<'_>, ctx: &CtaCtx, state: &mut WorkerState, cta: Dim3
         error::BAD_CALL => {
             ErrorKind::Invalid(format!("indirect call to {:#x}, which is not a device function", ctx.error_addr))
         }
+        error::TEXTURE => state
+            .texture_error
+            .take()
+            .unwrap_or_else(|| ErrorKind::Invalid("a texture, surface or bulk copy instruction failed".into())),
         error::ASSERT => ErrorKind::Assert(state.message.take().unwrap_or_else(|| "a device assertion failed".into())),
         error::CLUSTER_RANK => ErrorKind::Invalid(program::cluster::rank_error(ctx.error_addr)),
         error::STACK_ALLOCA => {
@@ -1052,6 +1084,48 @@ fn describe(data: &LaunchData<'_>, addr: u64, size: u32) -> Option<String> {
     let below = i.checked_sub(1).and_then(|k| data.regions.get(k)).map(|r| (r.0, r.1, r.3.as_str()));
     let above = data.regions.get(i).map(|r| (r.0, r.1, r.3.as_str()));
     device::memory::describe_position(addr, size, below, above)
+}
+
+/// A CTA whose live threads have all failed mbarrier waits (or wait at barriers) for
+/// `program::mbarrier::IDLE_ROUNDS` passes in which no mbarrier changed: located at the first waiting
+/// thread's wait, with the state of the objects waited on.
+fn wait_deadlock(
+    data: &LaunchData<'_>,
+    n: u32,
+    cta: Dim3,
+    shared: u64,
+    waiting: &[u32],
+    status_of: &dyn Fn(u32) -> u32,
+    word: &dyn Fn(u32, i32) -> *mut u64,
+) -> ExecError {
+    let c = data.compiled;
+    let x = c.plan.exchange_offset();
+    // SAFETY: the resume and posted address words of waiting threads.
+    let resume = |t: u32| unsafe { (word(t, thread::RESUME) as *const u32).read() };
+    let object = |t: u32| unsafe { word(t, x + thread::POST_A).read() };
+    let first = waiting[0];
+    let y = &c.plan.yields[resume(first) as usize - 1];
+    let site = c.sites.iter().position(|&(f, i)| f == c.kernel && i == y.op).unwrap_or(0) as u32;
+    let mut objects: Vec<u64> = waiting.iter().map(|&t| object(t)).collect();
+    objects.sort_unstable();
+    objects.dedup();
+    let states: Vec<String> = objects
+        .iter()
+        .map(|&a| {
+            // SAFETY: the helper checked that the object lies in this CTA's shared memory.
+            let w = unsafe { (a as *const u64).read() };
+            format!("the mbarrier at shared offset {:#x} ({})", a - shared, program::mbarrier::describe(w))
+        })
+        .collect();
+    let at_barrier = (0..n).filter(|&t| status_of(t) == status::BARRIER).count();
+    let exited = (0..n).filter(|&t| status_of(t) == status::DONE).count();
+    let detail = format!(
+        "every live thread waits and none can arrive: {} threads spin on {}; {at_barrier} threads wait at a \
+         barrier; {exited} of the CTA's {n} threads exited",
+        waiting.len(),
+        states.join(", ")
+    );
+    ExecError::new(ErrorKind::BarrierDivergence(detail), location(data, site, cta, Some(first)))
 }
 
 fn deadlock(

@@ -23,7 +23,58 @@ pub fn table() -> [usize; HELPER_COUNT] {
     t[Helper::Free as usize] = free as *const () as usize;
     t[Helper::Texture as usize] = texture as *const () as usize;
     t[Helper::CpAsync as usize] = cp_async as *const () as usize;
+    t[Helper::Mbarrier as usize] = mbarrier as *const () as usize;
+    t[Helper::BulkCopy as usize] = bulk_copy as *const () as usize;
     t
+}
+
+/// One thread's mbarrier operation (`program::mbarrier` has the semantics) on the object at host address
+/// `addr`; the result goes to `out`. A CTA runs on one worker, so the read-modify-write needs no atomics.
+extern "C" fn mbarrier(ctx: *mut CtaCtx, op: *const Op, addr: u64, a: u64, out: *mut u64) -> u32 {
+    let (ctx, st) = state(ctx);
+    // SAFETY: a live op of the compiled kernel, and the caller's result word.
+    let (op, out) = unsafe { (&*op, &mut *out) };
+    let Sub::Mbar(m) = op.m.sub else { return 0 };
+    let result = if m == program::mbarrier::Mbar::PendingCount {
+        program::mbarrier::pending_count(a)
+    } else {
+        // The emulator's order of checks: the space, the alignment, the bounds.
+        let shared = ctx.shared as u64;
+        let inside = addr >= shared && addr.saturating_add(8) <= shared.saturating_add(ctx.shared_size);
+        if !inside && op.m.space != Space::Shared {
+            st.message = Some(format!(
+                "the mbarrier object's address {addr:#x} is not in the CTA's shared memory (an mbarrier lives in \
+                 shared memory)"
+            ));
+            return 1;
+        }
+        if !addr.is_multiple_of(8) {
+            return 3;
+        }
+        if !inside {
+            return 2;
+        }
+        // SAFETY: eight aligned bytes inside the CTA's shared memory (checked above).
+        let word = unsafe { (addr as *const u64).read() };
+        program::mbarrier::apply(m, word, a).map(|step| {
+            if step.word != word {
+                // SAFETY: as above.
+                unsafe { (addr as *mut u64).write(step.word) };
+                st.mbar_epoch += 1;
+            }
+            step.result
+        })
+    };
+    match result {
+        Ok(v) => {
+            *out = v;
+            0
+        }
+        Err(m) => {
+            st.message = Some(m);
+            1
+        }
+    }
 }
 
 /// `cp.async` for one thread (`program::copy` has the semantics): `n` bytes from `src` (global memory) and
@@ -48,6 +99,28 @@ extern "C" fn cp_async(ctx: *mut CtaCtx, dst: u64, src: u64, n: u64, size: u64) 
         std::ptr::write_bytes((dst + n) as *mut u8, 0, (size - n) as usize);
     }
     0
+}
+
+/// One thread's bulk copy or reduction (`program::bulk::copy_lane`), through a warp of one lane whose
+/// addresses are host addresses.
+extern "C" fn bulk_copy(ctx: *mut CtaCtx, op: *const Op, io: *const u64) -> u32 {
+    let (ctx, st) = state(ctx);
+    // SAFETY: a live op of the compiled kernel, and the caller's four words.
+    let (op, io) = unsafe { (&*op, std::slice::from_raw_parts(io, 4)) };
+    let Some(program::Extra::Bulk(bulk)) = op.extra.as_deref() else { return 0 };
+    let empty = device::Textures::default();
+    let mut lane = OneLane { srcs: &[], dsts: &[], io: &mut [], st, ctx, textures: &empty };
+    let mbar = (bulk.mbar.is_some()).then_some(io[3]);
+    match program::bulk::copy_lane(&mut lane, 0, op, bulk, io[0], io[1], io[2] & 0xffff_ffff, mbar) {
+        Ok(changed) => {
+            lane.st.mbar_epoch += u64::from(changed);
+            0
+        }
+        Err(e) => {
+            lane.st.texture_error = Some(e.kind);
+            1
+        }
+    }
 }
 
 /// io = [a, b, c, d, carry, out, out2]; returns 0 when the emulator defines no result for the op.
@@ -284,7 +357,16 @@ impl program::WarpAccess for OneLane<'_> {
         size: u32,
         value: u64,
     ) -> Result<(), device::ExecError> {
+        let shared = self.ctx.shared as u64;
+        let in_shared = address >= shared && address.saturating_add(u64::from(size)) <= shared + self.ctx.shared_size;
         match self.st.region(address, size) {
+            _ if in_shared => {
+                // SAFETY: inside the CTA's shared memory (bulk copies write there).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(value.to_le_bytes().as_ptr(), address as *mut u8, size as usize)
+                };
+                Ok(())
+            }
             Some(&(_, _, false)) => {
                 // SAFETY: inside a writable allocation of the launch.
                 unsafe {

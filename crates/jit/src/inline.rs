@@ -35,10 +35,12 @@ use smallvec::{smallvec, SmallVec};
 
 /// Whether an instruction needs the kernel's thread loop (the JIT's yield points, `plan::yield_kind`): a
 /// barrier (`bar`/`barrier`, `bar.warp.sync` included: the JIT meets the warp there), a warp collective, a
-/// warp-level matrix instruction, or a texture or surface instruction (the runtime runs those for the warp).
+/// warp-level matrix instruction, a texture or surface instruction (the runtime runs those for the warp), or
+/// an mbarrier wait (a thread that fails one stops for the others).
 pub fn needs_thread_loop_inst(inst: &Inst) -> bool {
     use Opcode::*;
-    matches!(
+    let wait = inst.opcode == Mbarrier && (inst.has(ir::Word::TestWait) || inst.has(ir::Word::TryWait));
+    wait || matches!(
         inst.opcode,
         Bar | Barrier
             | Shfl

@@ -18,6 +18,9 @@ pub enum YieldKind {
     /// Matrix, texture and surface instructions: the runtime executes them for the warp with the shared
     /// semantics (`program::tensor`, `program::texture`), reading and writing the registers spilled here.
     Runtime,
+    /// `mbarrier.test_wait` / `try_wait`: the thread runs it itself and stops only when it fails, to let the
+    /// others arrive; it resumes after it with a false result (`translate/mbarrier.rs`).
+    Wait,
 }
 
 /// One yield point.
@@ -70,6 +73,10 @@ pub fn yield_kind(op: &Op) -> Option<YieldKind> {
         }
         // Texture and surface instructions are per thread: a helper call (`translate.rs`), no yield.
         Kind::Matrix => Some(YieldKind::Runtime),
+        Kind::Mbarrier => match op.m.sub {
+            Sub::Mbar(m) if m.is_wait() => Some(YieldKind::Wait),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -180,14 +187,20 @@ impl Plan {
     }
 }
 
-/// The operands an op reads: `a` to `d`, the address base, and a vector op's sources (not a call's
+/// The operands an op reads: `a` to `d`, the address base, a vector op's sources, a `cp.async`'s source
+/// address, `src-size` and `ignore-src`, a bulk copy's source and mbarrier addresses (not a call's
 /// arguments).
 pub fn operands(op: &Op) -> impl Iterator<Item = &Src> {
     let srcs = match op.extra.as_deref() {
         Some(Extra::Srcs(srcs)) => &srcs[..],
         _ => &[],
     };
-    [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().chain(srcs)
+    let copy = match op.extra.as_deref() {
+        Some(Extra::Copy(c)) => [Some(&c.src.base), c.src_size.as_ref(), c.ignore_src.as_ref()],
+        Some(Extra::Bulk(b)) => [Some(&b.src.base), b.mbar.as_ref().map(|m| &m.base), None],
+        _ => [None; 3],
+    };
+    [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().chain(srcs).chain(copy.into_iter().flatten())
 }
 
 /// Calls `f` with the liveness variable of every register the op reads (slots, then predicates after the

@@ -31,6 +31,7 @@ mod cluster;
 mod stack;
 
 pub use stack::dyn_stack_start;
+mod mbarrier;
 
 const I64: Type = types::I64;
 const I32: Type = types::I32;
@@ -194,7 +195,11 @@ fn helper_signature(h: Helper, cc: CallConv) -> Signature {
             s.params.extend([p(I64), p(I32), p(I64), p(I64)]);
             s.returns.push(p(I32));
         }
-        Helper::CpAsync => {
+        Helper::BulkCopy => {
+            s.params.extend([p(I64), p(I64), p(I64)]);
+            s.returns.push(p(I32));
+        }
+        Helper::CpAsync | Helper::Mbarrier => {
             s.params.extend([p(I64), p(I64), p(I64), p(I64), p(I64)]);
             s.returns.push(p(I32));
         }
@@ -487,6 +492,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 }
                 // The runtime wrote the results into the spill words just reloaded.
                 YieldKind::Runtime => {}
+                YieldKind::Wait => self.resume_wait(op),
             }
             let cont = self.block(y.op as usize + 1);
             self.b.ins().jump(cont, &[]);
@@ -1020,6 +1026,10 @@ impl<'a, 'b> Translator<'a, 'b> {
     fn lower_yield(&mut self, i: usize, k: usize) {
         let op = &self.prog.ops[i];
         let y = &self.plan.yields[k];
+        if y.kind == YieldKind::Wait {
+            self.lower_wait(i, k);
+            return;
+        }
         let body = self.b.create_block();
         let fall = self.block(i + 1);
         self.guard_branch(op, body, op.guard.map(|_| fall));
@@ -1034,7 +1044,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let c = if red { self.read(&op.c) } else { self.b.ins().iconst(I64, 0) };
                 (a, bb, c, status::BARRIER)
             }
-            YieldKind::Collective | YieldKind::Runtime => {
+            YieldKind::Collective | YieldKind::Runtime | YieldKind::Wait => {
                 let a = self.read(&op.a);
                 let bb = self.read(&op.b);
                 let c = self.read(&op.c);
@@ -1089,6 +1099,8 @@ impl<'a, 'b> Translator<'a, 'b> {
             Kind::Call => self.call(op),
             Kind::Texture => self.texture(op),
             Kind::CpAsync => self.cp_async(op),
+            Kind::Mbarrier => self.mbarrier(op),
+            Kind::BulkCopy => self.bulk_copy(op),
             Kind::Brx => self.brx(op),
             Kind::Bar => {
                 // `bar.arrive` (a waiting barrier is a yield point).
@@ -1237,16 +1249,20 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     fn address(&mut self, op: &Op) -> Value {
-        let space = op.m.space;
-        let base = match op.mem.base {
+        self.address_of(&op.mem, op.m.space)
+    }
+
+    /// The host address of memory operand `mem` in `space`.
+    fn address_of(&mut self, mem: &program::MemRef, space: Space) -> Value {
+        let base = match mem.base {
             Src::Sym(SymAddr::Shared(o), extra) => {
                 let sh = self.ctx_i64(cx::SHARED);
-                return self.b.ins().iadd_imm_s(sh, o as i64 + extra + op.mem.offset);
+                return self.b.ins().iadd_imm_s(sh, o as i64 + extra + mem.offset);
             }
             Src::Sym(sym, extra) => self.symbol(sym, extra),
             ref s => self.read(s),
         };
-        let a = if op.mem.offset != 0 { self.b.ins().iadd_imm_s(base, op.mem.offset) } else { base };
+        let a = if mem.offset != 0 { self.b.ins().iadd_imm_s(base, mem.offset) } else { base };
         if space == Space::Shared {
             let sh = self.ctx_i64(cx::SHARED);
             self.b.ins().iadd(sh, a)

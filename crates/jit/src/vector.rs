@@ -937,7 +937,18 @@ impl Deferred {
 }
 
 fn writes_memory(op: &Op) -> bool {
-    matches!(op.kind, Kind::St | Kind::Atom | Kind::Red | Kind::Call | Kind::Texture | Kind::Matrix | Kind::CpAsync)
+    matches!(
+        op.kind,
+        Kind::St
+            | Kind::Atom
+            | Kind::Red
+            | Kind::Call
+            | Kind::Texture
+            | Kind::Matrix
+            | Kind::CpAsync
+            | Kind::Mbarrier
+            | Kind::BulkCopy
+    )
 }
 
 fn successors(prog: &Program, i: usize, ifs: &Ifs, mut f: impl FnMut(usize)) {
@@ -4782,6 +4793,8 @@ fn lane_helper_covers(op: &Op) -> bool {
             | Kind::Matrix
             | Kind::Texture
             | Kind::CpAsync
+            | Kind::Mbarrier
+            | Kind::BulkCopy
     )
 }
 

@@ -266,11 +266,7 @@ impl Decoder<'_> {
             return;
         }
         if inst.has(Word::Bulk) {
-            self.unsupported(i, "bulk asynchronous copies (`cp.async.bulk`, TMA) are not implemented");
-            return;
-        }
-        if inst.has(Word::Arrive) {
-            self.unsupported(i, "`cp.async.mbarrier.arrive` is not implemented (mbarrier objects are not)");
+            self.bulk_copy(op, i, regs, frame);
             return;
         }
         let ops = &inst.operands;

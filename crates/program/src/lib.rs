@@ -26,12 +26,14 @@ pub use crate::types::{mask_bits, Ty};
 pub const WARP: usize = 32;
 
 pub mod alu;
+pub mod bulk;
 pub mod cluster;
 pub mod convert;
 pub mod copy;
 pub mod float;
 mod forms;
 pub mod hints;
+pub mod mbarrier;
 pub mod printf;
 pub mod stack;
 pub mod tensor;
@@ -153,6 +155,8 @@ pub enum Sub {
     Sat,
     /// The operation of a `Kind::Packed16` op: `Add`, `Min` or `Max`.
     Packed16(Kind),
+    /// The operation of a `Kind::Mbarrier` op.
+    Mbar(crate::mbarrier::Mbar),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -304,6 +308,12 @@ pub enum Kind {
     ScalarVideo,
     /// `cp.async`: a copy from global to shared memory (`copy.rs`), done when issued.
     CpAsync,
+    /// A bulk copy or reduction (`cp.async.bulk`, `cp.reduce.async.bulk`; `bulk.rs`, `Extra::Bulk`): done
+    /// when issued, completing its bytes on an mbarrier where it names one.
+    BulkCopy,
+    /// An operation on an mbarrier object in shared memory (`mbarrier.rs`; `m.sub` is `Sub::Mbar`): the
+    /// object at `mem`, operand `a`, the token, wait result or count in `dst`.
+    Mbarrier,
     /// `cvt.pack.sat`: two s32 values saturated to `m.vec` bits each (signed when `ty` is), packed into the
     /// low bits of the destination (b lowest), the rest from the low bits of c.
     CvtPack,
@@ -386,6 +396,8 @@ pub enum Extra {
     Texture(crate::texture::TexOp),
     /// A `cp.async` copy.
     Copy(crate::copy::CopyOp),
+    /// A bulk copy or reduction.
+    Bulk(crate::bulk::BulkOp),
     /// A SIMD video instruction.
     Video(VideoOp),
     /// A scalar video instruction.
@@ -867,6 +879,10 @@ impl Decoder<'_> {
             self.scalar_video(&mut op, i, regs, frame);
             return op;
         }
+        if inst.opcode == Opcode::Cp && inst.has(Word::Async) && inst.has(Word::Mbarrier) {
+            self.cp_async_mbarrier_arrive(&mut op, i, regs, frame);
+            return op;
+        }
         // Instructions decoded in files of their own (`forms.rs`, `hints.rs`, `cluster.rs`, `stack.rs`).
         let own: Option<Decode<'_>> = match inst.opcode {
             Opcode::Elect => Some(Self::elect),
@@ -883,6 +899,10 @@ impl Decoder<'_> {
         }
         if inst.opcode == Opcode::Cp && inst.has(Word::Async) {
             self.cp_async(&mut op, i, regs, frame);
+            return op;
+        }
+        if inst.opcode == Opcode::Mbarrier {
+            self.mbarrier(&mut op, i, regs, frame);
             return op;
         }
         if types.contains(&Ty::Other) && inst.opcode != Opcode::Mma {

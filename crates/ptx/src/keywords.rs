@@ -213,7 +213,7 @@ keywords! {
         // mbarrier
         Init = "init", ArriveDrop = "arrive_drop", ExpectTx = "expect_tx", CompleteTx = "complete_tx",
         TestWait = "test_wait", TryWait = "try_wait", PendingCount = "pending_count", Parity = "parity",
-        NoComplete = "noComplete",
+        NoComplete = "noComplete", Inval = "inval", Mbarrier = "mbarrier",
         // miscellaneous
         Fractional = "fractional", Range = "range", Cvt = "cvt", LaunchDependents = "launch_dependents", Wait = "wait",
         Tensormap = "tensormap", Replace = "replace", Cp = "cp", Fenceproxy = "fenceproxy",
