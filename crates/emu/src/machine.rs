@@ -14,6 +14,8 @@ use program::alu;
 use program::printf;
 use program::*;
 
+mod wide;
+
 pub use program::WARP;
 /// Deepest device-function call nesting before the emulator reports a stack overflow.
 pub const MAX_CALL_DEPTH: usize = 256;
@@ -1039,6 +1041,11 @@ impl<'a> Machine<'a> {
             Kind::Ld => self.exec_load(cta, w, f, op, exec),
             Kind::St => self.exec_store(cta, w, f, op, exec),
             Kind::Atom | Kind::Red => self.exec_atomic(cta, w, f, op, exec),
+            Kind::Atom128 => self.exec_atomic128(cta, w, f, op, exec),
+            Kind::Move128 => {
+                self.exec_move128(cta, w, op, exec);
+                Ok(())
+            }
             Kind::Nop | Kind::WarpSync => Ok(()),
             Kind::Shfl | Kind::Vote | Kind::Match | Kind::Redux | Kind::Activemask => {
                 let active = cta.warps[w].stack.active_mask();

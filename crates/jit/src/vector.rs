@@ -937,7 +937,10 @@ impl Deferred {
 }
 
 fn writes_memory(op: &Op) -> bool {
-    matches!(op.kind, Kind::St | Kind::Atom | Kind::Red | Kind::Call | Kind::Texture | Kind::Matrix | Kind::CpAsync)
+    matches!(
+        op.kind,
+        Kind::St | Kind::Atom | Kind::Atom128 | Kind::Red | Kind::Call | Kind::Texture | Kind::Matrix | Kind::CpAsync
+    )
 }
 
 fn successors(prog: &Program, i: usize, ifs: &Ifs, mut f: impl FnMut(usize)) {
@@ -4755,6 +4758,8 @@ fn lane_helper_covers(op: &Op) -> bool {
         Kind::Ld
             | Kind::St
             | Kind::Atom
+            | Kind::Atom128
+            | Kind::Move128
             | Kind::Red
             | Kind::Call
             | Kind::Brx
