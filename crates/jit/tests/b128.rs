@@ -599,3 +599,42 @@ fn nvcc_int128_atomics() {
         );
     }
 }
+
+/// `.reg .b128` parameters of a device function (old-style register arguments, valid PTX that nvcc does not
+/// emit) are refused at the call with its line; `.param` arguments of 16 bytes are the supported form.
+#[test]
+fn register_arguments_of_128_bits_are_refused() {
+    let kernel = format!(
+        "{HEADER}.func (.reg .b128 r) f(.reg .b128 a)
+{{
+    mov.b128 r, a;
+    ret;
+}}
+.visible .entry k(.param .u64 p)
+{{
+    .reg .b128 %q<2>;
+    mov.b128 %q0, {{1, 2}};
+    call (%q1), f, (%q0);
+    ret;
+}}
+"
+    );
+    for (name, err) in errors(&kernel, Dim3::new(1, 1, 1), Dim3::new(1, 1, 1), &[Arg::Scalar(vec![0; 8])]) {
+        assert!(err.contains("PTX line 13") && err.contains("`.b128` registers are operands of"), "{name}: {err}");
+    }
+}
+
+/// A kernel with `.b128` registers runs on the JIT's scalar path: its vector path refuses the registers
+/// (their two slots are typed `.b128`).
+#[test]
+fn kernels_with_b128_registers_stay_on_the_scalar_path() {
+    let mut memory = device::DeviceMemory::new();
+    let loaded = device::LoadedModule::load(ir::compile(&int128_ptx()).unwrap(), &mut memory).unwrap();
+    let jit = jit::Jit::new(jit::Options { threads: 1, ..Default::default() });
+    let atomics = loaded.module.function("int128_atomics").unwrap();
+    let why = jit.vectorized(&loaded, atomics).unwrap().unwrap_err();
+    assert!(why.contains("wider than 64 bits"), "{why}");
+    // The arithmetic kernel has no `.b128` register (nvcc loads `__int128` as `.v2.u64`).
+    let arith = loaded.module.function("int128_arith").unwrap();
+    assert!(!jit.vectorized(&loaded, arith).unwrap().is_err_and(|w| w.contains("wider than 64 bits")));
+}
