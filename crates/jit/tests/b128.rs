@@ -469,6 +469,8 @@ fn forms_outside_the_isa_are_refused_with_their_line() {
         ("atom.global.cas.b128 %q0, [%rd1], {%rd2, %rd3}, %q2;", "`.b128` registers"),
         // ptxas: "Arguments mismatch for instruction 'mov'", "Unexpected instruction types".
         ("mov.b64 %rd1, %q0;", "instructions of type `.b128`"),
+        ("ld.global.b128 %q0, [%q1];", "not an address"),
+        ("ld.global.u32 %r1, [%q1+8];", "instructions of type `.b128`"),
         ("shfl.sync.idx.b32 %r1, %q1, 0, 31, -1;", "operands of `mov`, `ld`, `st` and `atom` only"),
         // Valid, not implemented: how a literal widens to 128 bits is not in the ISA.
         ("mov.b128 %q0, 5;", "128-bit immediates"),

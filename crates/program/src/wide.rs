@@ -35,6 +35,10 @@ impl Decoder<'_> {
             self.unsupported(i, "a `.b128` register is an operand only of instructions of type `.b128`");
             return true;
         }
+        if inst.operands.iter().any(|o| matches!(o, Operand::Address(_)) && names_wide(o, regs)) {
+            self.unsupported(i, "a `.b128` register is not an address");
+            return true;
+        }
         if op.m.vec > 0 {
             self.unsupported(i, "`.b128` vectors are not valid PTX (a vector cannot exceed 128 bits)");
             return true;

@@ -3,7 +3,7 @@
 
 use device::ExecError;
 use ir::FuncId;
-use program::{wide, Dst, Extra, Op, Sub};
+use program::{wide, Extra, Op, Sub};
 use simt::LaneMask;
 
 use super::{read_src, write_dst, Cta, Machine, WARP};
@@ -68,11 +68,8 @@ impl Machine<'_> {
             [old_lo[l], old_hi[l]] = old;
         }
         let frame = cta.warps[w].frames.last_mut().expect("frame");
-        for (dst, vals) in [(op.dst, &old_lo), (op.dst2, &old_hi)] {
-            if dst != Dst::None {
-                write_dst(frame, dst, vals, exec);
-            }
-        }
+        write_dst(frame, op.dst, &old_lo, exec);
+        write_dst(frame, op.dst2, &old_hi, exec);
         Ok(())
     }
 }
