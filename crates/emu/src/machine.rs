@@ -15,6 +15,8 @@ use program::alu;
 use program::printf;
 use program::*;
 
+mod wide;
+
 pub use program::WARP;
 
 mod mbarrier;
@@ -1115,6 +1117,11 @@ impl<'a> Machine<'a> {
             Kind::Ld => self.exec_load(cta, w, f, op, exec),
             Kind::St => self.exec_store(cta, w, f, op, exec),
             Kind::Atom | Kind::Red => self.exec_atomic(cta, w, f, op, exec),
+            Kind::Atom128 => self.exec_atomic128(cta, w, f, op, exec),
+            Kind::Move128 => {
+                self.exec_move128(cta, w, op, exec);
+                Ok(())
+            }
             Kind::Nop | Kind::WarpSync => Ok(()),
             Kind::Shfl | Kind::Vote | Kind::Match | Kind::Redux | Kind::Activemask | Kind::Elect => {
                 let active = cta.warps[w].stack.active_mask();

@@ -153,7 +153,14 @@ pub fn compile(
     let module = inlined.as_ref().unwrap_or(module);
     let shared = SharedLayout::for_kernel(&module.module, kernel);
     let programs = program::decode_all(module, kernel, &shared)?;
-    let bad = unsupported(module, &programs);
+    let mut bad = unsupported(module, &programs);
+    let cas16 = isa.isa_flags().iter().any(|f| f.name == "has_cmpxchg16b" && f.as_bool() == Some(true));
+    for (f, prog) in programs.iter().filter(|_| !cas16) {
+        for op in prog.ops.iter().filter(|op| op.kind == program::Kind::Atom128) {
+            let why = "128-bit atomics need a 16-byte compare-and-swap instruction (x86-64 `cmpxchg16b`), which this CPU lacks";
+            bad.push(program::unsupported_entry(&module.module, *f, op.inst, why));
+        }
+    }
     if !bad.is_empty() {
         return Err(bad);
     }

@@ -32,6 +32,7 @@ mod stack;
 
 pub use stack::dyn_stack_start;
 mod mbarrier;
+mod wide;
 
 const I64: Type = types::I64;
 const I32: Type = types::I32;
@@ -1096,6 +1097,8 @@ impl<'a, 'b> Translator<'a, 'b> {
             Kind::Ld => self.load(op),
             Kind::St => self.store(op),
             Kind::Atom | Kind::Red => self.atomic(op),
+            Kind::Atom128 => self.atomic128(op),
+            Kind::Move128 => self.move128(op),
             Kind::Call => self.call(op),
             Kind::Texture => self.texture(op),
             Kind::CpAsync => self.cp_async(op),
@@ -1397,6 +1400,9 @@ impl<'a, 'b> Translator<'a, 'b> {
         } else {
             flags()
         };
+        if op.m.b128 {
+            return self.load128(fl, addr, &dsts);
+        }
         for (k, d) in dsts.iter().enumerate() {
             let v = self.load_with(fl, addr, (elem as usize * k) as i32, op.ty);
             self.write(*d, v);
@@ -1415,6 +1421,10 @@ impl<'a, 'b> Translator<'a, 'b> {
             return;
         }
         self.check_access(op, addr, elem * srcs.len() as u32, true);
+        if let (true, [lo, hi]) = (op.m.b128, &srcs[..]) {
+            let (lo, hi) = (self.read(lo), self.read(hi));
+            return self.store128(addr, lo, hi);
+        }
         for (k, s) in srcs.iter().enumerate() {
             let v = self.read(s);
             let off = (elem as usize * k) as i32;

@@ -941,6 +941,7 @@ fn writes_memory(op: &Op) -> bool {
         op.kind,
         Kind::St
             | Kind::Atom
+            | Kind::Atom128
             | Kind::Red
             | Kind::Call
             | Kind::Texture
@@ -4766,6 +4767,8 @@ fn lane_helper_covers(op: &Op) -> bool {
         Kind::Ld
             | Kind::St
             | Kind::Atom
+            | Kind::Atom128
+            | Kind::Move128
             | Kind::Red
             | Kind::Call
             | Kind::Brx

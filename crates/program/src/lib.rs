@@ -41,6 +41,7 @@ pub mod texture;
 mod types;
 pub mod video;
 pub mod warp;
+pub mod wide;
 
 /// What executing a warp instruction outside the decoder's simple cases (matrix, texture and surface
 /// instructions) needs from an engine: every lane's registers, checked memory accesses, errors at the
@@ -194,6 +195,9 @@ pub struct Mods {
     pub space: Space,
     pub vec: u8,
     pub sub: Sub,
+    /// A `.b128` load or store, decoded as a `.v2.b64` access of the register's two halves: one 16-byte
+    /// access (`wide.rs`).
+    pub b128: bool,
 }
 
 /// The address of a variable, as the launch lays it out.
@@ -326,12 +330,20 @@ pub enum Kind {
     Pack,
     /// `mov.bN {a, b, ...}, s`
     Unpack,
+    /// `mov.b128` in any form (`wide.rs`): the 128-bit value whose parts are `a` to `d` (`ty2` bits each,
+    /// lowest first: two `.b64` or four `.b32`, a `.b128` register as its two halves) written to the parts of
+    /// `Extra::Dsts` (`ty` bits each, lowest first).
+    Move128,
     Cvt,
     Cvta,
     Isspacep,
     Ld,
     St,
     Atom,
+    /// `atom.cas.b128` / `atom.exch.b128` (`wide.rs`), atomic over 16 bytes: the old value's halves to `dst`
+    /// (low) and `dst2` (high); `a`, `b` the halves of the first value operand, `c`, `d` of the second
+    /// (`cas`'s new value); `m.sub` the operation.
+    Atom128,
     Red,
     Bra,
     Brx,
@@ -597,7 +609,8 @@ struct Decoder<'a> {
     unsupported: &'a mut Vec<String>,
 }
 
-/// Register-file placement: vector registers take one slot per element, predicates live apart.
+/// Register-file placement: vector registers take one slot per element, `.b128` registers two (low half
+/// first), predicates live apart.
 struct RegMap {
     slot: Vec<u32>,
     is_pred: Vec<bool>,
@@ -618,9 +631,13 @@ impl RegMap {
                 m.is_pred.push(true);
                 m.width.push(1);
             } else {
+                // A slot holds 64 bits: a `.b128` register is two, each typed `B128` (the JIT's vector path
+                // refuses kernels with such slots).
+                let per = if r.ty == ScalarType::B128 { 2 } else { 1 };
+                let n = per * r.vector.unwrap_or(1);
                 m.slot.push(m.slots);
-                m.slots += u32::from(r.vector.unwrap_or(1));
-                m.slot_types.extend(std::iter::repeat_n(Ty::from_scalar(r.ty), usize::from(r.vector.unwrap_or(1))));
+                m.slots += u32::from(n);
+                m.slot_types.extend(std::iter::repeat_n(Ty::from_scalar(r.ty), usize::from(n)));
                 m.is_pred.push(false);
                 m.width.push(r.ty.size() * 8);
             }
@@ -840,13 +857,8 @@ impl Decoder<'_> {
             extra: None,
             inst: i,
         };
-        if matches!(inst.opcode, Opcode::Ld | Opcode::Ldu | Opcode::St) && ty.bits() == 128 {
-            self.unsupported(i, "128-bit loads and stores are not implemented");
-            return op;
-        }
-        if inst.opcode == Opcode::Mov && ty.bits() == 128 {
-            // A register slot holds 64 bits in both engines: a `.b128` value would lose its upper half.
-            self.unsupported(i, "128-bit registers (`mov.b128` pack and unpack) are not implemented");
+        if self.wide(&mut op, i, regs, frame) {
+            param_frame_space(&mut op);
             return op;
         }
         if inst.opcode == Opcode::Cvt && inst.has(Word::Pack) {
@@ -1008,6 +1020,10 @@ impl Decoder<'_> {
             }
         };
         op.kind = kind;
+        if inst.operands.iter().any(|o| wide::names_wide(o, regs)) {
+            self.unsupported(i, "`.b128` registers are operands of `mov`, `ld`, `st` and `atom` only");
+            return op;
+        }
         match kind {
             Kind::Ld => {
                 op.mem = self.mem(i, ops.get(1), regs, frame);
@@ -1032,8 +1048,8 @@ impl Decoder<'_> {
                 op.mem = self.mem(i, ops.get(mem_index), regs, frame);
                 op.a = ops.get(first_src).map_or(Src::None, |o| self.src(i, o, ty, regs, frame));
                 op.b = ops.get(first_src + 1).map_or(Src::None, |o| self.src(i, o, ty, regs, frame));
-                if op.ty.bits() == 128 || op.m.vec > 0 {
-                    self.unsupported(i, "vector and 128-bit atomics are not implemented");
+                if op.m.vec > 0 {
+                    self.unsupported(i, "vector atomics are not implemented");
                 }
             }
             Kind::Bra => match ops.first() {
@@ -1121,11 +1137,7 @@ impl Decoder<'_> {
                 [op.a, op.b, op.c, op.d] = srcs;
             }
         }
-        // `.param` variables of a body and the parameters of a device function live in the thread's frame,
-        // which is local memory; only the kernel's own parameters are in the parameter buffer.
-        if op.m.space == Space::Param && matches!(op.mem.base, Src::Sym(SymAddr::Frame(_), _)) {
-            op.m.space = Space::Local;
-        }
+        param_frame_space(&mut op);
         op
     }
 
@@ -1256,6 +1268,14 @@ impl Decoder<'_> {
             }
         }
         op.extra = Some(Box::new(Extra::Call { callee, args, rets }));
+    }
+}
+
+/// `.param` variables of a body and the parameters of a device function live in the thread's frame, which is
+/// local memory; only the kernel's own parameters are in the parameter buffer.
+fn param_frame_space(op: &mut Op) {
+    if op.m.space == Space::Param && matches!(op.mem.base, Src::Sym(SymAddr::Frame(_), _)) {
+        op.m.space = Space::Local;
     }
 }
 
