@@ -534,3 +534,35 @@ fn partial_warpgroup_is_an_error() {
         assert!(e.contains("warpgroup is 128 threads"), "{name}: {e}");
     }
 }
+
+/// nvcc's output for `wgmma` through inline PTX (`fixtures/wgmma.cu`): descriptors built by the compiled
+/// code, K-major operands without swizzle (`wg_desc`), and A in registers with a 64-byte-swizzled N-major B,
+/// imm-scale-a -1 and an accumulator (`wg_regs`). The reference is the plain product.
+#[test]
+fn nvcc_kernels() {
+    let module = ir::compile(include_str!("fixtures/wgmma.sm_90a.ptx")).unwrap_or_else(|d| panic!("{d:?}"));
+    let mut rng = Rng(99);
+    let halves = |v: &[i64]| v.iter().flat_map(|&x| (encode("f16", x, 0) as u16).to_le_bytes()).collect::<Vec<u8>>();
+    let floats = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let a: Vec<i64> = (0..64 * 16).map(|_| rng.range(-4, 4)).collect();
+    let bt: Vec<i64> = (0..32 * 16).map(|_| rng.range(-4, 4)).collect();
+    let b: Vec<i64> = (0..16 * 16).map(|_| rng.range(-4, 4)).collect();
+    let c: Vec<f32> = (0..64 * 16).map(|_| rng.range(-100, 100) as f32).collect();
+    let want_desc: Vec<f32> =
+        (0..64 * 32).map(|i| (0..16).map(|k| a[i / 32 * 16 + k] * bt[i % 32 * 16 + k]).sum::<i64>() as f32).collect();
+    let want_regs: Vec<f32> = (0..64 * 16)
+        .map(|i| c[i] - (0..16).map(|k| a[i / 16 * 16 + k] * b[k * 16 + i % 16]).sum::<i64>() as f32)
+        .collect();
+    let as_floats = |b: &[u8]| words(b).into_iter().map(f32::from_bits).collect::<Vec<f32>>();
+    let (one, block) = (Dim3::new(1, 1, 1), Dim3::new(128, 1, 1));
+    for (name, mut engine) in engines() {
+        let args = [Arg::Buf(halves(&a)), Arg::Buf(halves(&bt)), Arg::Buf(vec![0; 4 * 64 * 32])];
+        let (out, _) = launch(engine.as_mut(), &module, "_Z7wg_descPK6__halfS1_Pf", one, block, 0, &args)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(as_floats(&out[2]), want_desc, "wg_desc on the {name}");
+        let args = [Arg::Buf(halves(&a)), Arg::Buf(halves(&b)), Arg::Buf(floats(&c)), Arg::Buf(vec![0; 4 * 64 * 16])];
+        let (out, _) = launch(engine.as_mut(), &module, "_Z7wg_regsPK6__halfS1_PKfPf", one, block, 0, &args)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(as_floats(&out[3]), want_regs, "wg_regs on the {name}");
+    }
+}
