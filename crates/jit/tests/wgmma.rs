@@ -155,6 +155,8 @@ struct Case {
     scale_d: bool,
     satfinite: bool,
     k_outer: bool,
+    /// The CTA's shape (x, y): warpgroups of 128 consecutive threads in x-major order.
+    block: (u32, u32),
 }
 
 fn case(d: &'static str, ab: &'static str, n: usize) -> Case {
@@ -172,6 +174,7 @@ fn case(d: &'static str, ab: &'static str, n: usize) -> Case {
         scale_d: true,
         satfinite: false,
         k_outer: false,
+        block: (128, 1),
     }
 }
 
@@ -239,7 +242,13 @@ fn kernel(c: &Case, image_bytes: usize) -> String {
     .reg .b32 %a<4>;
     .shared .align 1024 .b8 sh[{image_bytes}];
     ld.param.u64 %rd1, [img];
-    mov.u32 %r1, %tid.x;
+    mov.u32 %r6, %tid.y;
+    mov.u32 %r7, %ntid.x;
+    mov.u32 %r8, %tid.x;
+    mad.lo.u32 %r9, %r6, %r7, %r8;
+    mov.u32 %r1, %r9;
+    mov.u32 %r10, %ntid.y;
+    mul.lo.u32 %r7, %r7, %r10;
     mov.u32 %r2, sh;
 LOOP:
     setp.ge.u32 %p1, %r1, {words};
@@ -250,12 +259,12 @@ LOOP:
     shl.b32 %r4, %r1, 2;
     add.s32 %r4, %r4, %r2;
     st.shared.u32 [%r4], %r3;
-    add.s32 %r1, %r1, 128;
+    add.s32 %r1, %r1, %r7;
     bra LOOP;
 DONE:
     bar.sync 0;
     fence.proxy.async.shared::cta;
-    mov.u32 %r1, %tid.x;
+    mov.u32 %r1, %r9;
     ld.param.u64 %rd2, [dinit];
     mul.wide.u32 %rd7, %r1, {dbytes};
     add.s64 %rd8, %rd2, %rd7;
@@ -354,12 +363,14 @@ fn check(c: &Case, seed: u64) {
     // Registers: D (and A) of every thread.
     let dregs = c.d_regs();
     let per_d = if c.d == "f16" { 2 } else { 1 };
-    let mut dinit = vec![0u32; 128 * dregs];
-    let mut expect = vec![0u32; 128 * dregs];
+    let threads = (c.block.0 * c.block.1) as usize;
+    let mut dinit = vec![0u32; threads * dregs];
+    let mut expect = vec![0u32; threads * dregs];
     let sa_sign = if c.neg_a { -1 } else { 1 };
     let sb_sign = if c.neg_b { -1 } else { 1 };
-    for tid in 0..128 {
-        let (w, lane) = (tid / 32, tid % 32);
+    for tid in 0..threads {
+        // Every warpgroup computes the same product.
+        let (w, lane) = (tid % 128 / 32, tid % 32);
         for i in 0..n / 2 {
             let (r, col) = d_position(w, lane, i);
             let old = cinit[r * n + col];
@@ -374,12 +385,12 @@ fn check(c: &Case, seed: u64) {
             expect[reg] |= (encode(c.d, v, 0) as u32) << shift;
         }
     }
-    let mut aregs = vec![0u32; 128 * 4];
+    let mut aregs = vec![0u32; threads * 4];
     if c.swz_a.is_none() {
         let per = 4 / ea;
-        for tid in 0..128 {
+        for tid in 0..threads {
             for i in 0..4 * per {
-                let (r, col) = a_position(ea, tid / 32, tid % 32, i);
+                let (r, col) = a_position(ea, tid % 128 / 32, tid % 32, i);
                 let bits = encode(c.a, a[r * k + col], (r * 3 + col) as u64) as u32;
                 aregs[tid * 4 + i / per] |= bits << (8 * ea * (i % per));
             }
@@ -392,14 +403,14 @@ fn check(c: &Case, seed: u64) {
         Arg::Buf(img),
         Arg::Buf(bytes(&dinit)),
         Arg::Buf(bytes(&aregs)),
-        Arg::Buf(vec![0; 4 * 128 * dregs]),
+        Arg::Buf(vec![0; 4 * threads * dregs]),
         Arg::Scalar(if c.swz_a.is_some() { sa.descriptor() } else { 0 }.to_le_bytes().to_vec()),
         Arg::Scalar(sb.descriptor().to_le_bytes().to_vec()),
         Arg::Scalar(u32::from(c.scale_d).to_le_bytes().to_vec()),
     ];
     let one = Dim3::new(1, 1, 1);
     for (name, mut engine) in engines() {
-        let (out, _) = launch(engine.as_mut(), &module, "k", one, Dim3::new(128, 1, 1), 0, &args)
+        let (out, _) = launch(engine.as_mut(), &module, "k", one, Dim3::new(c.block.0, c.block.1, 1), 0, &args)
             .unwrap_or_else(|e| panic!("{name}: {e}\n{}", c.instruction()));
         let got = words(&out[3]);
         for (t, (g, e)) in got.chunks(dregs).zip(expect.chunks(dregs)).enumerate() {
@@ -564,5 +575,39 @@ fn nvcc_kernels() {
         let (out, _) = launch(engine.as_mut(), &module, "_Z7wg_regsPK6__halfS1_PKfPf", one, block, 0, &args)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(as_floats(&out[3]), want_regs, "wg_regs on the {name}");
+    }
+}
+
+/// Two and three warpgroups in two-dimensional CTAs: a warp's rank in its warpgroup comes from its
+/// x-major thread index.
+#[test]
+fn several_warpgroups() {
+    for block in [(32, 8), (64, 6)] {
+        let mut c = case("f32", "f16", 16);
+        (c.block, c.swz_a, c.swz_b) = (block, Some(64), 128);
+        check(&c, 51);
+        c.swz_a = None;
+        check(&c, 52);
+    }
+}
+
+/// A descriptor pointing past the CTA's shared memory is an out-of-bounds access on both engines.
+#[test]
+fn descriptor_out_of_bounds_is_an_error() {
+    let c = case("f32", "f16", 8);
+    let ptx = kernel(&c, 2048);
+    let module = ir::compile(&ptx).unwrap();
+    let args = [
+        Arg::Buf(vec![0; 2048]),
+        Arg::Buf(vec![0; 4 * 128 * 4]),
+        Arg::Buf(vec![0; 4 * 128 * 4]),
+        Arg::Buf(vec![0; 4 * 128 * 4]),
+        Arg::Scalar(((48 * 1024u64) >> 4).to_le_bytes().to_vec()),
+        Arg::Scalar(0u64.to_le_bytes().to_vec()),
+        Arg::Scalar(1u32.to_le_bytes().to_vec()),
+    ];
+    for (name, mut engine) in engines() {
+        let e = launch(engine.as_mut(), &module, "k", Dim3::new(1, 1, 1), Dim3::new(128, 1, 1), 0, &args).unwrap_err();
+        assert!(e.contains("out-of-bounds shared access") && e.contains("wgmma"), "{name}: {e}");
     }
 }
