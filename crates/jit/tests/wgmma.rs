@@ -611,3 +611,45 @@ fn descriptor_out_of_bounds_is_an_error() {
         assert!(e.contains("out-of-bounds shared access") && e.contains("wgmma"), "{name}: {e}");
     }
 }
+
+/// The warps of a warpgroup meet at the instruction: one that passes another B descriptor, or one that
+/// exits instead, is an error at the instruction on every engine.
+#[test]
+fn warpgroups_meet() {
+    let c = case("f32", "f16", 8);
+    let ptx = kernel(&c, 2048);
+    let run = |before: &str| -> Vec<(&'static str, String)> {
+        let ptx = ptx.replace(
+            "    wgmma.fence.sync.aligned;",
+            &format!(
+                "    mov.u32 %r11, %tid.x;\n    setp.ge.u32 %p3, %r11, 96;\n{before}\n    wgmma.fence.sync.aligned;"
+            ),
+        );
+        let module = ir::compile(&ptx).unwrap_or_else(|d| panic!("{d:?}\n{ptx}"));
+        let args = [
+            Arg::Buf(vec![0; 2048]),
+            Arg::Buf(vec![0; 4 * 128 * 4]),
+            Arg::Buf(vec![0; 4 * 128 * 4]),
+            Arg::Buf(vec![0; 4 * 128 * 4]),
+            Arg::Scalar(0u64.to_le_bytes().to_vec()),
+            Arg::Scalar(((1024u64 >> 4) | (128 >> 4) << 16 | (256 >> 4) << 32).to_le_bytes().to_vec()),
+            Arg::Scalar(1u32.to_le_bytes().to_vec()),
+        ];
+        engines()
+            .into_iter()
+            .map(|(name, mut engine)| {
+                let r = launch(engine.as_mut(), &module, "k", Dim3::new(1, 1, 1), Dim3::new(128, 1, 1), 0, &args);
+                (name, r.map(|_| String::new()).unwrap_or_else(|e| e))
+            })
+            .collect()
+    };
+    for (name, e) in run("    @%p3 add.s64 %rd21, %rd21, 16;") {
+        assert!(e.contains("different descriptors") && e.contains("warp 3") && e.contains("wgmma"), "{name}: {e}");
+    }
+    for (name, e) in run("    @%p3 exit;") {
+        assert!(e.contains("only warps [0, 1, 2]") && e.contains("wgmma"), "{name}: {e}");
+    }
+    for (name, e) in run("") {
+        assert_eq!(e, "", "{name}");
+    }
+}

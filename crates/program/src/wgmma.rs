@@ -10,13 +10,12 @@
 //! lockstep completes it when it is issued, which is one of the schedules the hardware may pick: so
 //! `wgmma.fence`, `wgmma.commit_group` and `wgmma.wait_group` have nothing to wait for (decoded as no-ops).
 //!
-//! Each warp executes its own quarter when it issues the instruction: rows `16·r .. 16·r + 15` of D, where
-//! `r` is the warp's rank in its warpgroup, need only those rows of A (which, from registers, are exactly the
-//! ones warp `r` holds), all of B, and that warp's accumulators. The warps of a warpgroup therefore need not
-//! meet: a warp that issues before the others reads the shared operands earlier than the hardware would,
-//! but a program in which another thread writes them between the first issue and the `wait_group` has a
-//! data race with the asynchronous read, so no defined program can tell. (What this does not detect: a
-//! warpgroup whose warps do not all issue the instruction, or whose warps pass different descriptors.)
+//! The engines meet the four warps of the warpgroup at the instruction (a warp that reaches it waits for
+//! the others, as at a barrier; the emulator's `machine/warpgroup.rs`, the JIT's `exec.rs`), check that
+//! they pass the same descriptors ([`check_warpgroup`]) and report a warpgroup whose other warps cannot
+//! reach it; then each warp executes its own quarter ([`exec`]): rows `16·r .. 16·r + 15` of D, where `r` is
+//! the warp's rank in its warpgroup, need only those rows of A (from registers, exactly the ones warp `r`
+//! holds), all of B, and that warp's accumulators.
 //!
 //! # Layouts (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate")
 //!
@@ -255,7 +254,7 @@ pub fn element_address(desc: u64, esz: u32, mn_major: bool, mn: u32, k: u32) -> 
 }
 
 /// The warp's rank in its warpgroup, checking that the CTA has the whole warpgroup.
-fn warp_rank(x: &dyn WarpAccess) -> Result<u32, ExecError> {
+pub fn warp_rank(x: &dyn WarpAccess) -> Result<u32, ExecError> {
     let comp = |s: SpecialReg, c: u8| x.read(&Src::Special(s, c))[0];
     let (nx, ny, nz) = (comp(SpecialReg::Ntid, 0), comp(SpecialReg::Ntid, 1), comp(SpecialReg::Ntid, 2));
     let flat = comp(SpecialReg::Tid, 0) + nx * (comp(SpecialReg::Tid, 1) + ny * comp(SpecialReg::Tid, 2));
@@ -285,6 +284,48 @@ fn uniform(x: &dyn WarpAccess, src: &Src, what: &str) -> Result<u64, ExecError> 
             )),
         )),
     }
+}
+
+/// The wgmma of a decoded op, if it is one.
+pub fn of(op: &crate::Op) -> Option<&WgmmaOp> {
+    match op.extra.as_deref() {
+        Some(crate::Extra::Matrix(MatrixOp::Wgmma(w))) => Some(w),
+        _ => None,
+    }
+}
+
+/// The descriptors of A (`None`: A in registers) and B lane 0 of a warp gives: the warps of a warpgroup
+/// must agree on them (`check_warpgroup`).
+pub fn descriptors(x: &dyn WarpAccess, op: &WgmmaOp) -> (Option<u64>, u64) {
+    let a = match &op.a {
+        AOperand::Desc(s) => Some(x.read(s)[0]),
+        AOperand::Regs(..) => None,
+    };
+    (a, x.read(&op.b)[0])
+}
+
+/// Why the four warps of a warpgroup, about to execute one `wgmma.mma_async`, may not: an error message if
+/// their descriptors (`descriptors` of each warp, in rank order) differ.
+pub fn check_warpgroup(descs: &[(Option<u64>, u64)]) -> Option<String> {
+    let first = descs.first()?;
+    let (w, d) = descs.iter().enumerate().find(|(_, d)| *d != first)?;
+    let show = |d: &(Option<u64>, u64)| match d.0 {
+        Some(a) => format!("A {a:#x}, B {:#x}", d.1),
+        None => format!("B {:#x}", d.1),
+    };
+    Some(format!(
+        "the warps of a warpgroup give `wgmma.mma_async` different descriptors: warp 0 of the warpgroup {}, warp {w}          {}",
+        show(first),
+        show(d)
+    ))
+}
+
+/// The error of a warpgroup some of whose warps wait at a `wgmma.mma_async` that the others can no longer
+/// reach (they exited, or wait elsewhere with nothing left to release them).
+pub fn stuck_message(group: u32, waiting: &[u32], total: u32) -> String {
+    format!(
+        "`wgmma.mma_async` is executed by the whole warpgroup (`.sync.aligned`), but only warps {waiting:?} of the          {total} of warpgroup {group} reached it and the others cannot"
+    )
 }
 
 /// Loads `rows × cols` elements (row-major: `at(r, c)` gives the operand's (mn, k)) from shared memory.
