@@ -7,11 +7,14 @@
 //!
 //! The instruction is asynchronous: it may read its shared-memory operands and write D at any time until a
 //! `wgmma.wait_group` covers it, and touching its registers or shared operands before that is undefined.
-//! lockstep completes it when it is issued, which is one of the schedules the hardware may pick: so
-//! `wgmma.fence`, `wgmma.commit_group` and `wgmma.wait_group` have nothing to wait for (decoded as no-ops).
+//! lockstep completes it when it is issued, which is one of the schedules the hardware may pick (no defined
+//! program can tell it from a later completion): `wgmma.wait_group` then has nothing to wait for,
+//! `wgmma.commit_group` nothing to group, and `wgmma.fence`, which orders the warp's earlier register and
+//! shared-memory accesses before the asynchronous reads, is already satisfied by program order; all three
+//! are no-ops.
 //!
 //! The engines meet the four warps of the warpgroup at the instruction (a warp that reaches it waits for
-//! the others, as at a barrier; the emulator's `machine/warpgroup.rs`, the JIT's `exec.rs`), check that
+//! the others, as at a barrier; the emulator's `machine/warpgroup.rs`, the JIT's `exec/warpgroup.rs`), check that
 //! they pass the same descriptors ([`check_warpgroup`]) and report a warpgroup whose other warps cannot
 //! reach it; then each warp executes its own quarter ([`exec`]): rows `16·r .. 16·r + 15` of D, where `r` is
 //! the warp's rank in its warpgroup, need only those rows of A (from registers, exactly the ones warp `r`
