@@ -20,6 +20,7 @@ mod wide;
 pub use program::WARP;
 
 mod mbarrier;
+mod warpgroup;
 /// Deepest device-function call nesting before the emulator reports a stack overflow.
 pub const MAX_CALL_DEPTH: usize = 256;
 /// Largest per-thread local stack.
@@ -56,6 +57,11 @@ enum WarpState {
     Barrier {
         id: u32,
         expected: u32,
+    },
+    /// Waiting at the `wgmma.mma_async` at `at` for the rest of its warpgroup (`machine/warpgroup.rs`), with
+    /// the lanes that reached it in `bar_lanes`.
+    Warpgroup {
+        at: Pc,
     },
     Done,
 }
@@ -222,11 +228,14 @@ impl<'a> Machine<'a> {
             if cta.warps.iter().all(|w| w.state == WarpState::Done) {
                 return Ok(());
             }
-            if self.release_barriers(&mut cta)? {
+            if self.release_barriers(&mut cta)? | self.release_warpgroups(&mut cta)? {
                 idle = 0;
                 continue;
             }
             if !progressed {
+                if let Some(e) = self.stuck_warpgroup(&mut cta) {
+                    return Err(e);
+                }
                 return Err(self.barrier_deadlock(&cta));
             }
             idle = if quiet && cta.mbar_epoch == epoch { idle + 1 } else { 0 };
@@ -517,6 +526,13 @@ impl<'a> Machine<'a> {
             Kind::Mbarrier => {
                 cta.warps[w].stack.set_pc(next);
                 return self.mbarrier(cta, w, f, opi, op, exec_mask);
+            }
+            Kind::Matrix if !exec_mask.is_empty() && program::wgmma::of(op).is_some() => {
+                // The warp waits here for its warpgroup (`machine/warpgroup.rs`), which moves it on.
+                let warp = &mut cta.warps[w];
+                warp.bar_lanes = exec_mask;
+                warp.state = WarpState::Warpgroup { at: pc(f, opi) };
+                return Ok(Flow::Blocked);
             }
             _ => {}
         }

@@ -51,6 +51,8 @@ pub struct Compiled {
     pub sites: Vec<(FuncId, u32)>,
     pub plan: Plan,
     pub has_collectives: bool,
+    /// Whether the kernel has `wgmma.mma_async`, whose warpgroups meet (`exec/warpgroup.rs`).
+    pub has_warpgroups: bool,
     /// Whether the kernel has `bar.red`.
     pub has_reductions: bool,
     /// For each yield point: the barrier id and expected count when they are immediates (`None` when the
@@ -275,6 +277,8 @@ pub fn compile(
     }
     let has_collectives =
         kernel_plan.yields.iter().any(|y| matches!(y.kind, YieldKind::Collective | YieldKind::Runtime));
+    let has_warpgroups =
+        kernel_plan.yields.iter().any(|y| program::wgmma::of(&programs[&kernel].ops[y.op as usize]).is_some());
     let imm = |s: &program::Src| match *s {
         program::Src::Imm(v) => Some(v as u32),
         program::Src::None => Some(0),
@@ -311,6 +315,7 @@ pub fn compile(
         sites,
         plan: kernel_plan,
         has_collectives,
+        has_warpgroups,
         has_reductions,
         barrier_imms,
         shared,

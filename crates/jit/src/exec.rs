@@ -14,6 +14,8 @@ use crate::fault::{self, Window};
 use crate::plan::YieldKind;
 use crate::vector::WIDTH;
 
+mod warpgroup;
+
 /// Everything the launch shares with every worker (read-only during the launch).
 #[derive(Debug)]
 pub struct LaunchData<'a> {
@@ -470,9 +472,11 @@ impl Worker {
             // Run every thread until it finishes or stops; with warp collectives, warp by warp, resolving
             // the collectives of each warp before moving on.
             if c.has_collectives {
+                // With `wgmma`, a warpgroup at a time, so that its four warps meet (`exec/warpgroup.rs`).
+                let span = if c.has_warpgroups { 4 * WARP as u32 } else { WARP as u32 };
                 let mut lo = 0;
                 while lo < n {
-                    let hi = (lo + WARP as u32).min(n);
+                    let hi = (lo + span).min(n);
                     loop {
                         run_entry(entry, &mut ctx, lo, hi);
                         if ctx.error_code != 0 {
@@ -481,10 +485,21 @@ impl Worker {
                                 return (self.finish(state), Some(e));
                             }
                         }
-                        match self.resolve_collectives(data, lo, hi, id, &status_of, &word) {
-                            Ok(true) => {}
-                            Ok(false) => break,
-                            Err(e) => return (self.finish(state), Some(e)),
+                        let mut any = false;
+                        for w in (lo..hi).step_by(WARP) {
+                            match self.resolve_collectives(data, w, (w + WARP as u32).min(hi), id, &status_of, &word) {
+                                Ok(r) => any |= r,
+                                Err(e) => return (self.finish(state), Some(e)),
+                            }
+                        }
+                        if c.has_warpgroups {
+                            match self.resolve_warpgroups(data, lo, hi, id, &status_of, &word) {
+                                Ok(r) => any |= r,
+                                Err(e) => return (self.finish(state), Some(e)),
+                            }
+                        }
+                        if !any {
+                            break;
                         }
                     }
                     lo = hi;
@@ -549,7 +564,8 @@ impl Worker {
                 ctx.phase += 1;
                 idle = 0;
             } else if waiting.is_empty() {
-                let e = deadlock(data, n, id, &state, &status_of, &word);
+                let stuck = if c.has_warpgroups { self.stuck(data, n, id, &status_of, &word) } else { None };
+                let e = stuck.unwrap_or_else(|| deadlock(data, n, id, &state, &status_of, &word));
                 return (self.finish(state), Some(e));
             } else {
                 // Threads whose wait failed go on in the next pass. A pass that changed no mbarrier, finished no
@@ -588,6 +604,10 @@ impl Worker {
             if status_of(t) == status::COLLECTIVE {
                 // SAFETY: reading the thread's resume word.
                 let r = unsafe { (word(t, thread::RESUME) as *const u32).read() };
+                if c.has_warpgroups && warpgroup::at(data, r).is_some() {
+                    // The warpgroup meets there (`exec/warpgroup.rs`).
+                    continue;
+                }
                 let g = groups.entry(r).or_insert(LaneMask::EMPTY);
                 *g = LaneMask(g.0 | 1 << (t - lo));
             }

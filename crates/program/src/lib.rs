@@ -41,6 +41,7 @@ pub mod texture;
 mod types;
 pub mod video;
 pub mod warp;
+pub mod wgmma;
 pub mod wide;
 
 /// What executing a warp instruction outside the decoder's simple cases (matrix, texture and surface
@@ -917,7 +918,7 @@ impl Decoder<'_> {
             self.mbarrier(&mut op, i, regs, frame);
             return op;
         }
-        if types.contains(&Ty::Other) && inst.opcode != Opcode::Mma {
+        if types.contains(&Ty::Other) && !matches!(inst.opcode, Opcode::Mma | Opcode::Wgmma) {
             self.unsupported(i, "type not supported by the emulator");
             return op;
         }
@@ -1003,6 +1004,10 @@ impl Decoder<'_> {
             O::Redux => Kind::Redux,
             O::Activemask => Kind::Activemask,
             O::Wmma | O::Mma | O::Ldmatrix | O::Stmatrix | O::Movmatrix => Kind::Matrix,
+            // `wgmma.fence`, `commit_group` and `wait_group` order and await asynchronous `wgmma.mma_async`
+            // operations; lockstep completes each when it is issued (`wgmma.rs`), so they have nothing to do.
+            O::Wgmma if [Word::Fence, Word::CommitGroup, Word::WaitGroup].into_iter().any(|w| inst.has(w)) => Kind::Nop,
+            O::Wgmma => Kind::Matrix,
             O::Tex | O::Tld4 | O::Txq | O::Suld | O::Sust | O::Suq => Kind::Texture,
             // A breakpoint with no debugger attached stops the kernel like `trap`.
             O::Brkpt => Kind::Trap,

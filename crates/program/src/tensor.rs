@@ -1,5 +1,5 @@
 //! Warp-level matrix instructions: `wmma.load` / `wmma.store` / `wmma.mma`, `mma.sync`, `ldmatrix`, `stmatrix`
-//! and `movmatrix`.
+//! and `movmatrix`, and each warp's part of the warpgroup's `wgmma.mma_async` (`wgmma.rs`).
 //!
 //! All of them are collective: the 32 lanes of a warp execute them together (`.sync.aligned`), so each is
 //! executed once per warp over every lane's registers, and the emulator requires the whole warp to execute
@@ -71,6 +71,9 @@ pub enum Elem {
     S8,
     U8,
     S32,
+    /// FP8 multiplicands of `wgmma` (one byte each).
+    E4m3,
+    E5m2,
 }
 
 impl Elem {
@@ -97,7 +100,7 @@ impl Elem {
 
     pub fn bytes(self) -> u32 {
         match self {
-            Elem::S8 | Elem::U8 => 1,
+            Elem::S8 | Elem::U8 | Elem::E4m3 | Elem::E5m2 => 1,
             Elem::F16 | Elem::Bf16 => 2,
             Elem::F32 | Elem::Tf32 | Elem::S32 => 4,
             Elem::F64 => 8,
@@ -109,12 +112,12 @@ impl Elem {
         (4 / self.bytes()).max(1)
     }
 
-    fn is_int(self) -> bool {
+    pub fn is_int(self) -> bool {
         matches!(self, Elem::S8 | Elem::U8 | Elem::S32)
     }
 
     /// The integer value of an integer element's bits.
-    fn to_i64(self, bits: u64) -> i64 {
+    pub fn to_i64(self, bits: u64) -> i64 {
         match self {
             Elem::S8 => i64::from(bits as u8 as i8),
             Elem::U8 => i64::from(bits as u8),
@@ -133,6 +136,12 @@ impl Elem {
             Elem::Tf32 => f32::from_bits(bits as u32 & 0xFFFF_E000),
             Elem::F64 => f64::from_bits(bits) as f32,
             Elem::S8 | Elem::U8 | Elem::S32 => self.to_i64(bits) as f32,
+            // Every FP8 value is exact in `.f32`.
+            Elem::E4m3 | Elem::E5m2 => {
+                use scalar::convert::{convert, CvtModes, Type};
+                let from = if self == Elem::E4m3 { Type::E4m3 } else { Type::E5m2 };
+                f32::from_bits(convert(bits & 0xFF, from, Type::F32, CvtModes::default()) as u32)
+            }
         }
     }
 
@@ -155,6 +164,8 @@ pub enum Layout {
     MmaA,
     MmaB,
     MmaC,
+    /// A warp's 16 rows of a `wgmma` accumulator (`m64nN`): the `MmaC` layout repeated for every 8 columns.
+    WgmmaD,
 }
 
 /// The geometry of one fragment: the matrix it holds, its element type, and how many registers it takes.
@@ -224,6 +235,7 @@ impl Frag {
             (Layout::MmaA, _) => (g + 8 * (e & 1), t + 4 * (e >> 1)),
             (Layout::MmaB, _) => (t + 4 * e, g),
             (Layout::MmaC, _) => (g + 8 * (e >> 1), 2 * t + (e & 1)),
+            (Layout::WgmmaD, _) => (g + 8 * ((e >> 1) & 1), 8 * (e >> 2) + 2 * t + (e & 1)),
         }
     }
 
@@ -277,6 +289,8 @@ pub enum MatrixOp {
     Stmatrix { trans: bool, srcs: SmallVec<[Src; 4]> },
     /// `movmatrix.m8n8.trans.b16 d, a`: the `ldmatrix` fragment of the transpose of the matrix `a` holds.
     Movmatrix { dst: Dst, src: Src },
+    /// `wgmma.mma_async`: this warp's quarter of the warpgroup's `D = A·B + D` (`crate::wgmma`).
+    Wgmma(Box<crate::wgmma::WgmmaOp>),
 }
 
 impl MatrixOp {
@@ -301,6 +315,7 @@ impl MatrixOp {
                 src(a);
                 dst(d);
             }
+            MatrixOp::Wgmma(w) => w.operands(src, dst),
         }
     }
 }
@@ -510,6 +525,7 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
             ];
             mma_operands(cx, ops, k, frags)
         }
+        ir::Opcode::Wgmma => crate::wgmma::decode(cx, shape, &words, &types),
         _ => None,
     }
 }
@@ -579,6 +595,7 @@ pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecE
     }
     let space = op.m.space;
     match mop {
+        MatrixOp::Wgmma(w) => crate::wgmma::exec(x, w),
         MatrixOp::Stmatrix { trans, srcs } => {
             let addrs = x.addresses(exec);
             for (j, src) in srcs.iter().enumerate() {
