@@ -343,8 +343,9 @@ fn piped_lanes_replay_like_inline_ones() {
 /// The replay's fast path for a lone active lane counts exactly what the general step counts.
 #[test]
 fn lone_lane_fast_path_replays_like_the_general_step() {
-    // Lanes running on alone after the others' loops ended, and alone in critical sections.
-    for mode in ["trips", "lockloop", "mem"] {
+    // Lanes running on alone after the others' loops ended (one of them with an instruction that loads twice),
+    // and alone in critical sections.
+    for mode in ["trips", "cmps", "lockloop", "mem"] {
         let Some((_d, t)) = lanes_trace(mode) else { return };
         let a = Analysis::new(&t);
         let json = |r: &Report| serde_json::to_value(r).unwrap();

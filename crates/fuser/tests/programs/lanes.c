@@ -5,6 +5,7 @@
  *   trips    work(i % 32 + 1): the loop runs 1..32 times across a warp of 32 (528 of 1024 lane slots).
  *   mem      load_c(&buf[i]) (4-byte stride: 4 sectors per warp of 32) and load_s(&buf[8 i]) (32-byte stride:
  *            32 sectors), buf 128-byte aligned on the heap.
+ *   cmps     cmps_loop(i % 32 + 1): like trips, each iteration one `cmpsq` (two heap loads by one instruction).
  *   lock1    all threads increment one counter under one mutex.
  *   lockn    thread i increments its own counter under its own mutex.
  *   lockloop thread i runs work(1000) under its own mutex.
@@ -48,6 +49,24 @@ void *worker_mem(void *arg) {
     return NULL;
 }
 
+/* One instruction, two loads of the same segment (`cmpsq`): a warp access each lane makes twice, `n` times. */
+__attribute__((noinline)) static long cmps_loop(long n, const long *a, const long *b) {
+    long eq = 0;
+    for (long i = 0; i < n; i++) {
+        const long *s = a + i, *d = b + i;
+        unsigned char z;
+        __asm__ volatile("cmpsq\n\tsete %0" : "=r"(z), "+S"(s), "+D"(d) : : "cc", "memory");
+        eq += z;
+    }
+    return eq;
+}
+
+void *worker_cmps(void *arg) {
+    long id = (long)arg;
+    sink[id] = cmps_loop(id % 32 + 1, (const long *)buf, (const long *)buf + 40);
+    return NULL;
+}
+
 void *worker_lock1(void *arg) {
     long id = (long)arg;
     pthread_mutex_lock(&one);
@@ -81,6 +100,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(mode, "oddeven")) fn = worker_oddeven;
     else if (!strcmp(mode, "trips")) fn = worker_trips;
     else if (!strcmp(mode, "mem")) fn = worker_mem;
+    else if (!strcmp(mode, "cmps")) fn = worker_cmps;
     else if (!strcmp(mode, "lock1")) fn = worker_lock1;
     else if (!strcmp(mode, "lockn")) fn = worker_lockn;
     else if (!strcmp(mode, "lockloop")) fn = worker_lockloop;
