@@ -193,7 +193,7 @@ keywords! {
         Finite = "finite", Infinite = "infinite", Number = "number", Notanumber = "notanumber",
         Normal = "normal", Subnormal = "subnormal",
         // texture and surface
-        D1 = "1d", D2 = "2d", D3 = "3d", A1d = "a1d", A2d = "a2d", Cube = "cube", Acube = "acube",
+        D1 = "1d", D2 = "2d", D3 = "3d", D4 = "4d", D5 = "5d", A1d = "a1d", A2d = "a2d", Cube = "cube", Acube = "acube",
         D2ms = "2dms", A2dms = "a2dms", Level = "level", Grad = "grad", Base = "base", B = "b", P = "p",
         Trap = "trap", Zero = "zero", Width = "width", Height = "height", Depth = "depth",
         ChannelDataType = "channel_data_type", ChannelOrder = "channel_order",
