@@ -1,7 +1,8 @@
 //! Bulk tensor copies (TMA) on both engines: `cp.async.bulk.tensor` loads of 1-D to 5-D boxes with
 //! out-of-bounds elements at every edge (zero and NaN fill), traversal strides, the 32-, 64- and 128-byte
 //! swizzles, stores and `.add` reductions from shared memory that skip out-of-bounds elements, and the
-//! errors of a map that does not fit the instruction. The tensor maps come from
+//! errors of a map that does not fit the instruction (the loads are preceded by the tensormap proxy's
+//! acquire fence and a tensor prefetch, which change nothing). The tensor maps come from
 //! `program::tensormap::encode_tiled` (what `cuTensorMapEncodeTiled` calls); the expected boxes from a model
 //! of the PTX ISA's description of tensor copies (5.5 and 9.7.9.25.5), written here.
 
@@ -218,6 +219,7 @@ fn load_kernel(rank: usize, bytes: usize, form: &str) -> String {
 INITED:
     bar.sync 0;
     @%p1 bra ARRIVE;
+    fence.proxy.tensormap::generic.acquire.gpu [%rd2], 128;
     cp.async.bulk.prefetch.tensor.{rank}d.L2.global.tile [%rd2, {{{regs}}}];
     cp.async.bulk.tensor.{rank}d.{form} [box], [%rd2, {{{regs}}}], [bar];
     mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [bar], %r1;

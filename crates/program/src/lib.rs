@@ -996,6 +996,24 @@ impl Decoder<'_> {
             O::Tex | O::Tld4 | O::Txq | O::Suld | O::Sust | O::Suq => Kind::Texture,
             // A breakpoint with no debugger attached stops the kernel like `trap`.
             O::Brkpt => Kind::Trap,
+            O::Fence if !inst.operands.is_empty() => {
+                // A tensor map is read when a copy is issued, and memory is sequentially consistent: the
+                // tensormap proxy's acquire fence has nothing to order.
+                let ok = inst.has(Word::TensormapGeneric)
+                    && inst.has(Word::Acquire)
+                    && matches!(
+                        inst.operands.as_slice(),
+                        [Operand::Address(_), Operand::Imm(ir::Immediate::Int { value: 128, .. })]
+                    );
+                if !ok {
+                    self.unsupported(
+                        i,
+                        "only `fence.proxy.tensormap::generic.acquire.scope [addr], 128` takes operands",
+                    );
+                    return op;
+                }
+                Kind::Nop
+            }
             O::Membar
             | O::Fence
             | O::Prefetch
