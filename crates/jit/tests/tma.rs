@@ -412,3 +412,83 @@ fn a_map_that_does_not_fit_the_instruction_is_an_error() {
         assert!(e.contains("cuTensorMapEncodeTiled"), "{engine}: {e}");
     }
 }
+
+/// A map rewritten on the device: the kernel parameter's map is copied to shared memory, its global address
+/// replaced by `other`'s with `tensormap.replace`, copied out to global memory with
+/// `tensormap.cp_fenceproxy` (by the whole warp, as `.sync.aligned` requires), and the load through the new
+/// map after the tensormap proxy's acquire fence reads `other`.
+#[test]
+fn a_map_modified_on_the_device_reads_its_new_tensor() {
+    let d = Desc::new(F32, 4, &[64], &[], &[16]);
+    let ptx = format!(
+        r#"{HEADER}
+.visible .entry k(.param .u64 tensor, .param .align 64 .b8 map[128], .param .u64 other, .param .u64 gmap,
+    .param .u64 out)
+{{
+    .reg .b32 %r<20>;
+    .reg .b64 %rd<20>;
+    .reg .pred %p<4>;
+    .shared .align 128 .b8 smap[128];
+    .shared .align 128 .b8 box[64];
+    .shared .align 8 .b64 bar;
+    ld.param.u64 %rd1, [other];
+    ld.param.u64 %rd2, [gmap];
+    ld.param.u64 %rd3, [out];
+    mov.u32 %r2, %tid.x;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra COPIED;
+    mov.u32 %r3, 0;
+COPY:
+    mov.b64 %rd4, map;
+    cvt.u64.u32 %rd5, %r3;
+    add.s64 %rd4, %rd4, %rd5;
+    ld.param.u64 %rd6, [%rd4];
+    mov.u32 %r4, smap;
+    add.u32 %r4, %r4, %r3;
+    st.shared.u64 [%r4], %rd6;
+    add.u32 %r3, %r3, 8;
+    setp.lt.u32 %p2, %r3, 128;
+    @%p2 bra COPY;
+    tensormap.replace.tile.global_address.shared::cta.b1024.b64 [smap], %rd1;
+    mbarrier.init.shared.b64 [bar], 1;
+COPIED:
+    bar.sync 0;
+    tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%rd2], [smap], 128;
+    @%p1 bra DONE;
+    fence.proxy.tensormap::generic.acquire.gpu [%rd2], 128;
+    mov.u32 %r10, -4;
+    cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes [box], [%rd2, {{%r10}}], [bar];
+    mbarrier.arrive.expect_tx.shared::cta.b64 %rd7, [bar], 64;
+WAIT:
+    mbarrier.try_wait.shared::cta.b64 %p3, [bar], %rd7;
+    @!%p3 bra WAIT;
+    mov.u32 %r3, 0;
+OUT:
+    mov.u32 %r5, box;
+    add.u32 %r5, %r5, %r3;
+    ld.shared.u32 %r6, [%r5];
+    cvt.u64.u32 %rd8, %r3;
+    add.s64 %rd9, %rd3, %rd8;
+    st.global.u32 [%rd9], %r6;
+    add.u32 %r3, %r3, 4;
+    setp.lt.u32 %p2, %r3, 64;
+    @%p2 bra OUT;
+DONE:
+    ret;
+}}
+"#
+    );
+    let other: Vec<u8> = (0..256).map(|i| (i * 5 % 253 + 2) as u8).collect();
+    let args = [
+        Arg::Buf(tensor_of(&d)),
+        Arg::TensorMap(0, d.map()),
+        Arg::Buf(other.clone()),
+        Arg::Buf(vec![0; 128]),
+        Arg::Buf(vec![0; 64]),
+    ];
+    let expected = d.load(&other, &[-4]);
+    for (engine, r) in run_all(&ptx, "k", &args) {
+        let bufs = r.unwrap_or_else(|e| panic!("{engine}: {e}"));
+        assert_eq!(bufs[3], expected, "{engine}");
+    }
+}

@@ -885,7 +885,7 @@ impl Decoder<'_> {
             self.cp_async_mbarrier_arrive(&mut op, i, regs, frame);
             return op;
         }
-        // Instructions decoded in files of their own (`forms.rs`, `hints.rs`, `cluster.rs`, `stack.rs`).
+        // Instructions decoded in files of their own (`forms.rs`, `hints.rs`, `cluster.rs`, `stack.rs`, `tma.rs`).
         let own: Option<Decode<'_>> = match inst.opcode {
             Opcode::Elect => Some(Self::elect),
             Opcode::Createpolicy => Some(Self::createpolicy),
@@ -893,6 +893,7 @@ impl Decoder<'_> {
             Opcode::Setmaxnreg => Some(Self::setmaxnreg),
             Opcode::Mapa | Opcode::Getctarank => Some(Self::cluster_address),
             Opcode::Stacksave | Opcode::Stackrestore | Opcode::Alloca => Some(Self::stack_op),
+            Opcode::Tensormap => Some(Self::tensormap),
             _ => None,
         };
         if let Some(decode) = own {

@@ -7,6 +7,11 @@
 //! swizzled (`TensorMap::swizzled`). A load fills the elements outside the tensor with zero (or the map's
 //! NaN) and completes the box's full size on the mbarrier; a store or reduction skips them. Like the other
 //! bulk copies (`bulk.rs`), they finish when issued.
+//!
+//! `tensormap.replace.tile.global_address` is a store into the map at lockstep's address field; the other
+//! fields are refused (the ISA defines their encodings, which lockstep does not implement yet).
+//! `tensormap.cp_fenceproxy` is a 128-byte bulk copy of a map from shared to global memory (its fence has
+//! nothing to order here).
 
 use ir::{Modifier, Operand, StateSpace, Word};
 use smallvec::SmallVec;
@@ -251,5 +256,95 @@ impl Decoder<'_> {
             reduce,
             tensor: Some(TensorCopy { rank, coords, store }),
         })));
+    }
+
+    /// `tensormap.replace.tile.global_address.{global,shared::cta}.b1024.b64 [map], address` (other fields
+    /// refused) and `tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned
+    /// [dst], [src], 128`.
+    pub(crate) fn tensormap(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
+        let inst = &self.body.insts[i];
+        let ops = &inst.operands;
+        let spaces: Vec<StateSpace> = inst
+            .modifiers
+            .iter()
+            .filter_map(|m| match m {
+                Modifier::Space(s) => Some(*s),
+                _ => None,
+            })
+            .collect();
+        use StateSpace as S;
+        if inst.has(Word::CpFenceproxy) {
+            let size = matches!(ops.get(2), Some(Operand::Imm(ir::Immediate::Int { value: 128, .. })));
+            let form = spaces == [S::Global, S::SharedCta]
+                && inst.has(Word::TensormapGeneric)
+                && inst.has(Word::Release)
+                && inst.has(Word::Sync)
+                && inst.has(Word::Aligned)
+                && ops.len() == 3
+                && size;
+            if !form {
+                self.unsupported(
+                    i,
+                    "`tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned [dst], \
+                     [src], 128`",
+                );
+                return;
+            }
+            op.kind = Kind::BulkCopy;
+            op.m.space = Space::Global;
+            op.mem = self.mem(i, ops.first(), regs, frame);
+            let src = self.mem(i, ops.get(1), regs, frame);
+            op.a = Src::Imm(tensormap::SIZE as u64);
+            op.extra = Some(Box::new(Extra::Bulk(BulkOp {
+                src,
+                src_space: Space::Shared,
+                mbar: None,
+                reduce: None,
+                tensor: None,
+            })));
+            return;
+        }
+        let field = [
+            Word::GlobalAddress,
+            Word::Rank,
+            Word::BoxDim,
+            Word::GlobalDim,
+            Word::GlobalStride,
+            Word::ElementStride,
+            Word::Elemtype,
+            Word::InterleaveLayout,
+            Word::SwizzleMode,
+            Word::SwizzleAtomicity,
+            Word::FillMode,
+        ]
+        .into_iter()
+        .find(|w| inst.has(*w));
+        let space = match spaces.as_slice() {
+            [S::Global] => Some(Space::Global),
+            [S::SharedCta] => Some(Space::Shared),
+            _ => None,
+        };
+        let form = inst.has(Word::Replace)
+            && inst.has(Word::Tile)
+            && inst.has(Word::B1024)
+            && space.is_some()
+            && matches!(ops.first(), Some(Operand::Address(_)));
+        match (field, form) {
+            (Some(Word::GlobalAddress), true) if ops.len() == 2 && op.ty == Ty::B64 => {
+                // lockstep's map keeps the global address at `ADDRESS_OFFSET`.
+                op.kind = Kind::St;
+                op.m.space = space.unwrap_or_default();
+                op.mem = self.mem(i, ops.first(), regs, frame);
+                op.mem.offset += tensormap::ADDRESS_OFFSET as i64;
+                op.a = self.src(i, &ops[1], Ty::B64, regs, frame);
+            }
+            (Some(w), true) if w != Word::GlobalAddress => self
+                .unsupported(i, &format!("`tensormap.replace` of `.{w}` is not implemented (only `.global_address`)")),
+            _ => self.unsupported(
+                i,
+                "`tensormap.replace.tile.field.{global,shared::cta}.b1024.type [map], {ord,} value` or \
+                 `tensormap.cp_fenceproxy`",
+            ),
+        }
     }
 }

@@ -217,6 +217,7 @@ keywords! {
         // miscellaneous
         Fractional = "fractional", Range = "range", Cvt = "cvt", LaunchDependents = "launch_dependents", Wait = "wait",
         Tensormap = "tensormap", Replace = "replace", Cp = "cp", Fenceproxy = "fenceproxy",
+        CpFenceproxy = "cp_fenceproxy", B1024 = "b1024",
         Ignore = "ignore", Try = "try", Query = "query", IsCanceled = "is_canceled",
         GetFirstCtaid = "get_first_ctaid",
         // added with the parser: words that nvcc/clang output and the PTX ISA (up to 9.x) use
