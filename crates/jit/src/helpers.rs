@@ -117,7 +117,17 @@ extern "C" fn bulk_copy(ctx: *mut CtaCtx, op: *const Op, io: *const u64) -> u32 
     let result = match &bulk.tensor {
         Some(t) => {
             let coords: Vec<i32> = io[4..].iter().map(|&c| c as i32).collect();
-            program::tma::copy_lane(&mut lane, 0, bulk, t, io[0], io[1], &coords, mbar, ctx.shared as u64)
+            program::tma::copy_lane(
+                &mut lane,
+                0,
+                bulk,
+                t,
+                io[0],
+                io[1],
+                &coords,
+                mbar,
+                (ctx.shared as u64, ctx.shared_size),
+            )
         }
         None => program::bulk::copy_lane(&mut lane, 0, op, bulk, io[0], io[1], io[2] & 0xffff_ffff, mbar),
     };

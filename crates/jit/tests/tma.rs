@@ -404,6 +404,14 @@ fn a_map_that_does_not_fit_the_instruction_is_an_error() {
         let e = r.err().unwrap_or_else(|| panic!("{engine}: the launch succeeded"));
         assert!(e.contains("2d tensor copy with a tensor map of rank 1"), "{engine}: {e}");
     }
+    // A box larger than the CTA's shared memory (16 bytes of box and an mbarrier).
+    let d = Desc::new(F32, 4, &[64], &[], &[64]);
+    let small = load_kernel(1, 16, CLUSTER);
+    let args = [Arg::Buf(tensor_of(&d)), Arg::TensorMap(0, d.map()), Arg::Buf(vec![0; 16]), scalar(256), scalar(0)];
+    for (engine, r) in run_all(&small, "load", &args) {
+        let e = r.err().unwrap_or_else(|| panic!("{engine}: the launch succeeded"));
+        assert!(e.contains("box of 256 bytes runs past the CTA's shared memory"), "{engine}: {e}");
+    }
     // Parameter bytes that are no tensor map.
     let args =
         [Arg::Buf(vec![0; 64]), Arg::Scalar(vec![0; 128]), Arg::Buf(vec![0; 32]), scalar(32), scalar(0), scalar(0)];

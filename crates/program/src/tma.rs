@@ -61,9 +61,9 @@ fn reduce_type(m: &TensorMap, op: AtomOp) -> Option<Ty> {
 }
 
 /// One thread's tensor copy: the box at `coords` of the map at `map` (a generic address), to or from the
-/// shared memory at `smem` (`shared_base` is where the engine's shared memory starts, since the swizzle
-/// follows shared offsets), then for loads the complete-tx of the box's bytes on the mbarrier at `mbar`.
-/// Returns whether an mbarrier changed.
+/// shared memory at `smem`, then for loads the complete-tx of the box's bytes on the mbarrier at `mbar`.
+/// `shared` is where the engine's CTA shared memory starts and its size: the swizzle follows shared
+/// offsets, and the box and the mbarrier must lie inside it. Returns whether an mbarrier changed.
 #[allow(clippy::too_many_arguments)]
 pub fn copy_lane<W: WarpAccess>(
     warp: &mut W,
@@ -74,8 +74,9 @@ pub fn copy_lane<W: WarpAccess>(
     map: u64,
     coords: &[i32],
     mbar: Option<u64>,
-    shared_base: u64,
+    shared: (u64, u64),
 ) -> Result<bool, device::ExecError> {
+    let (shared_base, shared_size) = shared;
     let mut bytes = [0u8; tensormap::SIZE];
     for (k, chunk) in bytes.chunks_mut(8).enumerate() {
         let w = warp.load(lane, bulk.src_space, map + 8 * k as u64, 8)?;
@@ -101,14 +102,25 @@ pub fn copy_lane<W: WarpAccess>(
         }
         None => None,
     };
+    let base = smem.wrapping_sub(shared_base);
     if !smem.is_multiple_of(BOX_ALIGN) {
-        return Err(warp.misaligned(lane, Space::Shared, smem - shared_base, BOX_ALIGN as u32));
+        return Err(warp.misaligned(lane, Space::Shared, base, BOX_ALIGN as u32));
     }
     let elem = m.element_size();
     let size = elem as u32;
     let counts: Vec<u64> = (0..m.rank).map(|i| m.count(i)).collect();
     let total: u64 = counts.iter().product();
-    let base = smem - shared_base;
+    let outside = |at: u64, bytes: u64| at.checked_add(bytes).is_none_or(|end| end > shared_size);
+    if outside(base, total * elem) {
+        let detail = format!("the tensor copy's box of {} bytes runs past the CTA's shared memory", total * elem);
+        let kind = device::ErrorKind::OutOfBounds {
+            space: device::Space::Shared,
+            address: base,
+            size: (total * elem).min(u64::from(u32::MAX)) as u32,
+            detail: Some(detail),
+        };
+        return Err(warp.error(lane, kind));
+    }
     let mut k = vec![0u64; m.rank];
     for e in 0..total {
         // The element's tensor coordinates, and whether it lies inside the tensor.
@@ -142,7 +154,16 @@ pub fn copy_lane<W: WarpAccess>(
     }
     let Some(mb) = mbar else { return Ok(false) };
     if !mb.is_multiple_of(8) {
-        return Err(warp.misaligned(lane, Space::Shared, mb, 8));
+        return Err(warp.misaligned(lane, Space::Shared, mb.wrapping_sub(shared_base), 8));
+    }
+    if outside(mb.wrapping_sub(shared_base), 8) {
+        let kind = device::ErrorKind::OutOfBounds {
+            space: device::Space::Shared,
+            address: mb.wrapping_sub(shared_base),
+            size: 8,
+            detail: Some("the tensor copy's mbarrier is outside the CTA's shared memory".into()),
+        };
+        return Err(warp.error(lane, kind));
     }
     let word = warp.load(lane, Space::Shared, mb, 8)?;
     let step = mbarrier::apply(Mbar::CompleteTx, word, total * elem)

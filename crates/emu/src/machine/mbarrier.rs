@@ -82,9 +82,10 @@ impl Machine<'_> {
                 let l = lane as usize;
                 let at: Vec<i32> = coords.iter().map(|c| c[l] as i32).collect();
                 let mut cx = WarpCx { m: self, cta, w, f, op };
-                // Shared addresses are offsets here: the swizzle's base is 0.
+                // Shared addresses are offsets here.
+                let shared = (0, cx.cta.shared.len() as u64);
                 let changed =
-                    program::tma::copy_lane(&mut cx, lane, bulk, t, dst[l], src[l], &at, mbar.map(|m| m[l]), 0)?;
+                    program::tma::copy_lane(&mut cx, lane, bulk, t, dst[l], src[l], &at, mbar.map(|m| m[l]), shared)?;
                 if changed {
                     cta.mbar_epoch += 1;
                 }
