@@ -237,6 +237,10 @@ impl Decoder<'_> {
             );
             return;
         }
+        if hint == 1 && !self.cache_policy_ok(ops.last()) {
+            self.unsupported(i, "`.L2::cache_hint` takes a last operand: the cache policy, a 64-bit register");
+            return;
+        }
         let at = usize::from(load);
         let (map, coords) = match ops.get(at) {
             Some(Operand::Bracket(items)) => match items.as_slice() {
