@@ -62,9 +62,10 @@ pub mod error;
 mod launch;
 mod memory;
 mod module;
-mod proc;
+pub mod proc;
 mod stream;
 pub mod symbols;
+mod tensormap;
 pub mod unsupported;
 
 use cuda::Cuda;

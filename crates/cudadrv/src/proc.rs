@@ -51,8 +51,9 @@ fn address_of(symbol: &str) -> Option<*mut c_void> {
     (!p.is_null()).then_some(p)
 }
 
-/// Resolves `name` for `version`: the function, or the query result that says why not.
-fn resolve(name: &str, version: i32, flags: u64) -> Result<*mut c_void, i32> {
+/// Resolves `name` for `version`: the function, or the query result that says why not (the values of
+/// `CUdriverProcAddressQueryResult`, which `cudaDriverEntryPointQueryResult` shares).
+pub fn resolve(name: &str, version: i32, flags: u64) -> Result<*mut c_void, i32> {
     let per_thread = flags & PER_THREAD_DEFAULT_STREAM != 0;
     if !symbols::known(name) {
         // Names outside cuda.h that NVIDIA's driver also answers (`cuProfilerStart`, ...) resolve to

@@ -510,3 +510,96 @@ pub extern "C" fn cudaProfilerStart() -> cudaError_t {
 pub extern "C" fn cudaProfilerStop() -> cudaError_t {
     0
 }
+
+/// `cudaGetDriverEntryPoint{ByVersion}{_ptsz}`: the driver function `symbol` names for `version`, as
+/// `cuGetProcAddress` finds it in this library (which is also `libcuda.so.1`). A symbol not found is
+/// success with a null pointer and the reason in `status`; the default flag means the per-thread
+/// default stream in the `_ptsz` forms.
+///
+/// # Safety
+/// `symbol` is null or NUL-terminated; `pfn` and a non-null `status` are valid for writes.
+unsafe fn driver_entry_point(
+    symbol: *const std::ffi::c_char,
+    pfn: *mut *mut std::ffi::c_void,
+    version: u32,
+    flags: u64,
+    status: *mut i32,
+    ptsz: bool,
+) -> cudaError_t {
+    cuda();
+    if symbol.is_null() || pfn.is_null() || flags > 0b11 || version > VERSION as u32 {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let flags = match flags {
+        0 if ptsz => 2,
+        0 => 1,
+        f => f,
+    };
+    // SAFETY: the caller's promise.
+    let name = unsafe { std::ffi::CStr::from_ptr(symbol) }.to_string_lossy();
+    let found = cudadrv::proc::resolve(&name, version as i32, flags);
+    // SAFETY: the caller's promise.
+    unsafe {
+        pfn.write_unaligned(*found.as_ref().unwrap_or(&std::ptr::null_mut()));
+        if !status.is_null() {
+            status.write_unaligned(found.err().unwrap_or(0));
+        }
+    }
+    ret(Ok(()))
+}
+
+/// # Safety
+/// As [`driver_entry_point`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetDriverEntryPointByVersion(
+    symbol: *const std::ffi::c_char,
+    pfn: *mut *mut std::ffi::c_void,
+    version: u32,
+    flags: u64,
+    status: *mut i32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { driver_entry_point(symbol, pfn, version, flags, status, false) }
+}
+
+/// # Safety
+/// As [`driver_entry_point`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetDriverEntryPointByVersion_ptsz(
+    symbol: *const std::ffi::c_char,
+    pfn: *mut *mut std::ffi::c_void,
+    version: u32,
+    flags: u64,
+    status: *mut i32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { driver_entry_point(symbol, pfn, version, flags, status, true) }
+}
+
+/// The runtime's own version is the one looked for.
+///
+/// # Safety
+/// As [`driver_entry_point`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetDriverEntryPoint(
+    symbol: *const std::ffi::c_char,
+    pfn: *mut *mut std::ffi::c_void,
+    flags: u64,
+    status: *mut i32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { driver_entry_point(symbol, pfn, VERSION as u32, flags, status, false) }
+}
+
+/// # Safety
+/// As [`driver_entry_point`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetDriverEntryPoint_ptsz(
+    symbol: *const std::ffi::c_char,
+    pfn: *mut *mut std::ffi::c_void,
+    flags: u64,
+    status: *mut i32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { driver_entry_point(symbol, pfn, VERSION as u32, flags, status, true) }
+}

@@ -373,7 +373,9 @@ impl BodyVerifier<'_, '_> {
             Bra => (1, 1),
             Brx => (2, 2),
             Call => (1, 4),
-            Ret | Exit | Trap | Brkpt | Membar | Fence => (0, 0),
+            Ret | Exit | Trap | Brkpt | Membar => (0, 0),
+            // `fence.proxy.tensormap::generic.acquire.scope [addr], 128`.
+            Fence => (0, 2),
             Bar | Barrier => (0, 4),
             Shfl => (4, 5),
             Vote => (2, 3),

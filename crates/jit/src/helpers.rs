@@ -105,13 +105,33 @@ extern "C" fn cp_async(ctx: *mut CtaCtx, dst: u64, src: u64, n: u64, size: u64) 
 /// addresses are host addresses.
 extern "C" fn bulk_copy(ctx: *mut CtaCtx, op: *const Op, io: *const u64) -> u32 {
     let (ctx, st) = state(ctx);
-    // SAFETY: a live op of the compiled kernel, and the caller's four words.
-    let (op, io) = unsafe { (&*op, std::slice::from_raw_parts(io, 4)) };
+    // SAFETY: a live op of the compiled kernel; the caller's four words and a tensor copy's coordinates.
+    let op = unsafe { &*op };
     let Some(program::Extra::Bulk(bulk)) = op.extra.as_deref() else { return 0 };
+    let rank = bulk.tensor.as_ref().map_or(0, |t| t.rank);
+    // SAFETY: as above.
+    let io = unsafe { std::slice::from_raw_parts(io, 4 + rank) };
     let empty = device::Textures::default();
     let mut lane = OneLane { srcs: &[], dsts: &[], io: &mut [], st, ctx, textures: &empty };
     let mbar = (bulk.mbar.is_some()).then_some(io[3]);
-    match program::bulk::copy_lane(&mut lane, 0, op, bulk, io[0], io[1], io[2] & 0xffff_ffff, mbar) {
+    let result = match &bulk.tensor {
+        Some(t) => {
+            let coords: Vec<i32> = io[4..].iter().map(|&c| c as i32).collect();
+            program::tma::copy_lane(
+                &mut lane,
+                0,
+                bulk,
+                t,
+                io[0],
+                io[1],
+                &coords,
+                mbar,
+                (ctx.shared as u64, ctx.shared_size),
+            )
+        }
+        None => program::bulk::copy_lane(&mut lane, 0, op, bulk, io[0], io[1], io[2] & 0xffff_ffff, mbar),
+    };
+    match result {
         Ok(changed) => {
             lane.st.mbar_epoch += u64::from(changed);
             0

@@ -188,8 +188,8 @@ impl Plan {
 }
 
 /// The operands an op reads: `a` to `d`, the address base, a vector op's sources, a `cp.async`'s source
-/// address, `src-size` and `ignore-src`, a bulk copy's source and mbarrier addresses (not a call's
-/// arguments).
+/// address, `src-size` and `ignore-src`, a bulk copy's source and mbarrier addresses and tensor coordinates
+/// (not a call's arguments).
 pub fn operands(op: &Op) -> impl Iterator<Item = &Src> {
     let srcs = match op.extra.as_deref() {
         Some(Extra::Srcs(srcs)) => &srcs[..],
@@ -200,7 +200,11 @@ pub fn operands(op: &Op) -> impl Iterator<Item = &Src> {
         Some(Extra::Bulk(b)) => [Some(&b.src.base), b.mbar.as_ref().map(|m| &m.base), None],
         _ => [None; 3],
     };
-    [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().chain(srcs).chain(copy.into_iter().flatten())
+    let coords = match op.extra.as_deref() {
+        Some(Extra::Bulk(b)) => b.tensor.as_ref().map_or(&[][..], |t| &t.coords[..]),
+        _ => &[],
+    };
+    [&op.a, &op.b, &op.c, &op.d, &op.mem.base].into_iter().chain(srcs).chain(copy.into_iter().flatten()).chain(coords)
 }
 
 /// Calls `f` with the liveness variable of every register the op reads (slots, then predicates after the

@@ -23,6 +23,8 @@ pub struct BulkOp {
     pub mbar: Option<MemRef>,
     /// `cp.reduce.async.bulk`: the operation combining each source element into the destination.
     pub reduce: Option<AtomOp>,
+    /// A tensor copy (`tma.rs`): `src` is the tensor map's address, `mem` the shared-memory box.
+    pub tensor: Option<crate::tma::TensorCopy>,
 }
 
 /// One thread's bulk copy: `size` bytes from `src` to `dst` (addresses in the op's spaces, as the engine
@@ -73,6 +75,23 @@ pub fn copy_lane(
     Ok(step.word != word)
 }
 
+/// The operation of a bulk reduction's `.op` word.
+fn reduce_op(inst: &ir::Inst) -> Option<AtomOp> {
+    [
+        (Word::Add, AtomOp::Add),
+        (Word::Min, AtomOp::Min),
+        (Word::Max, AtomOp::Max),
+        (Word::Inc, AtomOp::Inc),
+        (Word::Dec, AtomOp::Dec),
+        (Word::And, AtomOp::And),
+        (Word::Or, AtomOp::Or),
+        (Word::Xor, AtomOp::Xor),
+    ]
+    .into_iter()
+    .find(|(w, _)| inst.has(*w))
+    .map(|w| w.1)
+}
+
 fn space(s: StateSpace) -> Option<Space> {
     match s {
         StateSpace::Global => Some(Space::Global),
@@ -89,11 +108,13 @@ impl Decoder<'_> {
     pub(crate) fn bulk_copy(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
         let inst = &self.body.insts[i];
         let reduce = inst.has(Word::Reduce);
+        let red = if reduce { reduce_op(inst) } else { None };
+        if reduce && red.is_none() {
+            self.unsupported(i, "a bulk reduction names its operation (.add, .min, .max, .inc, .dec, .and, .or, .xor)");
+            return;
+        }
         if inst.has(Word::Tensor) {
-            self.unsupported(
-                i,
-                "bulk tensor copies (`cp.async.bulk.tensor`, TMA with tensor maps) are not implemented",
-            );
+            self.bulk_tensor(op, i, regs, frame, red);
             return;
         }
         if inst.has(Word::Multicast) {
@@ -141,21 +162,10 @@ impl Decoder<'_> {
             return;
         }
         let red = if reduce {
-            let word = [
-                (Word::Add, AtomOp::Add),
-                (Word::Min, AtomOp::Min),
-                (Word::Max, AtomOp::Max),
-                (Word::Inc, AtomOp::Inc),
-                (Word::Dec, AtomOp::Dec),
-                (Word::And, AtomOp::And),
-                (Word::Or, AtomOp::Or),
-                (Word::Xor, AtomOp::Xor),
-            ]
-            .into_iter()
-            .find(|(w, _)| inst.has(*w));
+            let word = red;
             let ty = inst.types().next();
             use ScalarType as T;
-            let fits = match (word.map(|w| w.1), ty) {
+            let fits = match (word, ty) {
                 (Some(AtomOp::And | AtomOp::Or | AtomOp::Xor), Some(T::B32 | T::B64)) => true,
                 (Some(AtomOp::Add), Some(T::U32 | T::S32 | T::U64)) => true,
                 (Some(AtomOp::Min | AtomOp::Max), Some(T::U32 | T::S32 | T::U64 | T::S64)) => true,
@@ -172,7 +182,7 @@ impl Decoder<'_> {
                 return;
             }
             op.ty = Ty::from_scalar(ty.unwrap_or(T::B32));
-            word.map(|w| w.1)
+            word
         } else {
             None
         };
@@ -187,6 +197,7 @@ impl Decoder<'_> {
             src_space: space(spaces[1]).unwrap_or_default(),
             mbar,
             reduce: red,
+            tensor: None,
         })));
     }
 }

@@ -37,7 +37,9 @@ pub mod mbarrier;
 pub mod printf;
 pub mod stack;
 pub mod tensor;
+pub mod tensormap;
 pub mod texture;
+pub mod tma;
 mod types;
 pub mod video;
 pub mod warp;
@@ -896,7 +898,7 @@ impl Decoder<'_> {
             self.cp_async_mbarrier_arrive(&mut op, i, regs, frame);
             return op;
         }
-        // Instructions decoded in files of their own (`forms.rs`, `hints.rs`, `cluster.rs`, `stack.rs`).
+        // Instructions decoded in files of their own (`forms.rs`, `hints.rs`, `cluster.rs`, `stack.rs`, `tma.rs`).
         let own: Option<Decode<'_>> = match inst.opcode {
             Opcode::Elect => Some(Self::elect),
             Opcode::Createpolicy => Some(Self::createpolicy),
@@ -904,6 +906,7 @@ impl Decoder<'_> {
             Opcode::Setmaxnreg => Some(Self::setmaxnreg),
             Opcode::Mapa | Opcode::Getctarank => Some(Self::cluster_address),
             Opcode::Stacksave | Opcode::Stackrestore | Opcode::Alloca => Some(Self::stack_op),
+            Opcode::Tensormap => Some(Self::tensormap),
             _ => None,
         };
         if let Some(decode) = own {
@@ -1011,6 +1014,24 @@ impl Decoder<'_> {
             O::Tex | O::Tld4 | O::Txq | O::Suld | O::Sust | O::Suq => Kind::Texture,
             // A breakpoint with no debugger attached stops the kernel like `trap`.
             O::Brkpt => Kind::Trap,
+            O::Fence if !inst.operands.is_empty() => {
+                // A tensor map is read when a copy is issued, and memory is sequentially consistent: the
+                // tensormap proxy's acquire fence has nothing to order.
+                let ok = inst.has(Word::TensormapGeneric)
+                    && inst.has(Word::Acquire)
+                    && matches!(
+                        inst.operands.as_slice(),
+                        [Operand::Address(_), Operand::Imm(ir::Immediate::Int { value: 128, .. })]
+                    );
+                if !ok {
+                    self.unsupported(
+                        i,
+                        "only `fence.proxy.tensormap::generic.acquire.scope [addr], 128` takes operands",
+                    );
+                    return op;
+                }
+                Kind::Nop
+            }
             O::Membar
             | O::Fence
             | O::Prefetch

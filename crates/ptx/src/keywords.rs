@@ -193,7 +193,7 @@ keywords! {
         Finite = "finite", Infinite = "infinite", Number = "number", Notanumber = "notanumber",
         Normal = "normal", Subnormal = "subnormal",
         // texture and surface
-        D1 = "1d", D2 = "2d", D3 = "3d", A1d = "a1d", A2d = "a2d", Cube = "cube", Acube = "acube",
+        D1 = "1d", D2 = "2d", D3 = "3d", D4 = "4d", D5 = "5d", A1d = "a1d", A2d = "a2d", Cube = "cube", Acube = "acube",
         D2ms = "2dms", A2dms = "a2dms", Level = "level", Grad = "grad", Base = "base", B = "b", P = "p",
         Trap = "trap", Zero = "zero", Width = "width", Height = "height", Depth = "depth",
         ChannelDataType = "channel_data_type", ChannelOrder = "channel_order",
@@ -217,6 +217,7 @@ keywords! {
         // miscellaneous
         Fractional = "fractional", Range = "range", Cvt = "cvt", LaunchDependents = "launch_dependents", Wait = "wait",
         Tensormap = "tensormap", Replace = "replace", Cp = "cp", Fenceproxy = "fenceproxy",
+        CpFenceproxy = "cp_fenceproxy", B1024 = "b1024",
         Ignore = "ignore", Try = "try", Query = "query", IsCanceled = "is_canceled",
         GetFirstCtaid = "get_first_ctaid",
         // added with the parser: words that nvcc/clang output and the PTX ISA (up to 9.x) use

@@ -76,6 +76,22 @@ impl Machine<'_> {
         let dst = self.addresses(cta, w, op, exec);
         let src = self.addresses_of(cta, w, &bulk.src, bulk.src_space, exec);
         let mbar = bulk.mbar.as_ref().map(|m| self.addresses_of(cta, w, m, Space::Shared, exec));
+        if let Some(t) = &bulk.tensor {
+            let coords: Vec<[u64; WARP]> = t.coords.iter().map(|c| read_src(self, cta, w, c)).collect();
+            for lane in exec.iter() {
+                let l = lane as usize;
+                let at: Vec<i32> = coords.iter().map(|c| c[l] as i32).collect();
+                let mut cx = WarpCx { m: self, cta, w, f, op };
+                // Shared addresses are offsets here.
+                let shared = (0, cx.cta.shared.len() as u64);
+                let changed =
+                    program::tma::copy_lane(&mut cx, lane, bulk, t, dst[l], src[l], &at, mbar.map(|m| m[l]), shared)?;
+                if changed {
+                    cta.mbar_epoch += 1;
+                }
+            }
+            return Ok(());
+        }
         let size = read_src(self, cta, w, &op.a);
         for lane in exec.iter() {
             let l = lane as usize;

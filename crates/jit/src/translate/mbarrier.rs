@@ -100,18 +100,21 @@ impl Translator<'_, '_> {
         self.filled = true;
     }
 
-    /// A bulk copy or reduction, for this thread: its addresses here, the copy in the `BulkCopy` helper.
+    /// A bulk copy or reduction (tensor copies too), for this thread: its addresses and coordinates here, the
+    /// copy in the `BulkCopy` helper.
     pub(super) fn bulk_copy(&mut self, op: &Op) {
         let Some(program::Extra::Bulk(bulk)) = op.extra.as_deref() else { return };
-        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 32, 3));
+        // io = [dst, src, size, mbar, coordinates...]
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 72, 3));
         let dst = self.address(op);
         let src = self.address_of(&bulk.src, bulk.src_space);
-        let size = self.read(&op.a);
+        let size = if op.a == Src::None { self.b.ins().iconst(I64, 0) } else { self.read(&op.a) };
         let mbar = match &bulk.mbar {
             Some(m) => self.address_of(m, Space::Shared),
             None => self.b.ins().iconst(I64, 0),
         };
-        for (k, v) in [dst, src, size, mbar].into_iter().enumerate() {
+        let coords: Vec<Value> = bulk.tensor.iter().flat_map(|t| t.coords.iter()).map(|c| self.read(c)).collect();
+        for (k, v) in [dst, src, size, mbar].into_iter().chain(coords).enumerate() {
             self.b.ins().stack_store(I64, v, slot, 8 * k as i32);
         }
         let ops = self.ctx_i64(cx::OPS);

@@ -11,6 +11,9 @@ use ir::Module;
 pub enum Arg {
     Buf(Vec<u8>),
     Scalar(Vec<u8>),
+    /// A tensor map (`program::tensormap`) whose global address becomes that of the earlier buffer
+    /// argument `.0`.
+    TensorMap(usize, [u8; 128]),
 }
 
 /// Runs `kernel` on `backend` on fresh memory, with `shared` bytes of dynamic shared memory; returns every
@@ -42,6 +45,15 @@ pub fn launch(
                 params.set(i, &p.to_le_bytes())?;
             }
             Arg::Scalar(bytes) => params.set(i, bytes)?,
+            Arg::TensorMap(of, map) => {
+                let mut map = *map;
+                let p = match args.get(*of) {
+                    Some(Arg::Buf(_)) => buffers[args[..*of].iter().filter(|a| matches!(a, Arg::Buf(_))).count()],
+                    _ => return Err(format!("argument {i}: argument {of} is not a buffer")),
+                };
+                program::tensormap::replace_address(&mut map, p).map_err(|e| format!("{e:?}"))?;
+                params.set(i, &map)?;
+            }
         }
     }
     let config = LaunchConfig { grid, block, dynamic_shared: shared };
