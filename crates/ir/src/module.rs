@@ -320,6 +320,22 @@ impl Inst {
         })
     }
 
+    /// The state-space modifiers in order (`cp.async.bulk.shared::cta.global` gives `[SharedCta, Global]`).
+    pub fn spaces(&self) -> impl Iterator<Item = StateSpace> + '_ {
+        self.modifiers.iter().filter_map(|m| match m {
+            Modifier::Space(s) => Some(*s),
+            _ => None,
+        })
+    }
+
+    /// The word modifiers in order.
+    pub fn words(&self) -> impl Iterator<Item = Word> + '_ {
+        self.modifiers.iter().filter_map(|m| match m {
+            Modifier::Word(w) => Some(*w),
+            _ => None,
+        })
+    }
+
     /// The first type modifier.
     pub fn ty(&self) -> Option<ScalarType> {
         self.types().next()
@@ -327,10 +343,7 @@ impl Inst {
 
     /// The first state-space modifier.
     pub fn space(&self) -> Option<StateSpace> {
-        self.modifiers.iter().find_map(|m| match m {
-            Modifier::Space(s) => Some(*s),
-            _ => None,
-        })
+        self.spaces().next()
     }
 
     /// The `.vN` modifier.

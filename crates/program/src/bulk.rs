@@ -7,7 +7,7 @@
 //! `cp.async.bulk.prefetch.L2` is a hint: no effect. Tensor copies (`.tensor`, tensor maps) and multicast
 //! stay refused.
 
-use ir::{Modifier, Operand, ScalarType, StateSpace, Word};
+use ir::{Operand, ScalarType, StateSpace, Word};
 
 use crate::mbarrier::{self, Mbar};
 use crate::{AtomOp, Decoder, Extra, Frame, InstId, Kind, MemRef, Op, RegMap, Space, Ty, WarpAccess};
@@ -135,14 +135,7 @@ impl Decoder<'_> {
             op.kind = Kind::Nop;
             return;
         }
-        let spaces: Vec<StateSpace> = inst
-            .modifiers
-            .iter()
-            .filter_map(|m| match m {
-                Modifier::Space(s) => Some(*s),
-                _ => None,
-            })
-            .collect();
+        let spaces: Vec<StateSpace> = inst.spaces().collect();
         let mbar = inst.has(Word::MbarrierCompleteTxBytes);
         use StateSpace as S;
         let direction = match spaces.as_slice() {

@@ -34,10 +34,7 @@ impl Decoder<'_> {
             [ScalarType::U64] => 64,
             _ => 0,
         };
-        let mut spaces = inst.modifiers.iter().filter_map(|m| match m {
-            Modifier::Space(s) => Some(*s),
-            _ => None,
-        });
+        let mut spaces = inst.spaces();
         let cluster = match (spaces.next(), spaces.next()) {
             (None, _) => Some(false),
             (Some(StateSpace::SharedCluster), None) => Some(true),

@@ -42,28 +42,14 @@ impl Decoder<'_> {
     pub(crate) fn createpolicy(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
         let inst = &self.body.insts[i];
         let ops = &inst.operands;
-        let words: Vec<Word> = inst
-            .modifiers
-            .iter()
-            .filter_map(|m| match m {
-                Modifier::Word(w) => Some(*w),
-                _ => None,
-            })
-            .collect();
+        let words: Vec<Word> = inst.words().collect();
         let types: Vec<ScalarType> = inst.types().collect();
         let d_ok = ops.first().and_then(|o| self.reg_type(o)).is_some_and(|t| t != ScalarType::Pred && t.size() == 8);
         if types != [ScalarType::B64] || !d_ok {
             self.unsupported(i, "`createpolicy` writes a `.b64` cache policy to a 64-bit register");
             return;
         }
-        let spaces: Vec<StateSpace> = inst
-            .modifiers
-            .iter()
-            .filter_map(|m| match m {
-                Modifier::Space(s) => Some(*s),
-                _ => None,
-            })
-            .collect();
+        let spaces: Vec<StateSpace> = inst.spaces().collect();
         op.kind = Kind::Mov;
         op.ty = Ty::B64;
         op.dst = self.dst(i, &ops[0], regs);
@@ -212,10 +198,7 @@ impl Decoder<'_> {
     /// effect. The count is what `ptxas` takes: an immediate from 24 to 256, a multiple of 8.
     pub(crate) fn setmaxnreg(&mut self, op: &mut Op, i: InstId, _: &RegMap, _: &Frame) {
         let inst = &self.body.insts[i];
-        let mut words = inst.modifiers.iter().filter_map(|m| match m {
-            Modifier::Word(w) => Some(*w),
-            _ => None,
-        });
+        let mut words = inst.words();
         let form_ok = matches!(
             (words.next(), words.next(), words.next(), words.next()),
             (Some(Word::Inc | Word::Dec), Some(Word::Sync), Some(Word::Aligned), None)

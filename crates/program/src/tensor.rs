@@ -339,14 +339,7 @@ pub struct MmaOp {
 /// implement its form.
 pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp> {
     let inst = cx.inst();
-    let words: SmallVec<[Word; 8]> = inst
-        .modifiers
-        .iter()
-        .filter_map(|m| match m {
-            Modifier::Word(w) => Some(*w),
-            _ => None,
-        })
-        .collect();
+    let words: SmallVec<[Word; 8]> = inst.words().collect();
     let shape = inst.modifiers.iter().find_map(|m| match m {
         Modifier::Shape(s) => Some((u32::from(s.m), u32::from(s.n), s.k.map(u32::from))),
         _ => None,

@@ -237,14 +237,7 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>) -> Option<TexOp> {
 
 pub fn decode_inner(cx: &mut OperandCx<'_, '_>) -> Result<TexOp, String> {
     let inst = cx.inst();
-    let words: SmallVec<[Word; 8]> = inst
-        .modifiers
-        .iter()
-        .filter_map(|m| match m {
-            Modifier::Word(w) => Some(*w),
-            _ => None,
-        })
-        .collect();
+    let words: SmallVec<[Word; 8]> = inst.words().collect();
     let has = |w: Word| words.contains(&w);
     let types: SmallVec<[ScalarType; 3]> = inst.types().collect();
     let vec = inst

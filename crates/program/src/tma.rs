@@ -13,7 +13,7 @@
 //! `tensormap.cp_fenceproxy` is a 128-byte bulk copy of a map from shared to global memory (its fence has
 //! nothing to order here).
 
-use ir::{Modifier, Operand, StateSpace, Word};
+use ir::{Operand, StateSpace, Word};
 use smallvec::SmallVec;
 
 use crate::bulk::BulkOp;
@@ -207,14 +207,7 @@ impl Decoder<'_> {
             self.unsupported(i, "a tensor copy names its dimensions, `.1d` to `.5d`");
             return;
         };
-        let spaces: Vec<StateSpace> = inst
-            .modifiers
-            .iter()
-            .filter_map(|m| match m {
-                Modifier::Space(s) => Some(*s),
-                _ => None,
-            })
-            .collect();
+        let spaces: Vec<StateSpace> = inst.spaces().collect();
         let ops = &inst.operands;
         let hint = usize::from(inst.has(Word::L2CacheHint));
         use StateSpace as S;
@@ -289,14 +282,7 @@ impl Decoder<'_> {
     pub(crate) fn tensormap(&mut self, op: &mut Op, i: InstId, regs: &RegMap, frame: &Frame) {
         let inst = &self.body.insts[i];
         let ops = &inst.operands;
-        let spaces: Vec<StateSpace> = inst
-            .modifiers
-            .iter()
-            .filter_map(|m| match m {
-                Modifier::Space(s) => Some(*s),
-                _ => None,
-            })
-            .collect();
+        let spaces: Vec<StateSpace> = inst.spaces().collect();
         use StateSpace as S;
         if inst.has(Word::CpFenceproxy) {
             let size = matches!(ops.get(2), Some(Operand::Imm(ir::Immediate::Int { value: 128, .. })));
