@@ -2,6 +2,8 @@
 //! ops and modifiers (so both engines agree bit for bit), atomics without a native instruction, `printf`,
 //! failed assertions, checked-mode bounds checks and the clock.
 
+use std::sync::atomic::Ordering;
+
 use simt::LaneMask;
 
 use crate::abi::{CtaCtx, Helper, HELPER_COUNT};
@@ -379,6 +381,39 @@ impl program::WarpAccess for OneLane<'_> {
                 device::Location::default(),
             )),
             None => Err(self.oob(space, address, size)),
+        }
+    }
+
+    fn update(
+        &mut self,
+        _lane: u32,
+        space: Space,
+        address: u64,
+        size: u32,
+        f: &dyn Fn(u64) -> u64,
+    ) -> Result<u64, device::ExecError> {
+        // Other workers run other CTAs of the launch: a compare-and-swap loop on the host word.
+        match self.st.region(address, size) {
+            Some(&(_, _, false)) if address.is_multiple_of(u64::from(size)) && matches!(size, 4 | 8) => {}
+            Some(&(_, _, false)) => return Err(self.misaligned(0, space, address, size)),
+            Some(_) => {
+                return Err(device::ExecError::new(
+                    device::ErrorKind::ReadOnly { space: to_space(space), address },
+                    device::Location::default(),
+                ))
+            }
+            None => return Err(self.oob(space, address, size)),
+        }
+        if size == 4 {
+            // SAFETY: an aligned word inside a writable allocation of the launch.
+            let word = unsafe { std::sync::atomic::AtomicU32::from_ptr(address as *mut u32) };
+            let update = |old: u32| Some(f(u64::from(old)) as u32);
+            let old = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, update).unwrap_or_default();
+            Ok(u64::from(old))
+        } else {
+            // SAFETY: as above.
+            let word = unsafe { std::sync::atomic::AtomicU64::from_ptr(address as *mut u64) };
+            Ok(word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(f(old))).unwrap_or_default())
         }
     }
 

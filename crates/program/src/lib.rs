@@ -25,6 +25,7 @@ pub use crate::types::{mask_bits, Ty};
 /// Lanes per warp.
 pub const WARP: usize = 32;
 
+mod address32;
 pub mod alu;
 pub mod bulk;
 pub mod cluster;
@@ -36,6 +37,7 @@ pub mod hints;
 pub mod mbarrier;
 pub mod printf;
 pub mod stack;
+pub mod sured;
 pub mod tensor;
 pub mod texture;
 mod types;
@@ -57,6 +59,21 @@ pub trait WarpAccess {
     fn load(&mut self, lane: u32, space: Space, address: u64, size: u32) -> Result<u64, device::ExecError>;
     /// Writes `size` bytes for `lane`, with the same checks (and errors) as `st`.
     fn store(&mut self, lane: u32, space: Space, address: u64, size: u32, value: u64) -> Result<(), device::ExecError>;
+    /// Replaces the `size` bytes at `address` with `f` of their value, atomically with respect to every other
+    /// thread of the launch (`sured`); returns the old value. The emulator runs one thread at a time, so a
+    /// load and a store do; the JIT's CTAs run on several workers at once.
+    fn update(
+        &mut self,
+        lane: u32,
+        space: Space,
+        address: u64,
+        size: u32,
+        f: &dyn Fn(u64) -> u64,
+    ) -> Result<u64, device::ExecError> {
+        let old = self.load(lane, space, address, size)?;
+        self.store(lane, space, address, size, f(old))?;
+        Ok(old)
+    }
     /// A misaligned-access error for `lane`.
     fn misaligned(&self, lane: u32, space: Space, address: u64, size: u32) -> device::ExecError;
     /// An error of `lane` at this instruction.
@@ -849,6 +866,10 @@ impl Decoder<'_> {
             self.unsupported(i, "128-bit registers (`mov.b128` pack and unpack) are not implemented");
             return op;
         }
+        if let Some(why) = self.narrow_local_address(i, frame) {
+            self.unsupported(i, &why);
+            return op;
+        }
         if inst.opcode == Opcode::Cvt && inst.has(Word::Pack) {
             self.cvt_pack(&mut op, i, regs, frame);
             return op;
@@ -991,7 +1012,7 @@ impl Decoder<'_> {
             O::Redux => Kind::Redux,
             O::Activemask => Kind::Activemask,
             O::Wmma | O::Mma | O::Ldmatrix | O::Stmatrix | O::Movmatrix => Kind::Matrix,
-            O::Tex | O::Tld4 | O::Txq | O::Suld | O::Sust | O::Suq => Kind::Texture,
+            O::Tex | O::Tld4 | O::Txq | O::Suld | O::Sust | O::Suq | O::Sured => Kind::Texture,
             // A breakpoint with no debugger attached stops the kernel like `trap`.
             O::Brkpt => Kind::Trap,
             O::Membar
