@@ -926,7 +926,7 @@ impl Decoder<'_> {
             self.mbarrier(&mut op, i, regs, frame);
             return op;
         }
-        if types.contains(&Ty::Other) && inst.opcode != Opcode::Mma {
+        if types.contains(&Ty::Other) && !matches!(inst.opcode, Opcode::Mma | Opcode::Istypep) {
             self.unsupported(i, "type not supported by the emulator");
             return op;
         }
@@ -1012,7 +1012,7 @@ impl Decoder<'_> {
             O::Redux => Kind::Redux,
             O::Activemask => Kind::Activemask,
             O::Wmma | O::Mma | O::Ldmatrix | O::Stmatrix | O::Movmatrix => Kind::Matrix,
-            O::Tex | O::Tld4 | O::Txq | O::Suld | O::Sust | O::Suq | O::Sured => Kind::Texture,
+            O::Tex | O::Tld4 | O::Txq | O::Suld | O::Sust | O::Suq | O::Sured | O::Istypep => Kind::Texture,
             // A breakpoint with no debugger attached stops the kernel like `trap`.
             O::Brkpt => Kind::Trap,
             O::Membar

@@ -1,5 +1,5 @@
 //! Texture and surface instructions on texture and surface objects: `tex`, `tld4`, `txq`, `suld.b`, `sust.b`,
-//! `suq`, and `sured` (`sured.rs`). Each handle operand (a `.u64` register) is looked up among the launch's objects
+//! `suq`, `istypep`, and `sured` (`sured.rs`). Each handle operand (a `.u64` register) is looked up among the launch's objects
 //! (`device::texture`); a handle that names no object of the right kind is an error naming the thread and
 //! the PTX line. Texels are read from (and surfaces written to) device memory with the same bounds checks as
 //! `ld`/`st`. Legacy `.texref`/`.surfref` variables and the independent-sampler form are not supported.
@@ -146,6 +146,9 @@ pub enum TexOp {
     },
     /// `sured` (`sured.rs`).
     Reduce(crate::sured::SurfaceRed),
+    /// `istypep.texref` (`surface` false) or `istypep.surfref` (true): whether the handle names such an
+    /// object of the launch.
+    IsType { surface: bool, handle: Src, dst: Dst },
 }
 
 impl TexOp {
@@ -167,6 +170,10 @@ impl TexOp {
                 coords.iter().for_each(&mut src);
                 srcs.iter().for_each(&mut src);
                 dsts.iter().for_each(&mut dst);
+            }
+            TexOp::IsType { handle, dst: d, .. } => {
+                src(handle);
+                dst(d);
             }
             TexOp::Reduce(r) => {
                 src(&r.handle);
@@ -427,6 +434,27 @@ pub fn decode_inner(cx: &mut OperandCx<'_, '_>) -> Result<TexOp, String> {
             Ok(TexOp::Surface { store, geom, elem, mode, handle, coords, dsts, srcs })
         }
         Opcode::Sured => crate::sured::decode(cx, &words, &types).map(TexOp::Reduce),
+        Opcode::Istypep => {
+            let surface = match types.first() {
+                Some(ScalarType::Texref) => false,
+                Some(ScalarType::Surfref) => true,
+                Some(ScalarType::Samplerref) => {
+                    return Err("`istypep.samplerref` is not supported: lockstep has no sampler objects (the \
+                                independent-sampler mode is not implemented)"
+                        .into())
+                }
+                _ => return Err("`istypep` takes `.texref`, `.samplerref` or `.surfref`".into()),
+            };
+            let dst = match ops.first() {
+                Some(o @ Operand::Reg(_)) => cx.dst(o),
+                _ => return Err("expected a destination predicate".into()),
+            };
+            let handle = match ops.get(1) {
+                Some(o @ Operand::Reg(_)) => handle(cx, o)?,
+                _ => return Err("`istypep` takes a 64-bit handle register".into()),
+            };
+            Ok(TexOp::IsType { surface, handle, dst })
+        }
         _ => Err("not a texture or surface instruction".into()),
     }
 }
@@ -481,6 +509,18 @@ pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecE
             surface_access(x, exec, *store, *geom, *elem, *mode, handle, coords, dsts, srcs)
         }
         TexOp::Reduce(r) => crate::sured::exec(x, exec, r),
+        TexOp::IsType { surface, handle, dst } => {
+            let handles = x.read(handle);
+            let mut out = [0u64; WARP];
+            for lane in exec.iter() {
+                let h = handles[lane as usize];
+                let objects = x.textures();
+                let is = if *surface { objects.surface(h).is_some() } else { objects.texture(h).is_some() };
+                out[lane as usize] = u64::from(is);
+            }
+            x.write(*dst, &out, exec);
+            Ok(())
+        }
     }
 }
 
