@@ -32,6 +32,7 @@ pub mod cluster;
 pub mod convert;
 pub mod copy;
 pub mod float;
+pub mod formatted;
 mod forms;
 pub mod hints;
 pub mod mbarrier;

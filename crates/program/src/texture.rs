@@ -1,5 +1,5 @@
 //! Texture and surface instructions on texture and surface objects: `tex`, `tld4`, `txq`, `suld.b`, `sust.b`,
-//! `suq`, `istypep`, and `sured` (`sured.rs`). Each handle operand (a `.u64` register) is looked up among the launch's objects
+//! `suq`, `istypep`, `sured` (`sured.rs`) and `sust.p` (`formatted.rs`). Each handle operand (a `.u64` register) is looked up among the launch's objects
 //! (`device::texture`); a handle that names no object of the right kind is an error naming the thread and
 //! the PTX line. Texels are read from (and surfaces written to) device memory with the same bounds checks as
 //! `ld`/`st`. Legacy `.texref`/`.surfref` variables and the independent-sampler form are not supported.
@@ -146,6 +146,8 @@ pub enum TexOp {
     },
     /// `sured` (`sured.rs`).
     Reduce(crate::sured::SurfaceRed),
+    /// `sust.p` (`formatted.rs`).
+    FormattedStore { geom: Geom, mode: Boundary, handle: Src, coords: SmallVec<[Src; 4]>, srcs: SmallVec<[Src; 4]> },
     /// `istypep.texref` (`surface` false) or `istypep.surfref` (true): whether the handle names such an
     /// object of the launch.
     IsType { surface: bool, handle: Src, dst: Dst },
@@ -170,6 +172,11 @@ impl TexOp {
                 coords.iter().for_each(&mut src);
                 srcs.iter().for_each(&mut src);
                 dsts.iter().for_each(&mut dst);
+            }
+            TexOp::FormattedStore { handle, coords, srcs, .. } => {
+                src(handle);
+                coords.iter().for_each(&mut src);
+                srcs.iter().for_each(&mut src);
             }
             TexOp::IsType { handle, dst: d, .. } => {
                 src(handle);
@@ -377,8 +384,12 @@ pub fn decode_inner(cx: &mut OperandCx<'_, '_>) -> Result<TexOp, String> {
         }
         Opcode::Suld | Opcode::Sust => {
             let store = inst.opcode == Opcode::Sust;
-            if !has(Word::B) {
-                return Err("only unformatted (`.b`) surface accesses are implemented".into());
+            let formatted = store && has(Word::P);
+            if !has(Word::B) && !formatted {
+                return Err("formatted surface loads (`suld.p`) are not implemented".into());
+            }
+            if formatted && types.first() != Some(&ScalarType::B32) {
+                return Err("`sust.p` stores `.b32` values".into());
             }
             let geom = geom_of(&words)
                 .filter(|g| !matches!(g, Geom::Cube | Geom::Acube))
@@ -424,6 +435,9 @@ pub fn decode_inner(cx: &mut OperandCx<'_, '_>) -> Result<TexOp, String> {
                 };
                 if srcs.len() as u32 != vec {
                     return Err("the vector width and the number of sources differ".into());
+                }
+                if formatted {
+                    return Ok(TexOp::FormattedStore { geom, mode, handle, coords, srcs });
                 }
             } else {
                 dsts = dst_list(cx, ops.get(data_at))?.0;
@@ -509,6 +523,9 @@ pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecE
             surface_access(x, exec, *store, *geom, *elem, *mode, handle, coords, dsts, srcs)
         }
         TexOp::Reduce(r) => crate::sured::exec(x, exec, r),
+        TexOp::FormattedStore { geom, mode, handle, coords, srcs } => {
+            crate::formatted::store(x, exec, *geom, *mode, handle, coords, srcs)
+        }
         TexOp::IsType { surface, handle, dst } => {
             let handles = x.read(handle);
             let mut out = [0u64; WARP];
