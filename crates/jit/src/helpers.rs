@@ -103,17 +103,26 @@ extern "C" fn cp_async(ctx: *mut CtaCtx, dst: u64, src: u64, n: u64, size: u64) 
     0
 }
 
-/// One thread's bulk copy or reduction (`program::bulk::copy_lane`), through a warp of one lane whose
+/// One thread's bulk copy or reduction (`program::bulk::copy_lane`), or `st.async`/`red.async`
+/// (`program::store_async::store_lane`, its values after the four words), through a warp of one lane whose
 /// addresses are host addresses.
 extern "C" fn bulk_copy(ctx: *mut CtaCtx, op: *const Op, io: *const u64) -> u32 {
     let (ctx, st) = state(ctx);
+    let raw = io;
     // SAFETY: a live op of the compiled kernel, and the caller's four words.
     let (op, io) = unsafe { (&*op, std::slice::from_raw_parts(io, 4)) };
     let Some(program::Extra::Bulk(bulk)) = op.extra.as_deref() else { return 0 };
     let empty = device::Textures::default();
     let mut lane = OneLane { srcs: &[], dsts: &[], io: &mut [], st, ctx, textures: &empty };
     let mbar = (bulk.mbar.is_some()).then_some(io[3]);
-    match program::bulk::copy_lane(&mut lane, 0, op, bulk, io[0], io[1], io[2] & 0xffff_ffff, mbar) {
+    let r = if bulk.stored > 0 {
+        // SAFETY: st.async / red.async: the caller's slot holds the values after the four words.
+        let values = unsafe { std::slice::from_raw_parts(raw.add(4), bulk.stored as usize) };
+        program::store_async::store_lane(&mut lane, 0, op, bulk, io[0], values, io[3])
+    } else {
+        program::bulk::copy_lane(&mut lane, 0, op, bulk, io[0], io[1], io[2] & 0xffff_ffff, mbar)
+    };
+    match r {
         Ok(changed) => {
             lane.st.mbar_epoch += u64::from(changed);
             0

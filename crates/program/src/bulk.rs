@@ -23,6 +23,9 @@ pub struct BulkOp {
     pub mbar: Option<MemRef>,
     /// `cp.reduce.async.bulk`: the operation combining each source element into the destination.
     pub reduce: Option<AtomOp>,
+    /// `st.async` / `red.async` (`store_async.rs`): the number of values, in the op's `a..d`, stored instead
+    /// of a copy from `src` (0 for copies).
+    pub stored: u8,
 }
 
 /// One thread's bulk copy: `size` bytes from `src` to `dst` (addresses in the op's spaces, as the engine
@@ -187,6 +190,7 @@ impl Decoder<'_> {
             src_space: space(spaces[1]).unwrap_or_default(),
             mbar,
             reduce: red,
+            stored: 0,
         })));
     }
 }

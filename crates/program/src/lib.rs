@@ -38,6 +38,7 @@ pub mod hints;
 pub mod mbarrier;
 pub mod printf;
 pub mod stack;
+pub mod store_async;
 pub mod sured;
 pub mod tensor;
 pub mod texture;
@@ -887,6 +888,13 @@ impl Decoder<'_> {
         }
         if inst.types().any(|t| matches!(t, ir::ScalarType::U16x2 | ir::ScalarType::S16x2)) {
             self.packed16(&mut op, i, regs, frame);
+            return op;
+        }
+        if matches!(inst.opcode, Opcode::St | Opcode::Red)
+            && inst.has(Word::Async)
+            && inst.has(Word::MbarrierCompleteTxBytes)
+        {
+            self.store_async(&mut op, i, regs, frame);
             return op;
         }
         if let Some(why) = forms::refused(inst) {

@@ -103,15 +103,26 @@ impl Translator<'_, '_> {
     /// A bulk copy or reduction, for this thread: its addresses here, the copy in the `BulkCopy` helper.
     pub(super) fn bulk_copy(&mut self, op: &Op) {
         let Some(program::Extra::Bulk(bulk)) = op.extra.as_deref() else { return };
-        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 32, 3));
+        // [dst, src, size, mbar], then for st.async / red.async the stored values (the op's a..d).
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 64, 3));
         let dst = self.address(op);
-        let src = self.address_of(&bulk.src, bulk.src_space);
-        let size = self.read(&op.a);
         let mbar = match &bulk.mbar {
             Some(m) => self.address_of(m, Space::Shared),
             None => self.b.ins().iconst(I64, 0),
         };
-        for (k, v) in [dst, src, size, mbar].into_iter().enumerate() {
+        let words = if bulk.stored > 0 {
+            let zero = self.b.ins().iconst(I64, 0);
+            let mut w = vec![dst, zero, zero, mbar];
+            for s in [&op.a, &op.b, &op.c, &op.d].into_iter().take(bulk.stored as usize) {
+                w.push(self.read(s));
+            }
+            w
+        } else {
+            let src = self.address_of(&bulk.src, bulk.src_space);
+            let size = self.read(&op.a);
+            vec![dst, src, size, mbar]
+        };
+        for (k, v) in words.into_iter().enumerate() {
             self.b.ins().stack_store(I64, v, slot, 8 * k as i32);
         }
         let ops = self.ctx_i64(cx::OPS);
