@@ -2,6 +2,8 @@
 //! ops and modifiers (so both engines agree bit for bit), atomics without a native instruction, `printf`,
 //! failed assertions, checked-mode bounds checks and the clock.
 
+use std::sync::atomic::Ordering;
+
 use simt::LaneMask;
 
 use crate::abi::{CtaCtx, Helper, HELPER_COUNT};
@@ -101,10 +103,12 @@ extern "C" fn cp_async(ctx: *mut CtaCtx, dst: u64, src: u64, n: u64, size: u64) 
     0
 }
 
-/// One thread's bulk copy or reduction (`program::bulk::copy_lane`), through a warp of one lane whose
+/// One thread's bulk copy or reduction (`program::bulk::copy_lane`), or `st.async`/`red.async`
+/// (`program::store_async::store_lane`, its values after the four words), through a warp of one lane whose
 /// addresses are host addresses.
 extern "C" fn bulk_copy(ctx: *mut CtaCtx, op: *const Op, io: *const u64) -> u32 {
     let (ctx, st) = state(ctx);
+    let raw = io;
     // SAFETY: a live op of the compiled kernel; the caller's four words and a tensor copy's coordinates.
     let op = unsafe { &*op };
     let Some(program::Extra::Bulk(bulk)) = op.extra.as_deref() else { return 0 };
@@ -128,6 +132,11 @@ extern "C" fn bulk_copy(ctx: *mut CtaCtx, op: *const Op, io: *const u64) -> u32 
                 mbar,
                 (ctx.shared as u64, ctx.shared_size),
             )
+        }
+        None if bulk.stored > 0 => {
+            // SAFETY: st.async / red.async: the caller's slot holds the values after the four words.
+            let values = unsafe { std::slice::from_raw_parts(raw.add(4), bulk.stored as usize) };
+            program::store_async::store_lane(&mut lane, 0, op, bulk, io[0], values, io[3])
         }
         None => program::bulk::copy_lane(&mut lane, 0, op, bulk, io[0], io[1], io[2] & 0xffff_ffff, mbar),
     };
@@ -399,6 +408,39 @@ impl program::WarpAccess for OneLane<'_> {
                 device::Location::default(),
             )),
             None => Err(self.oob(space, address, size)),
+        }
+    }
+
+    fn update(
+        &mut self,
+        _lane: u32,
+        space: Space,
+        address: u64,
+        size: u32,
+        f: &dyn Fn(u64) -> u64,
+    ) -> Result<u64, device::ExecError> {
+        // Other workers run other CTAs of the launch: a compare-and-swap loop on the host word.
+        match self.st.region(address, size) {
+            Some(&(_, _, false)) if address.is_multiple_of(u64::from(size)) && matches!(size, 4 | 8) => {}
+            Some(&(_, _, false)) => return Err(self.misaligned(0, space, address, size)),
+            Some(_) => {
+                return Err(device::ExecError::new(
+                    device::ErrorKind::ReadOnly { space: to_space(space), address },
+                    device::Location::default(),
+                ))
+            }
+            None => return Err(self.oob(space, address, size)),
+        }
+        if size == 4 {
+            // SAFETY: an aligned word inside a writable allocation of the launch.
+            let word = unsafe { std::sync::atomic::AtomicU32::from_ptr(address as *mut u32) };
+            let update = |old: u32| Some(f(u64::from(old)) as u32);
+            let old = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, update).unwrap_or_default();
+            Ok(u64::from(old))
+        } else {
+            // SAFETY: as above.
+            let word = unsafe { std::sync::atomic::AtomicU64::from_ptr(address as *mut u64) };
+            Ok(word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(f(old))).unwrap_or_default())
         }
     }
 

@@ -62,6 +62,7 @@ pub fn needs_thread_loop_inst(inst: &Inst) -> bool {
             | Sust
             | Suq
             | Sured
+            | Istypep
     )
 }
 

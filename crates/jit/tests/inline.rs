@@ -69,6 +69,7 @@ fn must_inline(module: &Module) -> Vec<bool> {
                         | Sust
                         | Suq
                         | Sured
+                        | Istypep
                 )
             })
         })

@@ -25,6 +25,9 @@ pub struct BulkOp {
     pub reduce: Option<AtomOp>,
     /// A tensor copy (`tma.rs`): `src` is the tensor map's address, `mem` the shared-memory box.
     pub tensor: Option<crate::tma::TensorCopy>,
+    /// `st.async` / `red.async` (`store_async.rs`): the number of values, in the op's `a..d`, stored instead
+    /// of a copy from `src` (0 for copies).
+    pub stored: u8,
 }
 
 /// One thread's bulk copy: `size` bytes from `src` to `dst` (addresses in the op's spaces, as the engine
@@ -191,6 +194,7 @@ impl Decoder<'_> {
             mbar,
             reduce: red,
             tensor: None,
+            stored: 0,
         })));
     }
 }

@@ -442,9 +442,9 @@ fn simd_selector(c: Component, half: bool) -> Option<[u8; 4]> {
 pub(crate) fn refused(inst: &ir::Inst) -> Option<&'static str> {
     match inst.opcode {
         Opcode::St | Opcode::Red if inst.has(Word::Async) => {
-            Some("asynchronous stores and reductions (`st.async`, `red.async`, with mbarrier completion) are not implemented")
+            Some("`st.async` / `red.async` without `.mbarrier::complete_tx::bytes` (the `.global` forms, sm_100) are not implemented")
         }
-        Opcode::St if inst.has(Word::Bulk) => Some("`st.bulk` (bulk zero-fill stores) is not implemented"),
+        Opcode::St if inst.has(Word::Bulk) => Some("`st.bulk` (bulk zero-fill stores, sm_100 and later: `ptxas` refuses it for sm_90) is not implemented"),
         _ if inst.has(Word::Oob) => Some("the `.oob` modifier (zero for out-of-bounds NaN inputs) is not implemented"),
         _ => None,
     }

@@ -25,17 +25,21 @@ pub use crate::types::{mask_bits, Ty};
 /// Lanes per warp.
 pub const WARP: usize = 32;
 
+mod address32;
 pub mod alu;
 pub mod bulk;
 pub mod cluster;
 pub mod convert;
 pub mod copy;
 pub mod float;
+pub mod formatted;
 mod forms;
 pub mod hints;
 pub mod mbarrier;
 pub mod printf;
 pub mod stack;
+pub mod store_async;
+pub mod sured;
 pub mod tensor;
 pub mod tensormap;
 pub mod texture;
@@ -61,6 +65,21 @@ pub trait WarpAccess {
     fn load(&mut self, lane: u32, space: Space, address: u64, size: u32) -> Result<u64, device::ExecError>;
     /// Writes `size` bytes for `lane`, with the same checks (and errors) as `st`.
     fn store(&mut self, lane: u32, space: Space, address: u64, size: u32, value: u64) -> Result<(), device::ExecError>;
+    /// Replaces the `size` bytes at `address` with `f` of their value, atomically with respect to every other
+    /// thread of the launch (`sured`); returns the old value. The emulator runs one thread at a time, so a
+    /// load and a store do; the JIT's CTAs run on several workers at once.
+    fn update(
+        &mut self,
+        lane: u32,
+        space: Space,
+        address: u64,
+        size: u32,
+        f: &dyn Fn(u64) -> u64,
+    ) -> Result<u64, device::ExecError> {
+        let old = self.load(lane, space, address, size)?;
+        self.store(lane, space, address, size, f(old))?;
+        Ok(old)
+    }
     /// A misaligned-access error for `lane`.
     fn misaligned(&self, lane: u32, space: Space, address: u64, size: u32) -> device::ExecError;
     /// An error of `lane` at this instruction.
@@ -864,6 +883,10 @@ impl Decoder<'_> {
             param_frame_space(&mut op);
             return op;
         }
+        if let Some(why) = self.narrow_local_address(i, frame) {
+            self.unsupported(i, &why);
+            return op;
+        }
         if inst.opcode == Opcode::Cvt && inst.has(Word::Pack) {
             self.cvt_pack(&mut op, i, regs, frame);
             return op;
@@ -880,6 +903,13 @@ impl Decoder<'_> {
         }
         if inst.types().any(|t| matches!(t, ir::ScalarType::U16x2 | ir::ScalarType::S16x2)) {
             self.packed16(&mut op, i, regs, frame);
+            return op;
+        }
+        if matches!(inst.opcode, Opcode::St | Opcode::Red)
+            && inst.has(Word::Async)
+            && inst.has(Word::MbarrierCompleteTxBytes)
+        {
+            self.store_async(&mut op, i, regs, frame);
             return op;
         }
         if let Some(why) = forms::refused(inst) {
@@ -921,7 +951,7 @@ impl Decoder<'_> {
             self.mbarrier(&mut op, i, regs, frame);
             return op;
         }
-        if types.contains(&Ty::Other) && !matches!(inst.opcode, Opcode::Mma | Opcode::Wgmma) {
+        if types.contains(&Ty::Other) && !matches!(inst.opcode, Opcode::Mma | Opcode::Wgmma | Opcode::Istypep) {
             self.unsupported(i, "type not supported by the emulator");
             return op;
         }
@@ -1011,7 +1041,7 @@ impl Decoder<'_> {
             // operations; lockstep completes each when it is issued (`wgmma.rs`), so they have nothing to do.
             O::Wgmma if [Word::Fence, Word::CommitGroup, Word::WaitGroup].into_iter().any(|w| inst.has(w)) => Kind::Nop,
             O::Wgmma => Kind::Matrix,
-            O::Tex | O::Tld4 | O::Txq | O::Suld | O::Sust | O::Suq => Kind::Texture,
+            O::Tex | O::Tld4 | O::Txq | O::Suld | O::Sust | O::Suq | O::Sured | O::Istypep => Kind::Texture,
             // A breakpoint with no debugger attached stops the kernel like `trap`.
             O::Brkpt => Kind::Trap,
             O::Fence if !inst.operands.is_empty() => {

@@ -1,5 +1,5 @@
 //! Texture and surface instructions on texture and surface objects: `tex`, `tld4`, `txq`, `suld.b`, `sust.b`,
-//! `suq`. Each handle operand (a `.u64` register) is looked up among the launch's objects
+//! `suq`, `istypep`, `sured` (`sured.rs`) and `sust.p` (`formatted.rs`). Each handle operand (a `.u64` register) is looked up among the launch's objects
 //! (`device::texture`); a handle that names no object of the right kind is an error naming the thread and
 //! the PTX line. Texels are read from (and surfaces written to) device memory with the same bounds checks as
 //! `ld`/`st`. Legacy `.texref`/`.surfref` variables and the independent-sampler form are not supported.
@@ -144,6 +144,13 @@ pub enum TexOp {
         dsts: SmallVec<[Dst; 4]>,
         srcs: SmallVec<[Src; 4]>,
     },
+    /// `sured` (`sured.rs`).
+    Reduce(crate::sured::SurfaceRed),
+    /// `sust.p` (`formatted.rs`).
+    FormattedStore { geom: Geom, mode: Boundary, handle: Src, coords: SmallVec<[Src; 4]>, srcs: SmallVec<[Src; 4]> },
+    /// `istypep.texref` (`surface` false) or `istypep.surfref` (true): whether the handle names such an
+    /// object of the launch.
+    IsType { surface: bool, handle: Src, dst: Dst },
 }
 
 impl TexOp {
@@ -165,6 +172,20 @@ impl TexOp {
                 coords.iter().for_each(&mut src);
                 srcs.iter().for_each(&mut src);
                 dsts.iter().for_each(&mut dst);
+            }
+            TexOp::FormattedStore { handle, coords, srcs, .. } => {
+                src(handle);
+                coords.iter().for_each(&mut src);
+                srcs.iter().for_each(&mut src);
+            }
+            TexOp::IsType { handle, dst: d, .. } => {
+                src(handle);
+                dst(d);
+            }
+            TexOp::Reduce(r) => {
+                src(&r.handle);
+                r.coords.iter().for_each(&mut src);
+                src(&r.value);
             }
         }
     }
@@ -356,8 +377,12 @@ pub fn decode_inner(cx: &mut OperandCx<'_, '_>) -> Result<TexOp, String> {
         }
         Opcode::Suld | Opcode::Sust => {
             let store = inst.opcode == Opcode::Sust;
-            if !has(Word::B) {
-                return Err("only unformatted (`.b`) surface accesses are implemented".into());
+            let formatted = store && has(Word::P);
+            if !has(Word::B) && !formatted {
+                return Err("formatted surface loads (`suld.p`) are not implemented".into());
+            }
+            if formatted && types.first() != Some(&ScalarType::B32) {
+                return Err("`sust.p` stores `.b32` values".into());
             }
             let geom = geom_of(&words)
                 .filter(|g| !matches!(g, Geom::Cube | Geom::Acube))
@@ -404,6 +429,9 @@ pub fn decode_inner(cx: &mut OperandCx<'_, '_>) -> Result<TexOp, String> {
                 if srcs.len() as u32 != vec {
                     return Err("the vector width and the number of sources differ".into());
                 }
+                if formatted {
+                    return Ok(TexOp::FormattedStore { geom, mode, handle, coords, srcs });
+                }
             } else {
                 dsts = dst_list(cx, ops.get(data_at))?.0;
                 if dsts.len() as u32 != vec {
@@ -411,6 +439,28 @@ pub fn decode_inner(cx: &mut OperandCx<'_, '_>) -> Result<TexOp, String> {
                 }
             }
             Ok(TexOp::Surface { store, geom, elem, mode, handle, coords, dsts, srcs })
+        }
+        Opcode::Sured => crate::sured::decode(cx, &words, &types).map(TexOp::Reduce),
+        Opcode::Istypep => {
+            let surface = match types.first() {
+                Some(ScalarType::Texref) => false,
+                Some(ScalarType::Surfref) => true,
+                Some(ScalarType::Samplerref) => {
+                    return Err("`istypep.samplerref` is not supported: lockstep has no sampler objects (the \
+                                independent-sampler mode is not implemented)"
+                        .into())
+                }
+                _ => return Err("`istypep` takes `.texref`, `.samplerref` or `.surfref`".into()),
+            };
+            let dst = match ops.first() {
+                Some(o @ Operand::Reg(_)) => cx.dst(o),
+                _ => return Err("expected a destination predicate".into()),
+            };
+            let handle = match ops.get(1) {
+                Some(o @ Operand::Reg(_)) => handle(cx, o)?,
+                _ => return Err("`istypep` takes a 64-bit handle register".into()),
+            };
+            Ok(TexOp::IsType { surface, handle, dst })
         }
         _ => Err("not a texture or surface instruction".into()),
     }
@@ -464,6 +514,22 @@ pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecE
         }
         TexOp::Surface { store, geom, elem, mode, handle, coords, dsts, srcs } => {
             surface_access(x, exec, *store, *geom, *elem, *mode, handle, coords, dsts, srcs)
+        }
+        TexOp::Reduce(r) => crate::sured::exec(x, exec, r),
+        TexOp::FormattedStore { geom, mode, handle, coords, srcs } => {
+            crate::formatted::store(x, exec, *geom, *mode, handle, coords, srcs)
+        }
+        TexOp::IsType { surface, handle, dst } => {
+            let handles = x.read(handle);
+            let mut out = [0u64; WARP];
+            for lane in exec.iter() {
+                let h = handles[lane as usize];
+                let objects = x.textures();
+                let is = if *surface { objects.surface(h).is_some() } else { objects.texture(h).is_some() };
+                out[lane as usize] = u64::from(is);
+            }
+            x.write(*dst, &out, exec);
+            Ok(())
         }
     }
 }
@@ -829,58 +895,8 @@ fn surface_access(
     let mut out: SmallVec<[[u64; WARP]; 4]> = dsts.iter().map(|_| [0u64; WARP]).collect();
     for lane in exec.iter() {
         let l = lane as usize;
-        let Some(desc) = x.textures().surface(handles[l]).copied() else {
-            let why = x.textures().describe(handles[l]);
-            return Err(x.error(lane, ErrorKind::Invalid(format!("`{name}` on handle {why}"))));
-        };
-        let r = desc.resource;
-        // Surfaces have no cube geometries.
-        let kind_ok = !matches!(geom, Geom::Cube | Geom::Acube) && geometry_matches(geom, r.kind);
-        if !kind_ok {
-            return Err(x.error(
-                lane,
-                ErrorKind::Invalid(format!("`{name}.{geom:?}` on a {:?} surface (the geometries must match)", r.kind)),
-            ));
-        }
-        let c = |k: usize| i64::from(coords[k][l] as u32 as i32);
-        // (byte x, row, slice) and their limits
-        let (bx, y, s) = match geom {
-            Geom::D1 => (c(0), 0, 0),
-            Geom::D2 => (c(0), c(1), 0),
-            Geom::D3 => (c(0), c(1), c(2)),
-            Geom::A1d => (c(1), 0, c(0)),
-            _ => (c(1), c(2), c(0)),
-        };
-        let row_bytes = i64::from(r.width) * i64::from(r.format.bytes());
-        let (rows, slices) = (i64::from(r.rows()), i64::from(r.slices()));
-        if bx.rem_euclid(i64::from(size)) != 0 {
-            let addr = r.element_address(0, 0, 0).wrapping_add(bx as u64);
-            return Err(x.misaligned(lane, Space::Global, addr, size));
-        }
-        let inside = bx >= 0 && bx + i64::from(size) <= row_bytes && (0..rows).contains(&y) && (0..slices).contains(&s);
-        let (bx, y, s) = if inside {
-            (bx, y, s)
-        } else {
-            match mode {
-                Boundary::Trap => {
-                    let detail = format!(
-                        "`{name}` at byte {bx}, row {y}, slice {s} of a surface of {row_bytes} bytes × {rows} rows × \
-                         {slices} slices (`.trap`)"
-                    );
-                    let address = (r.ptr as i64).wrapping_add((s * rows + y) * r.row_pitch() as i64 + bx) as u64;
-                    return Err(x.error(
-                        lane,
-                        ErrorKind::OutOfBounds { space: device::Space::Global, address, size, detail: Some(detail) },
-                    ));
-                }
-                Boundary::Zero => continue,
-                Boundary::Clamp => {
-                    let last = (row_bytes - i64::from(size)).max(0);
-                    (bx.clamp(0, last), y.clamp(0, rows - 1), s.clamp(0, slices - 1))
-                }
-            }
-        };
-        let base = r.ptr + (s as u64 * rows as u64 + y as u64) * r.row_pitch() + bx as u64;
+        let c: SmallVec<[i64; 4]> = coords.iter().map(|v| i64::from(v[l] as u32 as i32)).collect();
+        let Some(base) = surface_location(x, lane, name, geom, handles[l], &c, size, mode, 1)? else { continue };
         for k in 0..n as usize {
             let addr = base + u64::from(elem) * k as u64;
             if store {
@@ -894,6 +910,76 @@ fn surface_access(
         x.write(*d, v, exec);
     }
     Ok(())
+}
+
+/// The global address a surface access of `size` bytes by `lane` reaches: the surface named by `handle`,
+/// coordinates `c` (x in units of `x_scale` bytes: 1 for byte addressing, the sample size for sample
+/// addressing), out-of-range handling by `mode`. `None`: a `.zero` access out of range, which does nothing.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn surface_location(
+    x: &mut dyn WarpAccess,
+    lane: u32,
+    name: &str,
+    geom: Geom,
+    handle: u64,
+    c: &[i64],
+    size: u32,
+    mode: Boundary,
+    x_scale: u32,
+) -> Result<Option<u64>, ExecError> {
+    let Some(desc) = x.textures().surface(handle).copied() else {
+        let why = x.textures().describe(handle);
+        return Err(x.error(lane, ErrorKind::Invalid(format!("`{name}` on handle {why}"))));
+    };
+    let r = desc.resource;
+    // Surfaces have no cube geometries.
+    let kind_ok = !matches!(geom, Geom::Cube | Geom::Acube) && geometry_matches(geom, r.kind);
+    if !kind_ok {
+        return Err(x.error(
+            lane,
+            ErrorKind::Invalid(format!("`{name}.{geom:?}` on a {:?} surface (the geometries must match)", r.kind)),
+        ));
+    }
+    let c = |k: usize| c.get(k).copied().unwrap_or(0);
+    // (byte x, row, slice) and their limits
+    let (bx, y, s) = match geom {
+        Geom::D1 => (c(0), 0, 0),
+        Geom::D2 => (c(0), c(1), 0),
+        Geom::D3 => (c(0), c(1), c(2)),
+        Geom::A1d => (c(1), 0, c(0)),
+        _ => (c(1), c(2), c(0)),
+    };
+    let bx = bx.wrapping_mul(i64::from(x_scale));
+    let row_bytes = i64::from(r.width) * i64::from(r.format.bytes());
+    let (rows, slices) = (i64::from(r.rows()), i64::from(r.slices()));
+    if bx.rem_euclid(i64::from(size)) != 0 {
+        let addr = r.element_address(0, 0, 0).wrapping_add(bx as u64);
+        return Err(x.misaligned(lane, Space::Global, addr, size));
+    }
+    let inside = bx >= 0 && bx + i64::from(size) <= row_bytes && (0..rows).contains(&y) && (0..slices).contains(&s);
+    let (bx, y, s) = if inside {
+        (bx, y, s)
+    } else {
+        match mode {
+            Boundary::Trap => {
+                let detail = format!(
+                    "`{name}` at byte {bx}, row {y}, slice {s} of a surface of {row_bytes} bytes × {rows} rows × \
+                     {slices} slices (`.trap`)"
+                );
+                let address = (r.ptr as i64).wrapping_add((s * rows + y) * r.row_pitch() as i64 + bx) as u64;
+                return Err(x.error(
+                    lane,
+                    ErrorKind::OutOfBounds { space: device::Space::Global, address, size, detail: Some(detail) },
+                ));
+            }
+            Boundary::Zero => return Ok(None),
+            Boundary::Clamp => {
+                let last = (row_bytes - i64::from(size)).max(0);
+                (bx.clamp(0, last), y.clamp(0, rows - 1), s.clamp(0, slices - 1))
+            }
+        }
+    };
+    Ok(Some(r.ptr + (s as u64 * rows as u64 + y as u64) * r.row_pitch() + bx as u64))
 }
 
 #[cfg(test)]

@@ -273,6 +273,7 @@ impl Decoder<'_> {
             mbar,
             reduce,
             tensor: Some(TensorCopy { rank, coords, store }),
+            stored: 0,
         })));
     }
 
@@ -312,6 +313,7 @@ impl Decoder<'_> {
                 mbar: None,
                 reduce: None,
                 tensor: None,
+                stored: 0,
             })));
             return;
         }

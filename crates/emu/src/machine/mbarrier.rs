@@ -74,6 +74,25 @@ impl Machine<'_> {
     ) -> Result<(), ExecError> {
         let Some(Extra::Bulk(bulk)) = op.extra.as_deref() else { return Ok(()) };
         let dst = self.addresses(cta, w, op, exec);
+        if bulk.stored > 0 {
+            // st.async / red.async: the values are the op's a..d.
+            let values: Vec<[u64; WARP]> = [&op.a, &op.b, &op.c, &op.d]
+                .into_iter()
+                .take(bulk.stored as usize)
+                .map(|s| read_src(self, cta, w, s))
+                .collect();
+            let mbar =
+                bulk.mbar.as_ref().map(|m| self.addresses_of(cta, w, m, Space::Shared, exec)).unwrap_or([0; WARP]);
+            for lane in exec.iter() {
+                let l = lane as usize;
+                let v: Vec<u64> = values.iter().map(|v| v[l]).collect();
+                let mut cx = WarpCx { m: self, cta, w, f, op };
+                if program::store_async::store_lane(&mut cx, lane, op, bulk, dst[l], &v, mbar[l])? {
+                    cta.mbar_epoch += 1;
+                }
+            }
+            return Ok(());
+        }
         let src = self.addresses_of(cta, w, &bulk.src, bulk.src_space, exec);
         let mbar = bulk.mbar.as_ref().map(|m| self.addresses_of(cta, w, m, Space::Shared, exec));
         if let Some(t) = &bulk.tensor {

@@ -104,17 +104,28 @@ impl Translator<'_, '_> {
     /// copy in the `BulkCopy` helper.
     pub(super) fn bulk_copy(&mut self, op: &Op) {
         let Some(program::Extra::Bulk(bulk)) = op.extra.as_deref() else { return };
-        // io = [dst, src, size, mbar, coordinates...]
+        // io = [dst, src, size, mbar], then a tensor copy's coordinates, or the values st.async / red.async
+        // store (the op's a..d).
         let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 72, 3));
         let dst = self.address(op);
-        let src = self.address_of(&bulk.src, bulk.src_space);
-        let size = if op.a == Src::None { self.b.ins().iconst(I64, 0) } else { self.read(&op.a) };
         let mbar = match &bulk.mbar {
             Some(m) => self.address_of(m, Space::Shared),
             None => self.b.ins().iconst(I64, 0),
         };
-        let coords: Vec<Value> = bulk.tensor.iter().flat_map(|t| t.coords.iter()).map(|c| self.read(c)).collect();
-        for (k, v) in [dst, src, size, mbar].into_iter().chain(coords).enumerate() {
+        let words: Vec<Value> = if bulk.stored > 0 {
+            let zero = self.b.ins().iconst(I64, 0);
+            let mut w = vec![dst, zero, zero, mbar];
+            for s in [&op.a, &op.b, &op.c, &op.d].into_iter().take(bulk.stored as usize) {
+                w.push(self.read(s));
+            }
+            w
+        } else {
+            let src = self.address_of(&bulk.src, bulk.src_space);
+            let size = if op.a == Src::None { self.b.ins().iconst(I64, 0) } else { self.read(&op.a) };
+            let coords: Vec<Value> = bulk.tensor.iter().flat_map(|t| t.coords.iter()).map(|c| self.read(c)).collect();
+            [dst, src, size, mbar].into_iter().chain(coords).collect()
+        };
+        for (k, v) in words.into_iter().enumerate() {
             self.b.ins().stack_store(I64, v, slot, 8 * k as i32);
         }
         let ops = self.ctx_i64(cx::OPS);

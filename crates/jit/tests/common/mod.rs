@@ -143,3 +143,10 @@ pub fn refusal(target: &str, body: &str) -> String {
         Err(e) => e,
     }
 }
+
+/// The little-endian value of up to 8 bytes.
+pub fn load_le(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(b)
+}
