@@ -918,7 +918,7 @@ impl Decoder<'_> {
             self.mbarrier(&mut op, i, regs, frame);
             return op;
         }
-        if types.contains(&Ty::Other) && !matches!(inst.opcode, Opcode::Mma | Opcode::Wgmma) {
+        if types.contains(&Ty::Other) && !matches!(inst.opcode, Opcode::Mma | Opcode::Wmma | Opcode::Wgmma) {
             self.unsupported(i, "type not supported by the emulator");
             return op;
         }

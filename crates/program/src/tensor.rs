@@ -24,12 +24,14 @@
 //!   `ldmatrix` fragment of the transposed matrix.
 //! - **`wmma`** fragments are opaque in PTX (their layout is implementation-defined and differs between GPU
 //!   generations), so the emulator uses its own, the same for `wmma.load`, `wmma.mma` and `wmma.store`:
-//!   slot `e` of lane `l` (16-bit elements two per `.b32` register, low half first; `.f32` one per
-//!   register) holds element `(32·e + l) mod (rows·cols)` of the fragment's matrix in row-major order,
+//!   slot `e` of lane `l` (8-bit elements four per `.b32` register and 16-bit elements two, low first;
+//!   `.f32`/`.tf32`/`.s32` one per register, `.f64` one per `.f64` register) holds element `(32·e + l) mod (rows·cols)` of the fragment's matrix in row-major order,
 //!   whatever the memory layout (`.row`/`.col`) it was loaded from. A fragment with more slots than the
 //!   matrix has elements (the `.f16` A and B fragments: eight registers, sixteen slots, for 256 or 128
 //!   elements) holds every element twice or four times; `wmma.load` fills every copy, `wmma.mma` reads the
-//!   first. Loads and stores honour the layout qualifier and the stride (in elements; by default the
+//!   first. Every `wmma` type uses this layout (`.f16`/`.bf16`, `.s8`/`.u8` with `.s32` accumulators,
+//!   `.tf32` `m16n16k8`, `.f64` `m8n8k4`), with the register counts the ISA gives each fragment; the
+//!   arithmetic is that of the same types' `mma.sync`. Loads and stores honour the layout qualifier and the stride (in elements; by default the
 //!   leading dimension), and check the ISA's alignment rule: the address and the stride in bytes must be
 //!   multiples of the fragment's size in bytes. The address and stride must be the same in every lane.
 //!
@@ -211,7 +213,7 @@ impl Frag {
     }
 
     pub fn bytes(&self) -> u64 {
-        u64::from(self.regs) * 4
+        u64::from(self.regs * self.elem.per_reg() * self.elem.bytes())
     }
 
     /// The (row, column) of the element in slot `e` of `lane`. The `mma` layouts are the ISA's "Matrix
@@ -406,30 +408,19 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
         }
         ir::Opcode::Wmma => {
             let Some((m, n, Some(k))) = shape else { return fail(cx, "`wmma` needs a shape such as `.m16n16k16`") };
-            if !matches!((m, n, k), (16, 16, 16) | (32, 8, 16) | (8, 32, 16)) {
-                return fail(cx, "only the `.m16n16k16`, `.m32n8k16` and `.m8n32k16` `wmma` shapes are implemented");
-            }
-            if has(Word::Satfinite) {
-                return fail(cx, "`wmma.mma.satfinite` is not implemented");
-            }
             let col_major = has(Word::Col);
             if has(Word::Load) || has(Word::Store) {
                 let Some(role) = [Word::A, Word::B, Word::C, Word::D].into_iter().find(|w| has(*w)) else {
                     return fail(cx, "`wmma.load`/`wmma.store` need a fragment `.a`, `.b`, `.c` or `.d`");
                 };
                 let elem = match types.as_slice() {
-                    [t] => Elem::from_scalar(*t),
+                    [t] => Elem::mma(*t),
                     _ => None,
                 };
-                let Some(elem) = elem.filter(|e| role == Word::C || role == Word::D || *e != Elem::F32) else {
-                    return fail(
-                        cx,
-                        "only `.f16` and `.bf16` multiplicands and `.f16`/`.f32` accumulators are implemented",
-                    );
+                let multiplicand = matches!(role, Word::A | Word::B);
+                let Some(elem) = elem.filter(|e| wmma_type_fits((m, n, k), *e, multiplicand)) else {
+                    return fail(cx, WMMA_FORMS);
                 };
-                if elem == Elem::Bf16 && matches!(role, Word::C | Word::D) {
-                    return fail(cx, "`wmma` accumulators are `.f16` or `.f32`");
-                }
                 let frag = Frag::wmma(role, (m, n, k), elem);
                 let (regs_at, mem_at) = if has(Word::Load) { (0, 1) } else { (1, 0) };
                 let stride = ops.get(2).map(|o| cx.src(o, Ty::U32));
@@ -447,27 +438,36 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
                 // wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype (f16 multiplicands), or
                 // .dtype.atype.btype.ctype. The fragments are already in logical (row, column) order, so the
                 // layout qualifiers have no further effect.
-                let (d, ab, c) = match types.as_slice() {
-                    [d, c] => (Elem::from_scalar(*d), Some(Elem::F16), Elem::from_scalar(*c)),
-                    [d, a, b, c] if a == b => (Elem::from_scalar(*d), Elem::from_scalar(*a), Elem::from_scalar(*c)),
-                    _ => (None, None, None),
+                let (d, a, b, c) = match types.as_slice() {
+                    [d, c] => (Elem::from_scalar(*d), Some(Elem::F16), Some(Elem::F16), Elem::from_scalar(*c)),
+                    [d, a, b, c] => (Elem::mma(*d), Elem::mma(*a), Elem::mma(*b), Elem::mma(*c)),
+                    _ => (None, None, None, None),
                 };
-                let (Some(d), Some(ab), Some(c)) = (d, ab, c) else {
-                    return fail(
-                        cx,
-                        "only `.f16`/`.bf16` multiplicands with `.f16`/`.f32` accumulators are implemented",
-                    );
-                };
-                if ab == Elem::F32
-                    || d == Elem::Bf16
-                    || c == Elem::Bf16
-                    || (ab == Elem::Bf16 && (d, c) != (Elem::F32, Elem::F32))
-                {
-                    return fail(cx, "unsupported `wmma.mma` type combination");
+                let (Some(d), Some(a), Some(b), Some(c)) = (d, a, b, c) else { return fail(cx, WMMA_FORMS) };
+                use Elem::*;
+                let fits = [(a, true), (b, true), (c, false), (d, false)]
+                    .into_iter()
+                    .all(|(e, mult)| wmma_type_fits((m, n, k), e, mult));
+                let ok = fits
+                    && match a {
+                        F16 => b == F16 && matches!(c, F16 | F32) && matches!(d, F16 | F32),
+                        Bf16 | Tf32 => b == a && (c, d) == (F32, F32),
+                        S8 | U8 => matches!(b, S8 | U8) && (c, d) == (S32, S32),
+                        F64 => (b, c, d) == (F64, F64, F64),
+                        _ => false,
+                    };
+                if !ok {
+                    return fail(cx, &format!("unsupported `wmma.mma` type combination; {WMMA_FORMS}"));
+                }
+                if has(Word::Satfinite) && !a.is_int() {
+                    return fail(cx, "`.satfinite` on a floating-point `wmma.mma` is not implemented");
+                }
+                if [Word::Rn, Word::Rz, Word::Rm, Word::Rp].into_iter().any(has) && a != F64 {
+                    return fail(cx, "a rounding modifier is valid on `.f64` `wmma.mma` only");
                 }
                 let frags = [
-                    Frag::wmma(Word::A, (m, n, k), ab),
-                    Frag::wmma(Word::B, (m, n, k), ab),
+                    Frag::wmma(Word::A, (m, n, k), a),
+                    Frag::wmma(Word::B, (m, n, k), b),
                     Frag::wmma(Word::C, (m, n, k), c),
                     Frag::wmma(Word::D, (m, n, k), d),
                 ];
@@ -527,6 +527,24 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
         }
         ir::Opcode::Wgmma => crate::wgmma::decode(cx, shape, &words, &types),
         _ => None,
+    }
+}
+
+/// The `wmma` forms implemented, for refusals.
+const WMMA_FORMS: &str = "the `wmma` forms implemented are `.m16n16k16`/`.m32n8k16`/`.m8n32k16` with `.f16`/`.bf16` \
+                          (`.f16`/`.f32` accumulators) or `.s8`/`.u8` (`.s32`) multiplicands, `.m16n16k8` `.tf32` \
+                          (`.f32`) and `.m8n8k4` `.f64`";
+
+/// Whether a `wmma` fragment of element type `e` exists for `shape` (a multiplicand, or C/D).
+fn wmma_type_fits(shape: (u32, u32, u32), e: Elem, multiplicand: bool) -> bool {
+    use Elem::*;
+    let common = matches!(shape, (16, 16, 16) | (32, 8, 16) | (8, 32, 16));
+    match (e, multiplicand) {
+        (F16, _) | (Bf16 | S8 | U8, true) | (S32, false) => common,
+        (F32, false) => common || shape == (16, 16, 8),
+        (Tf32, true) => shape == (16, 16, 8),
+        (F64, _) => shape == (8, 8, 4),
+        _ => false,
     }
 }
 
