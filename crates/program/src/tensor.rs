@@ -12,6 +12,9 @@
 //!   Integer results are exact, then wrapped to 32 bits or, with `.satfinite`, clamped; `.f64` is one fused
 //!   multiply-add per step in order of k, rounded as `.rn`/`.rz`/`.rm`/`.rp` says; `.tf32` operands count
 //!   by their upper 19 bits.
+//! - **`mma.sync.m8n8k4`** with `.f16` multiplicands (any `.alayout.blayout`, `.f16`/`.f32` accumulators) is
+//!   four independent 8×8×4 products, computation `q` held by lanes `4q..4q+3` and `16+4q..16+4q+3`, in the
+//!   ISA's per-lane layouts for it ([`Layout::QuadA`]); the arithmetic is that of the other `.f16` shapes.
 //! - **`mma.sync`** (`m16n8k8`, `m16n8k16`; `.f16`/`.bf16` inputs, `.f16`/`.f32` accumulators) and
 //!   **`ldmatrix`** (`m8n8`, `.x1/.x2/.x4`, `.trans`, `.b16`) follow the layouts the PTX ISA specifies, with
 //!   `g = %laneid >> 2` and `t = %laneid % 4`. A (`a0..a7`, two per `.b32` register, low half first): row
@@ -168,6 +171,16 @@ pub enum Layout {
     MmaC,
     /// A warp's 16 rows of a `wgmma` accumulator (`m64nN`): the `MmaC` layout repeated for every 8 columns.
     WgmmaD,
+    /// `.f16` `mma.m8n8k4`: four independent 8×8×4 products, one per quad pair, stacked (A 32×4 and C/D 32×8
+    /// by rows `8q..8q+8`, B 4×32 by columns `8q..8q+8`, for the computation `q`); `col` is the operand's
+    /// layout qualifier.
+    QuadA {
+        col: bool,
+    },
+    QuadB {
+        col: bool,
+    },
+    QuadC,
 }
 
 /// The geometry of one fragment: the matrix it holds, its element type, and how many registers it takes.
@@ -208,6 +221,16 @@ impl Frag {
         Frag { rows, cols, elem, regs, layout }
     }
 
+    /// An `.f16` `mma.m8n8k4` fragment (stacked over the four quad pairs, see [`Layout::QuadA`]).
+    pub fn quad(layout: Layout, elem: Elem) -> Frag {
+        let (rows, cols) = match layout {
+            Layout::QuadA { .. } => (32, 4),
+            Layout::QuadB { .. } => (4, 32),
+            _ => (32, 8),
+        };
+        Frag { rows, cols, elem, regs: rows * cols / WARP as u32 / elem.per_reg(), layout }
+    }
+
     pub fn slots(&self) -> u32 {
         self.regs * self.elem.per_reg()
     }
@@ -238,6 +261,19 @@ impl Frag {
             (Layout::MmaB, _) => (t + 4 * e, g),
             (Layout::MmaC, _) => (g + 8 * (e >> 1), 2 * t + (e & 1)),
             (Layout::WgmmaD, _) => (g + 8 * ((e >> 1) & 1), 8 * (e >> 2) + 2 * t + (e & 1)),
+            // The ISA's "Matrix Fragments for mma.m8n8k4 with .f16": lanes 4q..4q+3 (low group) and
+            // 16+4q..16+4q+3 (high group) hold computation q; `r = %laneid % 4`, `h = 4` in the high group.
+            (Layout::QuadA { .. } | Layout::QuadB { .. } | Layout::QuadC, _) => {
+                let (q, r, h) = ((lane >> 2) & 3, lane & 3, if lane >= 16 { 4 } else { 0 });
+                match self.layout {
+                    Layout::QuadA { col: true } => (8 * q + e + h, r),
+                    Layout::QuadA { col: false } => (8 * q + r + h, e),
+                    Layout::QuadB { col: true } => (e, 8 * q + r + h),
+                    Layout::QuadB { col: false } => (r, 8 * q + e + h),
+                    _ if self.elem == Elem::F16 => (8 * q + r + h, e),
+                    _ => (8 * q + (lane & 1) + (e & 2) + h, (e & 4) + (lane & 2) + (e & 1)),
+                }
+            }
         }
     }
 
@@ -476,10 +512,15 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
         }
         ir::Opcode::Mma => {
             let Some((m, n, Some(k))) = shape else { return fail(cx, "`mma` needs a shape such as `.m16n8k16`") };
-            if !has(Word::Row) || !has(Word::Col) || has(Word::Sp) {
+            let layouts: SmallVec<[Word; 2]> =
+                words.iter().copied().filter(|w| matches!(w, Word::Row | Word::Col)).collect();
+            let elems: SmallVec<[Option<Elem>; 4]> = types.iter().map(|t| Elem::mma(*t)).collect();
+            if (m, n, k) == (8, 8, 4) && elems.get(1) == Some(&Some(Elem::F16)) && !has(Word::Sp) {
+                return quad_pair_mma(cx, ops, &layouts, &elems);
+            }
+            if layouts.as_slice() != [Word::Row, Word::Col] || has(Word::Sp) {
                 return fail(cx, "only `mma.sync.aligned.{shape}.row.col` is implemented");
             }
-            let elems: SmallVec<[Option<Elem>; 4]> = types.iter().map(|t| Elem::mma(*t)).collect();
             let [Some(d), Some(a), Some(b), Some(c)] = *elems.as_slice() else {
                 return fail(
                     cx,
@@ -546,6 +587,37 @@ fn wmma_type_fits(shape: (u32, u32, u32), e: Elem, multiplicand: bool) -> bool {
         (F64, _) => shape == (8, 8, 4),
         _ => false,
     }
+}
+
+/// `mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype`: four 8×8×4 products, one per quad pair.
+fn quad_pair_mma(
+    cx: &mut OperandCx<'_, '_>,
+    ops: &[Operand],
+    layouts: &[Word],
+    elems: &[Option<Elem>],
+) -> Option<MatrixOp> {
+    let float = |e: &Option<Elem>| matches!(e, Some(Elem::F16 | Elem::F32));
+    let [d, Some(Elem::F16), Some(Elem::F16), c] = *elems else {
+        cx.unsupported("`mma.m8n8k4` with `.f16` multiplicands needs `.dtype.f16.f16.ctype`");
+        return None;
+    };
+    let (&[al, bl], true, true) = (layouts, float(&d), float(&c)) else {
+        cx.unsupported("`mma.m8n8k4` needs `.alayout.blayout` (`.row`/`.col`) and `.f16`/`.f32` accumulators");
+        return None;
+    };
+    let (Some(d), Some(c)) = (d, c) else { return None };
+    if cx.inst().has(Word::Satfinite) || [Word::Rn, Word::Rz, Word::Rm, Word::Rp].into_iter().any(|w| cx.inst().has(w))
+    {
+        cx.unsupported("`mma.m8n8k4` with `.f16` multiplicands takes no `.satfinite` or rounding modifier");
+        return None;
+    }
+    let frags = [
+        Frag::quad(Layout::QuadA { col: al == Word::Col }, Elem::F16),
+        Frag::quad(Layout::QuadB { col: bl == Word::Col }, Elem::F16),
+        Frag::quad(Layout::QuadC, c),
+        Frag::quad(Layout::QuadC, d),
+    ];
+    mma_operands(cx, ops, 4, frags)
 }
 
 pub fn check_count(cx: &mut OperandCx<'_, '_>, got: usize, want: u32) -> Option<()> {
@@ -701,7 +773,11 @@ pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecE
             } else {
                 let [a, b, c] = [(&m.a, a), (&m.b, b), (&m.c, c)]
                     .map(|(f, v)| v.into_iter().map(|e| f.elem.to_f32(e)).collect::<Vec<f32>>());
-                let d = multiply_accumulate(rows, cols, m.k, &a, &b, &c);
+                let d = if matches!(m.a.layout, Layout::QuadA { .. }) {
+                    quad_pair_multiply_accumulate(&a, &b, &c)
+                } else {
+                    multiply_accumulate(rows, cols, m.k, &a, &b, &c)
+                };
                 d.into_iter().map(|v| m.d.elem.round_from(v)).collect()
             };
             for (dst, vals) in m.dsts.iter().zip(m.d.scatter(&tile)) {
@@ -753,6 +829,17 @@ pub fn multiply_accumulate(rows: u32, cols: u32, k: u32, a: &[f32], b: &[f32], c
             }
             d.push(acc);
         }
+    }
+    d
+}
+
+/// The four `mma.m8n8k4` products of the stacked `a` (32×4), `b` (4×32) and `c` (32×8): rows `8q..8q+8` of
+/// the result are `A_q·B_q + C_q`, with `B_q` columns `8q..8q+8` of `b`.
+fn quad_pair_multiply_accumulate(a: &[f32], b: &[f32], c: &[f32]) -> Vec<f32> {
+    let mut d = Vec::with_capacity(256);
+    for q in 0..4 {
+        let bq: Vec<f32> = (0..32).map(|i| b[(i / 8) * 32 + 8 * q + i % 8]).collect();
+        d.extend(multiply_accumulate(8, 8, 4, &a[32 * q..32 * q + 32], &bq, &c[64 * q..64 * q + 64]));
     }
     d
 }
@@ -899,6 +986,12 @@ mod tests {
             Frag::mma(Layout::MmaA, (8, 8, 4), Elem::F64),
             Frag::mma(Layout::MmaB, (8, 8, 4), Elem::F64),
             Frag::mma(Layout::MmaC, (8, 8, 4), Elem::F64),
+            Frag::quad(Layout::QuadA { col: false }, Elem::F16),
+            Frag::quad(Layout::QuadA { col: true }, Elem::F16),
+            Frag::quad(Layout::QuadB { col: false }, Elem::F16),
+            Frag::quad(Layout::QuadB { col: true }, Elem::F16),
+            Frag::quad(Layout::QuadC, Elem::F16),
+            Frag::quad(Layout::QuadC, Elem::F32),
         ];
         for f in [a, b, c].into_iter().chain(more) {
             // Every element is in exactly one slot of one lane.
