@@ -425,3 +425,63 @@ fn f16_m8n8k4_computes_one_product_per_quad_pair() {
         assert_eq!(native, want, "JIT: {mma}");
     }
 }
+
+/// Single-bit `mma` ("Matrix Fragments for mma.m8n8k128 / m16n8k128 / m16n8k256"): `.b1` element `i` of a
+/// lane (bit `i % 32` of register `i / 32`) is, in A, at row `g + 8·((i >> 5) & 1)`, column
+/// `32t + (i & 31) + 128·(i >> 6)`; in B at row `32t + (i & 31) + 128·(i >> 5)`, column `g`. C and D are the
+/// `.s32` `m8n8` / `m16n8` accumulators. D = C + the number of k where `A[m][k] op B[k][n]` is 1 (`op` XOR or
+/// AND), wrapped to 32 bits.
+fn b1_position(b: bool, lane: usize, i: usize) -> (usize, usize) {
+    let (g, t) = (lane >> 2, lane % 4);
+    if b {
+        (32 * t + (i & 31) + 128 * (i >> 5), g)
+    } else {
+        (g + 8 * ((i >> 5) & 1), 32 * t + (i & 31) + 128 * (i >> 6))
+    }
+}
+
+#[test]
+fn single_bit_mma_counts_xor_and_and() {
+    let mut rng = Rng(4242);
+    for (m, k, and) in
+        [(8, 128, false), (8, 128, true), (16, 128, false), (16, 128, true), (16, 256, false), (16, 256, true)]
+    {
+        let a: Vec<u64> = (0..m * k).map(|_| rng.next() >> 63).collect();
+        let b: Vec<u64> = (0..k * 8).map(|_| rng.next() >> 63).collect();
+        // Some C near the top of the range, so that the count wraps.
+        let c: Vec<u64> = (0..m * 8)
+            .map(|i| if i % 5 == 0 { u64::from(i32::MAX as u32 - 3) } else { rng.range(-5000, 5000) as u32 as u64 })
+            .collect();
+        let d: Vec<u64> = (0..m * 8)
+            .map(|i| {
+                let (r, n) = (i / 8, i % 8);
+                let ones = (0..k)
+                    .filter(|&kk| if and { a[r * k + kk] & b[kk * 8 + n] } else { a[r * k + kk] ^ b[kk * 8 + n] } == 1)
+                    .count();
+                u64::from((c[i] as u32).wrapping_add(ones as u32))
+            })
+            .collect();
+        let bits = |m: &[u64], cols: usize, is_b: bool, elems: usize| -> Vec<Vec<u64>> {
+            (0..32)
+                .map(|lane| {
+                    let mut regs = vec![0u64; elems / 32];
+                    for i in 0..elems {
+                        let (r, col) = b1_position(is_b, lane, i);
+                        regs[i / 32] |= m[r * cols + col] << (i % 32);
+                    }
+                    regs
+                })
+                .collect()
+        };
+        let (na, nb, nc) = (m * k / 1024, k / 128, m / 4);
+        let c_layout = if m == 8 { Layout::CF64 } else { Layout::C16x8 };
+        let input =
+            lanes_input(bits(&a, k, false, 32 * na), bits(&b, 8, true, 32 * nb), distribute(&c, 8, c_layout, nc, 32));
+        let want: Vec<u64> = distribute(&d, 8, c_layout, nc, 32).concat();
+        let op = if and { "and" } else { "xor" };
+        let mma = format!("mma.sync.aligned.m{m}n8k{k}.row.col.s32.b1.b1.s32.{op}.popc");
+        let [emu, native] = run(&mma, (na, nb, nc, nc), false, &input);
+        assert_eq!(emu, want, "emulator: {mma}");
+        assert_eq!(native, want, "JIT: {mma}");
+    }
+}

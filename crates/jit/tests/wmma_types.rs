@@ -405,3 +405,92 @@ fn nvcc_wmma_f64_kernel() {
         assert_eq!(load(&d, 8, 8, op("", 8, true, 8)), want, "{engine}");
     }
 }
+
+/// Single-bit `wmma` (`m8n8k128`): the bits of A's row `r` (row-major, `ld` bits apart) and of B's column
+/// `n` (column-major, `ld` bits apart) as 32-bit words, element `j` at bit `j % 32` of word `j / 32`; the
+/// reference counts, per element of D, the k where `A[r][k] op B[k][n]` is 1, added to C with wrapping.
+fn b1_reference(a: &[u32], b: &[u32], c: &[i32], ld_words: usize, and: bool) -> Vec<u64> {
+    let bit = |m: &[u32], major: usize, kk: usize| (m[major * ld_words + kk / 32] >> (kk % 32)) & 1;
+    (0..64)
+        .map(|i| {
+            let (r, n) = (i / 8, i % 8);
+            let ones = (0..128)
+                .filter(|&kk| {
+                    let (x, y) = (bit(a, r, kk), bit(b, n, kk));
+                    (if and { x & y } else { x ^ y }) == 1
+                })
+                .count();
+            u64::from(c[i].wrapping_add(ones as i32) as u32)
+        })
+        .collect()
+}
+
+fn b1_inputs(seed: u64, ld_words: usize) -> (Vec<u32>, Vec<u32>, Vec<i32>) {
+    let mut rng = Rng(seed);
+    let a: Vec<u32> = (0..8 * ld_words).map(|_| rng.next() as u32).collect();
+    let b: Vec<u32> = (0..8 * ld_words).map(|_| rng.next() as u32).collect();
+    let c: Vec<i32> = (0..64).map(|i| if i % 7 == 0 { i32::MAX - 20 } else { rng.range(-3000, 3000) as i32 }).collect();
+    (a, b, c)
+}
+
+fn words_le(v: impl IntoIterator<Item = u32>) -> Vec<u8> {
+    le_bytes(v.into_iter().map(u32::to_le_bytes))
+}
+
+/// `wmma_b1` of the fixture: `.xor.popc` into D, `.and.popc` into the 64 words after it.
+#[test]
+fn nvcc_wmma_b1_kernel() {
+    let (a, b, c) = b1_inputs(55, 4);
+    let mut want = b1_reference(&a, &b, &c, 4, false);
+    want.extend(b1_reference(&a, &b, &c, 4, true));
+    let args = [
+        Arg::Buf(words_le(a)),
+        Arg::Buf(words_le(b)),
+        Arg::Buf(words_le(c.iter().map(|&v| v as u32))),
+        Arg::Buf(vec![0; 512]),
+    ];
+    for (engine, d) in fixture("_Z7wmma_b1PKjS0_PKiPi", &args) {
+        let got: Vec<u64> = d.chunks(4).map(|w| u64::from(u32::from_le_bytes(w.try_into().unwrap()))).collect();
+        assert_eq!(got, want, "{engine}");
+    }
+}
+
+/// `.b1` loads with a stride of 256 bits (the fragment's 128 bits of each row or column, then 128 more that
+/// must not count).
+#[test]
+fn b1_wmma_stride_counts_bits() {
+    let (a, b, c) = b1_inputs(66, 8);
+    let kernel = r#".version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pc];
+    ld.param.u64 %rd4, [pd];
+    wmma.load.a.sync.aligned.row.m8n8k128.global.b1 {%r0}, [%rd1], 256;
+    wmma.load.b.sync.aligned.col.m8n8k128.global.b1 {%r1}, [%rd2], 256;
+    wmma.load.c.sync.aligned.row.m8n8k128.global.s32 {%r2, %r3}, [%rd3];
+    wmma.mma.xor.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {%r4, %r5}, {%r0}, {%r1}, {%r2, %r3};
+    wmma.store.d.sync.aligned.row.m8n8k128.global.s32 [%rd4], {%r4, %r5};
+    ret;
+}
+"#;
+    let module = ir::compile(kernel).unwrap_or_else(|e| panic!("{e:?}"));
+    let want = b1_reference(&a, &b, &c, 8, false);
+    let args = [
+        Arg::Buf(words_le(a)),
+        Arg::Buf(words_le(b)),
+        Arg::Buf(words_le(c.iter().map(|&v| v as u32))),
+        Arg::Buf(vec![0; 256]),
+    ];
+    for (engine, mut backend) in engines() {
+        let (out, _) = launch(backend.as_mut(), &module, "k", Dim3::new(1, 1, 1), Dim3::new(32, 1, 1), 0, &args)
+            .unwrap_or_else(|e| panic!("{engine}: {e}"));
+        let got: Vec<u64> = out[3].chunks(4).map(|w| u64::from(u32::from_le_bytes(w.try_into().unwrap()))).collect();
+        assert_eq!(got, want, "{engine}");
+    }
+}

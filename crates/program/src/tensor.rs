@@ -12,6 +12,11 @@
 //!   Integer results are exact, then wrapped to 32 bits or, with `.satfinite`, clamped; `.f64` is one fused
 //!   multiply-add per step in order of k, rounded as `.rn`/`.rz`/`.rm`/`.rp` says; `.tf32` operands count
 //!   by their upper 19 bits.
+//! - **Single-bit** `mma.sync` (`m8n8k128`, `m16n8k128`, `m16n8k256`) and `wmma` (`m8n8k128`, A `.row`, B
+//!   `.col`, strides in bits) with `.xor.popc` / `.and.popc`: the fragments are matrices of 32-bit words
+//!   of 32 elements along k ([`Elem::B1`]), which is how every `.b1` layout of the ISA places them (the
+//!   `mma` ones are then the 32-bit-element layouts above); D = C + the population count of the row of A
+//!   XOR (AND) the column of B, wrapped to 32 bits.
 //! - **`mma.sync.m8n8k4`** with `.f16` multiplicands (any `.alayout.blayout`, `.f16`/`.f32` accumulators) is
 //!   four independent 8×8×4 products, computation `q` held by lanes `4q..4q+3` and `16+4q..16+4q+3`, in the
 //!   ISA's per-lane layouts for it ([`Layout::QuadA`]); the arithmetic is that of the other `.f16` shapes.
@@ -79,6 +84,10 @@ pub enum Elem {
     /// FP8 multiplicands of `wgmma` (one byte each).
     E4m3,
     E5m2,
+    /// Single-bit multiplicands, handled as 32-bit words of 32 consecutive elements along k (element
+    /// `32w + j` is bit `j` of word `w`, low to high as in the ISA's fragments and in memory): every `.b1`
+    /// fragment layout of the ISA places whole words, so the fragments are word matrices `k / 32` wide.
+    B1,
 }
 
 impl Elem {
@@ -107,7 +116,7 @@ impl Elem {
         match self {
             Elem::S8 | Elem::U8 | Elem::E4m3 | Elem::E5m2 => 1,
             Elem::F16 | Elem::Bf16 => 2,
-            Elem::F32 | Elem::Tf32 | Elem::S32 => 4,
+            Elem::F32 | Elem::Tf32 | Elem::S32 | Elem::B1 => 4,
             Elem::F64 => 8,
         }
     }
@@ -119,6 +128,15 @@ impl Elem {
 
     pub fn is_int(self) -> bool {
         matches!(self, Elem::S8 | Elem::U8 | Elem::S32)
+    }
+
+    /// [`Elem::mma`], and `.b1` (which `wgmma` does not take).
+    fn mma_or_b1(t: ScalarType) -> Option<Elem> {
+        if t == ScalarType::B1 {
+            Some(Elem::B1)
+        } else {
+            Elem::mma(t)
+        }
     }
 
     /// The integer value of an integer element's bits.
@@ -140,7 +158,7 @@ impl Elem {
             Elem::F32 => f32::from_bits(bits as u32),
             Elem::Tf32 => f32::from_bits(bits as u32 & 0xFFFF_E000),
             Elem::F64 => f64::from_bits(bits) as f32,
-            Elem::S8 | Elem::U8 | Elem::S32 => self.to_i64(bits) as f32,
+            Elem::S8 | Elem::U8 | Elem::S32 | Elem::B1 => self.to_i64(bits) as f32,
             // Every FP8 value is exact in `.f32`.
             Elem::E4m3 | Elem::E5m2 => {
                 use scalar::convert::{convert, CvtModes, Type};
@@ -365,6 +383,8 @@ pub struct MmaOp {
     pub satfinite: bool,
     /// `.f64` `mma`: the rounding of each fused multiply-add (`.rn` unless `.rz`, `.rm`, `.rp`).
     pub rounding: Rounding,
+    /// `.b1` `mma`: `.and.popc` (else `.xor.popc`) — `k` then counts 32-bit words.
+    pub and: bool,
     pub a: Frag,
     pub b: Frag,
     pub c: Frag,
@@ -450,14 +470,17 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
                     return fail(cx, "`wmma.load`/`wmma.store` need a fragment `.a`, `.b`, `.c` or `.d`");
                 };
                 let elem = match types.as_slice() {
-                    [t] => Elem::mma(*t),
+                    [t] => Elem::mma_or_b1(*t),
                     _ => None,
                 };
                 let multiplicand = matches!(role, Word::A | Word::B);
                 let Some(elem) = elem.filter(|e| wmma_type_fits((m, n, k), *e, multiplicand)) else {
                     return fail(cx, WMMA_FORMS);
                 };
-                let frag = Frag::wmma(role, (m, n, k), elem);
+                if elem == Elem::B1 && col_major != (role == Word::B) {
+                    return fail(cx, "a `.b1` `wmma` A fragment is `.row` and a B fragment `.col`");
+                }
+                let frag = Frag::wmma(role, wmma_words((m, n, k), elem), elem);
                 let (regs_at, mem_at) = if has(Word::Load) { (0, 1) } else { (1, 0) };
                 let stride = ops.get(2).map(|o| cx.src(o, Ty::U32));
                 op.mem = cx.mem(ops.get(mem_at));
@@ -476,7 +499,7 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
                 // layout qualifiers have no further effect.
                 let (d, a, b, c) = match types.as_slice() {
                     [d, c] => (Elem::from_scalar(*d), Some(Elem::F16), Some(Elem::F16), Elem::from_scalar(*c)),
-                    [d, a, b, c] => (Elem::mma(*d), Elem::mma(*a), Elem::mma(*b), Elem::mma(*c)),
+                    [d, a, b, c] => (Elem::mma(*d), Elem::mma_or_b1(*a), Elem::mma_or_b1(*b), Elem::mma(*c)),
                     _ => (None, None, None, None),
                 };
                 let (Some(d), Some(a), Some(b), Some(c)) = (d, a, b, c) else { return fail(cx, WMMA_FORMS) };
@@ -490,6 +513,7 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
                         Bf16 | Tf32 => b == a && (c, d) == (F32, F32),
                         S8 | U8 => matches!(b, S8 | U8) && (c, d) == (S32, S32),
                         F64 => (b, c, d) == (F64, F64, F64),
+                        B1 => b == B1 && (c, d) == (S32, S32),
                         _ => false,
                     };
                 if !ok {
@@ -501,20 +525,28 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
                 if [Word::Rn, Word::Rz, Word::Rm, Word::Rp].into_iter().any(has) && a != F64 {
                     return fail(cx, "a rounding modifier is valid on `.f64` `wmma.mma` only");
                 }
+                if (a == B1) != (has(Word::Popc) && (has(Word::Xor) || has(Word::And))) {
+                    return fail(cx, "`.b1` `wmma.mma` is `wmma.mma.{xor,and}.popc`, and only it");
+                }
+                let layouts = words.iter().filter(|w| matches!(w, Word::Row | Word::Col));
+                if a == B1 && !layouts.eq([Word::Row, Word::Col].iter()) {
+                    return fail(cx, "`.b1` `wmma.mma` is `.row.col`");
+                }
+                let shape = wmma_words((m, n, k), a);
                 let frags = [
-                    Frag::wmma(Word::A, (m, n, k), a),
-                    Frag::wmma(Word::B, (m, n, k), b),
-                    Frag::wmma(Word::C, (m, n, k), c),
-                    Frag::wmma(Word::D, (m, n, k), d),
+                    Frag::wmma(Word::A, shape, a),
+                    Frag::wmma(Word::B, shape, b),
+                    Frag::wmma(Word::C, shape, c),
+                    Frag::wmma(Word::D, shape, d),
                 ];
-                mma_operands(cx, ops, k, frags)
+                mma_operands(cx, ops, shape.2, frags)
             }
         }
         ir::Opcode::Mma => {
             let Some((m, n, Some(k))) = shape else { return fail(cx, "`mma` needs a shape such as `.m16n8k16`") };
             let layouts: SmallVec<[Word; 2]> =
                 words.iter().copied().filter(|w| matches!(w, Word::Row | Word::Col)).collect();
-            let elems: SmallVec<[Option<Elem>; 4]> = types.iter().map(|t| Elem::mma(*t)).collect();
+            let elems: SmallVec<[Option<Elem>; 4]> = types.iter().map(|t| Elem::mma_or_b1(*t)).collect();
             if (m, n, k) == (8, 8, 4) && elems.get(1) == Some(&Some(Elem::F16)) && !has(Word::Sp) {
                 return quad_pair_mma(cx, ops, &layouts, &elems);
             }
@@ -524,7 +556,7 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
             let [Some(d), Some(a), Some(b), Some(c)] = *elems.as_slice() else {
                 return fail(
                     cx,
-                    "`mma` needs `.dtype.atype.btype.ctype` with `.f16`/`.bf16`/`.tf32`/`.f64`/`.s8`/`.u8` \
+                    "`mma` needs `.dtype.atype.btype.ctype` with `.f16`/`.bf16`/`.tf32`/`.f64`/`.s8`/`.u8`/`.b1` \
                      multiplicands",
                 );
             };
@@ -540,11 +572,13 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
                 (16, 8, 8) if a == Tf32 => b == Tf32 && (d, c) == (F32, F32),
                 (16, 8, 16 | 32) if matches!(a, S8 | U8) => matches!(b, S8 | U8) && (d, c) == (S32, S32),
                 (8, 8, 4) if a == F64 => (d, b, c) == (F64, F64, F64),
+                (8, 8, 128) | (16, 8, 128 | 256) if a == B1 => b == B1 && (d, c) == (S32, S32),
                 _ => {
                     return fail(
                         cx,
                         "the `mma` shapes implemented are `.m16n8k8`/`.m16n8k16` (`.f16`, `.bf16`), `.m16n8k8` \
-                         (`.tf32`), `.m16n8k16`/`.m16n8k32` (`.s8`, `.u8`) and `.m8n8k4` (`.f64`)",
+                         (`.tf32`), `.m16n8k16`/`.m16n8k32` (`.s8`, `.u8`), `.m8n8k4` (`.f64`, `.f16`) and \
+                         `.m8n8k128`/`.m16n8k128`/`.m16n8k256` (`.b1`)",
                     )
                 }
             };
@@ -554,6 +588,10 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
             if has(Word::Satfinite) && !a.is_int() {
                 return fail(cx, "`.satfinite` on a floating-point `mma` is not implemented");
             }
+            if (a == B1) != (has(Word::Popc) && (has(Word::Xor) || has(Word::And))) {
+                return fail(cx, "`.b1` `mma` is `mma.….s32.b1.b1.s32.{xor,and}.popc`, and only it");
+            }
+            let (m, n, k) = if a == B1 { (m, n, k / 32) } else { (m, n, k) };
             let rounds = [Word::Rn, Word::Rz, Word::Rm, Word::Rp].into_iter().any(has);
             if rounds && a != F64 {
                 return fail(cx, "a rounding modifier is valid on `.f64` `mma` only");
@@ -574,18 +612,30 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
 /// The `wmma` forms implemented, for refusals.
 const WMMA_FORMS: &str = "the `wmma` forms implemented are `.m16n16k16`/`.m32n8k16`/`.m8n32k16` with `.f16`/`.bf16` \
                           (`.f16`/`.f32` accumulators) or `.s8`/`.u8` (`.s32`) multiplicands, `.m16n16k8` `.tf32` \
-                          (`.f32`) and `.m8n8k4` `.f64`";
+                          (`.f32`), `.m8n8k4` `.f64` and `.m8n8k128` `.b1` (`.s32`)";
 
 /// Whether a `wmma` fragment of element type `e` exists for `shape` (a multiplicand, or C/D).
 fn wmma_type_fits(shape: (u32, u32, u32), e: Elem, multiplicand: bool) -> bool {
     use Elem::*;
     let common = matches!(shape, (16, 16, 16) | (32, 8, 16) | (8, 32, 16));
     match (e, multiplicand) {
-        (F16, _) | (Bf16 | S8 | U8, true) | (S32, false) => common,
+        (F16, _) | (Bf16 | S8 | U8, true) => common,
+        (S32, false) if common => true,
         (F32, false) => common || shape == (16, 16, 8),
         (Tf32, true) => shape == (16, 16, 8),
         (F64, _) => shape == (8, 8, 4),
+        (B1, true) => shape == (8, 8, 128),
+        (S32, false) => shape == (8, 8, 128),
         _ => false,
+    }
+}
+
+/// The shape whose fragments hold `elem`: `.b1` fragments count 32-bit words along k.
+fn wmma_words((m, n, k): (u32, u32, u32), elem: Elem) -> (u32, u32, u32) {
+    if elem == Elem::B1 {
+        (m, n, k / 32)
+    } else {
+        (m, n, k)
     }
 }
 
@@ -643,7 +693,8 @@ pub fn mma_operands(cx: &mut OperandCx<'_, '_>, ops: &[Operand], k: u32, frags: 
         srcs[i] = src_list(cx, ops.get(i + 1))?;
         check_count(cx, srcs[i].len(), f.regs)?;
     }
-    Some(MatrixOp::Mma(Box::new(MmaOp { k, satfinite, rounding, a, b, c, d, dsts, srcs })))
+    let and = cx.inst().has(Word::And);
+    Some(MatrixOp::Mma(Box::new(MmaOp { k, satfinite, rounding, and, a, b, c, d, dsts, srcs })))
 }
 
 /// The registers of a vector operand `{r0, r1, ...}` (or of a single register) as destinations.
@@ -760,7 +811,9 @@ pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecE
             };
             let [a, b, c] = [(&m.a, 0), (&m.b, 1), (&m.c, 2)].map(|(f, i)| bits(x, f, &m.srcs[i]));
             let (rows, cols) = (m.d.rows, m.d.cols);
-            let tile: Vec<u64> = if m.a.elem.is_int() {
+            let tile: Vec<u64> = if m.a.elem == Elem::B1 {
+                single_bit_multiply_accumulate(rows, cols, m.k, &a, &b, &c, m.and)
+            } else if m.a.elem.is_int() {
                 let [a, b, c] = [(&m.a, a), (&m.b, b), (&m.c, c)]
                     .map(|(f, v)| v.into_iter().map(|e| f.elem.to_i64(e)).collect::<Vec<i64>>());
                 integer_multiply_accumulate(rows, cols, m.k, &a, &b, &c, m.satfinite)
@@ -844,6 +897,33 @@ fn quad_pair_multiply_accumulate(a: &[f32], b: &[f32], c: &[f32]) -> Vec<f32> {
     d
 }
 
+/// Single-bit `D = A·B + C` over word matrices (`k` words of 32 elements; see [`Elem::B1`]): each element of
+/// D is C plus the population count of the XOR (or with `and`, the AND) of A's row and B's column, wrapped
+/// to 32 bits (PTX ISA, mma: single-bit `.xor.popc` / `.and.popc`).
+fn single_bit_multiply_accumulate(
+    rows: u32,
+    cols: u32,
+    k: u32,
+    a: &[u64],
+    b: &[u64],
+    c: &[u64],
+    and: bool,
+) -> Vec<u64> {
+    let (rows, cols, k) = (rows as usize, cols as usize, k as usize);
+    let mut d = Vec::with_capacity(rows * cols);
+    for m in 0..rows {
+        for n in 0..cols {
+            let bits = |w: usize| {
+                let (x, y) = (a[m * k + w] as u32, b[w * cols + n] as u32);
+                if and { x & y } else { x ^ y }.count_ones()
+            };
+            let sum = (0..k).map(bits).fold(c[m * cols + n] as u32, u32::wrapping_add);
+            d.push(u64::from(sum));
+        }
+    }
+    d
+}
+
 /// Integer `D = A·B + C` (`.s32` accumulators): the exact sum, then wrapped to 32 bits, or with
 /// `.satfinite` clamped to `MIN_INT32..MAX_INT32` (PTX ISA, mma "Integer operations"). The products of 8-bit
 /// values cannot overflow the sum of a row (at most 32 · 255² before C), so only C decides overflow.
@@ -908,9 +988,22 @@ fn place(
     stride: &Option<Src>,
 ) -> Result<(u64, u64), ExecError> {
     let addrs = x.addresses(exec);
+    let stride_given = stride.is_some();
     let stride = match stride {
         Some(s) => x.read(s).map(|v| v & 0xFFFF_FFFF),
         None => [u64::from(if col_major { frag.rows } else { frag.cols }); WARP],
+    };
+    // A `.b1` stride counts bits; the fragment's elements are 32-bit words.
+    let stride = if frag.elem == Elem::B1 && stride_given {
+        if !stride[0].is_multiple_of(32) {
+            return Err(x.error(
+                0,
+                ErrorKind::Invalid(format!("`.b1` `wmma` stride of {} bits is not a multiple of 32", stride[0])),
+            ));
+        }
+        stride.map(|s| s / 32)
+    } else {
+        stride
     };
     for lane in 1..WARP {
         if addrs[lane] != addrs[0] || stride[lane] != stride[0] {
