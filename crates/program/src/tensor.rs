@@ -511,7 +511,7 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
                     && match a {
                         F16 => b == F16 && matches!(c, F16 | F32) && matches!(d, F16 | F32),
                         Bf16 | Tf32 => b == a && (c, d) == (F32, F32),
-                        S8 | U8 => matches!(b, S8 | U8) && (c, d) == (S32, S32),
+                        S8 | U8 => b == a && (c, d) == (S32, S32),
                         F64 => (b, c, d) == (F64, F64, F64),
                         B1 => b == B1 && (c, d) == (S32, S32),
                         _ => false,
