@@ -521,6 +521,11 @@ fn other_matrix_forms_stay_refused() {
              {%r0, %r1}, {%r2, %r3}, {%f0, %f1, %f2, %f3, %f0, %f1, %f2, %f3};",
             "takes no `.satfinite` or rounding modifier",
         ),
+        (
+            "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f0, %f1, %f2, %f3}, \
+             {%r0, %r1}, {%r2, %r3}, {%f0, %f1, %f2, %f3}, %r4, 0;",
+            "sparse `mma.sp` is not implemented",
+        ),
     ] {
         let err = common::refusal("sm_80", body);
         assert!(err.contains(why), "`{body}`: {err}");

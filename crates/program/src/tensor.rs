@@ -544,13 +544,20 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
         }
         ir::Opcode::Mma => {
             let Some((m, n, Some(k))) = shape else { return fail(cx, "`mma` needs a shape such as `.m16n8k16`") };
+            if has(Word::Sp) || has(Word::SpOrderedMetadata) {
+                return fail(
+                    cx,
+                    "sparse `mma.sp` is not implemented: the PTX ISA gives the metadata operand's mapping to the \
+                     elements of A only in figures, which lockstep does not follow yet",
+                );
+            }
             let layouts: SmallVec<[Word; 2]> =
                 words.iter().copied().filter(|w| matches!(w, Word::Row | Word::Col)).collect();
             let elems: SmallVec<[Option<Elem>; 4]> = types.iter().map(|t| Elem::mma_or_b1(*t)).collect();
-            if (m, n, k) == (8, 8, 4) && elems.get(1) == Some(&Some(Elem::F16)) && !has(Word::Sp) {
+            if (m, n, k) == (8, 8, 4) && elems.get(1) == Some(&Some(Elem::F16)) {
                 return quad_pair_mma(cx, ops, &layouts, &elems);
             }
-            if layouts.as_slice() != [Word::Row, Word::Col] || has(Word::Sp) {
+            if layouts.as_slice() != [Word::Row, Word::Col] {
                 return fail(cx, "only `mma.sync.aligned.{shape}.row.col` is implemented");
             }
             let [Some(d), Some(a), Some(b), Some(c)] = *elems.as_slice() else {
