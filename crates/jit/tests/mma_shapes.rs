@@ -8,7 +8,8 @@
 //! from the input (distributed by those layouts) and stores its D registers; the test compares every lane's
 //! D registers with the reference distributed the same way (on the emulator and on the JIT with and without
 //! its vector path). Also `.f16` `m8n8k4`, Volta's shape: four independent 8×8×4 products, one per quad pair,
-//! in every `.alayout.blayout` and accumulator type.
+//! in every `.alayout.blayout` and accumulator type; and the single-bit `.b1` shapes (`m8n8k128`,
+//! `m16n8k128`, `m16n8k256`) with `.xor.popc` and `.and.popc`.
 
 mod common;
 

@@ -1057,6 +1057,27 @@ mod tests {
                 assert_eq!(f.gather(&f.scatter(&tile)), tile);
             }
         }
+        // The other types: the ISA's register counts, and every element in one slot.
+        let more = [
+            (Word::A, (16, 16, 16), Elem::S8, 2),
+            (Word::B, (32, 8, 16), Elem::U8, 1),
+            (Word::A, (32, 8, 16), Elem::S8, 4),
+            (Word::C, (8, 32, 16), Elem::S32, 8),
+            (Word::A, (16, 16, 8), Elem::Tf32, 4),
+            (Word::D, (16, 16, 8), Elem::F32, 8),
+            (Word::A, (8, 8, 4), Elem::F64, 1),
+            (Word::C, (8, 8, 4), Elem::F64, 2),
+            (Word::A, (8, 8, 4), Elem::B1, 1),
+            (Word::B, (8, 8, 4), Elem::B1, 1),
+            (Word::C, (8, 8, 4), Elem::S32, 2),
+        ];
+        for (role, shape, elem, regs) in more {
+            let f = Frag::wmma(role, shape, elem);
+            assert_eq!((f.regs, f.slots() * WARP as u32), (regs, f.rows * f.cols), "{role:?} {shape:?} {elem:?}");
+            let mask = crate::types::mask_bits(elem.bytes() * 8);
+            let tile: Vec<u64> = (0..u64::from(f.rows * f.cols)).map(|v| v.wrapping_mul(0x9E37_79B9) & mask).collect();
+            assert_eq!(f.gather(&f.scatter(&tile)), tile);
+        }
     }
 
     #[test]
