@@ -6,7 +6,10 @@
 //! 19 bits), and the per-lane fragment layouts of "Matrix Fragments for mma.m16n8k32 / m16n8k16 / m16n8k8 /
 //! m8n8k4" (`g = %laneid >> 2`, `t = %laneid % 4`), restated below. Each lane loads its A, B and C registers
 //! from the input (distributed by those layouts) and stores its D registers; the test compares every lane's
-//! D registers with the reference distributed the same way.
+//! D registers with the reference distributed the same way (on the emulator and on the JIT with and without
+//! its vector path). Also `.f16` `m8n8k4`, Volta's shape: four independent 8×8×4 products, one per quad pair,
+//! in every `.alayout.blayout` and accumulator type; and the single-bit `.b1` shapes (`m8n8k128`,
+//! `m16n8k128`, `m16n8k256`) with `.xor.popc` and `.and.popc`.
 
 mod common;
 
@@ -134,6 +137,9 @@ fn run(mma: &str, (na, nb, nc, nd): (usize, usize, usize, usize), wide: bool, in
     let (emu, _) = launch(&mut emu::Emulator::new(), &module, "k", grid, block, 0, &args).unwrap();
     let mut jit = jit::Jit::new(jit::Options { threads: 1, ..jit::Options::default() });
     let (native, _) = launch(&mut jit, &module, "k", grid, block, 0, &args).unwrap();
+    let mut scalar = jit::Jit::new(jit::Options { threads: 1, vectorize: false, ..jit::Options::default() });
+    let (unvectorized, _) = launch(&mut scalar, &module, "k", grid, block, 0, &args).unwrap();
+    assert_eq!(unvectorized[1], native[1], "the JIT with and without its vector path: {mma}");
     let regs = |buf: &[u8]| {
         buf.chunks(bytes).map(|c| c.iter().rev().fold(0u64, |v, &b| (v << 8) | u64::from(b))).collect::<Vec<u64>>()
     };
@@ -327,5 +333,156 @@ fn f64_m8n8k4_is_a_fused_multiply_add_with_its_rounding() {
     ] {
         let d: Vec<f64> = (0..64).map(|i| r[2 * ((i / 8) % 2) + i % 2]).collect();
         case(rnd, &a, &b, &c, &d);
+    }
+}
+
+/// `.f16` `mma.m8n8k4` ("Matrix Fragments for mma.m8n8k4 with .f16 floating point type"): computation `q` is
+/// held by lanes `4q..4q+3` (low group) and `16+4q..16+4q+3` (high group). With `r = %laneid % 4` and
+/// `h = 4` in the high group, 0 in the low one, element `i` of a lane is at (row, column) of its computation's
+/// matrices: A row-major (r + h, i), column-major (i + h, r); B row-major (r, i + h), column-major (i, r + h);
+/// C/D `.f16` (r + h, i); C/D `.f32` ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1)).
+fn quad_position(what: &str, lane: usize, i: usize) -> (usize, usize) {
+    let (r, h) = (lane % 4, if lane >= 16 { 4 } else { 0 });
+    match what {
+        "a.row" => (r + h, i),
+        "a.col" => (i + h, r),
+        "b.row" => (r, i + h),
+        "b.col" => (i, r + h),
+        "c.f16" => (r + h, i),
+        _ => ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1)),
+    }
+}
+
+/// Every lane's registers for the four computations' matrices `m[q]` (`cols` wide), `elems` elements of
+/// `bits` bits per lane.
+fn quad_distribute(m: &[Vec<u64>; 4], cols: usize, what: &str, elems: usize, bits: u32) -> Vec<Vec<u64>> {
+    let per_reg = (32 / bits) as usize;
+    (0..32)
+        .map(|lane| {
+            let q = (lane >> 2) & 3;
+            let mut regs = vec![0u64; elems / per_reg];
+            for i in 0..elems {
+                let (r, c) = quad_position(what, lane, i);
+                regs[i / per_reg] |= m[q][r * cols + c] << (bits as usize * (i % per_reg));
+            }
+            regs
+        })
+        .collect()
+}
+
+#[test]
+fn f16_m8n8k4_computes_one_product_per_quad_pair() {
+    let f16 = |v: f32| {
+        // Exact small values only: sign, then the f16 of |v| = n / 16 with n < 2048.
+        let (sign, mut x) = (if v < 0.0 { 0x8000u64 } else { 0 }, v.abs());
+        if x == 0.0 {
+            return sign;
+        }
+        let mut e = 15i32;
+        while x >= 2.0 {
+            x /= 2.0;
+            e += 1;
+        }
+        while x < 1.0 {
+            x *= 2.0;
+            e -= 1;
+        }
+        sign | (e as u64) << 10 | ((x - 1.0) * 1024.0) as u64
+    };
+    let mut rng = Rng(99);
+    for (seed, al, bl, ct, dt) in [
+        (1, "row", "col", "f32", "f32"),
+        (2, "col", "row", "f16", "f16"),
+        (3, "row", "row", "f16", "f32"),
+        (4, "col", "col", "f32", "f16"),
+    ] {
+        rng.0 ^= seed;
+        // Values i/4 with |i| ≤ 16: every product, sum and result is exact in .f16 and .f32.
+        let mut val = |_| rng.range(-16, 16) as f32 / 4.0;
+        let a: [Vec<f32>; 4] = std::array::from_fn(|_| (0..32).map(&mut val).collect());
+        let b: [Vec<f32>; 4] = std::array::from_fn(|_| (0..32).map(&mut val).collect());
+        let c: [Vec<f32>; 4] = std::array::from_fn(|_| (0..64).map(&mut val).collect());
+        let d: [Vec<f32>; 4] = std::array::from_fn(|q| {
+            (0..64)
+                .map(|i| c[q][i] + (0..4).map(|kk| a[q][(i / 8) * 4 + kk] * b[q][kk * 8 + i % 8]).sum::<f32>())
+                .collect()
+        });
+        let enc = |m: &[Vec<f32>; 4], ty: &str| -> [Vec<u64>; 4] {
+            std::array::from_fn(|q| {
+                m[q].iter().map(|&v| if ty == "f16" { f16(v) } else { u64::from(v.to_bits()) }).collect()
+            })
+        };
+        let bits = |ty: &str| if ty == "f16" { 16 } else { 32 };
+        let input = lanes_input(
+            quad_distribute(&enc(&a, "f16"), 4, &format!("a.{al}"), 4, 16),
+            quad_distribute(&enc(&b, "f16"), 8, &format!("b.{bl}"), 4, 16),
+            quad_distribute(&enc(&c, ct), 8, &format!("c.{ct}"), 8, bits(ct)),
+        );
+        let want: Vec<u64> = quad_distribute(&enc(&d, dt), 8, &format!("c.{dt}"), 8, bits(dt)).concat();
+        let mma = format!("mma.sync.aligned.m8n8k4.{al}.{bl}.{dt}.f16.f16.{ct}");
+        let regs = |ty: &str| if ty == "f16" { 4 } else { 8 };
+        let [emu, native] = run(&mma, (2, 2, regs(ct), regs(dt)), false, &input);
+        assert_eq!(emu, want, "emulator: {mma}");
+        assert_eq!(native, want, "JIT: {mma}");
+    }
+}
+
+/// Single-bit `mma` ("Matrix Fragments for mma.m8n8k128 / m16n8k128 / m16n8k256"): `.b1` element `i` of a
+/// lane (bit `i % 32` of register `i / 32`) is, in A, at row `g + 8·((i >> 5) & 1)`, column
+/// `32t + (i & 31) + 128·(i >> 6)`; in B at row `32t + (i & 31) + 128·(i >> 5)`, column `g`. C and D are the
+/// `.s32` `m8n8` / `m16n8` accumulators. D = C + the number of k where `A[m][k] op B[k][n]` is 1 (`op` XOR or
+/// AND), wrapped to 32 bits.
+fn b1_position(b: bool, lane: usize, i: usize) -> (usize, usize) {
+    let (g, t) = (lane >> 2, lane % 4);
+    if b {
+        (32 * t + (i & 31) + 128 * (i >> 5), g)
+    } else {
+        (g + 8 * ((i >> 5) & 1), 32 * t + (i & 31) + 128 * (i >> 6))
+    }
+}
+
+#[test]
+fn single_bit_mma_counts_xor_and_and() {
+    let mut rng = Rng(4242);
+    for (m, k, and) in
+        [(8, 128, false), (8, 128, true), (16, 128, false), (16, 128, true), (16, 256, false), (16, 256, true)]
+    {
+        let a: Vec<u64> = (0..m * k).map(|_| rng.next() >> 63).collect();
+        let b: Vec<u64> = (0..k * 8).map(|_| rng.next() >> 63).collect();
+        // Some C near the top of the range, so that the count wraps.
+        let c: Vec<u64> = (0..m * 8)
+            .map(|i| if i % 5 == 0 { u64::from(i32::MAX as u32 - 3) } else { rng.range(-5000, 5000) as u32 as u64 })
+            .collect();
+        let d: Vec<u64> = (0..m * 8)
+            .map(|i| {
+                let (r, n) = (i / 8, i % 8);
+                let ones = (0..k)
+                    .filter(|&kk| if and { a[r * k + kk] & b[kk * 8 + n] } else { a[r * k + kk] ^ b[kk * 8 + n] } == 1)
+                    .count();
+                u64::from((c[i] as u32).wrapping_add(ones as u32))
+            })
+            .collect();
+        let bits = |m: &[u64], cols: usize, is_b: bool, elems: usize| -> Vec<Vec<u64>> {
+            (0..32)
+                .map(|lane| {
+                    let mut regs = vec![0u64; elems / 32];
+                    for i in 0..elems {
+                        let (r, col) = b1_position(is_b, lane, i);
+                        regs[i / 32] |= m[r * cols + col] << (i % 32);
+                    }
+                    regs
+                })
+                .collect()
+        };
+        let (na, nb, nc) = (m * k / 1024, k / 128, m / 4);
+        let c_layout = if m == 8 { Layout::CF64 } else { Layout::C16x8 };
+        let input =
+            lanes_input(bits(&a, k, false, 32 * na), bits(&b, 8, true, 32 * nb), distribute(&c, 8, c_layout, nc, 32));
+        let want: Vec<u64> = distribute(&d, 8, c_layout, nc, 32).concat();
+        let op = if and { "and" } else { "xor" };
+        let mma = format!("mma.sync.aligned.m{m}n8k{k}.row.col.s32.b1.b1.s32.{op}.popc");
+        let [emu, native] = run(&mma, (na, nb, nc, nc), false, &input);
+        assert_eq!(emu, want, "emulator: {mma}");
+        assert_eq!(native, want, "JIT: {mma}");
     }
 }

@@ -951,7 +951,9 @@ impl Decoder<'_> {
             self.mbarrier(&mut op, i, regs, frame);
             return op;
         }
-        if types.contains(&Ty::Other) && !matches!(inst.opcode, Opcode::Mma | Opcode::Wgmma | Opcode::Istypep) {
+        if types.contains(&Ty::Other)
+            && !matches!(inst.opcode, Opcode::Mma | Opcode::Wmma | Opcode::Wgmma | Opcode::Istypep)
+        {
             self.unsupported(i, "type not supported by the emulator");
             return op;
         }

@@ -12,6 +12,14 @@
 //!   Integer results are exact, then wrapped to 32 bits or, with `.satfinite`, clamped; `.f64` is one fused
 //!   multiply-add per step in order of k, rounded as `.rn`/`.rz`/`.rm`/`.rp` says; `.tf32` operands count
 //!   by their upper 19 bits.
+//! - **Single-bit** `mma.sync` (`m8n8k128`, `m16n8k128`, `m16n8k256`) and `wmma` (`m8n8k128`, A `.row`, B
+//!   `.col`, strides in bits) with `.xor.popc` / `.and.popc`: the fragments are matrices of 32-bit words
+//!   of 32 elements along k ([`Elem::B1`]), which is how every `.b1` layout of the ISA places them (the
+//!   `mma` ones are then the 32-bit-element layouts above); D = C + the population count of the row of A
+//!   XOR (AND) the column of B, wrapped to 32 bits.
+//! - **`mma.sync.m8n8k4`** with `.f16` multiplicands (any `.alayout.blayout`, `.f16`/`.f32` accumulators) is
+//!   four independent 8×8×4 products, computation `q` held by lanes `4q..4q+3` and `16+4q..16+4q+3`, in the
+//!   ISA's per-lane layouts for it ([`Layout::QuadA`]); the arithmetic is that of the other `.f16` shapes.
 //! - **`mma.sync`** (`m16n8k8`, `m16n8k16`; `.f16`/`.bf16` inputs, `.f16`/`.f32` accumulators) and
 //!   **`ldmatrix`** (`m8n8`, `.x1/.x2/.x4`, `.trans`, `.b16`) follow the layouts the PTX ISA specifies, with
 //!   `g = %laneid >> 2` and `t = %laneid % 4`. A (`a0..a7`, two per `.b32` register, low half first): row
@@ -24,12 +32,14 @@
 //!   `ldmatrix` fragment of the transposed matrix.
 //! - **`wmma`** fragments are opaque in PTX (their layout is implementation-defined and differs between GPU
 //!   generations), so the emulator uses its own, the same for `wmma.load`, `wmma.mma` and `wmma.store`:
-//!   slot `e` of lane `l` (16-bit elements two per `.b32` register, low half first; `.f32` one per
-//!   register) holds element `(32·e + l) mod (rows·cols)` of the fragment's matrix in row-major order,
+//!   slot `e` of lane `l` (8-bit elements four per `.b32` register and 16-bit elements two, low first;
+//!   `.f32`/`.tf32`/`.s32` one per register, `.f64` one per `.f64` register) holds element `(32·e + l) mod (rows·cols)` of the fragment's matrix in row-major order,
 //!   whatever the memory layout (`.row`/`.col`) it was loaded from. A fragment with more slots than the
 //!   matrix has elements (the `.f16` A and B fragments: eight registers, sixteen slots, for 256 or 128
 //!   elements) holds every element twice or four times; `wmma.load` fills every copy, `wmma.mma` reads the
-//!   first. Loads and stores honour the layout qualifier and the stride (in elements; by default the
+//!   first. Every `wmma` type uses this layout (`.f16`/`.bf16`, `.s8`/`.u8` with `.s32` accumulators,
+//!   `.tf32` `m16n16k8`, `.f64` `m8n8k4`), with the register counts the ISA gives each fragment; the
+//!   arithmetic is that of the same types' `mma.sync`. Loads and stores honour the layout qualifier and the stride (in elements; by default the
 //!   leading dimension), and check the ISA's alignment rule: the address and the stride in bytes must be
 //!   multiples of the fragment's size in bytes. The address and stride must be the same in every lane.
 //!
@@ -74,6 +84,10 @@ pub enum Elem {
     /// FP8 multiplicands of `wgmma` (one byte each).
     E4m3,
     E5m2,
+    /// Single-bit multiplicands, handled as 32-bit words of 32 consecutive elements along k (element
+    /// `32w + j` is bit `j` of word `w`, low to high as in the ISA's fragments and in memory): every `.b1`
+    /// fragment layout of the ISA places whole words, so the fragments are word matrices `k / 32` wide.
+    B1,
 }
 
 impl Elem {
@@ -102,7 +116,7 @@ impl Elem {
         match self {
             Elem::S8 | Elem::U8 | Elem::E4m3 | Elem::E5m2 => 1,
             Elem::F16 | Elem::Bf16 => 2,
-            Elem::F32 | Elem::Tf32 | Elem::S32 => 4,
+            Elem::F32 | Elem::Tf32 | Elem::S32 | Elem::B1 => 4,
             Elem::F64 => 8,
         }
     }
@@ -114,6 +128,15 @@ impl Elem {
 
     pub fn is_int(self) -> bool {
         matches!(self, Elem::S8 | Elem::U8 | Elem::S32)
+    }
+
+    /// [`Elem::mma`], and `.b1` (which `wgmma` does not take).
+    fn mma_or_b1(t: ScalarType) -> Option<Elem> {
+        if t == ScalarType::B1 {
+            Some(Elem::B1)
+        } else {
+            Elem::mma(t)
+        }
     }
 
     /// The integer value of an integer element's bits.
@@ -135,7 +158,7 @@ impl Elem {
             Elem::F32 => f32::from_bits(bits as u32),
             Elem::Tf32 => f32::from_bits(bits as u32 & 0xFFFF_E000),
             Elem::F64 => f64::from_bits(bits) as f32,
-            Elem::S8 | Elem::U8 | Elem::S32 => self.to_i64(bits) as f32,
+            Elem::S8 | Elem::U8 | Elem::S32 | Elem::B1 => self.to_i64(bits) as f32,
             // Every FP8 value is exact in `.f32`.
             Elem::E4m3 | Elem::E5m2 => {
                 use scalar::convert::{convert, CvtModes, Type};
@@ -166,6 +189,16 @@ pub enum Layout {
     MmaC,
     /// A warp's 16 rows of a `wgmma` accumulator (`m64nN`): the `MmaC` layout repeated for every 8 columns.
     WgmmaD,
+    /// `.f16` `mma.m8n8k4`: four independent 8×8×4 products, one per quad pair, stacked (A 32×4 and C/D 32×8
+    /// by rows `8q..8q+8`, B 4×32 by columns `8q..8q+8`, for the computation `q`); `col` is the operand's
+    /// layout qualifier.
+    QuadA {
+        col: bool,
+    },
+    QuadB {
+        col: bool,
+    },
+    QuadC,
 }
 
 /// The geometry of one fragment: the matrix it holds, its element type, and how many registers it takes.
@@ -206,12 +239,22 @@ impl Frag {
         Frag { rows, cols, elem, regs, layout }
     }
 
+    /// An `.f16` `mma.m8n8k4` fragment (stacked over the four quad pairs, see [`Layout::QuadA`]).
+    pub fn quad(layout: Layout, elem: Elem) -> Frag {
+        let (rows, cols) = match layout {
+            Layout::QuadA { .. } => (32, 4),
+            Layout::QuadB { .. } => (4, 32),
+            _ => (32, 8),
+        };
+        Frag { rows, cols, elem, regs: rows * cols / WARP as u32 / elem.per_reg(), layout }
+    }
+
     pub fn slots(&self) -> u32 {
         self.regs * self.elem.per_reg()
     }
 
     pub fn bytes(&self) -> u64 {
-        u64::from(self.regs) * 4
+        u64::from(self.regs * self.elem.per_reg() * self.elem.bytes())
     }
 
     /// The (row, column) of the element in slot `e` of `lane`. The `mma` layouts are the ISA's "Matrix
@@ -236,6 +279,19 @@ impl Frag {
             (Layout::MmaB, _) => (t + 4 * e, g),
             (Layout::MmaC, _) => (g + 8 * (e >> 1), 2 * t + (e & 1)),
             (Layout::WgmmaD, _) => (g + 8 * ((e >> 1) & 1), 8 * (e >> 2) + 2 * t + (e & 1)),
+            // The ISA's "Matrix Fragments for mma.m8n8k4 with .f16": lanes 4q..4q+3 (low group) and
+            // 16+4q..16+4q+3 (high group) hold computation q; `r = %laneid % 4`, `h = 4` in the high group.
+            (Layout::QuadA { .. } | Layout::QuadB { .. } | Layout::QuadC, _) => {
+                let (q, r, h) = ((lane >> 2) & 3, lane & 3, if lane >= 16 { 4 } else { 0 });
+                match self.layout {
+                    Layout::QuadA { col: true } => (8 * q + e + h, r),
+                    Layout::QuadA { col: false } => (8 * q + r + h, e),
+                    Layout::QuadB { col: true } => (e, 8 * q + r + h),
+                    Layout::QuadB { col: false } => (r, 8 * q + e + h),
+                    _ if self.elem == Elem::F16 => (8 * q + r + h, e),
+                    _ => (8 * q + (lane & 1) + (e & 2) + h, (e & 4) + (lane & 2) + (e & 1)),
+                }
+            }
         }
     }
 
@@ -327,6 +383,8 @@ pub struct MmaOp {
     pub satfinite: bool,
     /// `.f64` `mma`: the rounding of each fused multiply-add (`.rn` unless `.rz`, `.rm`, `.rp`).
     pub rounding: Rounding,
+    /// `.b1` `mma`: `.and.popc` (else `.xor.popc`) — `k` then counts 32-bit words.
+    pub and: bool,
     pub a: Frag,
     pub b: Frag,
     pub c: Frag,
@@ -399,31 +457,23 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
         }
         ir::Opcode::Wmma => {
             let Some((m, n, Some(k))) = shape else { return fail(cx, "`wmma` needs a shape such as `.m16n16k16`") };
-            if !matches!((m, n, k), (16, 16, 16) | (32, 8, 16) | (8, 32, 16)) {
-                return fail(cx, "only the `.m16n16k16`, `.m32n8k16` and `.m8n32k16` `wmma` shapes are implemented");
-            }
-            if has(Word::Satfinite) {
-                return fail(cx, "`wmma.mma.satfinite` is not implemented");
-            }
             let col_major = has(Word::Col);
             if has(Word::Load) || has(Word::Store) {
                 let Some(role) = [Word::A, Word::B, Word::C, Word::D].into_iter().find(|w| has(*w)) else {
                     return fail(cx, "`wmma.load`/`wmma.store` need a fragment `.a`, `.b`, `.c` or `.d`");
                 };
                 let elem = match types.as_slice() {
-                    [t] => Elem::from_scalar(*t),
+                    [t] => Elem::mma_or_b1(*t),
                     _ => None,
                 };
-                let Some(elem) = elem.filter(|e| role == Word::C || role == Word::D || *e != Elem::F32) else {
-                    return fail(
-                        cx,
-                        "only `.f16` and `.bf16` multiplicands and `.f16`/`.f32` accumulators are implemented",
-                    );
+                let multiplicand = matches!(role, Word::A | Word::B);
+                let Some(elem) = elem.filter(|e| wmma_type_fits((m, n, k), *e, multiplicand)) else {
+                    return fail(cx, WMMA_FORMS);
                 };
-                if elem == Elem::Bf16 && matches!(role, Word::C | Word::D) {
-                    return fail(cx, "`wmma` accumulators are `.f16` or `.f32`");
+                if elem == Elem::B1 && col_major != (role == Word::B) {
+                    return fail(cx, "a `.b1` `wmma` A fragment is `.row` and a B fragment `.col`");
                 }
-                let frag = Frag::wmma(role, (m, n, k), elem);
+                let frag = Frag::wmma(role, wmma_words((m, n, k), elem), elem);
                 let (regs_at, mem_at) = if has(Word::Load) { (0, 1) } else { (1, 0) };
                 let stride = ops.get(2).map(|o| cx.src(o, Ty::U32));
                 op.mem = cx.mem(ops.get(mem_at));
@@ -440,43 +490,73 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
                 // wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype (f16 multiplicands), or
                 // .dtype.atype.btype.ctype. The fragments are already in logical (row, column) order, so the
                 // layout qualifiers have no further effect.
-                let (d, ab, c) = match types.as_slice() {
-                    [d, c] => (Elem::from_scalar(*d), Some(Elem::F16), Elem::from_scalar(*c)),
-                    [d, a, b, c] if a == b => (Elem::from_scalar(*d), Elem::from_scalar(*a), Elem::from_scalar(*c)),
-                    _ => (None, None, None),
+                let (d, a, b, c) = match types.as_slice() {
+                    [d, c] => (Elem::from_scalar(*d), Some(Elem::F16), Some(Elem::F16), Elem::from_scalar(*c)),
+                    [d, a, b, c] => (Elem::mma(*d), Elem::mma_or_b1(*a), Elem::mma_or_b1(*b), Elem::mma(*c)),
+                    _ => (None, None, None, None),
                 };
-                let (Some(d), Some(ab), Some(c)) = (d, ab, c) else {
-                    return fail(
-                        cx,
-                        "only `.f16`/`.bf16` multiplicands with `.f16`/`.f32` accumulators are implemented",
-                    );
-                };
-                if ab == Elem::F32
-                    || d == Elem::Bf16
-                    || c == Elem::Bf16
-                    || (ab == Elem::Bf16 && (d, c) != (Elem::F32, Elem::F32))
-                {
-                    return fail(cx, "unsupported `wmma.mma` type combination");
+                let (Some(d), Some(a), Some(b), Some(c)) = (d, a, b, c) else { return fail(cx, WMMA_FORMS) };
+                use Elem::*;
+                let fits = [(a, true), (b, true), (c, false), (d, false)]
+                    .into_iter()
+                    .all(|(e, mult)| wmma_type_fits((m, n, k), e, mult));
+                let ok = fits
+                    && match a {
+                        F16 => b == F16 && matches!(c, F16 | F32) && matches!(d, F16 | F32),
+                        Bf16 | Tf32 => b == a && (c, d) == (F32, F32),
+                        S8 | U8 => b == a && (c, d) == (S32, S32),
+                        F64 => (b, c, d) == (F64, F64, F64),
+                        B1 => b == B1 && (c, d) == (S32, S32),
+                        _ => false,
+                    };
+                if !ok {
+                    return fail(cx, &format!("unsupported `wmma.mma` type combination; {WMMA_FORMS}"));
                 }
+                if has(Word::Satfinite) && !a.is_int() {
+                    return fail(cx, "`.satfinite` on a floating-point `wmma.mma` is not implemented");
+                }
+                if [Word::Rn, Word::Rz, Word::Rm, Word::Rp].into_iter().any(has) && a != F64 {
+                    return fail(cx, "a rounding modifier is valid on `.f64` `wmma.mma` only");
+                }
+                if (a == B1) != (has(Word::Popc) && (has(Word::Xor) || has(Word::And))) {
+                    return fail(cx, "`.b1` `wmma.mma` is `wmma.mma.{xor,and}.popc`, and only it");
+                }
+                let layouts = words.iter().filter(|w| matches!(w, Word::Row | Word::Col));
+                if a == B1 && !layouts.eq([Word::Row, Word::Col].iter()) {
+                    return fail(cx, "`.b1` `wmma.mma` is `.row.col`");
+                }
+                let shape = wmma_words((m, n, k), a);
                 let frags = [
-                    Frag::wmma(Word::A, (m, n, k), ab),
-                    Frag::wmma(Word::B, (m, n, k), ab),
-                    Frag::wmma(Word::C, (m, n, k), c),
-                    Frag::wmma(Word::D, (m, n, k), d),
+                    Frag::wmma(Word::A, shape, a),
+                    Frag::wmma(Word::B, shape, b),
+                    Frag::wmma(Word::C, shape, c),
+                    Frag::wmma(Word::D, shape, d),
                 ];
-                mma_operands(cx, ops, k, frags)
+                mma_operands(cx, ops, shape.2, frags)
             }
         }
         ir::Opcode::Mma => {
             let Some((m, n, Some(k))) = shape else { return fail(cx, "`mma` needs a shape such as `.m16n8k16`") };
-            if !has(Word::Row) || !has(Word::Col) || has(Word::Sp) {
+            if has(Word::Sp) || has(Word::SpOrderedMetadata) {
+                return fail(
+                    cx,
+                    "sparse `mma.sp` is not implemented: the PTX ISA gives the metadata operand's mapping to the \
+                     elements of A only in figures, which lockstep does not follow yet",
+                );
+            }
+            let layouts: SmallVec<[Word; 2]> =
+                words.iter().copied().filter(|w| matches!(w, Word::Row | Word::Col)).collect();
+            let elems: SmallVec<[Option<Elem>; 4]> = types.iter().map(|t| Elem::mma_or_b1(*t)).collect();
+            if (m, n, k) == (8, 8, 4) && elems.get(1) == Some(&Some(Elem::F16)) {
+                return quad_pair_mma(cx, ops, &layouts, &elems);
+            }
+            if layouts.as_slice() != [Word::Row, Word::Col] {
                 return fail(cx, "only `mma.sync.aligned.{shape}.row.col` is implemented");
             }
-            let elems: SmallVec<[Option<Elem>; 4]> = types.iter().map(|t| Elem::mma(*t)).collect();
             let [Some(d), Some(a), Some(b), Some(c)] = *elems.as_slice() else {
                 return fail(
                     cx,
-                    "`mma` needs `.dtype.atype.btype.ctype` with `.f16`/`.bf16`/`.tf32`/`.f64`/`.s8`/`.u8` \
+                    "`mma` needs `.dtype.atype.btype.ctype` with `.f16`/`.bf16`/`.tf32`/`.f64`/`.s8`/`.u8`/`.b1` \
                      multiplicands",
                 );
             };
@@ -492,11 +572,13 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
                 (16, 8, 8) if a == Tf32 => b == Tf32 && (d, c) == (F32, F32),
                 (16, 8, 16 | 32) if matches!(a, S8 | U8) => matches!(b, S8 | U8) && (d, c) == (S32, S32),
                 (8, 8, 4) if a == F64 => (d, b, c) == (F64, F64, F64),
+                (8, 8, 128) | (16, 8, 128 | 256) if a == B1 => b == B1 && (d, c) == (S32, S32),
                 _ => {
                     return fail(
                         cx,
                         "the `mma` shapes implemented are `.m16n8k8`/`.m16n8k16` (`.f16`, `.bf16`), `.m16n8k8` \
-                         (`.tf32`), `.m16n8k16`/`.m16n8k32` (`.s8`, `.u8`) and `.m8n8k4` (`.f64`)",
+                         (`.tf32`), `.m16n8k16`/`.m16n8k32` (`.s8`, `.u8`), `.m8n8k4` (`.f64`, `.f16`) and \
+                         `.m8n8k128`/`.m16n8k128`/`.m16n8k256` (`.b1`)",
                     )
                 }
             };
@@ -506,6 +588,10 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
             if has(Word::Satfinite) && !a.is_int() {
                 return fail(cx, "`.satfinite` on a floating-point `mma` is not implemented");
             }
+            if (a == B1) != (has(Word::Popc) && (has(Word::Xor) || has(Word::And))) {
+                return fail(cx, "`.b1` `mma` is `mma.….s32.b1.b1.s32.{xor,and}.popc`, and only it");
+            }
+            let (m, n, k) = if a == B1 { (m, n, k / 32) } else { (m, n, k) };
             let rounds = [Word::Rn, Word::Rz, Word::Rm, Word::Rp].into_iter().any(has);
             if rounds && a != F64 {
                 return fail(cx, "a rounding modifier is valid on `.f64` `mma` only");
@@ -521,6 +607,67 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
         ir::Opcode::Wgmma => crate::wgmma::decode(cx, shape, &words, &types),
         _ => None,
     }
+}
+
+/// The `wmma` forms implemented, for refusals.
+const WMMA_FORMS: &str = "the `wmma` forms implemented are `.m16n16k16`/`.m32n8k16`/`.m8n32k16` with `.f16`/`.bf16` \
+                          (`.f16`/`.f32` accumulators) or `.s8`/`.u8` (`.s32`) multiplicands, `.m16n16k8` `.tf32` \
+                          (`.f32`), `.m8n8k4` `.f64` and `.m8n8k128` `.b1` (`.s32`)";
+
+/// Whether a `wmma` fragment of element type `e` exists for `shape` (a multiplicand, or C/D).
+fn wmma_type_fits(shape: (u32, u32, u32), e: Elem, multiplicand: bool) -> bool {
+    use Elem::*;
+    let common = matches!(shape, (16, 16, 16) | (32, 8, 16) | (8, 32, 16));
+    match (e, multiplicand) {
+        (F16, _) | (Bf16 | S8 | U8, true) => common,
+        (S32, false) if common => true,
+        (F32, false) => common || shape == (16, 16, 8),
+        (Tf32, true) => shape == (16, 16, 8),
+        (F64, _) => shape == (8, 8, 4),
+        (B1, true) => shape == (8, 8, 128),
+        (S32, false) => shape == (8, 8, 128),
+        _ => false,
+    }
+}
+
+/// The shape whose fragments hold `elem`: `.b1` fragments count 32-bit words along k.
+fn wmma_words((m, n, k): (u32, u32, u32), elem: Elem) -> (u32, u32, u32) {
+    if elem == Elem::B1 {
+        (m, n, k / 32)
+    } else {
+        (m, n, k)
+    }
+}
+
+/// `mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype`: four 8×8×4 products, one per quad pair.
+fn quad_pair_mma(
+    cx: &mut OperandCx<'_, '_>,
+    ops: &[Operand],
+    layouts: &[Word],
+    elems: &[Option<Elem>],
+) -> Option<MatrixOp> {
+    let float = |e: &Option<Elem>| matches!(e, Some(Elem::F16 | Elem::F32));
+    let [d, Some(Elem::F16), Some(Elem::F16), c] = *elems else {
+        cx.unsupported("`mma.m8n8k4` with `.f16` multiplicands needs `.dtype.f16.f16.ctype`");
+        return None;
+    };
+    let (&[al, bl], true, true) = (layouts, float(&d), float(&c)) else {
+        cx.unsupported("`mma.m8n8k4` needs `.alayout.blayout` (`.row`/`.col`) and `.f16`/`.f32` accumulators");
+        return None;
+    };
+    let (Some(d), Some(c)) = (d, c) else { return None };
+    if cx.inst().has(Word::Satfinite) || [Word::Rn, Word::Rz, Word::Rm, Word::Rp].into_iter().any(|w| cx.inst().has(w))
+    {
+        cx.unsupported("`mma.m8n8k4` with `.f16` multiplicands takes no `.satfinite` or rounding modifier");
+        return None;
+    }
+    let frags = [
+        Frag::quad(Layout::QuadA { col: al == Word::Col }, Elem::F16),
+        Frag::quad(Layout::QuadB { col: bl == Word::Col }, Elem::F16),
+        Frag::quad(Layout::QuadC, c),
+        Frag::quad(Layout::QuadC, d),
+    ];
+    mma_operands(cx, ops, 4, frags)
 }
 
 pub fn check_count(cx: &mut OperandCx<'_, '_>, got: usize, want: u32) -> Option<()> {
@@ -546,7 +693,8 @@ pub fn mma_operands(cx: &mut OperandCx<'_, '_>, ops: &[Operand], k: u32, frags: 
         srcs[i] = src_list(cx, ops.get(i + 1))?;
         check_count(cx, srcs[i].len(), f.regs)?;
     }
-    Some(MatrixOp::Mma(Box::new(MmaOp { k, satfinite, rounding, a, b, c, d, dsts, srcs })))
+    let and = cx.inst().has(Word::And);
+    Some(MatrixOp::Mma(Box::new(MmaOp { k, satfinite, rounding, and, a, b, c, d, dsts, srcs })))
 }
 
 /// The registers of a vector operand `{r0, r1, ...}` (or of a single register) as destinations.
@@ -663,7 +811,9 @@ pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecE
             };
             let [a, b, c] = [(&m.a, 0), (&m.b, 1), (&m.c, 2)].map(|(f, i)| bits(x, f, &m.srcs[i]));
             let (rows, cols) = (m.d.rows, m.d.cols);
-            let tile: Vec<u64> = if m.a.elem.is_int() {
+            let tile: Vec<u64> = if m.a.elem == Elem::B1 {
+                single_bit_multiply_accumulate(rows, cols, m.k, &a, &b, &c, m.and)
+            } else if m.a.elem.is_int() {
                 let [a, b, c] = [(&m.a, a), (&m.b, b), (&m.c, c)]
                     .map(|(f, v)| v.into_iter().map(|e| f.elem.to_i64(e)).collect::<Vec<i64>>());
                 integer_multiply_accumulate(rows, cols, m.k, &a, &b, &c, m.satfinite)
@@ -676,7 +826,11 @@ pub fn exec(x: &mut dyn WarpAccess, exec: LaneMask, op: &Op) -> Result<(), ExecE
             } else {
                 let [a, b, c] = [(&m.a, a), (&m.b, b), (&m.c, c)]
                     .map(|(f, v)| v.into_iter().map(|e| f.elem.to_f32(e)).collect::<Vec<f32>>());
-                let d = multiply_accumulate(rows, cols, m.k, &a, &b, &c);
+                let d = if matches!(m.a.layout, Layout::QuadA { .. }) {
+                    quad_pair_multiply_accumulate(&a, &b, &c)
+                } else {
+                    multiply_accumulate(rows, cols, m.k, &a, &b, &c)
+                };
                 d.into_iter().map(|v| m.d.elem.round_from(v)).collect()
             };
             for (dst, vals) in m.dsts.iter().zip(m.d.scatter(&tile)) {
@@ -727,6 +881,44 @@ pub fn multiply_accumulate(rows: u32, cols: u32, k: u32, a: &[f32], b: &[f32], c
                 acc = sf::fma(a[m * k + kk], b[kk * cols + n], acc, Rounding::Rn, Mods::default());
             }
             d.push(acc);
+        }
+    }
+    d
+}
+
+/// The four `mma.m8n8k4` products of the stacked `a` (32×4), `b` (4×32) and `c` (32×8): rows `8q..8q+8` of
+/// the result are `A_q·B_q + C_q`, with `B_q` columns `8q..8q+8` of `b`.
+fn quad_pair_multiply_accumulate(a: &[f32], b: &[f32], c: &[f32]) -> Vec<f32> {
+    let mut d = Vec::with_capacity(256);
+    for q in 0..4 {
+        let bq: Vec<f32> = (0..32).map(|i| b[(i / 8) * 32 + 8 * q + i % 8]).collect();
+        d.extend(multiply_accumulate(8, 8, 4, &a[32 * q..32 * q + 32], &bq, &c[64 * q..64 * q + 64]));
+    }
+    d
+}
+
+/// Single-bit `D = A·B + C` over word matrices (`k` words of 32 elements; see [`Elem::B1`]): each element of
+/// D is C plus the population count of the XOR (or with `and`, the AND) of A's row and B's column, wrapped
+/// to 32 bits (PTX ISA, mma: single-bit `.xor.popc` / `.and.popc`).
+fn single_bit_multiply_accumulate(
+    rows: u32,
+    cols: u32,
+    k: u32,
+    a: &[u64],
+    b: &[u64],
+    c: &[u64],
+    and: bool,
+) -> Vec<u64> {
+    let (rows, cols, k) = (rows as usize, cols as usize, k as usize);
+    let mut d = Vec::with_capacity(rows * cols);
+    for m in 0..rows {
+        for n in 0..cols {
+            let bits = |w: usize| {
+                let (x, y) = (a[m * k + w] as u32, b[w * cols + n] as u32);
+                if and { x & y } else { x ^ y }.count_ones()
+            };
+            let sum = (0..k).map(bits).fold(c[m * cols + n] as u32, u32::wrapping_add);
+            d.push(u64::from(sum));
         }
     }
     d
@@ -796,9 +988,22 @@ fn place(
     stride: &Option<Src>,
 ) -> Result<(u64, u64), ExecError> {
     let addrs = x.addresses(exec);
+    let stride_given = stride.is_some();
     let stride = match stride {
         Some(s) => x.read(s).map(|v| v & 0xFFFF_FFFF),
         None => [u64::from(if col_major { frag.rows } else { frag.cols }); WARP],
+    };
+    // A `.b1` stride counts bits; the fragment's elements are 32-bit words.
+    let stride = if frag.elem == Elem::B1 && stride_given {
+        if !stride[0].is_multiple_of(32) {
+            return Err(x.error(
+                0,
+                ErrorKind::Invalid(format!("`.b1` `wmma` stride of {} bits is not a multiple of 32", stride[0])),
+            ));
+        }
+        stride.map(|s| s / 32)
+    } else {
+        stride
     };
     for lane in 1..WARP {
         if addrs[lane] != addrs[0] || stride[lane] != stride[0] {
@@ -845,6 +1050,27 @@ mod tests {
                 assert_eq!(f.gather(&f.scatter(&tile)), tile);
             }
         }
+        // The other types: the ISA's register counts, and every element in one slot.
+        let more = [
+            (Word::A, (16, 16, 16), Elem::S8, 2),
+            (Word::B, (32, 8, 16), Elem::U8, 1),
+            (Word::A, (32, 8, 16), Elem::S8, 4),
+            (Word::C, (8, 32, 16), Elem::S32, 8),
+            (Word::A, (16, 16, 8), Elem::Tf32, 4),
+            (Word::D, (16, 16, 8), Elem::F32, 8),
+            (Word::A, (8, 8, 4), Elem::F64, 1),
+            (Word::C, (8, 8, 4), Elem::F64, 2),
+            (Word::A, (8, 8, 4), Elem::B1, 1),
+            (Word::B, (8, 8, 4), Elem::B1, 1),
+            (Word::C, (8, 8, 4), Elem::S32, 2),
+        ];
+        for (role, shape, elem, regs) in more {
+            let f = Frag::wmma(role, shape, elem);
+            assert_eq!((f.regs, f.slots() * WARP as u32), (regs, f.rows * f.cols), "{role:?} {shape:?} {elem:?}");
+            let mask = crate::types::mask_bits(elem.bytes() * 8);
+            let tile: Vec<u64> = (0..u64::from(f.rows * f.cols)).map(|v| v.wrapping_mul(0x9E37_79B9) & mask).collect();
+            assert_eq!(f.gather(&f.scatter(&tile)), tile);
+        }
     }
 
     #[test]
@@ -874,6 +1100,12 @@ mod tests {
             Frag::mma(Layout::MmaA, (8, 8, 4), Elem::F64),
             Frag::mma(Layout::MmaB, (8, 8, 4), Elem::F64),
             Frag::mma(Layout::MmaC, (8, 8, 4), Elem::F64),
+            Frag::quad(Layout::QuadA { col: false }, Elem::F16),
+            Frag::quad(Layout::QuadA { col: true }, Elem::F16),
+            Frag::quad(Layout::QuadB { col: false }, Elem::F16),
+            Frag::quad(Layout::QuadB { col: true }, Elem::F16),
+            Frag::quad(Layout::QuadC, Elem::F16),
+            Frag::quad(Layout::QuadC, Elem::F32),
         ];
         for f in [a, b, c].into_iter().chain(more) {
             // Every element is in exactly one slot of one lane.
