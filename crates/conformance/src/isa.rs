@@ -175,13 +175,13 @@ mod tests {
     fn samples_parse_and_statuses_come_from_the_engines() {
         let samples = parse_samples(
             "# comment\nint\tadd.s32\tadd.s32 %r1, %r2, %r3;\nint\tbogus\tfrobnicate.u32 %r1;\n\
-             copy\tbulk\tcp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 16;\n",
+             data\tmultimem\tmultimem.st.relaxed.gpu.global.b32 [%rd1], %r1;\n",
         )
         .unwrap();
         let rows = coverage(&samples);
         assert_eq!(rows[0].1, Status::Both);
         assert!(matches!(rows[1].1, Status::NotParsed(_)), "{:?}", rows[1].1);
-        assert!(matches!(&rows[2].1, Status::Refused(r) if r.contains("bulk")), "{:?}", rows[2].1);
+        assert!(matches!(&rows[2].1, Status::Refused(r) if r.contains("multimem")), "{:?}", rows[2].1);
         assert!(parse_samples("x\ty").is_err());
     }
 }
