@@ -375,6 +375,9 @@ impl program::WarpAccess for OneLane<'_> {
     }
 
     fn load(&mut self, _lane: u32, space: Space, address: u64, size: u32) -> Result<u64, device::ExecError> {
+        if matches!(space, Space::Shared | Space::Global) {
+            self.allowed(space, address, size, false)?;
+        }
         load(self.st, self.ctx, address, size).map_err(|()| self.oob(space, address, size))
     }
 
@@ -388,60 +391,52 @@ impl program::WarpAccess for OneLane<'_> {
     ) -> Result<(), device::ExecError> {
         let shared = self.ctx.shared as u64;
         let in_shared = address >= shared && address.saturating_add(u64::from(size)) <= shared + self.ctx.shared_size;
-        match self.st.region(address, size) {
-            _ if in_shared => {
-                // SAFETY: inside the CTA's shared memory (bulk copies write there).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(value.to_le_bytes().as_ptr(), address as *mut u8, size as usize)
-                };
-                Ok(())
-            }
-            Some(&(_, _, false)) => {
-                // SAFETY: inside a writable allocation of the launch.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(value.to_le_bytes().as_ptr(), address as *mut u8, size as usize)
-                };
-                Ok(())
-            }
-            Some(_) => Err(device::ExecError::new(
-                device::ErrorKind::ReadOnly { space: to_space(space), address },
-                device::Location::default(),
-            )),
-            None => Err(self.oob(space, address, size)),
+        if matches!(space, Space::Shared | Space::Global) || !in_shared {
+            self.allowed(space, address, size, true)?;
         }
+        // SAFETY: inside the CTA's shared memory or a writable allocation of the launch (checked above).
+        unsafe { std::ptr::copy_nonoverlapping(value.to_le_bytes().as_ptr(), address as *mut u8, size as usize) };
+        Ok(())
     }
 
     fn update(
         &mut self,
-        _lane: u32,
+        lane: u32,
         space: Space,
         address: u64,
         size: u32,
         f: &dyn Fn(u64) -> u64,
     ) -> Result<u64, device::ExecError> {
+        self.allowed(space, address, size, true)?;
+        if !address.is_multiple_of(u64::from(size)) || !matches!(size, 1 | 2 | 4 | 8) {
+            return Err(self.misaligned(0, space, address, size));
+        }
+        if space == Space::Shared {
+            // The CTA runs on this worker only: a read and a write are atomic for its shared memory.
+            let old = self.load(lane, space, address, size)?;
+            self.store(lane, space, address, size, f(old))?;
+            return Ok(old);
+        }
         // Other workers run other CTAs of the launch: a compare-and-swap loop on the host word.
-        match self.st.region(address, size) {
-            Some(&(_, _, false)) if address.is_multiple_of(u64::from(size)) && matches!(size, 4 | 8) => {}
-            Some(&(_, _, false)) => return Err(self.misaligned(0, space, address, size)),
-            Some(_) => {
-                return Err(device::ExecError::new(
-                    device::ErrorKind::ReadOnly { space: to_space(space), address },
-                    device::Location::default(),
-                ))
-            }
-            None => return Err(self.oob(space, address, size)),
-        }
-        if size == 4 {
+        if size == 8 {
             // SAFETY: an aligned word inside a writable allocation of the launch.
-            let word = unsafe { std::sync::atomic::AtomicU32::from_ptr(address as *mut u32) };
-            let update = |old: u32| Some(f(u64::from(old)) as u32);
-            let old = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, update).unwrap_or_default();
-            Ok(u64::from(old))
-        } else {
-            // SAFETY: as above.
             let word = unsafe { std::sync::atomic::AtomicU64::from_ptr(address as *mut u64) };
-            Ok(word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(f(old))).unwrap_or_default())
+            return Ok(word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(f(old))).unwrap_or_default());
         }
+        // A narrower element is swapped inside its aligned 32-bit word. Allocations are padded to a multiple
+        // of `device::memory::ALIGN` bytes, so the whole word is the allocation's even where the element ends
+        // it.
+        let shift = (address % 4) * 8;
+        let mask = u32::MAX >> (32 - 8 * size);
+        // SAFETY: as above, the aligned word holding the element.
+        let word = unsafe { std::sync::atomic::AtomicU32::from_ptr((address & !3) as *mut u32) };
+        let update = |w: u32| {
+            let old = (w >> shift) & mask;
+            let new = f(u64::from(old)) as u32 & mask;
+            Some(w & !(mask << shift) | new << shift)
+        };
+        let w = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, update).unwrap_or_default();
+        Ok(u64::from((w >> shift) & mask))
     }
 
     fn misaligned(&self, _lane: u32, space: Space, address: u64, size: u32) -> device::ExecError {
@@ -464,6 +459,31 @@ impl OneLane<'_> {
     /// Destination `k` gets `v`, masked to its width (a predicate to 0 or 1).
     fn put(&mut self, k: usize, v: u64) {
         self.io[self.srcs.len() + k] = masked(self.dsts[k], v);
+    }
+
+    /// Checks that `size` bytes at host `address` lie where an access to `space` may go: the CTA's shared
+    /// window for shared memory (reported by offset, as the other shared accesses are), an allocation of the
+    /// launch (a writable one for `write`) for global memory and anything else, so that a bad address fails
+    /// instead of reaching another allocation.
+    fn allowed(&self, space: Space, address: u64, size: u32, write: bool) -> Result<(), device::ExecError> {
+        if space == Space::Shared {
+            let (base, len) = (self.ctx.shared as u64, self.ctx.shared_size);
+            let offset = address.wrapping_sub(base);
+            if offset.checked_add(u64::from(size)).is_some_and(|end| end <= len) {
+                return Ok(());
+            }
+            let detail = Some(format!("the CTA's shared memory has {len} bytes"));
+            let kind = device::ErrorKind::OutOfBounds { space: device::Space::Shared, address: offset, size, detail };
+            return Err(device::ExecError::new(kind, device::Location::default()));
+        }
+        match self.st.region(address, size) {
+            Some(&(_, _, true)) if write => Err(device::ExecError::new(
+                device::ErrorKind::ReadOnly { space: to_space(space), address },
+                device::Location::default(),
+            )),
+            Some(_) => Ok(()),
+            None => Err(self.oob(space, address, size)),
+        }
     }
 
     fn oob(&self, space: Space, address: u64, size: u32) -> device::ExecError {

@@ -4,8 +4,9 @@
 //! `cp.reduce.async.bulk` in the same directions. Like `cp.async` (`copy.rs`), they finish when issued: the
 //! mbarrier's complete-tx happens at once (tx-count may go below zero until the `expect_tx` that follows,
 //! which the ISA allows), and `cp.async.bulk.commit_group` / `wait_group` have nothing to wait for.
-//! `cp.async.bulk.prefetch.L2` is a hint: no effect. Tensor copies (`.tensor`, tensor maps) and multicast
-//! stay refused.
+//! `cp.async.bulk.prefetch.L2` is a hint: no effect. A reduction combines each element atomically
+//! (`WarpAccess::update`): CTAs running at once may reduce into the same global words. Tensor copies are
+//! `tma.rs`'s; multicast stays refused.
 
 use ir::{Operand, ScalarType, StateSpace, Word};
 
@@ -57,14 +58,13 @@ pub fn copy_lane(
     let mut at = 0;
     while at < size {
         let s = warp.load(lane, bulk.src_space, src + at, elem)?;
-        let v = match bulk.reduce {
+        match bulk.reduce {
+            // Other CTAs may reduce into the same global words at the same time: atomic per element.
             Some(r) => {
-                let old = warp.load(lane, op.m.space, dst + at, elem)?;
-                crate::alu::atomic(r, op.ty, old, s, 0)
+                warp.update(lane, op.m.space, dst + at, elem, &|old| crate::alu::atomic(r, op.ty, old, s, 0))?;
             }
-            None => s,
-        };
-        warp.store(lane, op.m.space, dst + at, elem, v)?;
+            None => warp.store(lane, op.m.space, dst + at, elem, s)?,
+        }
         at += u64::from(elem);
     }
     let Some(m) = mbar else { return Ok(false) };

@@ -66,8 +66,9 @@ pub trait WarpAccess {
     /// Writes `size` bytes for `lane`, with the same checks (and errors) as `st`.
     fn store(&mut self, lane: u32, space: Space, address: u64, size: u32, value: u64) -> Result<(), device::ExecError>;
     /// Replaces the `size` bytes at `address` with `f` of their value, atomically with respect to every other
-    /// thread of the launch (`sured`); returns the old value. The emulator runs one thread at a time, so a
-    /// load and a store do; the JIT's CTAs run on several workers at once.
+    /// thread of the launch (`sured`, the bulk, tensor and async reductions); returns the old value. The
+    /// emulator runs one thread at a time, so a load and a store do; the JIT's CTAs run on several workers at
+    /// once.
     fn update(
         &mut self,
         lane: u32,

@@ -41,14 +41,12 @@ pub fn store_lane(
     let word = warp.load(lane, Space::Shared, mbar, 8)?;
     for (k, &v) in values.iter().enumerate() {
         let at = dst + u64::from(elem) * k as u64;
-        let v = match bulk.reduce {
+        match bulk.reduce {
             Some(r) => {
-                let old = warp.load(lane, Space::Shared, at, elem)?;
-                crate::alu::atomic(r, op.ty, old, v, 0)
+                warp.update(lane, Space::Shared, at, elem, &|old| crate::alu::atomic(r, op.ty, old, v, 0))?;
             }
-            None => v & op.ty.mask(),
-        };
-        warp.store(lane, Space::Shared, at, elem, v)?;
+            None => warp.store(lane, Space::Shared, at, elem, v & op.ty.mask())?,
+        }
     }
     // A store may have hit the mbarrier itself: read it again.
     let word =

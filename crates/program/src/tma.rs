@@ -136,12 +136,14 @@ pub fn copy_lane<W: WarpAccess>(
             let v = if inside { warp.load(lane, Space::Global, global, size)? } else { m.fill() };
             warp.store(lane, Space::Shared, shared, size, v)?;
         } else if inside {
-            let mut v = warp.load(lane, Space::Shared, shared, size)?;
-            if let Some((op, ty)) = red {
-                let old = warp.load(lane, Space::Global, global, size)?;
-                v = crate::alu::atomic(op, ty, old, v, 0);
+            let v = warp.load(lane, Space::Shared, shared, size)?;
+            match red {
+                // Other CTAs may reduce into the same elements at the same time: atomic per element.
+                Some((op, ty)) => {
+                    warp.update(lane, Space::Global, global, size, &|old| crate::alu::atomic(op, ty, old, v, 0))?;
+                }
+                None => warp.store(lane, Space::Global, global, size, v)?,
             }
-            warp.store(lane, Space::Global, global, size, v)?;
         }
         // The next element, dimension 0 fastest.
         for i in 0..m.rank {
