@@ -73,6 +73,7 @@ PROGRAMS=(
   "async_copy|async_copy.cu|${SM80[*]} -std=c++17"
   "fp8|fp8.cu|-arch=sm_90 -std=c++17"
   "simd_video|simd_video.cu|${SM80[*]}"
+  "grid_sync|grid_sync.cu|${SM80[*]} -std=c++17"
 )
 
 main() {

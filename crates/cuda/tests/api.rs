@@ -140,7 +140,7 @@ fn registered(backend: Backend) -> (Cuda, Printed) {
 }
 
 fn config(grid: u32, block: u32) -> CallConfig {
-    CallConfig { grid: Dim3::new(grid, 1, 1), block: Dim3::new(block, 1, 1), shared: 0, stream: 0 }
+    CallConfig { grid: Dim3::new(grid, 1, 1), block: Dim3::new(block, 1, 1), shared: 0, stream: 0, cooperative: false }
 }
 
 fn read_u32s(cuda: &Cuda, ptr: u64, n: usize) -> Vec<u32> {

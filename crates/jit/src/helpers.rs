@@ -25,7 +25,21 @@ pub fn table() -> [usize; HELPER_COUNT] {
     t[Helper::CpAsync as usize] = cp_async as *const () as usize;
     t[Helper::Mbarrier as usize] = mbarrier as *const () as usize;
     t[Helper::BulkCopy as usize] = bulk_copy as *const () as usize;
+    t[Helper::GridSpin as usize] = grid_spin as *const () as usize;
     t
+}
+
+/// A grid barrier's poll (`Helper::GridSpin`): lets the launch's other CTA threads run, and stops this one
+/// when another CTA failed (it would wait for it forever).
+extern "C" fn grid_spin(ctx: *mut CtaCtx) -> u32 {
+    let (_, st) = state(ctx);
+    let Some(grid) = &st.grid else { return 0 };
+    if grid.failed() {
+        st.message = Some("stopped: another CTA of the cooperative launch failed".into());
+        return 1;
+    }
+    std::thread::yield_now();
+    0
 }
 
 /// One thread's mbarrier operation (`program::mbarrier` has the semantics) on the object at host address

@@ -51,6 +51,9 @@ pub struct Env<'a> {
     pub dyn_stack: Option<u64>,
     pub call_conv: CallConv,
     pub names: &'a HashMap<FuncId, String>,
+    /// Global site numbers of the grid barrier polls, where a thread calls `Helper::GridSpin`: the strong
+    /// loads of a kernel that reads the grid workspace (`program::grid`); empty for other kernels.
+    pub spin_sites: &'a std::collections::HashSet<u32>,
 }
 
 /// The integer condition of a comparison (`lt`, `le`, ... by the type's signedness; `lo`, `ls`, `hi`, `hs`
@@ -198,6 +201,10 @@ fn helper_signature(h: Helper, cc: CallConv) -> Signature {
         }
         Helper::BulkCopy => {
             s.params.extend([p(I64), p(I64), p(I64)]);
+            s.returns.push(p(I32));
+        }
+        Helper::GridSpin => {
+            s.params.push(p(I64));
             s.returns.push(p(I32));
         }
         Helper::CpAsync | Helper::Mbarrier => {
@@ -722,6 +729,15 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             SpecialReg::DynamicSmemSize => self.ctx_u32(cx::DYNAMIC_SHARED),
             SpecialReg::TotalSmemSize | SpecialReg::AggrSmemSize => self.ctx_i64(cx::SHARED_SIZE),
+            // The grid workspace (`program::grid`): high half in %envreg1.
+            SpecialReg::Envreg1 => {
+                let w = self.ctx_i64(cx::WORKSPACE);
+                self.b.ins().ushr_imm_s(w, 32)
+            }
+            SpecialReg::Envreg2 => {
+                let w = self.ctx_i64(cx::WORKSPACE);
+                self.b.ins().band_imm_s(w, 0xFFFF_FFFF)
+            }
             _ => self.b.ins().iconst(I64, 0),
         }
     }
@@ -1094,7 +1110,14 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     fn lower_body(&mut self, op: &Op) {
         match op.kind {
-            Kind::Ld => self.load(op),
+            Kind::Ld => {
+                if self.env.spin_sites.contains(&self.site()) {
+                    let stop = self.helper(Helper::GridSpin, &[self.ctx]).expect("grid spin");
+                    let stop = self.b.ins().icmp_imm_u(IntCC::NotEqual, stop, 0);
+                    self.fail_if(stop, error::HELPER, None, 0);
+                }
+                self.load(op)
+            }
             Kind::St => self.store(op),
             Kind::Atom | Kind::Red => self.atomic(op),
             Kind::Atom128 => self.atomic128(op),

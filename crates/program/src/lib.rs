@@ -32,6 +32,7 @@ pub mod convert;
 pub mod copy;
 pub mod float;
 mod forms;
+pub mod grid;
 pub mod hints;
 pub mod mbarrier;
 pub mod printf;
