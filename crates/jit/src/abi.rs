@@ -206,9 +206,10 @@ pub enum Helper {
     /// thread, io = [dst, src, size, mbarrier (0: none)] as host addresses; 0, or 1 with the error recorded
     /// (error code `TEXTURE`, the recorded error's kind).
     BulkCopy,
-    /// `fn(ctx) -> u32`: before a strong load in a kernel that reads the grid workspace (a grid barrier's
-    /// poll, `program::grid`): in a cooperative launch the thread yields its core, and gets 1 (the message
-    /// recorded) when another CTA of the launch failed; 0 otherwise.
+    /// `fn(ctx, addr: u64, value: u64) -> u32`: after a strong load in a kernel that reads the grid workspace
+    /// (a grid barrier's poll, `program::grid`), with its address and the value read: in a cooperative
+    /// launch the thread yields its core, and gets 1 (the message recorded) when another CTA of the launch
+    /// failed or every CTA still running polls a value that no longer changes (`cooperative.rs`); else 0.
     GridSpin,
 }
 

@@ -3,13 +3,21 @@
 //! to completion one after another and cannot do this. A poll of the barrier (`Helper::GridSpin`, compiled
 //! into the strong loads of kernels that read the grid workspace) yields the core, which matters when there
 //! are more CTAs than cores, and stops the thread once another CTA has failed: its CTA would otherwise wait
-//! forever for the failed one.
+//! forever for the failed one. It also stops every thread when each CTA still running has read the same
+//! value at the same address `STUCK_POLLS` times in a row (a poll that ends a spin reads a new value, so a
+//! CTA past its spin does not count as stuck): nobody is left to change what they wait for, as when some
+//! CTA exits without reaching a grid barrier.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::exec::{LaunchData, Worker};
 use crate::CtaResult;
+
+/// Polls of an unchanged value in a row, in every CTA still running, that make a deadlock.
+const STUCK_POLLS: u64 = 1 << 18;
+/// A finished CTA's streak.
+const FINISHED: u64 = u64::MAX;
 
 /// What the CTA threads of one cooperative launch share.
 #[derive(Debug)]
@@ -18,15 +26,49 @@ pub struct GridState {
     pub workspace: u64,
     /// The first CTA that failed (`u64::MAX`: none yet).
     failed: AtomicU64,
+    /// Each CTA's polls of an unchanged value in a row ([`FINISHED`] once it is done).
+    streaks: Vec<AtomicU64>,
+}
+
+/// A CTA thread's last poll: address, value, and how many polls in a row read them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Poll {
+    addr: u64,
+    value: u64,
+    streak: u64,
 }
 
 impl GridState {
-    pub fn new(workspace: u64) -> GridState {
-        GridState { workspace, failed: AtomicU64::new(u64::MAX) }
+    pub fn new(workspace: u64, ctas: u64) -> GridState {
+        GridState {
+            workspace,
+            failed: AtomicU64::new(u64::MAX),
+            streaks: (0..ctas).map(|_| AtomicU64::new(0)).collect(),
+        }
     }
 
-    pub fn failed(&self) -> bool {
-        self.failed.load(Ordering::Acquire) != u64::MAX
+    /// CTA `cta` read `value` at `addr` in a spin: `Err` with the reason when it should stop.
+    pub fn poll(&self, cta: u64, last: &mut Poll, addr: u64, value: u64) -> Result<(), String> {
+        if self.failed.load(Ordering::Acquire) != u64::MAX {
+            return Err("stopped: another CTA of the cooperative launch failed".into());
+        }
+        last.streak = if (last.addr, last.value) == (addr, value) { last.streak + 1 } else { 1 };
+        (last.addr, last.value) = (addr, value);
+        let Some(mine) = self.streaks.get(cta as usize) else { return Ok(()) };
+        mine.store(last.streak, Ordering::Relaxed);
+        if last.streak < STUCK_POLLS || !last.streak.is_multiple_of(1024) {
+            return Ok(());
+        }
+        if self.streaks.iter().all(|s| s.load(Ordering::Relaxed) >= STUCK_POLLS) {
+            let waiting = self.streaks.iter().filter(|s| s.load(Ordering::Relaxed) != FINISHED).count();
+            return Err(format!(
+                "deadlock in a cooperative launch: each of the {waiting} CTAs still running reads an unchanging value \
+                 in a spin (this one {value:#x} at {addr:#x}), and {} finished: a grid-wide barrier that some CTA \
+                 never reaches?",
+                self.streaks.len() - waiting
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -52,6 +94,7 @@ pub fn run(data: &LaunchData<'_>, name: &str, grid: &GridState, workers: &Mutex<
                     let err = err.filter(|_| first);
                     results.lock().unwrap_or_else(|e| e.into_inner()).push((cta, out, err));
                 });
+                grid.streaks[cta as usize].store(FINISHED, Ordering::Relaxed);
             });
             if let Err(e) = spawned {
                 // Threads already started may wait for this CTA: stop them.

@@ -63,8 +63,9 @@ pub struct WorkerState {
     pub texture_error: Option<ErrorKind>,
     /// Changes of the CTA's mbarrier objects so far: a pass of failed waits that changes none made no progress.
     pub mbar_epoch: u64,
-    /// The cooperative launch the CTA belongs to (`Helper::GridSpin` reads it).
+    /// The cooperative launch the CTA belongs to (`Helper::GridSpin` reads it), and the CTA's last polls.
     pub grid: Option<std::sync::Arc<crate::cooperative::GridState>>,
+    pub poll: crate::cooperative::Poll,
 }
 
 impl WorkerState {
@@ -410,6 +411,7 @@ impl Worker {
             state.launch = data.launch;
         }
         state.grid = data.cooperative.clone();
+        state.poll = Default::default();
         state.params = (data.params.as_ptr() as u64, data.params.len() as u64);
         state.locals = (locals as u64, (local_stride * n as usize) as u64);
         CtaCtx {

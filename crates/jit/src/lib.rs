@@ -276,7 +276,8 @@ impl Backend for Jit {
                 ),
             ));
         }
-        self.run(launch, memory, stdout, Some(Arc::new(cooperative::GridState::new(workspace))))
+        let grid = cooperative::GridState::new(workspace, launch.config.blocks());
+        self.run(launch, memory, stdout, Some(Arc::new(grid)))
     }
 }
 

@@ -204,7 +204,7 @@ fn helper_signature(h: Helper, cc: CallConv) -> Signature {
             s.returns.push(p(I32));
         }
         Helper::GridSpin => {
-            s.params.push(p(I64));
+            s.params.extend([p(I64), p(I64), p(I64)]);
             s.returns.push(p(I32));
         }
         Helper::CpAsync | Helper::Mbarrier => {
@@ -1110,14 +1110,7 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     fn lower_body(&mut self, op: &Op) {
         match op.kind {
-            Kind::Ld => {
-                if self.env.spin_sites.contains(&self.site()) {
-                    let stop = self.helper(Helper::GridSpin, &[self.ctx]).expect("grid spin");
-                    let stop = self.b.ins().icmp_imm_u(IntCC::NotEqual, stop, 0);
-                    self.fail_if(stop, error::HELPER, None, 0);
-                }
-                self.load(op)
-            }
+            Kind::Ld => self.load(op),
             Kind::St => self.store(op),
             Kind::Atom | Kind::Red => self.atomic(op),
             Kind::Atom128 => self.atomic128(op),
@@ -1428,6 +1421,12 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         for (k, d) in dsts.iter().enumerate() {
             let v = self.load_with(fl, addr, (elem as usize * k) as i32, op.ty);
+            if k == 0 && self.env.spin_sites.contains(&self.site()) {
+                // A grid barrier's poll (`cooperative.rs`): the helper sees what it read.
+                let stop = self.helper(Helper::GridSpin, &[self.ctx, addr, v]).expect("grid spin");
+                let stop = self.b.ins().icmp_imm_u(IntCC::NotEqual, stop, 0);
+                self.fail_if(stop, error::HELPER, None, 0);
+            }
             self.write(*d, v);
         }
     }

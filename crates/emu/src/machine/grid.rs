@@ -76,8 +76,8 @@ impl Machine<'_> {
 
     fn grid_deadlock(&self, waiting: &[Dim3]) -> ExecError {
         let detail = format!(
-            "cooperative launch: {} of the grid's {} CTAs spin and none makes progress (a grid-wide barrier that \
-             some CTA never reaches?)",
+            "deadlock in a cooperative launch: {} of the grid's {} CTAs spin and none makes progress (a grid-wide \
+             barrier that some CTA never reaches?)",
             waiting.len(),
             self.config.blocks()
         );
