@@ -305,3 +305,32 @@ fn clusters_of_more_than_one_cta_are_refused() {
     assert_eq!(run("k"), Err(Error::INVALID_CLUSTER_SIZE));
     assert_eq!(run("one"), Ok(()));
 }
+
+/// A cooperative launch may have as many CTAs as `cudaOccupancyMaxActiveBlocksPerMultiprocessor` times the
+/// multiprocessor count; one more is `cudaErrorCooperativeLaunchTooLarge` and runs nothing. The device
+/// reports cooperative launches.
+#[test]
+fn cooperative_launches_fit_occupancy_times_multiprocessors() {
+    for backend in [Backend::Jit, Backend::Emu] {
+        let (cuda, _) = registered(backend);
+        assert_eq!(cuda.properties().attribute(95), Some(1), "cudaDevAttrCooperativeLaunch");
+        let sms = cuda.properties().attribute(16).unwrap();
+        let per_sm = cuda.occupancy(&FILL as *const u8 as u64, 64, 0).unwrap();
+        let most = (per_sm * sms) as u32;
+        let n = 64 * (most + 1);
+        let out = cuda.malloc(4 * u64::from(n)).unwrap();
+        let launch = |grid: u32, add: u8| {
+            let args: [*const libc::c_void; 3] =
+                [&out as *const u64 as _, &n as *const u32 as _, &add as *const u8 as _];
+            let config = CallConfig { cooperative: true, ..config(grid, 64) };
+            // SAFETY: one pointer per parameter of `fill`, each to a value of the parameter's size.
+            unsafe { cuda.launch(&FILL as *const u8 as u64, config, args.as_ptr()) }
+        };
+        launch(most, 7).unwrap();
+        cuda.synchronize().unwrap();
+        assert_eq!(read_u32s(&cuda, out, 1), [7], "{backend:?}");
+        assert_eq!(launch(most + 1, 9), Err(Error::COOPERATIVE_LAUNCH_TOO_LARGE), "{backend:?}");
+        cuda.synchronize().unwrap();
+        assert_eq!(read_u32s(&cuda, out, 1), [7], "{backend:?}: the refused launch ran");
+    }
+}
