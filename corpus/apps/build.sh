@@ -74,6 +74,7 @@ PROGRAMS=(
   "fp8|fp8.cu|-arch=sm_90 -std=c++17"
   "simd_video|simd_video.cu|${SM80[*]}"
   "tma|tma.cu|-arch=sm_90a -std=c++17 -diag-suppress=1444"
+  "grid_sync|grid_sync.cu|${SM80[*]} -std=c++17"
 )
 
 main() {

@@ -93,8 +93,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
             args.push(Arg::U32(4095));
         }
         let config = LaunchConfig { grid: Dim3::new(1, 1, 1), block: Dim3::new(threads, 1, 1), dynamic_shared: 0 };
-        let outcome =
-            rt.launch(m, kernel, config, &args, LaunchOptions { stats: true }).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let outcome = rt
+            .launch(m, kernel, config, &args, LaunchOptions { stats: true, cooperative: false })
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         emu_outputs.push(rt.read(out, u64::from(threads) * 4).map_err(|e| anyhow::anyhow!("{e}"))?);
         let Some(s) = outcome.stats else { continue };
         println!(
@@ -128,7 +129,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
             args.push(Arg::U32(4095));
         }
         let config = LaunchConfig { grid: Dim3::new(1, 1, 1), block: Dim3::new(threads, 1, 1), dynamic_shared: 0 };
-        rt.launch(m, kernel, config, &args, LaunchOptions { stats: false }).map_err(|e| anyhow::anyhow!("{e}"))?;
+        rt.launch(m, kernel, config, &args, LaunchOptions { stats: false, cooperative: false })
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         let got = rt.read(out, u64::from(threads) * 4).map_err(|e| anyhow::anyhow!("{e}"))?;
         if &got == expected {
             same += 1;

@@ -309,7 +309,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         o.check(&prepared).map_err(usage)?;
     }
 
-    let options = LaunchOptions { stats: a.stats || a.json };
+    let options = LaunchOptions { stats: a.stats || a.json, cooperative: false };
     let outcome = rt.launch(module, kernel, config, &prepared.args, options).map_err(|e| match &e {
         RunError::Argument { index, .. } => {
             let spec = prepared.specs.get(*index).map(String::as_str).unwrap_or("");

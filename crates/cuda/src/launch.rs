@@ -23,6 +23,8 @@ pub struct CallConfig {
     pub block: Dim3,
     pub shared: u64,
     pub stream: u64,
+    /// A cooperative launch (`cudaLaunchCooperativeKernel`): every CTA resident at once.
+    pub cooperative: bool,
 }
 
 thread_local! {
@@ -163,6 +165,9 @@ impl Cuda {
     pub unsafe fn launch_kernel(&self, kernel: Kernel, config: CallConfig, args: Params<'_>) -> Result<()> {
         self.enter_stream(config.stream)?;
         self.synchronize_faults()?;
+        if config.cooperative {
+            self.check_cooperative(kernel, config)?;
+        }
         let mut inner = self.lock();
         // What the previous kernels printed comes out at the start of this launch, as on a GPU.
         inner.flush_printf();
@@ -229,8 +234,8 @@ impl Cuda {
         let stats = self.config.backend == Backend::Emu;
         let mut output = Vec::new();
         let start = std::time::Instant::now();
-        let result =
-            rt.launch_with_params(module, kernel, launch_config, &params, LaunchOptions { stats }, &mut output);
+        let options = LaunchOptions { stats, cooperative: config.cooperative };
+        let result = rt.launch_with_params(module, kernel, launch_config, &params, options, &mut output);
         let took = start.elapsed();
         inner.printf_pending.extend_from_slice(&output);
         match result {
@@ -281,6 +286,31 @@ impl Cuda {
                 Err(Error::INVALID_VALUE)
             }
         }
+    }
+
+    /// A cooperative launch's grid against what the engines co-schedule: at most as many CTAs as
+    /// `cudaOccupancyMaxActiveBlocksPerMultiprocessor` times the multiprocessors (the worker threads)
+    /// report, else `cudaErrorCooperativeLaunchTooLarge` before anything runs (CTAs that cannot all be
+    /// resident would wait for each other forever at a grid barrier).
+    fn check_cooperative(&self, kernel: Kernel, config: CallConfig) -> Result<()> {
+        let threads = u64::from(config.block.x) * u64::from(config.block.y) * u64::from(config.block.z);
+        let per_sm = self.kernel_occupancy(kernel, threads.min(i32::MAX as u64) as i32, config.shared)?;
+        let sms = crate::properties::Properties::for_config(&self.config).multiprocessors;
+        let resident = (i64::from(per_sm) * i64::from(sms)).min(device::MAX_COOPERATIVE_CTAS as i64) as u64;
+        let blocks = config.grid.count().unwrap_or(u64::MAX);
+        if blocks <= resident {
+            return Ok(());
+        }
+        self.warn(
+            "cooperative launch too large",
+            &format!(
+                "error: a cooperative launch of {blocks} blocks; at most {resident} can be resident at once ({per_sm} \
+                 per multiprocessor for blocks of {threads} threads with {} bytes of dynamic shared memory, {sms} \
+                 multiprocessors)",
+                config.shared
+            ),
+        );
+        Err(Error::COOPERATIVE_LAUNCH_TOO_LARGE)
     }
 
     /// A launch's cluster shape (`cudaLaunchAttributeClusterDimension`): lockstep runs every CTA as its own
@@ -443,6 +473,7 @@ mod tests {
             block: Dim3 { x: block.0, y: block.1, z: block.2 },
             shared: 0,
             stream: 0,
+            cooperative: false,
         };
         let arg = &out as *const u64 as *const libc::c_void;
         // SAFETY: one pointer, at the kernel's one parameter.

@@ -28,6 +28,7 @@
 
 pub mod config;
 mod context;
+mod devrt;
 pub mod error;
 pub mod image;
 mod launch;

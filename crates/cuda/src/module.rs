@@ -213,7 +213,15 @@ impl Cuda {
         self.check_sticky()?;
         let mut inner = self.lock();
         let start = std::time::Instant::now();
-        let loaded = inner.runtime(&self.config).load_ptx(text, name);
+        let text = match crate::devrt::link(text, name) {
+            Ok(t) => t,
+            Err(message) => {
+                drop(inner);
+                self.load_failed(&format!("error: the PTX of {name} does not link with the device runtime: {message}"));
+                return Err(Error::INVALID_PTX);
+            }
+        };
+        let loaded = inner.runtime(&self.config).load_ptx(&text, name);
         inner.report.loaded(start.elapsed());
         match loaded {
             Ok(id) => {

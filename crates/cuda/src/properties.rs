@@ -139,7 +139,7 @@ impl Properties {
             90 => 0,                                      // ComputePreemptionSupported
             91 => 1,                                      // CanUseHostPointerForRegisteredMem
             92..=94 | 96 => 0,                            // reserved
-            95 => 0,                                      // CooperativeLaunch: no grid-wide sync
+            95 => 1,                                      // CooperativeLaunch: every CTA resident at once
             97 => clamp(SHARED_PER_BLOCK_OPTIN),          // MaxSharedMemoryPerBlockOptin
             98 => 0,                                      // CanFlushRemoteWrites
             99 => 1,                                      // HostRegisterSupported

@@ -140,7 +140,7 @@ fn registered(backend: Backend) -> (Cuda, Printed) {
 }
 
 fn config(grid: u32, block: u32) -> CallConfig {
-    CallConfig { grid: Dim3::new(grid, 1, 1), block: Dim3::new(block, 1, 1), shared: 0, stream: 0 }
+    CallConfig { grid: Dim3::new(grid, 1, 1), block: Dim3::new(block, 1, 1), shared: 0, stream: 0, cooperative: false }
 }
 
 fn read_u32s(cuda: &Cuda, ptr: u64, n: usize) -> Vec<u32> {
@@ -304,4 +304,75 @@ fn clusters_of_more_than_one_cta_are_refused() {
     };
     assert_eq!(run("k"), Err(Error::INVALID_CLUSTER_SIZE));
     assert_eq!(run("one"), Ok(()));
+}
+
+/// A cooperative launch may have as many CTAs as `cudaOccupancyMaxActiveBlocksPerMultiprocessor` times the
+/// multiprocessor count; one more is `cudaErrorCooperativeLaunchTooLarge` and runs nothing. The device
+/// reports cooperative launches.
+#[test]
+fn cooperative_launches_fit_occupancy_times_multiprocessors() {
+    for backend in [Backend::Jit, Backend::Emu] {
+        let (cuda, _) = registered(backend);
+        assert_eq!(cuda.properties().attribute(95), Some(1), "cudaDevAttrCooperativeLaunch");
+        let sms = cuda.properties().attribute(16).unwrap();
+        let per_sm = cuda.occupancy(&FILL as *const u8 as u64, 64, 0).unwrap();
+        let most = (per_sm * sms) as u32;
+        let n = 64 * (most + 1);
+        let out = cuda.malloc(4 * u64::from(n)).unwrap();
+        let launch = |grid: u32, add: u8| {
+            let args: [*const libc::c_void; 3] =
+                [&out as *const u64 as _, &n as *const u32 as _, &add as *const u8 as _];
+            let config = CallConfig { cooperative: true, ..config(grid, 64) };
+            // SAFETY: one pointer per parameter of `fill`, each to a value of the parameter's size.
+            unsafe { cuda.launch(&FILL as *const u8 as u64, config, args.as_ptr()) }
+        };
+        launch(most, 7).unwrap();
+        cuda.synchronize().unwrap();
+        assert_eq!(read_u32s(&cuda, out, 1), [7], "{backend:?}");
+        assert_eq!(launch(most + 1, 9), Err(Error::COOPERATIVE_LAUNCH_TOO_LARGE), "{backend:?}");
+        cuda.synchronize().unwrap();
+        assert_eq!(read_u32s(&cuda, out, 1), [7], "{backend:?}: the refused launch ran");
+    }
+}
+
+/// Numba's `this_grid().sync()`: calls of the device runtime's `cudaCGGetIntrinsicHandle` and
+/// `cudaCGSynchronize`, declared and not defined; lockstep links its own PTX for them. Each CTA publishes
+/// its index, syncs the grid, and reads its right neighbour's. In an ordinary launch the handle is null and
+/// the sync traps.
+#[test]
+fn the_device_runtimes_grid_sync_links_in_and_works_in_cooperative_launches() {
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .extern .func (.param .b64 func_retval0) cudaCGGetIntrinsicHandle\n(\n .param .b32 p0\n)\n;\n\
+        .extern .func (.param .b32 func_retval0) cudaCGSynchronize\n(\n .param .b64 p0,\n .param .b32 p1\n)\n;\n\
+        .visible .entry rotate(.param .u64 a, .param .u64 b)\n{\n\
+        .reg .pred %p<2>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n\
+        ld.param.u64 %rd1, [a];\n ld.param.u64 %rd2, [b];\n\
+        mov.u32 %r1, %ctaid.x;\n mov.u32 %r2, %nctaid.x;\n mov.u32 %r3, %tid.x;\n\
+        setp.ne.u32 %p1, %r3, 0;\n add.u32 %r4, %r1, 100;\n mul.wide.u32 %rd3, %r1, 4;\n add.s64 %rd4, %rd1, %rd3;\n\
+        @!%p1 st.global.u32 [%rd4], %r4;\n\
+        { .param .b32 param0;\n st.param.b32 [param0], 1;\n .param .b64 retval0;\n\
+        call.uni (retval0), cudaCGGetIntrinsicHandle, (param0);\n ld.param.b64 %rd5, [retval0]; }\n\
+        { .param .b64 param0;\n st.param.b64 [param0], %rd5;\n .param .b32 param1;\n st.param.b32 [param1], 0;\n\
+        .param .b32 retval0;\n call.uni (retval0), cudaCGSynchronize, (param0, param1);\n ld.param.b32 %r5, [retval0]; }\n\
+        add.u32 %r6, %r1, 1;\n rem.u32 %r6, %r6, %r2;\n mul.wide.u32 %rd6, %r6, 4;\n add.s64 %rd6, %rd1, %rd6;\n\
+        ld.global.u32 %r7, [%rd6];\n add.s64 %rd7, %rd2, %rd3;\n @!%p1 st.global.u32 [%rd7], %r7;\n ret;\n}\n";
+    for backend in [Backend::Jit, Backend::Emu] {
+        let (c, _) = registered(backend);
+        let m = c.module_load_ptx(ptx, "numba grid sync").unwrap();
+        let f = c.module_function(m, "rotate").unwrap();
+        let n = 6u32;
+        let (a, b) = (c.malloc(4 * u64::from(n)).unwrap(), c.malloc(4 * u64::from(n)).unwrap());
+        let args: [*const libc::c_void; 2] = [&a as *const u64 as _, &b as *const u64 as _];
+        let launch = |cooperative: bool| {
+            let config = CallConfig { cooperative, ..config(n, 32) };
+            // SAFETY: one pointer per parameter of `rotate`, each to a u64.
+            unsafe { c.launch_kernel(cuda::Kernel::Function(f), config, cuda::Params::Pointers(args.as_ptr())) }
+        };
+        launch(true).unwrap();
+        c.synchronize().unwrap();
+        let want: Vec<u32> = (0..n).map(|k| (k + 1) % n + 100).collect();
+        assert_eq!(read_u32s(&c, b, n as usize), want, "{backend:?}");
+        launch(false).unwrap();
+        assert_eq!(c.synchronize(), Err(Error::LAUNCH_FAILURE), "{backend:?}: a null grid handle traps");
+    }
 }

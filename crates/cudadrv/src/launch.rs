@@ -69,6 +69,7 @@ unsafe fn launch(
     stream: CUstream,
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
+    cooperative: bool,
 ) -> CUresult {
     let result = with_context().and_then(|c| {
         // SAFETY: the caller's promise.
@@ -78,6 +79,7 @@ unsafe fn launch(
             block: device_dim(block),
             shared: u64::from(shared),
             stream: stream as u64,
+            cooperative,
         };
         // SAFETY: the caller's promise.
         unsafe { c.launch_kernel(Kernel::Function(function as u64), config, params) }
@@ -108,12 +110,21 @@ pub unsafe extern "C" fn cuLaunchKernel(
 ) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe {
-        launch(function, [grid_x, grid_y, grid_z], [block_x, block_y, block_z], shared, stream, kernel_params, extra)
+        launch(
+            function,
+            [grid_x, grid_y, grid_z],
+            [block_x, block_y, block_z],
+            shared,
+            stream,
+            kernel_params,
+            extra,
+            false,
+        )
     }
 }
 
-/// A cooperative launch runs as a plain one: every CTA runs, but grid-wide synchronization is not
-/// available (the device reports `CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH` = 0).
+/// Every CTA of the grid is resident at once, so that grid-wide barriers work; a grid larger than occupancy
+/// times multiprocessors fails with `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` (`Cuda::launch_kernel`).
 ///
 /// # Safety
 /// As [`cuLaunchKernel`].
@@ -141,13 +152,14 @@ pub unsafe extern "C" fn cuLaunchCooperativeKernel(
             stream,
             kernel_params,
             std::ptr::null_mut(),
+            true,
         )
     }
 }
 
-/// Launch attributes (priorities, programmatic dependent launch, cooperative) are accepted and have no
-/// effect: kernels run one after another, whole. A cluster of more than one CTA is refused
-/// (`Cuda::check_cluster`).
+/// Launch attributes (priorities, programmatic dependent launch) are accepted and have no effect: kernels
+/// run one after another, whole. A cluster of more than one CTA is refused (`Cuda::check_cluster`);
+/// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE` makes a cooperative launch.
 ///
 /// # Safety
 /// `config` points at a valid configuration; the parameters as for [`cuLaunchKernel`].
@@ -163,6 +175,7 @@ unsafe fn launch_ex(
     }
     // SAFETY: non-null, and the caller's promise.
     let c = unsafe { config.read_unaligned() };
+    let mut cooperative = false;
     if !c.attrs.is_null() {
         for i in 0..c.numAttrs as usize {
             // SAFETY: the caller's promise: `numAttrs` attributes.
@@ -175,6 +188,10 @@ unsafe fn launch_ex(
                 if let Err(e) = crate::cuda().check_cluster([dim(0), dim(1), dim(2)]) {
                     return ret(Err(e));
                 }
+            }
+            // CU_LAUNCH_ATTRIBUTE_COOPERATIVE: an int.
+            if a.id == 2 {
+                cooperative = a.value[..4] != [0; 4];
             }
         }
     }
@@ -189,6 +206,7 @@ unsafe fn launch_ex(
             stream,
             kernel_params,
             extra,
+            cooperative,
         )
     }
 }

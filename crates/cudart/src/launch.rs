@@ -121,6 +121,7 @@ pub extern "C" fn __cudaPushCallConfiguration(grid: dim3, block: dim3, shared: u
         block: block.into(),
         shared: shared as u64,
         stream: stream as u64,
+        cooperative: false,
     });
     0
 }
@@ -176,9 +177,44 @@ unsafe fn launch(
     shared: usize,
     stream: cudaStream_t,
 ) -> cudaError_t {
-    let config = CallConfig { grid: grid.into(), block: block.into(), shared: shared as u64, stream: stream as u64 };
+    // SAFETY: the caller's promise.
+    unsafe { launch_with(func, grid, block, args, shared, stream, false) }
+}
+
+/// # Safety
+/// As [`launch`].
+unsafe fn launch_with(
+    func: *const c_void,
+    grid: dim3,
+    block: dim3,
+    args: *mut *mut c_void,
+    shared: usize,
+    stream: cudaStream_t,
+    cooperative: bool,
+) -> cudaError_t {
+    let config = CallConfig {
+        grid: grid.into(),
+        block: block.into(),
+        shared: shared as u64,
+        stream: stream as u64,
+        cooperative,
+    };
     // SAFETY: the caller's promise.
     ret(unsafe { cuda().launch(func as u64, config, args as *const *const c_void) })
+}
+
+/// # Safety
+/// As [`launch`].
+unsafe fn launch_cooperative(
+    func: *const c_void,
+    grid: dim3,
+    block: dim3,
+    args: *mut *mut c_void,
+    shared: usize,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { launch_with(func, grid, block, args, shared, stream, true) }
 }
 
 /// # Safety
@@ -233,8 +269,8 @@ unsafe_ptsz!(
     )
 );
 
-/// A cooperative launch runs as a plain one: every CTA of the grid runs, but grid-wide synchronization
-/// (`this_grid().sync()`) is not available (the device reports `cooperativeLaunch = 0`).
+/// Every CTA of the grid is resident at once, so that `this_grid().sync()` works; a grid larger than
+/// occupancy times multiprocessors fails with `cudaErrorCooperativeLaunchTooLarge` (`Cuda::launch_kernel`).
 ///
 /// # Safety
 /// As [`launch`].
@@ -248,11 +284,11 @@ pub unsafe extern "C" fn cudaLaunchCooperativeKernel(
     stream: cudaStream_t,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe { launch(func, grid, block, args, shared, stream) }
+    unsafe { launch_cooperative(func, grid, block, args, shared, stream) }
 }
 
 unsafe_ptsz!(
-    cudaLaunchCooperativeKernel_ptsz => launch(
+    cudaLaunchCooperativeKernel_ptsz => launch_cooperative(
         func: *const c_void,
         grid: dim3,
         block: dim3,
@@ -263,7 +299,8 @@ unsafe_ptsz!(
 );
 
 /// Launch attributes (programmatic dependent launch, priorities) are accepted and have no effect: kernels
-/// run one after another, whole. A cluster of more than one CTA is refused (`Cuda::check_cluster`).
+/// run one after another, whole. A cluster of more than one CTA is refused (`Cuda::check_cluster`);
+/// `cudaLaunchAttributeCooperative` makes a cooperative launch.
 ///
 /// # Safety
 /// `config` points at a valid configuration; `args` as for [`launch`].
@@ -278,6 +315,7 @@ unsafe fn launch_ex(
     }
     // SAFETY: non-null, and the caller's promise.
     let c = unsafe { config.read_unaligned() };
+    let mut cooperative = false;
     if !c.attrs.is_null() {
         for i in 0..c.numAttrs as usize {
             // SAFETY: the caller's promise: `numAttrs` attributes.
@@ -289,11 +327,15 @@ unsafe fn launch_ex(
                     return ret(Err(e));
                 }
             }
+            // cudaLaunchAttributeCooperative: an int.
+            if a.id == 2 {
+                cooperative = a.val[0] as u32 != 0;
+            }
         }
     }
     let stream = if ptsz { per_thread(c.stream) as cudaStream_t } else { c.stream };
     // SAFETY: the caller's promise.
-    unsafe { launch(func, c.gridDim, c.blockDim, args, c.dynamicSmemBytes, stream) }
+    unsafe { launch_with(func, c.gridDim, c.blockDim, args, c.dynamicSmemBytes, stream, cooperative) }
 }
 
 /// # Safety

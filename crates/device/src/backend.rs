@@ -42,4 +42,29 @@ pub trait Backend: Send {
         memory: &mut DeviceMemory,
         stdout: &mut dyn Write,
     ) -> Result<LaunchReport, ExecError>;
+
+    /// A cooperative launch (`cudaLaunchCooperativeKernel`): every CTA of the grid is resident at once, so
+    /// that CTAs may wait for one another (`this_grid().sync()`, a software barrier on a word of the grid's
+    /// workspace). `workspace` is the device address of that workspace (8 zeroed bytes: its size, then the
+    /// barrier word), which the kernel reads from `%envreg1` (high half) and `%envreg2` (low half). A grid of
+    /// more than [`MAX_COOPERATIVE_CTAS`] CTAs is an invalid launch and runs nothing.
+    fn launch_cooperative(
+        &mut self,
+        launch: &Launch<'_>,
+        memory: &mut DeviceMemory,
+        stdout: &mut dyn Write,
+        workspace: u64,
+    ) -> Result<LaunchReport, ExecError> {
+        let _ = (memory, stdout, workspace);
+        let name = &launch.module.module.functions[launch.kernel].name;
+        Err(ExecError::launch(name, format!("the {} engine has no cooperative launch", self.name())))
+    }
 }
+
+/// The most CTAs a cooperative launch may have on any engine (each is resident at once: an OS thread or an
+/// emulated CTA with its own registers and shared memory). The CUDA layer's limit, occupancy times
+/// multiprocessors, is usually lower.
+pub const MAX_COOPERATIVE_CTAS: u64 = 4096;
+
+/// Bytes of a cooperative launch's grid workspace.
+pub const GRID_WORKSPACE_BYTES: u64 = 8;

@@ -15,7 +15,7 @@ pub mod module;
 pub mod stats;
 pub mod texture;
 
-pub use backend::{Backend, Launch, LaunchReport};
+pub use backend::{Backend, Launch, LaunchReport, GRID_WORKSPACE_BYTES, MAX_COOPERATIVE_CTAS};
 pub use error::{ErrorKind, ExecError, Location, Space};
 pub use heap::{DeviceHeap, DEFAULT_HEAP_SIZE};
 pub use launch::{Dim3, LaunchConfig, ParamBuffer, ParamSlot};

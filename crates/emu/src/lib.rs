@@ -66,46 +66,78 @@ impl Backend for Emulator {
         memory: &mut DeviceMemory,
         stdout: &mut dyn Write,
     ) -> Result<LaunchReport, ExecError> {
-        let module = launch.module;
-        let kernel = launch.kernel;
-        let name = module.module.functions[kernel].name.clone();
-        launch.config.validate().map_err(|m| ExecError::launch(&name, m))?;
-        let layout = SharedLayout::for_kernel(&module.module, kernel);
-        let shared = layout.dynamic_offset.max(layout.static_size) + u64::from(launch.config.dynamic_shared);
-        if shared > MAX_SHARED_BYTES {
-            return Err(ExecError::launch(
-                &name,
-                format!("the CTA needs {shared} bytes of shared memory; the limit is {MAX_SHARED_BYTES}"),
-            ));
-        }
-        let programs = program::decode_all(module, kernel, &layout)
-            .map_err(|list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel)))?;
-        let programs = Machine::index_programs(module, programs);
-        let collector = launch.collect_stats.then(|| stats::Collector::new(&programs));
-        let textures = memory.textures().clone();
-        let heap = memory.heap();
-        let mut machine = Machine {
-            module,
-            programs: programs.clone(),
-            kernel,
-            config: launch.config,
-            params: &launch.params.bytes,
-            global: mem::GlobalMem::new(memory.regions_mut()),
-            shared_size: shared as usize,
-            stats: collector,
-            out: stdout,
-            textures,
-            heap,
-        };
-        machine.run()?;
-        let threads = launch.config.blocks() * u64::from(launch.config.threads_per_block());
-        let stats = machine.stats.take().map(|c| {
-            let mut s =
-                c.finish(&module.module, &programs, &name, threads, u64::from(launch.config.threads_per_block()));
-            s.grid = Some(launch.config.grid);
-            s.block = Some(launch.config.block);
-            s
-        });
-        Ok(LaunchReport { stats })
+        run(launch, memory, stdout, None)
     }
+
+    /// Every CTA is created up front and they take turns (`machine/grid.rs`).
+    fn launch_cooperative(
+        &mut self,
+        launch: &Launch<'_>,
+        memory: &mut DeviceMemory,
+        stdout: &mut dyn Write,
+        workspace: u64,
+    ) -> Result<LaunchReport, ExecError> {
+        run(launch, memory, stdout, Some(workspace))
+    }
+}
+
+/// A launch; `workspace` is a cooperative launch's grid workspace.
+fn run(
+    launch: &Launch<'_>,
+    memory: &mut DeviceMemory,
+    stdout: &mut dyn Write,
+    workspace: Option<u64>,
+) -> Result<LaunchReport, ExecError> {
+    let module = launch.module;
+    let kernel = launch.kernel;
+    let name = module.module.functions[kernel].name.clone();
+    launch.config.validate().map_err(|m| ExecError::launch(&name, m))?;
+    let layout = SharedLayout::for_kernel(&module.module, kernel);
+    let shared = layout.dynamic_offset.max(layout.static_size) + u64::from(launch.config.dynamic_shared);
+    if shared > MAX_SHARED_BYTES {
+        return Err(ExecError::launch(
+            &name,
+            format!("the CTA needs {shared} bytes of shared memory; the limit is {MAX_SHARED_BYTES}"),
+        ));
+    }
+    let programs = program::decode_all(module, kernel, &layout)
+        .map_err(|list| ExecError::new(ErrorKind::Unsupported(list), kernel_location(module, kernel)))?;
+    let programs = Machine::index_programs(module, programs);
+    if workspace.is_some() && launch.config.blocks() > device::MAX_COOPERATIVE_CTAS {
+        return Err(ExecError::launch(
+            &name,
+            format!(
+                "a cooperative launch of {} CTAs; at most {} can be resident at once",
+                launch.config.blocks(),
+                device::MAX_COOPERATIVE_CTAS
+            ),
+        ));
+    }
+    let grid = workspace.map(|w| machine::Grid::new(&module.module, &programs, w));
+    let collector = launch.collect_stats.then(|| stats::Collector::new(&programs));
+    let textures = memory.textures().clone();
+    let heap = memory.heap();
+    let mut machine = Machine {
+        module,
+        programs: programs.clone(),
+        kernel,
+        config: launch.config,
+        params: &launch.params.bytes,
+        global: mem::GlobalMem::new(memory.regions_mut()),
+        shared_size: shared as usize,
+        stats: collector,
+        out: stdout,
+        textures,
+        heap,
+        grid,
+    };
+    machine.run()?;
+    let threads = launch.config.blocks() * u64::from(launch.config.threads_per_block());
+    let stats = machine.stats.take().map(|c| {
+        let mut s = c.finish(&module.module, &programs, &name, threads, u64::from(launch.config.threads_per_block()));
+        s.grid = Some(launch.config.grid);
+        s.block = Some(launch.config.block);
+        s
+    });
+    Ok(LaunchReport { stats })
 }

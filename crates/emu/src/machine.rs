@@ -19,6 +19,8 @@ mod wide;
 
 pub use program::WARP;
 
+mod grid;
+pub use grid::Grid;
 mod mbarrier;
 mod warpgroup;
 /// Deepest device-function call nesting before the emulator reports a stack overflow.
@@ -118,6 +120,8 @@ pub struct Machine<'a> {
     pub textures: device::Textures,
     /// The device heap (`malloc`/`free` in kernels), when the runtime made one.
     pub heap: Option<std::sync::Arc<device::DeviceHeap>>,
+    /// A cooperative launch: its grid workspace and spin loads (`machine/grid.rs`).
+    pub grid: Option<grid::Grid>,
 }
 
 struct Cta {
@@ -128,6 +132,15 @@ struct Cta {
     arrivals: std::collections::HashMap<u32, (u32, u32)>,
     /// Changes of mbarrier objects so far: a round of waits that changes none made no progress.
     mbar_epoch: u64,
+}
+
+/// What a round of a CTA's warps came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Round {
+    Finished,
+    Progress,
+    /// Every warp that ran only spun (a failed mbarrier wait, or a grid's spin load) and nothing changed.
+    Quiet,
 }
 
 /// How a step of a warp ended.
@@ -146,6 +159,9 @@ impl<'a> Machine<'a> {
 
     /// Runs every CTA of the grid, in order.
     pub fn run(&mut self) -> Result<(), ExecError> {
+        if self.grid.is_some() {
+            return self.run_grid();
+        }
         let blocks = self.config.blocks();
         for b in 0..blocks {
             let id = self.config.grid.unflatten(b);
@@ -195,54 +211,69 @@ impl<'a> Machine<'a> {
 
     fn run_cta(&mut self, id: Dim3) -> Result<(), ExecError> {
         let mut cta = self.new_cta(id);
+        self.count_cta(&cta);
+        // Rounds in a row in which every warp that ran only spun at a failed mbarrier wait.
+        let mut idle = 0;
+        loop {
+            match self.round(&mut cta)? {
+                Round::Finished => return Ok(()),
+                Round::Progress => idle = 0,
+                Round::Quiet => {
+                    idle += 1;
+                    if idle >= program::mbarrier::IDLE_ROUNDS {
+                        return Err(self.mbarrier_deadlock(&cta));
+                    }
+                }
+            }
+        }
+    }
+
+    fn count_cta(&mut self, cta: &Cta) {
         if let Some(s) = &mut self.stats {
             s.ctas += 1;
             s.warps += cta.warps.len() as u64;
         }
-        // Rounds in a row in which every warp that ran only spun at a failed mbarrier wait.
-        let mut idle = 0;
-        loop {
-            let mut progressed = false;
-            let (epoch, mut quiet) = (cta.mbar_epoch, true);
-            for w in 0..cta.warps.len() {
-                if cta.warps[w].state != WarpState::Ready {
-                    continue;
-                }
-                progressed = true;
-                loop {
-                    match self.step(&mut cta, w)? {
-                        Flow::Continue => {}
-                        Flow::Yield => break,
-                        Flow::Blocked => {
-                            quiet = false;
-                            break;
-                        }
-                        Flow::Done => {
-                            cta.warps[w].state = WarpState::Done;
-                            quiet = false;
-                            break;
-                        }
+    }
+
+    /// One round of a CTA: every ready warp runs until it finishes, blocks or yields; then the barriers
+    /// whose threads have all arrived are released.
+    fn round(&mut self, cta: &mut Cta) -> Result<Round, ExecError> {
+        let mut progressed = false;
+        let (epoch, mut quiet) = (cta.mbar_epoch, true);
+        for w in 0..cta.warps.len() {
+            if cta.warps[w].state != WarpState::Ready {
+                continue;
+            }
+            progressed = true;
+            loop {
+                match self.step(cta, w)? {
+                    Flow::Continue => {}
+                    Flow::Yield => break,
+                    Flow::Blocked => {
+                        quiet = false;
+                        break;
+                    }
+                    Flow::Done => {
+                        cta.warps[w].state = WarpState::Done;
+                        quiet = false;
+                        break;
                     }
                 }
             }
-            if cta.warps.iter().all(|w| w.state == WarpState::Done) {
-                return Ok(());
-            }
-            if self.release_barriers(&mut cta)? | self.release_warpgroups(&mut cta)? {
-                idle = 0;
-                continue;
-            }
-            if !progressed {
-                if let Some(e) = self.stuck_warpgroup(&mut cta) {
-                    return Err(e);
-                }
-                return Err(self.barrier_deadlock(&cta));
-            }
-            idle = if quiet && cta.mbar_epoch == epoch { idle + 1 } else { 0 };
-            if idle >= program::mbarrier::IDLE_ROUNDS {
-                return Err(self.mbarrier_deadlock(&cta));
-            }
         }
+        if cta.warps.iter().all(|w| w.state == WarpState::Done) {
+            return Ok(Round::Finished);
+        }
+        if self.release_barriers(cta)? | self.release_warpgroups(cta)? {
+            return Ok(Round::Progress);
+        }
+        if !progressed {
+            if let Some(e) = self.stuck_warpgroup(cta) {
+                return Err(e);
+            }
+            return Err(self.barrier_deadlock(cta));
+        }
+        Ok(if quiet && cta.mbar_epoch == epoch { Round::Quiet } else { Round::Progress })
     }
 
     /// Releases every barrier whose expected threads have all arrived. Returns whether any was released.
@@ -540,6 +571,12 @@ impl<'a> Machine<'a> {
             self.exec_data(cta, w, f, op, exec_mask)?;
         }
         cta.warps[w].stack.set_pc(next);
+        if let Some(g) = &self.grid {
+            if g.spins(f, opi) {
+                // Another CTA may be the one to write what this warp polls for: its CTA's turn ends.
+                return Ok(Flow::Yield);
+            }
+        }
         Ok(Flow::Continue)
     }
 
@@ -1291,6 +1328,9 @@ impl<'a> Machine<'a> {
     }
 
     fn exec_store(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, exec: LaneMask) -> Result<(), ExecError> {
+        if let Some(g) = &mut self.grid {
+            g.writes += 1;
+        }
         let space = op.m.space;
         let elem = op.ty.bytes();
         let addrs = self.addresses(cta, w, op, exec);
@@ -1315,6 +1355,9 @@ impl<'a> Machine<'a> {
     }
 
     fn exec_atomic(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, exec: LaneMask) -> Result<(), ExecError> {
+        if let Some(g) = &mut self.grid {
+            g.writes += 1;
+        }
         let space = op.m.space;
         let elem = op.ty.bytes();
         let addrs = self.addresses(cta, w, op, exec);
@@ -1443,6 +1486,9 @@ impl<'a> Machine<'a> {
                 SpecialReg::ClusterNctarank => 1,
                 SpecialReg::DynamicSmemSize => u64::from(self.config.dynamic_shared),
                 SpecialReg::TotalSmemSize | SpecialReg::AggrSmemSize => self.shared_size as u64,
+                // The grid workspace of a cooperative launch (null otherwise), high half in %envreg1.
+                SpecialReg::Envreg1 => self.grid.as_ref().map_or(0, |g| program::grid::envreg(g.workspace, true)),
+                SpecialReg::Envreg2 => self.grid.as_ref().map_or(0, |g| program::grid::envreg(g.workspace, false)),
                 _ => 0,
             };
         }

@@ -49,6 +49,8 @@ pub struct CtaCtx {
     pub arrived: u32,
     /// Threads of the CTA that finished (kernels with yield points), so that the runtime need not scan them.
     pub finished: u32,
+    /// A cooperative launch's grid workspace (`%envreg1:%envreg2`, `program::grid`); 0 in other launches.
+    pub workspace: u64,
 }
 
 /// Byte offsets of [`CtaCtx`] fields, for generated code.
@@ -81,6 +83,7 @@ pub mod ctx {
     pub const STATUS_MASK: i32 = offset_of!(CtaCtx, status_mask) as i32;
     pub const ARRIVED: i32 = offset_of!(CtaCtx, arrived) as i32;
     pub const FINISHED: i32 = offset_of!(CtaCtx, finished) as i32;
+    pub const WORKSPACE: i32 = offset_of!(CtaCtx, workspace) as i32;
 }
 
 /// Layout of the threads' state: 64-bit words (status and resume point, the homes of the registers spilled at
@@ -203,6 +206,11 @@ pub enum Helper {
     /// thread, io = [dst, src, size, mbarrier (0: none)] as host addresses; 0, or 1 with the error recorded
     /// (error code `TEXTURE`, the recorded error's kind).
     BulkCopy,
+    /// `fn(ctx, addr: u64, value: u64) -> u32`: after a strong load in a kernel that reads the grid workspace
+    /// (a grid barrier's poll, `program::grid`), with its address and the value read: in a cooperative
+    /// launch the thread yields its core, and gets 1 (the message recorded) when another CTA of the launch
+    /// failed or every CTA still running polls a value that no longer changes (`cooperative.rs`); else 0.
+    GridSpin,
 }
 
-pub const HELPER_COUNT: usize = 14;
+pub const HELPER_COUNT: usize = 15;

@@ -201,7 +201,21 @@ pub fn compile(
         Some(start) => start + program::stack::ALLOCA_BYTES,
         None => frames.div_ceil(16).max(1) * 16,
     };
+    // Only kernels that read the grid workspace poll it: other kernels' strong loads stay plain loads.
+    let spin_sites: std::collections::HashSet<u32> = if programs.values().any(program::grid::reads_workspace) {
+        order
+            .iter()
+            .flat_map(|f| {
+                let spins = program::grid::spin_loads(&module.module, &programs[f]);
+                let base = site_base[f];
+                spins.into_iter().enumerate().filter(|&(_, s)| s).map(move |(i, _)| base + i as u32)
+            })
+            .collect()
+    } else {
+        Default::default()
+    };
     let env = Env {
+        spin_sites: &spin_sites,
         programs: &programs,
         site_base: &site_base,
         globals: &globals,

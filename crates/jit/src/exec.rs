@@ -36,6 +36,8 @@ pub struct LaunchData<'a> {
     /// A number no other launch of this process has: workers outlive launches, and what they copy from a
     /// launch (its allocations) is copied again when it changes.
     pub launch: u64,
+    /// A cooperative launch's shared state (`cooperative.rs`), with its grid workspace.
+    pub cooperative: Option<std::sync::Arc<crate::cooperative::GridState>>,
 }
 
 /// One worker's state during a CTA: what helpers record, and the CTA's `printf` output.
@@ -61,6 +63,9 @@ pub struct WorkerState {
     pub texture_error: Option<ErrorKind>,
     /// Changes of the CTA's mbarrier objects so far: a pass of failed waits that changes none made no progress.
     pub mbar_epoch: u64,
+    /// The cooperative launch the CTA belongs to (`Helper::GridSpin` reads it), and the CTA's last polls.
+    pub grid: Option<std::sync::Arc<crate::cooperative::GridState>>,
+    pub poll: crate::cooperative::Poll,
 }
 
 impl WorkerState {
@@ -405,6 +410,8 @@ impl Worker {
             state.textures = data.textures as *const device::Textures as usize;
             state.launch = data.launch;
         }
+        state.grid = data.cooperative.clone();
+        state.poll = Default::default();
         state.params = (data.params.as_ptr() as u64, data.params.len() as u64);
         state.locals = (locals as u64, (local_stride * n as usize) as u64);
         CtaCtx {
@@ -434,6 +441,7 @@ impl Worker {
             status_mask: u32::MAX,
             arrived: 0,
             finished: 0,
+            workspace: data.cooperative.as_ref().map_or(0, |g| g.workspace),
         }
     }
 

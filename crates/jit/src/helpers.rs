@@ -27,7 +27,28 @@ pub fn table() -> [usize; HELPER_COUNT] {
     t[Helper::CpAsync as usize] = cp_async as *const () as usize;
     t[Helper::Mbarrier as usize] = mbarrier as *const () as usize;
     t[Helper::BulkCopy as usize] = bulk_copy as *const () as usize;
+    t[Helper::GridSpin as usize] = grid_spin as *const () as usize;
     t
+}
+
+/// A grid barrier's poll (`Helper::GridSpin`): lets the launch's other CTA threads run, and stops this one
+/// when it would wait forever (`cooperative::GridState::poll`).
+extern "C" fn grid_spin(ctx: *mut CtaCtx, addr: u64, value: u64) -> u32 {
+    let (ctx, st) = state(ctx);
+    let Some(grid) = st.grid.clone() else { return 0 };
+    let [x, y, z] = ctx.ctaid;
+    let [nx, ny, _] = ctx.nctaid;
+    let cta = u64::from(x) + u64::from(nx) * (u64::from(y) + u64::from(ny) * u64::from(z));
+    match grid.poll(cta, &mut st.poll, addr, value) {
+        Ok(()) => {
+            std::thread::yield_now();
+            0
+        }
+        Err(message) => {
+            st.message = Some(message);
+            1
+        }
+    }
 }
 
 /// One thread's mbarrier operation (`program::mbarrier` has the semantics) on the object at host address

@@ -20,6 +20,7 @@ mod abi;
 mod cache;
 mod code;
 mod compile;
+mod cooperative;
 mod exec;
 mod fault;
 mod helpers;
@@ -111,6 +112,8 @@ pub struct Jit {
     pool: Arc<Pool>,
     /// Each pool worker's buffers (shared and local memory, thread state), kept from launch to launch.
     workers: Vec<Mutex<Worker>>,
+    /// Buffers of the CTA threads of cooperative launches (`cooperative.rs`).
+    cta_workers: Mutex<Vec<Worker>>,
     isa: Option<cranelift_codegen::isa::OwnedTargetIsa>,
     cache: Mutex<HashMap<Key, Arc<Compiled>>>,
     /// Hashes of recently launched modules' PTX texts, by the text's allocation (held here, so its address
@@ -144,6 +147,7 @@ impl Jit {
             options,
             pool: Arc::new(Pool::new(threads)),
             workers: (0..threads.max(1)).map(|_| Mutex::new(Worker::default())).collect(),
+            cta_workers: Mutex::default(),
             isa: compile::isa().ok(),
             cache: Mutex::default(),
             source_hashes: Mutex::default(),
@@ -250,6 +254,42 @@ impl Backend for Jit {
         memory: &mut DeviceMemory,
         stdout: &mut dyn Write,
     ) -> Result<LaunchReport, ExecError> {
+        self.run(launch, memory, stdout, None)
+    }
+
+    /// Every CTA on a thread of its own (`cooperative.rs`).
+    fn launch_cooperative(
+        &mut self,
+        launch: &Launch<'_>,
+        memory: &mut DeviceMemory,
+        stdout: &mut dyn Write,
+        workspace: u64,
+    ) -> Result<LaunchReport, ExecError> {
+        let name = &launch.module.module.functions[launch.kernel].name;
+        if launch.config.blocks() > device::MAX_COOPERATIVE_CTAS {
+            return Err(ExecError::launch(
+                name,
+                format!(
+                    "a cooperative launch of {} CTAs; at most {} can be resident at once",
+                    launch.config.blocks(),
+                    device::MAX_COOPERATIVE_CTAS
+                ),
+            ));
+        }
+        let grid = cooperative::GridState::new(workspace, launch.config.blocks());
+        self.run(launch, memory, stdout, Some(Arc::new(grid)))
+    }
+}
+
+impl Jit {
+    /// A launch on the worker pool, or a cooperative one (`grid`) on a thread per CTA.
+    fn run(
+        &mut self,
+        launch: &Launch<'_>,
+        memory: &mut DeviceMemory,
+        stdout: &mut dyn Write,
+        grid: Option<Arc<cooperative::GridState>>,
+    ) -> Result<LaunchReport, ExecError> {
         let module = launch.module;
         let kernel = launch.kernel;
         let name = module.module.functions[kernel].name.clone();
@@ -290,7 +330,13 @@ impl Backend for Jit {
                 static LAUNCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
                 LAUNCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             },
+            cooperative: grid.clone(),
         };
+        if let Some(grid) = &grid {
+            let results = cooperative::run(&data, &name, grid, &self.cta_workers);
+            drop(regions);
+            return finish(results, &name, stdout);
+        }
         let ctas = launch.config.blocks();
         let workers = self.pool.threads() as u64;
         let schedule = self.options.schedule;
@@ -341,14 +387,18 @@ impl Backend for Jit {
             ));
         }
         drop(regions);
-        let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-        results.sort_by_key(|(cta, ..)| *cta);
-        for (_, out, err) in results {
-            stdout.write_all(&out).map_err(|e| ExecError::launch(&name, format!("printf: {e}")))?;
-            if let Some(e) = err {
-                return Err(e);
-            }
-        }
-        Ok(LaunchReport { stats: None })
+        finish(results.into_inner().unwrap_or_else(|e| e.into_inner()), &name, stdout)
     }
+}
+
+/// The CTAs' output in CTA order, and the first error.
+fn finish(mut results: Vec<CtaResult>, name: &str, stdout: &mut dyn Write) -> Result<LaunchReport, ExecError> {
+    results.sort_by_key(|(cta, ..)| *cta);
+    for (_, out, err) in results {
+        stdout.write_all(&out).map_err(|e| ExecError::launch(name, format!("printf: {e}")))?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+    }
+    Ok(LaunchReport { stats: None })
 }

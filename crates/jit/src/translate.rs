@@ -51,6 +51,9 @@ pub struct Env<'a> {
     pub dyn_stack: Option<u64>,
     pub call_conv: CallConv,
     pub names: &'a HashMap<FuncId, String>,
+    /// Global site numbers of the grid barrier polls, where a thread calls `Helper::GridSpin`: the strong
+    /// loads of a kernel that reads the grid workspace (`program::grid`); empty for other kernels.
+    pub spin_sites: &'a std::collections::HashSet<u32>,
 }
 
 /// The integer condition of a comparison (`lt`, `le`, ... by the type's signedness; `lo`, `ls`, `hi`, `hs`
@@ -197,6 +200,10 @@ fn helper_signature(h: Helper, cc: CallConv) -> Signature {
             s.returns.push(p(I32));
         }
         Helper::BulkCopy => {
+            s.params.extend([p(I64), p(I64), p(I64)]);
+            s.returns.push(p(I32));
+        }
+        Helper::GridSpin => {
             s.params.extend([p(I64), p(I64), p(I64)]);
             s.returns.push(p(I32));
         }
@@ -722,6 +729,15 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             SpecialReg::DynamicSmemSize => self.ctx_u32(cx::DYNAMIC_SHARED),
             SpecialReg::TotalSmemSize | SpecialReg::AggrSmemSize => self.ctx_i64(cx::SHARED_SIZE),
+            // The grid workspace (`program::grid`): high half in %envreg1.
+            SpecialReg::Envreg1 => {
+                let w = self.ctx_i64(cx::WORKSPACE);
+                self.b.ins().ushr_imm_s(w, 32)
+            }
+            SpecialReg::Envreg2 => {
+                let w = self.ctx_i64(cx::WORKSPACE);
+                self.b.ins().band_imm_s(w, 0xFFFF_FFFF)
+            }
             _ => self.b.ins().iconst(I64, 0),
         }
     }
@@ -1405,6 +1421,12 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         for (k, d) in dsts.iter().enumerate() {
             let v = self.load_with(fl, addr, (elem as usize * k) as i32, op.ty);
+            if k == 0 && self.env.spin_sites.contains(&self.site()) {
+                // A grid barrier's poll (`cooperative.rs`): the helper sees what it read.
+                let stop = self.helper(Helper::GridSpin, &[self.ctx, addr, v]).expect("grid spin");
+                let stop = self.b.ins().icmp_imm_u(IntCC::NotEqual, stop, 0);
+                self.fail_if(stop, error::HELPER, None, 0);
+            }
             self.write(*d, v);
         }
     }

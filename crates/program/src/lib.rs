@@ -34,6 +34,7 @@ pub mod copy;
 pub mod float;
 pub mod formatted;
 mod forms;
+pub mod grid;
 pub mod hints;
 pub mod mbarrier;
 pub mod printf;

@@ -11,7 +11,7 @@
 //! let y = rt.alloc_from(&bytes_of_y)?;
 //! let config = LaunchConfig { grid: Dim3::new(4, 1, 1), block: Dim3::new(256, 1, 1), dynamic_shared: 0 };
 //! let args = [Arg::S32(1024), Arg::F32(2.0), Arg::Ptr(x), Arg::Ptr(y)];
-//! let outcome = rt.launch(module, kernel, config, &args, LaunchOptions { stats: true })?;
+//! let outcome = rt.launch(module, kernel, config, &args, LaunchOptions { stats: true, cooperative: false })?;
 //! let result = rt.read(y, 4096)?;
 //! ```
 //!

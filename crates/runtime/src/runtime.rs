@@ -44,6 +44,9 @@ impl fmt::Display for ModuleId {
 pub struct LaunchOptions {
     /// Ask the backend for [`KernelStats`].
     pub stats: bool,
+    /// A cooperative launch: every CTA resident at once, with a grid workspace for grid-wide barriers
+    /// ([`device::Backend::launch_cooperative`]).
+    pub cooperative: bool,
 }
 
 /// What a successful launch returns.
@@ -513,7 +516,15 @@ impl Runtime {
         self.backend.check_supported(&entry.loaded, kernel)?;
         let launch = Launch { module: &entry.loaded, kernel, config, params, collect_stats: options.stats };
         let start = Instant::now();
-        let report = self.backend.launch(&launch, &mut self.memory, printf)?;
+        let report = if options.cooperative {
+            // The grid's workspace lives as long as the launch (a GPU driver keeps one per context).
+            let workspace = self.memory.alloc(device::GRID_WORKSPACE_BYTES, "cooperative grid workspace");
+            let report = self.backend.launch_cooperative(&launch, &mut self.memory, printf, workspace);
+            self.memory.free(workspace);
+            report?
+        } else {
+            self.backend.launch(&launch, &mut self.memory, printf)?
+        };
         let elapsed = start.elapsed();
         // A closed pipe is not the kernel's failure.
         let _ = printf.flush();

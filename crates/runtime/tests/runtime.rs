@@ -110,7 +110,7 @@ fn params_are_laid_out_at_their_alignment() {
         Arg::Bytes(strukt.clone()),
         Arg::U8(0x55),
     ];
-    let outcome = rt.launch(m, k, config(2, 64), &args, LaunchOptions { stats: true }).unwrap();
+    let outcome = rt.launch(m, k, config(2, 64), &args, LaunchOptions { stats: true, cooperative: false }).unwrap();
     assert_eq!(outcome.stats.unwrap().kernel, "mock stats");
     let rec = log.lock().unwrap()[0].clone();
     assert_eq!(rec.kernel, "mixed");

@@ -189,7 +189,7 @@ fn characterize(iters: &[u32]) -> Result<Vec<Kernel>, String> {
                 kernel,
                 config(),
                 &[src, dst.clone(), Arg::U32(elements), Arg::U32(it)],
-                LaunchOptions { stats: true },
+                LaunchOptions { stats: true, cooperative: false },
             )
             .map_err(|e| e.to_string())?;
         let stats = outcome.stats.ok_or("the emulator returned no statistics")?;

@@ -27,6 +27,21 @@ pub fn launch(
     shared: u32,
     args: &[Arg],
 ) -> Result<(Vec<Vec<u8>>, Vec<u8>), String> {
+    launch_with(backend, module, kernel, grid, block, shared, args, false)
+}
+
+/// [`launch`], or a cooperative launch (`Backend::launch_cooperative`, with a fresh grid workspace).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_with(
+    backend: &mut dyn Backend,
+    module: &Module,
+    kernel: &str,
+    grid: Dim3,
+    block: Dim3,
+    shared: u32,
+    args: &[Arg],
+    cooperative: bool,
+) -> Result<(Vec<Vec<u8>>, Vec<u8>), String> {
     let mut memory = DeviceMemory::new();
     let loaded = LoadedModule::load(module.clone(), &mut memory)?;
     if module.functions.values().any(|f| f.body.is_none() && program::is_builtin(&f.name) && f.name.ends_with("alloc"))
@@ -59,7 +74,12 @@ pub fn launch(
     let config = LaunchConfig { grid, block, dynamic_shared: shared };
     let launch = Launch { module: &loaded, kernel: k, config, params: &params, collect_stats: false };
     let mut stdout = Vec::new();
-    backend.launch(&launch, &mut memory, &mut stdout).map_err(|e| e.to_string())?;
+    if cooperative {
+        let workspace = memory.alloc(device::GRID_WORKSPACE_BYTES, "grid workspace");
+        backend.launch_cooperative(&launch, &mut memory, &mut stdout, workspace).map_err(|e| e.to_string())?;
+    } else {
+        backend.launch(&launch, &mut memory, &mut stdout).map_err(|e| e.to_string())?;
+    }
     let out = buffers.iter().map(|&p| memory.bytes(p).map(<[u8]>::to_vec).unwrap_or_default()).collect();
     Ok((out, stdout))
 }
