@@ -360,9 +360,12 @@ pub fn atomic(op: AtomOp, ty: Ty, old: u64, a: u64, b: u64) -> u64 {
         AtomOp::Add => match ty {
             Ty::F32 => u64::from((f32::from_bits(old as u32) + f32::from_bits(a as u32)).to_bits()),
             Ty::F64 => (f64::from_bits(old) + f64::from_bits(a)).to_bits(),
-            Ty::F16 | Ty::Bf16 | Ty::F16x2 | Ty::Bf16x2 => crate::convert::half_add(ty, old, a),
+            Ty::F16 | Ty::Bf16 | Ty::F16x2 | Ty::Bf16x2 => crate::convert::half_atomic(op, ty, old, a),
             _ => old.wrapping_add(a) & mask,
         },
+        AtomOp::Min | AtomOp::Max if matches!(ty, Ty::F16 | Ty::Bf16 | Ty::F16x2 | Ty::Bf16x2) => {
+            crate::convert::half_atomic(op, ty, old, a)
+        }
         AtomOp::Min | AtomOp::Max | AtomOp::And | AtomOp::Or | AtomOp::Xor => reduce(op, ty, old, a) & mask,
         AtomOp::Inc => {
             let (o, a) = (old & mask, a & mask);

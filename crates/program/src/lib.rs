@@ -27,6 +27,7 @@ pub const WARP: usize = 32;
 
 mod address32;
 pub mod alu;
+pub mod atom_vec;
 pub mod bulk;
 pub mod cluster;
 pub mod convert;
@@ -432,6 +433,8 @@ pub enum Extra {
     Copy(crate::copy::CopyOp),
     /// A bulk copy or reduction.
     Bulk(crate::bulk::BulkOp),
+    /// A vector atomic (`atom.global.add.v4.f32`, ...): one atomic per element.
+    AtomVec(crate::atom_vec::AtomVec),
     /// A SIMD video instruction.
     Video(VideoOp),
     /// A scalar video instruction.
@@ -1100,15 +1103,18 @@ impl Decoder<'_> {
             }
             Kind::Atom | Kind::Red => {
                 let (mem_index, first_src) = if kind == Kind::Atom { (1, 2) } else { (0, 1) };
+                if op.m.vec > 0 {
+                    op.mem = self.mem(i, ops.get(mem_index), regs, frame);
+                    op.extra =
+                        crate::atom_vec::decode(self, i, &op, ops, regs, frame).map(|v| Box::new(Extra::AtomVec(v)));
+                    return op;
+                }
                 if kind == Kind::Atom {
                     op.dst = ops.first().map_or(Dst::None, |o| self.dst(i, o, regs));
                 }
                 op.mem = self.mem(i, ops.get(mem_index), regs, frame);
                 op.a = ops.get(first_src).map_or(Src::None, |o| self.src(i, o, ty, regs, frame));
                 op.b = ops.get(first_src + 1).map_or(Src::None, |o| self.src(i, o, ty, regs, frame));
-                if op.m.vec > 0 {
-                    self.unsupported(i, "vector atomics are not implemented");
-                }
             }
             Kind::Bra => match ops.first() {
                 Some(Operand::Label(b)) => op.target = block_pc[b.as_u32() as usize],
