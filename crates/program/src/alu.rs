@@ -183,7 +183,16 @@ pub fn exec(
         Kind::Cnot => each!(|l| u64::from(a[l] & mask == 0)),
         Kind::Shl => each!(|l| sb::shl(a[l], b[l] as u32, w)),
         Kind::Shr => each!(|l| sb::shr(a[l], b[l] as u32, w, signed)),
-        Kind::Lop3 => each!(|l| sb::lop3(a[l], b[l], c[l], d[l] as u8, w)),
+        Kind::Lop3 => match (m.sub, m.boolop) {
+            // lop3.BoolOp: d as lop3, p = (d != 0) BoolOp q, with q in operand d.
+            (Sub::Lut(lut), Some(bop)) => {
+                for l in lanes() {
+                    out[l] = sb::lop3(a[l], b[l], c[l], lut, w);
+                    out2[l] = u64::from(scalar::compare::bool_op(bop, out[l] != 0, d[l] & 1 != 0));
+                }
+            }
+            _ => each!(|l| sb::lop3(a[l], b[l], c[l], d[l] as u8, w)),
+        },
         Kind::Shf => {
             let Sub::Shf { left, clamp } = m.sub else { return false };
             let mode = if clamp { sb::ShfMode::Clamp } else { sb::ShfMode::Wrap };
