@@ -1361,12 +1361,55 @@ impl<'a> Machine<'a> {
         let space = op.m.space;
         let elem = op.ty.bytes();
         let addrs = self.addresses(cta, w, op, exec);
-        let a = read_src(self, cta, w, &op.a);
-        let b = read_src(self, cta, w, &op.b);
-        let Sub::Atom(aop) = op.m.sub else { return Ok(()) };
+        let vector = match op.extra.as_deref() {
+            Some(Extra::AtomVec(v)) => Some(v),
+            _ => None,
+        };
+        let n = vector.map_or(1, |v| v.len() as u32);
         if let Some(s) = &mut self.stats {
-            s.atomic(op, space, exec, &addrs, elem);
+            s.atomic(op, space, exec, &addrs, elem * n);
         }
+        let Some(v) = vector else {
+            let a = read_src(self, cta, w, &op.a);
+            let b = read_src(self, cta, w, &op.b);
+            let dst = if op.kind == Kind::Atom { op.dst } else { Dst::None };
+            return self.atomic_elements(cta, w, f, op, exec, &addrs, [&a, &b], dst);
+        };
+        // A vector atomic is aligned as a whole, then runs one atomic per element (PTX ISA 9.7.13.5).
+        for lane in exec.iter() {
+            let addr = addrs[lane as usize];
+            if !addr.is_multiple_of(u64::from(elem * n)) {
+                let fault = MemFault::Misaligned { address: addr, size: elem * n };
+                return Err(self.access_error(cta, w, lane, f, op, space, fault));
+            }
+        }
+        let zero = [0u64; WARP];
+        // Every source is read before any destination is written (they may name the same registers).
+        let srcs: Vec<_> = v.srcs.iter().map(|s| read_src(self, cta, w, s)).collect();
+        for (k, a) in srcs.iter().enumerate() {
+            let at = addrs.map(|x| x + u64::from(elem) * k as u64);
+            let dst = v.dsts.get(k).copied().unwrap_or(Dst::None);
+            self.atomic_elements(cta, w, f, op, exec, &at, [a, &zero], dst)?;
+        }
+        Ok(())
+    }
+
+    /// One scalar atomic per active lane at `addrs`, with operands `a` and `b`; the old values go to `dst`.
+    #[allow(clippy::too_many_arguments)]
+    fn atomic_elements(
+        &mut self,
+        cta: &mut Cta,
+        w: usize,
+        f: FuncId,
+        op: &Op,
+        exec: LaneMask,
+        addrs: &[u64; WARP],
+        [a, b]: [&[u64; WARP]; 2],
+        dst: Dst,
+    ) -> Result<(), ExecError> {
+        let space = op.m.space;
+        let elem = op.ty.bytes();
+        let Sub::Atom(aop) = op.m.sub else { return Ok(()) };
         let mut old_vals = [0u64; WARP];
         for lane in exec.iter() {
             let addr = addrs[lane as usize];
@@ -1389,9 +1432,9 @@ impl<'a> Machine<'a> {
                 .map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?;
             old_vals[lane as usize] = op.ty.extend(old);
         }
-        if op.kind == Kind::Atom {
+        if dst != Dst::None {
             let frame = cta.warps[w].frames.last_mut().expect("frame");
-            write_dst(frame, op.dst, &old_vals, exec);
+            write_dst(frame, dst, &old_vals, exec);
         }
         Ok(())
     }

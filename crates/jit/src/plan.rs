@@ -193,6 +193,7 @@ impl Plan {
 pub fn operands(op: &Op) -> impl Iterator<Item = &Src> {
     let srcs = match op.extra.as_deref() {
         Some(Extra::Srcs(srcs)) => &srcs[..],
+        Some(Extra::AtomVec(v)) => &v.srcs[..],
         _ => &[],
     };
     let copy = match op.extra.as_deref() {
@@ -270,6 +271,7 @@ pub fn for_each_def(prog: &Program, op: &Op, mut f: impl FnMut(usize)) {
     dst(&op.dst2);
     match op.extra.as_deref() {
         Some(Extra::Dsts(d)) => d.iter().for_each(&mut dst),
+        Some(Extra::AtomVec(v)) => v.dsts.iter().for_each(&mut dst),
         Some(Extra::Texture(t)) => t.operands(|_| {}, &mut dst),
         Some(Extra::Call { rets, .. }) => {
             for a in rets {

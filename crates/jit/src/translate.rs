@@ -31,6 +31,7 @@ mod cluster;
 mod stack;
 
 pub use stack::dyn_stack_start;
+mod atom_vec;
 mod mbarrier;
 mod wide;
 
@@ -1465,45 +1466,44 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     fn atomic(&mut self, op: &Op) {
-        let Sub::Atom(aop) = op.m.sub else { return };
+        if op.m.vec > 0 {
+            return self.atomic_vector(op);
+        }
         let addr = self.address(op);
-        let elem = op.ty.bytes();
-        self.check_access(op, addr, elem, true);
+        self.check_access(op, addr, op.ty.bytes(), true);
         let a = self.read(&op.a);
         let bv = self.read(&op.b);
-        let mt = Self::mem_type(elem);
-        let shared = op.m.space == Space::Shared;
-        let rmw = native_rmw(aop, op.ty);
-        let old = if elem < 4 {
-            // 8- and 16-bit atomics: the emulator's semantics, without a native instruction (one worker runs
-            // a CTA, and the ISA has no 8/16-bit global atomics but `cas.b16`).
-            self.atomic_plain(op, addr, a, bv)
-        } else if shared {
-            // A CTA's shared memory belongs to one worker thread: no other thread can race.
-            self.atomic_plain(op, addr, a, bv)
-        } else if let Some(r) = rmw {
-            let x = if mt == I32 { self.b.ins().ireduce(I32, a) } else { a };
-            let old = self.b.ins().atomic_rmw(mt, flags(), r, addr, x);
-            if mt == I32 {
-                self.b.ins().uextend(I64, old)
-            } else {
-                old
-            }
-        } else if aop == AtomOp::Cas {
-            let (e, x) =
-                if mt == I32 { (self.b.ins().ireduce(I32, a), self.b.ins().ireduce(I32, bv)) } else { (a, bv) };
-            let old = self.b.ins().atomic_cas(flags(), addr, e, x);
-            if mt == I32 {
-                self.b.ins().uextend(I64, old)
-            } else {
-                old
-            }
-        } else {
-            self.atomic_cas_loop(op, mt, addr, a, bv)
-        };
+        let old = self.atomic_element(op, addr, a, bv);
         if op.kind == Kind::Atom {
             let v = self.extend(old, op.ty);
             self.write(op.dst, v);
+        }
+    }
+
+    /// One atomic of `op`'s type at host address `addr`: its old value.
+    fn atomic_element(&mut self, op: &Op, addr: Value, a: Value, bv: Value) -> Value {
+        let Sub::Atom(aop) = op.m.sub else { return a };
+        let elem = op.ty.bytes();
+        let mt = Self::mem_type(elem);
+        let shared = op.m.space == Space::Shared;
+        let rmw = native_rmw(aop, op.ty);
+        let narrow = |me: &mut Self, v: Value| if mt == I64 { v } else { me.b.ins().ireduce(mt, v) };
+        let widen = |me: &mut Self, v: Value| if mt == I64 { v } else { me.b.ins().uextend(I64, v) };
+        if elem == 1 || shared {
+            // A CTA's shared memory belongs to one worker thread: no other thread can race (and the ISA has
+            // no 8-bit atomics). 16-bit global ones (`cas.b16`, `.f16`/`.bf16` add, min, max) are real atomics:
+            // other CTAs run on other workers.
+            self.atomic_plain(op, addr, a, bv)
+        } else if let Some(r) = rmw {
+            let x = narrow(self, a);
+            let old = self.b.ins().atomic_rmw(mt, flags(), r, addr, x);
+            widen(self, old)
+        } else if aop == AtomOp::Cas {
+            let (e, x) = (narrow(self, a), narrow(self, bv));
+            let old = self.b.ins().atomic_cas(flags(), addr, e, x);
+            widen(self, old)
+        } else {
+            self.atomic_cas_loop(op, mt, addr, a, bv)
         }
     }
 
@@ -1556,9 +1556,9 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().jump(head, &[cur0.into()]);
         self.b.switch_to_block(head);
         let cur = self.b.block_params(head)[0];
-        let old = if mt == I32 { self.b.ins().uextend(I64, cur) } else { cur };
+        let old = if mt == I64 { cur } else { self.b.ins().uextend(I64, cur) };
         let new = self.atomic_new(op, old, a, b);
-        let new = if mt == I32 { self.b.ins().ireduce(I32, new) } else { new };
+        let new = if mt == I64 { new } else { self.b.ins().ireduce(mt, new) };
         let seen = self.b.ins().atomic_cas(flags(), addr, cur, new);
         let same = self.b.ins().icmp(IntCC::Equal, seen, cur);
         self.b.ins().brif(same, done, &[old.into()], head, &[seen.into()]);

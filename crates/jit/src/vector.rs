@@ -4667,6 +4667,10 @@ impl Vector<'_, '_> {
     /// the operation and a store serve (float addition included).
     fn atomic(&mut self, op: &Op) -> R {
         let Sub::Atom(aop) = op.m.sub else { return Err("an atomic without an operation".into()) };
+        if op.m.vec > 0 {
+            // One atomic per element (crate::translate::atom_vec): kept to the scalar path.
+            return Err("vector atomics".into());
+        }
         let shared = match op.m.space {
             Space::Shared => true,
             Space::Global => false,

@@ -183,7 +183,16 @@ pub fn exec(
         Kind::Cnot => each!(|l| u64::from(a[l] & mask == 0)),
         Kind::Shl => each!(|l| sb::shl(a[l], b[l] as u32, w)),
         Kind::Shr => each!(|l| sb::shr(a[l], b[l] as u32, w, signed)),
-        Kind::Lop3 => each!(|l| sb::lop3(a[l], b[l], c[l], d[l] as u8, w)),
+        Kind::Lop3 => match (m.sub, m.boolop) {
+            // lop3.BoolOp: d as lop3, p = (d != 0) BoolOp q, with q in operand d.
+            (Sub::Lut(lut), Some(bop)) => {
+                for l in lanes() {
+                    out[l] = sb::lop3(a[l], b[l], c[l], lut, w);
+                    out2[l] = u64::from(scalar::compare::bool_op(bop, out[l] != 0, d[l] & 1 != 0));
+                }
+            }
+            _ => each!(|l| sb::lop3(a[l], b[l], c[l], d[l] as u8, w)),
+        },
         Kind::Shf => {
             let Sub::Shf { left, clamp } = m.sub else { return false };
             let mode = if clamp { sb::ShfMode::Clamp } else { sb::ShfMode::Wrap };
@@ -360,9 +369,12 @@ pub fn atomic(op: AtomOp, ty: Ty, old: u64, a: u64, b: u64) -> u64 {
         AtomOp::Add => match ty {
             Ty::F32 => u64::from((f32::from_bits(old as u32) + f32::from_bits(a as u32)).to_bits()),
             Ty::F64 => (f64::from_bits(old) + f64::from_bits(a)).to_bits(),
-            Ty::F16 | Ty::Bf16 | Ty::F16x2 | Ty::Bf16x2 => crate::convert::half_add(ty, old, a),
+            Ty::F16 | Ty::Bf16 | Ty::F16x2 | Ty::Bf16x2 => crate::convert::half_atomic(op, ty, old, a),
             _ => old.wrapping_add(a) & mask,
         },
+        AtomOp::Min | AtomOp::Max if matches!(ty, Ty::F16 | Ty::Bf16 | Ty::F16x2 | Ty::Bf16x2) => {
+            crate::convert::half_atomic(op, ty, old, a)
+        }
         AtomOp::Min | AtomOp::Max | AtomOp::And | AtomOp::Or | AtomOp::Xor => reduce(op, ty, old, a) & mask,
         AtomOp::Inc => {
             let (o, a) = (old & mask, a & mask);

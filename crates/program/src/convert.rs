@@ -108,11 +108,27 @@ pub fn cvt_tf32(op: &Op, exec: LaneMask, a: &[u64; WARP], out: &mut [u64; WARP])
     true
 }
 
-/// `atom.add` on f16/bf16 values, packed pairs included (`.noftz`: subnormals are kept).
-pub fn half_add(ty: Ty, old: u64, a: u64) -> u64 {
+/// `atom.add/.min/.max` on f16/bf16 values, packed pairs included (`.noftz`: subnormals are kept; `.min` and
+/// `.max` as the plain `min`/`max` instructions: a NaN operand gives the other one).
+pub fn half_atomic(aop: crate::AtomOp, ty: Ty, old: u64, a: u64) -> u64 {
     let m = HalfMods::default();
-    let f16 = |x: u64, y: u64| u64::from(sh::add::<F16>(x as u16, y as u16, Rounding::Rn, m));
-    let bf16 = |x: u64, y: u64| u64::from(sh::add::<sh::Bf16>(x as u16, y as u16, Rounding::Rn, m));
+    let mm = scalar::MinMaxMods::default();
+    let f16 = |x: u64, y: u64| {
+        let (x, y) = (x as u16, y as u16);
+        u64::from(match aop {
+            crate::AtomOp::Min => sh::min::<F16>(x, y, mm),
+            crate::AtomOp::Max => sh::max::<F16>(x, y, mm),
+            _ => sh::add::<F16>(x, y, Rounding::Rn, m),
+        })
+    };
+    let bf16 = |x: u64, y: u64| {
+        let (x, y) = (x as u16, y as u16);
+        u64::from(match aop {
+            crate::AtomOp::Min => sh::min::<sh::Bf16>(x, y, mm),
+            crate::AtomOp::Max => sh::max::<sh::Bf16>(x, y, mm),
+            _ => sh::add::<sh::Bf16>(x, y, Rounding::Rn, m),
+        })
+    };
     match ty {
         Ty::F16 => f16(old, a),
         Ty::Bf16 => bf16(old, a),

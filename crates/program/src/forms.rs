@@ -445,7 +445,11 @@ pub(crate) fn refused(inst: &ir::Inst) -> Option<&'static str> {
             Some("`st.async` / `red.async` without `.mbarrier::complete_tx::bytes` (the `.global` forms, sm_100) are not implemented")
         }
         Opcode::St if inst.has(Word::Bulk) => Some("`st.bulk` (bulk zero-fill stores, sm_100 and later: `ptxas` refuses it for sm_90) is not implemented"),
-        _ if inst.has(Word::Oob) => Some("the `.oob` modifier (zero for out-of-bounds NaN inputs) is not implemented"),
+        _ if inst.has(Word::Oob) => Some(
+            "the `.oob` modifier (zero for out-of-bounds NaN inputs) is not implemented: the ISA leaves the OOB-NaN \
+             encoding to the implementation, and the NaN lockstep's tensor loads fill with (all-ones mantissa) is \
+             also the canonical NaN, which `.oob` must not zero",
+        ),
         _ => None,
     }
 }

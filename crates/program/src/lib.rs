@@ -27,6 +27,7 @@ pub const WARP: usize = 32;
 
 mod address32;
 pub mod alu;
+pub mod atom_vec;
 pub mod bulk;
 pub mod cluster;
 pub mod convert;
@@ -182,6 +183,8 @@ pub enum Sub {
     Packed16(Kind),
     /// The operation of a `Kind::Mbarrier` op.
     Mbar(crate::mbarrier::Mbar),
+    /// `lop3.BoolOp`'s look-up table (its `d` operand is then the predicate q).
+    Lut(u8),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -434,6 +437,8 @@ pub enum Extra {
     Copy(crate::copy::CopyOp),
     /// A bulk copy or reduction.
     Bulk(crate::bulk::BulkOp),
+    /// A vector atomic (`atom.global.add.v4.f32`, ...): one atomic per element.
+    AtomVec(crate::atom_vec::AtomVec),
     /// A SIMD video instruction.
     Video(VideoOp),
     /// A scalar video instruction.
@@ -1102,15 +1107,18 @@ impl Decoder<'_> {
             }
             Kind::Atom | Kind::Red => {
                 let (mem_index, first_src) = if kind == Kind::Atom { (1, 2) } else { (0, 1) };
+                if op.m.vec > 0 {
+                    op.mem = self.mem(i, ops.get(mem_index), regs, frame);
+                    op.extra =
+                        crate::atom_vec::decode(self, i, &op, ops, regs, frame).map(|v| Box::new(Extra::AtomVec(v)));
+                    return op;
+                }
                 if kind == Kind::Atom {
                     op.dst = ops.first().map_or(Dst::None, |o| self.dst(i, o, regs));
                 }
                 op.mem = self.mem(i, ops.get(mem_index), regs, frame);
                 op.a = ops.get(first_src).map_or(Src::None, |o| self.src(i, o, ty, regs, frame));
                 op.b = ops.get(first_src + 1).map_or(Src::None, |o| self.src(i, o, ty, regs, frame));
-                if op.m.vec > 0 {
-                    self.unsupported(i, "vector atomics are not implemented");
-                }
             }
             Kind::Bra => match ops.first() {
                 Some(Operand::Label(b)) => op.target = block_pc[b.as_u32() as usize],
@@ -1166,6 +1174,7 @@ impl Decoder<'_> {
                 }
                 self.sources(&mut op, i, &ops[1.min(ops.len())..], regs, frame);
             }
+            Kind::Lop3 if op.m.boolop.is_some() => self.lop3_predicate(&mut op, i, ops, regs, frame),
             Kind::Cvt => {
                 let pair = matches!(ty, Ty::F16x2 | Ty::Bf16x2) && ops.len() == 3;
                 if ops.len() > 2 && !pair {
@@ -1216,6 +1225,37 @@ impl Decoder<'_> {
     }
 
     /// The destination of a load: a register, or a vector of registers.
+    /// `lop3.BoolOp.b32 d|p, a, b, c, immLut, q` (PTX ISA 9.7.8.6): d as `lop3`, and `p = (d != 0) BoolOp q`
+    /// (`alu::exec`); the table goes to `Sub::Lut`, q to operand `d`. `_` may stand for d.
+    fn lop3_predicate(&mut self, op: &mut Op, i: InstId, ops: &[Operand], regs: &RegMap, frame: &Frame) {
+        let (d, p) = match ops.first() {
+            Some(Operand::Pair(d, p)) => (self.dst(i, &Operand::Reg(*d), regs), self.dst(i, &Operand::Reg(*p), regs)),
+            Some(Operand::VectorPair(items, p)) if matches!(items.as_slice(), [Operand::Sink]) => {
+                (Dst::Sink, self.dst(i, &Operand::Reg(*p), regs))
+            }
+            _ => {
+                self.unsupported(i, "`lop3.and`/`lop3.or` write `d|p`");
+                return;
+            }
+        };
+        let Some(Operand::Imm(lut)) = ops.get(4) else {
+            self.unsupported(i, "`lop3`'s look-up table must be an immediate");
+            return;
+        };
+        let q = ops.get(5).map_or(Src::None, |o| self.src(i, o, Ty::Pred, regs, frame));
+        if !matches!(q, Src::Pred(..)) || ops.len() != 6 {
+            self.unsupported(i, "`lop3.and`/`lop3.or` take a predicate q last");
+            return;
+        }
+        op.dst = d;
+        op.dst2 = p;
+        op.a = self.src(i, &ops[1], op.ty, regs, frame);
+        op.b = self.src(i, &ops[2], op.ty, regs, frame);
+        op.c = self.src(i, &ops[3], op.ty, regs, frame);
+        op.m.sub = Sub::Lut(immediate(*lut, Ty::B32) as u8);
+        op.d = q;
+    }
+
     fn data_dst(&mut self, op: &mut Op, i: InstId, o: Option<&Operand>, regs: &RegMap) {
         match o {
             Some(Operand::Vector(items)) => {
@@ -1448,6 +1488,15 @@ fn mods(inst: &ir::Inst) -> Mods {
         }
     }
     // `lo`/`hi` double as comparison operators on setp/set (unsigned <, >).
+    if inst.opcode == Opcode::Lop3 {
+        m.boolop = if is(Word::And) {
+            Some(BoolOp::And)
+        } else if is(Word::Or) {
+            Some(BoolOp::Or)
+        } else {
+            None
+        };
+    }
     if matches!(inst.opcode, Opcode::Setp | Opcode::Set) {
         if is(Word::Lo) {
             m.cmp = Some(Cmp::Lo);

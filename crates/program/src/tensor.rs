@@ -8,7 +8,9 @@
 //! # Fragment layouts
 //!
 //! - **`mma.sync`** of other element types (`m16n8k16`/`m16n8k32` `.s8`/`.u8` with `.s32` accumulators,
-//!   `m16n8k8` `.tf32`, `m8n8k4` `.f64`) follows the ISA's tables for them too (see [`Frag::position`]).
+//!   `m16n8k16`/`m16n8k32` `.e4m3`/`.e5m2` with `.f16` or `.f32` accumulators (sm_89, the 8-bit layouts; FP8
+//!   values are exact in `.f32`, summed as `.f16` products are), `m16n8k8` `.tf32`, `m8n8k4` `.f64`) follows
+//!   the ISA's tables for them too (see [`Frag::position`]).
 //!   Integer results are exact, then wrapped to 32 bits or, with `.satfinite`, clamped; `.f64` is one fused
 //!   multiply-add per step in order of k, rounded as `.rn`/`.rz`/`.rm`/`.rp` says; `.tf32` operands count
 //!   by their upper 19 bits.
@@ -108,6 +110,8 @@ impl Elem {
             ScalarType::S8 => Some(Elem::S8),
             ScalarType::U8 => Some(Elem::U8),
             ScalarType::S32 => Some(Elem::S32),
+            ScalarType::E4m3 => Some(Elem::E4m3),
+            ScalarType::E5m2 => Some(Elem::E5m2),
             _ => Elem::from_scalar(t),
         }
     }
@@ -544,6 +548,9 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
                      elements of A only in figures, which lockstep does not follow yet",
                 );
             }
+            if words.iter().any(|w| w.as_str().starts_with("kind::") || *w == Word::BlockScale) {
+                return fail(cx, "`mma` with `.kind::…` (sm_120 FP8/FP6/FP4 and block scaling) is not implemented");
+            }
             let layouts: SmallVec<[Word; 2]> =
                 words.iter().copied().filter(|w| matches!(w, Word::Row | Word::Col)).collect();
             let elems: SmallVec<[Option<Elem>; 4]> = types.iter().map(|t| Elem::mma_or_b1(*t)).collect();
@@ -556,8 +563,8 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
             let [Some(d), Some(a), Some(b), Some(c)] = *elems.as_slice() else {
                 return fail(
                     cx,
-                    "`mma` needs `.dtype.atype.btype.ctype` with `.f16`/`.bf16`/`.tf32`/`.f64`/`.s8`/`.u8`/`.b1` \
-                     multiplicands",
+                    "`mma` needs `.dtype.atype.btype.ctype` with `.f16`/`.bf16`/`.tf32`/`.f64`/`.s8`/`.u8`/`.e4m3`/\
+                     `.e5m2`/`.b1` multiplicands",
                 );
             };
             use Elem::*;
@@ -571,13 +578,15 @@ pub(crate) fn decode(cx: &mut OperandCx<'_, '_>, op: &mut Op) -> Option<MatrixOp
                 }
                 (16, 8, 8) if a == Tf32 => b == Tf32 && (d, c) == (F32, F32),
                 (16, 8, 16 | 32) if matches!(a, S8 | U8) => matches!(b, S8 | U8) && (d, c) == (S32, S32),
+                // FP8 (sm_89): the 8-bit fragment layouts, products summed as for `.f16`.
+                (16, 8, 16 | 32) if matches!(a, E4m3 | E5m2) => matches!(b, E4m3 | E5m2) && d == c && matches!(d, F16 | F32),
                 (8, 8, 4) if a == F64 => (d, b, c) == (F64, F64, F64),
                 (8, 8, 128) | (16, 8, 128 | 256) if a == B1 => b == B1 && (d, c) == (S32, S32),
                 _ => {
                     return fail(
                         cx,
                         "the `mma` shapes implemented are `.m16n8k8`/`.m16n8k16` (`.f16`, `.bf16`), `.m16n8k8` \
-                         (`.tf32`), `.m16n8k16`/`.m16n8k32` (`.s8`, `.u8`), `.m8n8k4` (`.f64`, `.f16`) and \
+                         (`.tf32`), `.m16n8k16`/`.m16n8k32` (`.s8`, `.u8`, `.e4m3`, `.e5m2`), `.m8n8k4` (`.f64`, `.f16`) and \
                          `.m8n8k128`/`.m16n8k128`/`.m16n8k256` (`.b1`)",
                     )
                 }
