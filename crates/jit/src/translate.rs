@@ -1024,6 +1024,19 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
     }
 
+    /// Stores the registers live across a yield point (`spill`) and the carry flag into the thread's homes,
+    /// where the thread reloads them when it resumes.
+    fn store_live(&mut self, spill: &[usize], tb: Value) {
+        for &v in spill {
+            let off = self.plan.home_offset(v).expect("live registers have homes");
+            let value = self.use_liveness_var(v);
+            self.b.ins().store(trusted(), value, tb, off);
+        }
+        if self.uses_carry() {
+            let cv = self.b.use_var(self.carry);
+            self.b.ins().store(trusted(), cv, tb, self.plan.carry_offset());
+        }
+    }
     /// Branches to `body` when the op's guard holds, else to `fall` (unguarded: always `body`).
     fn guard_branch(&mut self, op: &Op, body: Block, fall: Option<Block>) {
         match (op.guard, fall) {
@@ -1085,15 +1098,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             let d = self.read(&op.d);
             self.b.ins().store(trusted(), d, tb, self.plan.exchange_offset() + thread::POST_D);
         }
-        for &v in &y.spill {
-            let off = self.plan.home_offset(v).expect("live registers have homes");
-            let value = self.use_liveness_var(v);
-            self.b.ins().store(trusted(), value, tb, off);
-        }
-        if self.uses_carry() {
-            let cv = self.b.use_var(self.carry);
-            self.b.ins().store(trusted(), cv, tb, self.plan.carry_offset());
-        }
+        self.store_live(&y.spill, tb);
         // Status and resume point in one store (they are adjacent words).
         const _: () = assert!(thread::RESUME == thread::STATUS + 4);
         let word = i64::from(st) | (k as i64 + 1) << 32;

@@ -78,8 +78,8 @@ pub fn copy_lane(
     Ok(step.word != word)
 }
 
-/// The operation of a bulk reduction's `.op` word.
-fn reduce_op(inst: &ir::Inst) -> Option<AtomOp> {
+/// The operation of a bulk reduction's (or `red.async`'s) `.op` word.
+pub(crate) fn reduce_op(inst: &ir::Inst) -> Option<AtomOp> {
     [
         (Word::Add, AtomOp::Add),
         (Word::Min, AtomOp::Min),

@@ -11,7 +11,7 @@
 //! on `.u32/.s32`, `.inc`/`.dec` on `.u32`, `.and`/`.or`/`.xor` on `.b32`. The destination must be aligned
 //! to the stored size. The `.global` forms (sm_100) stay refused.
 
-use ir::{InstId, Modifier, Operand, ScalarType, StateSpace, Word};
+use ir::{InstId, Modifier, Operand, ScalarType, StateSpace};
 
 use crate::bulk::BulkOp;
 use crate::mbarrier::{self, Mbar};
@@ -90,19 +90,7 @@ impl Decoder<'_> {
             .unwrap_or(1);
         let ty = inst.types().next();
         let reduce = if name == ir::Opcode::Red {
-            let word = [
-                (Word::Add, AtomOp::Add),
-                (Word::Min, AtomOp::Min),
-                (Word::Max, AtomOp::Max),
-                (Word::Inc, AtomOp::Inc),
-                (Word::Dec, AtomOp::Dec),
-                (Word::And, AtomOp::And),
-                (Word::Or, AtomOp::Or),
-                (Word::Xor, AtomOp::Xor),
-            ]
-            .into_iter()
-            .find(|(w, _)| inst.has(*w))
-            .map(|w| w.1);
+            let word = crate::bulk::reduce_op(inst);
             use ScalarType as T;
             let fits = vec == 1
                 && matches!(

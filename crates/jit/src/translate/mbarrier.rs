@@ -60,15 +60,7 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(body);
         self.filled = false;
         let tb = self.b.use_var(self.tb);
-        for &v in &y.spill {
-            let off = self.plan.home_offset(v).expect("live registers have homes");
-            let value = self.use_liveness_var(v);
-            self.b.ins().store(trusted(), value, tb, off);
-        }
-        if self.uses_carry() {
-            let cv = self.b.use_var(self.carry);
-            self.b.ins().store(trusted(), cv, tb, self.plan.carry_offset());
-        }
+        self.store_live(&y.spill, tb);
         let (done, addr) = self.mbarrier_call(op);
         let passed = self.b.create_block();
         let stop = self.b.create_block();
