@@ -142,11 +142,9 @@ struct Queue<'p, S = ItemQueue> {
     /// Translated block whose memory events are being collected: tb, first instruction, number of its first
     /// access, global index of its first instruction.
     pending: Option<(u32, u16, u64, u32)>,
-    /// The graphs and the segments, for a replay lane.
+    /// The graphs and the segments, for a replay lane ([`Lane::new`]), which keeps its accesses for the items; a
+    /// lane without ([`Lane::blocks_only`], [`for_each_item`]) keeps only the bounds of its stack accesses.
     lookups: Option<(&'p Dcfgs, ClassifyCache<'p>)>,
-    /// Whether the accesses are kept for the items ([`Lane::new`]); a lane for the blocks alone
-    /// ([`Lane::blocks_only`]) keeps only the bounds of its stack accesses.
-    keep_mem: bool,
     /// Lowest and one-past-highest address of the lane's stack accesses (a blocks-only lane's).
     stack: (u64, u64),
     frames: Vec<Frame>,
@@ -239,7 +237,8 @@ const DRIVE_EVENTS: usize = 256;
 impl<'p> Lane<'p> {
     /// A lane for the replay: its blocks know their nodes, their accesses their segments.
     pub fn new(prog: &'p Program<'p>, lookups: Lookups<'p>, simt: u32) -> Lane<'p> {
-        let mut lane = Lane::open(prog, simt);
+        // With the look-ups it also keeps its accesses.
+        let mut lane = Lane::blocks_only(prog, simt);
         lane.q.lookups = Some((lookups.cfg, ClassifyCache::new(lookups.classifier)));
         lane
     }
@@ -247,12 +246,6 @@ impl<'p> Lane<'p> {
     /// A lane whose blocks carry no memory accesses ([`Lane::mem`] is empty) and no nodes, for what needs only
     /// its control flow.
     pub fn blocks_only(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
-        let mut lane = Lane::open(prog, simt);
-        lane.q.keep_mem = false;
-        lane
-    }
-
-    fn open(prog: &'p Program<'p>, simt: u32) -> Lane<'p> {
         match prog.trace.simt_events(simt) {
             Ok(s) => Lane::reading(prog, simt, Some(s), None, None),
             Err(e) => Lane::reading(prog, simt, None, Some(e.to_string()), None),
@@ -420,7 +413,6 @@ pub struct Walked {
 /// [`Walked::stack`] keeps what the dynamic CFGs need of them.
 pub fn for_each_item<S: ItemSink>(prog: &Program<'_>, simt: u32, sink: S) -> (S, Walked) {
     let mut q = Queue::new(prog, simt, sink);
-    q.keep_mem = false;
     let mut walked = Walked::default();
     match prog.trace.simt_events(simt) {
         Ok(mut events) => loop {
@@ -451,7 +443,6 @@ impl<'p, S: ItemSink> Queue<'p, S> {
             mem_base: 0,
             pending: None,
             lookups: None,
-            keep_mem: true,
             stack: (u64::MAX, 0),
             frames: Vec::new(),
             start_function: (start.function != NONE).then_some(start.function),
@@ -474,11 +465,8 @@ impl<S: ItemSink> Visitor for Queue<'_, S> {
         let Some((_, from, _, first_global)) = self.pending else { return };
         let size = 1u16 << size_log2.min(15);
         let hint = self.prog.hint_at(first_global + u32::from(insn), store);
-        if self.keep_mem {
-            let seg = match &mut self.lookups {
-                Some((_, classify)) => classify.classify(hint, addr),
-                None => Segment::Other,
-            };
+        if let Some((_, classify)) = &mut self.lookups {
+            let seg = classify.classify(hint, addr);
             self.mem.push(MemAccess { insn, store, seg, size, addr });
         } else if insn >= from && hint == Hint::Stack {
             self.stack.0 = self.stack.0.min(addr);

@@ -40,8 +40,6 @@ impl Hint {
 pub struct Span {
     /// The basic block ([`trace::BasicBlocks::blocks`] index).
     pub bb: u32,
-    /// Global index of the translated block's first instruction.
-    pub first_global: u32,
     /// Index of the span's first instruction in the translated block, and its instruction count.
     pub first: u16,
     pub len: u16,
@@ -139,7 +137,6 @@ impl<'t> Program<'t> {
                 };
                 spans.push(Span {
                     bb: sp.bb,
-                    first_global: block.first_insn,
                     first: sp.first,
                     len: sp.len,
                     addr: first.addr,
