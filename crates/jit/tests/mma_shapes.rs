@@ -13,24 +13,8 @@
 
 mod common;
 
-use common::{launch, Arg};
+use common::{launch, Arg, Rng};
 use device::Dim3;
-
-/// A small deterministic generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next() % (hi - lo + 1) as u64) as i64
-    }
-}
 
 /// The ISA's fragment layouts: (row, column) of element `i` held by `lane`.
 #[derive(Clone, Copy)]

@@ -16,23 +16,8 @@
 
 mod common;
 
-use common::{engines, launch, refusal, words, Arg};
+use common::{engines, launch, refusal, words, Arg, Rng};
 use device::Dim3;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next() % (hi - lo + 1) as u64) as i64
-    }
-}
 
 /// Element types by their PTX names.
 fn size_of(ty: &str) -> usize {

@@ -170,3 +170,20 @@ pub fn load_le(bytes: &[u8]) -> u64 {
     b[..bytes.len()].copy_from_slice(bytes);
     u64::from_le_bytes(b)
 }
+
+/// A small deterministic generator (xorshift) for test inputs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A value in `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next() % (hi - lo + 1) as u64) as i64
+    }
+}
