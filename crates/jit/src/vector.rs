@@ -36,11 +36,11 @@
 //! `bar.sync` (or guarded ones), checked mode.
 //!
 //! This file holds the entry ([`translate`], [`refusal`]), the value and operand types the lowering shares,
-//! and the translator's state ([`Vector`], [`Copy`], [`Cta`]). The analyses of the program before any code is
-//! emitted are in `ifs.rs` (what runs as masks), `regions.rs` (where a group may stop, deferred stores),
-//! `strides.rs` (how lanes relate) and `whole_cta.rs`; the group loop in `group_loop.rs`, `group_state.rs` and
-//! `homes.rs`; the lowering of ops by family in `control.rs`, `masks.rs`, `arith.rs`, `float.rs`,
-//! `lane_helper.rs`, `operands.rs`, `lanes.rs`, `address.rs` and `memory.rs`.
+//! and the translator's state ([`Vector`], [`Copy`](struct@Copy), [`Cta`]). The analyses of the program
+//! before any code is emitted are in `ifs.rs` (what runs as masks), `regions.rs` (where a group may stop,
+//! deferred stores), `strides.rs` (how lanes relate) and `whole_cta.rs`; the group loop in `group_loop.rs`,
+//! `group_state.rs` and `homes.rs`; the lowering of ops by family in `control.rs`, `masks.rs`, `arith.rs`,
+//! `float.rs`, `lane_helper.rs`, `operands.rs`, `lanes.rs`, `address.rs` and `memory.rs`.
 
 use std::collections::HashMap;
 

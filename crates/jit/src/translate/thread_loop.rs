@@ -268,7 +268,8 @@ impl Translator<'_, '_> {
         self.filled = false;
     }
 
-    /// Stores the registers op `i` wrote into their homes when the plan says so ([`Plan::eager`]).
+    /// Stores the registers op `i` wrote into their homes when the plan says so
+    /// ([`Plan::eager`](crate::plan::Plan::eager)).
     pub(super) fn store_eagerly(&mut self, i: usize) {
         if !self.plan.eager.get(i).copied().unwrap_or(false) || self.filled {
             return;

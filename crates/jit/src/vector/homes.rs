@@ -1,6 +1,7 @@
-//! Register homes on the vector path: the eager stores after an op and the stores at a yield point, in the
-//! scalar code's form for each lane, the reloads after one, and whole-CTA mode's cheaper forms (one home for a
-//! CTA-uniform register, values computed again instead of reloaded).
+//! Register homes on the vector path: the eager stores after an op, a barrier's stores with its status,
+//! resume point and arrivals, in the scalar code's form for each lane, the reloads after a yield point, and
+//! whole-CTA mode's cheaper forms (one home for a CTA-uniform register, values computed again instead of
+//! reloaded).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64, I64X2};
