@@ -92,16 +92,16 @@ struct Warp {
     bar_values: [u64; WARP],
     bar_dst: Dst,
     bar_red: Option<AtomOp>,
-    /// Where the warp last failed an mbarrier wait (while it spins there, for a deadlock report).
-    wait: Option<WaitSite>,
+    /// Where each lane's last mbarrier wait failed (`None` after one that succeeded): while lanes spin there,
+    /// for a deadlock report. Lanes of different paths may spin on different objects.
+    waits: [Option<WaitSite>; WARP],
 }
 
-/// An mbarrier wait that failed: the op, the first lane it failed in, the object's shared offset.
+/// An mbarrier wait that failed: the op and the object's shared offset.
 #[derive(Clone, Copy, Debug)]
 struct WaitSite {
     func: FuncId,
     op: u32,
-    lane: u32,
     offset: u64,
 }
 
@@ -202,7 +202,7 @@ impl<'a> Machine<'a> {
                     bar_values: [0; WARP],
                     bar_dst: Dst::None,
                     bar_red: None,
-                    wait: None,
+                    waits: [None; WARP],
                 }
             })
             .collect();
@@ -556,7 +556,13 @@ impl<'a> Machine<'a> {
             }
             Kind::Mbarrier => {
                 cta.warps[w].stack.set_pc(next);
-                return self.mbarrier(cta, w, f, opi, op, exec_mask);
+                let flow = self.mbarrier(cta, w, f, opi, op, exec_mask)?;
+                if matches!(flow, Flow::Yield) && cta.warps[w].stack.top() == Some((next, active)) {
+                    // The path spins on a failed wait. The lanes it waits for may be on another path of this
+                    // warp: as under independent thread scheduling, a waiting path of the warp runs next.
+                    cta.warps[w].stack.defer_active_path();
+                }
+                return Ok(flow);
             }
             Kind::Matrix if !exec_mask.is_empty() && program::wgmma::of(op).is_some() => {
                 // The warp waits here for its warpgroup (`machine/warpgroup.rs`), which moves it on.
