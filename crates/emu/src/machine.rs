@@ -1531,7 +1531,10 @@ impl<'a> Machine<'a> {
                 SpecialReg::Nclusterid => pick(self.config.grid),
                 SpecialReg::ClusterCtaid => 0,
                 SpecialReg::ClusterNctaid => u64::from(comp < 3),
-                SpecialReg::ClusterCtarank | SpecialReg::IsExplicitCluster => 0,
+                SpecialReg::ClusterCtarank => 0,
+                SpecialReg::IsExplicitCluster => {
+                    u64::from(program::cluster::explicit(&self.module.module.functions[self.kernel]))
+                }
                 SpecialReg::ClusterNctarank => 1,
                 SpecialReg::DynamicSmemSize => u64::from(self.config.dynamic_shared),
                 SpecialReg::TotalSmemSize | SpecialReg::AggrSmemSize => self.shared_size as u64,

@@ -55,6 +55,8 @@ pub struct Env<'a> {
     /// Global site numbers of the grid barrier polls, where a thread calls `Helper::GridSpin`: the strong
     /// loads of a kernel that reads the grid workspace (`program::grid`); empty for other kernels.
     pub spin_sites: &'a std::collections::HashSet<u32>,
+    /// `%is_explicit_cluster` of the kernel (`program::cluster::explicit`).
+    pub explicit_cluster: bool,
 }
 
 /// The integer condition of a comparison (`lt`, `le`, ... by the type's signedness; `lo`, `ls`, `hi`, `hs`
@@ -687,6 +689,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             SpecialReg::Nwarpid => self.b.ins().iconst(I64, 64),
             SpecialReg::Nsmid | SpecialReg::ClusterNctarank => self.b.ins().iconst(I64, 1),
             SpecialReg::ClusterNctaid => self.b.ins().iconst(I64, i64::from(comp_ok)),
+            SpecialReg::IsExplicitCluster => self.b.ins().iconst(I64, i64::from(self.env.explicit_cluster)),
             SpecialReg::LanemaskEq
             | SpecialReg::LanemaskLt
             | SpecialReg::LanemaskLe
