@@ -1,6 +1,9 @@
 //! The interpreter: CTAs run one after another; inside a CTA, warps of 32 lanes run in lock-step under a
 //! reconvergence stack (with call frames) until they finish or wait at a barrier; a barrier releases when
-//! every thread of the CTA that has not exited has arrived.
+//! every thread of the CTA that has not exited has arrived. Here: the warp and CTA state, the scheduler's
+//! rounds, one warp instruction's dispatch and control flow, registers and special registers; in `machine/`:
+//! barriers, calls (and the runtime's device functions), memory instructions, mbarriers, warpgroups,
+//! cooperative grids and 128-bit ops.
 
 use std::io::Write;
 
@@ -9,20 +12,23 @@ use ir::{FuncId, SpecialReg};
 use simt::{CallStack, LaneMask};
 
 use crate::dynstack::DynStack;
-use crate::mem::{read_flat, resolve_generic, window, write_flat, GlobalMem};
+use crate::mem::GlobalMem;
 use crate::stats::Collector;
 use program::alu;
-use program::printf;
 use program::*;
 
+mod barrier;
+mod calls;
+mod grid;
+mod mbarrier;
+mod memory;
+mod warpgroup;
 mod wide;
 
+pub use grid::Grid;
+pub use memory::MemFault;
 pub use program::WARP;
 
-mod grid;
-pub use grid::Grid;
-mod mbarrier;
-mod warpgroup;
 /// Deepest device-function call nesting before the emulator reports a stack overflow.
 pub const MAX_CALL_DEPTH: usize = 256;
 /// Largest per-thread local stack.
@@ -92,16 +98,16 @@ struct Warp {
     bar_values: [u64; WARP],
     bar_dst: Dst,
     bar_red: Option<AtomOp>,
-    /// Where the warp last failed an mbarrier wait (while it spins there, for a deadlock report).
-    wait: Option<WaitSite>,
+    /// Where each lane's last mbarrier wait failed (`None` after one that succeeded): while lanes spin there,
+    /// for a deadlock report. Lanes of different paths may spin on different objects.
+    waits: [Option<WaitSite>; WARP],
 }
 
-/// An mbarrier wait that failed: the op, the first lane it failed in, the object's shared offset.
+/// An mbarrier wait that failed: the op and the object's shared offset.
 #[derive(Clone, Copy, Debug)]
 struct WaitSite {
     func: FuncId,
     op: u32,
-    lane: u32,
     offset: u64,
 }
 
@@ -202,7 +208,7 @@ impl<'a> Machine<'a> {
                     bar_values: [0; WARP],
                     bar_dst: Dst::None,
                     bar_red: None,
-                    wait: None,
+                    waits: [None; WARP],
                 }
             })
             .collect();
@@ -274,144 +280,6 @@ impl<'a> Machine<'a> {
             return Err(self.barrier_deadlock(cta));
         }
         Ok(if quiet && cta.mbar_epoch == epoch { Round::Quiet } else { Round::Progress })
-    }
-
-    /// Releases every barrier whose expected threads have all arrived. Returns whether any was released.
-    fn release_barriers(&mut self, cta: &mut Cta) -> Result<bool, ExecError> {
-        let mut released = false;
-        // `bar.sync` without a thread count waits for every thread of the CTA: threads that exited never
-        // arrive, and the CTA then deadlocks (reported by `barrier_deadlock`).
-        let total: u32 = cta.warps.iter().map(|w| w.lanes.count()).sum();
-        let mut ids: Vec<u32> = cta
-            .warps
-            .iter()
-            .filter_map(|w| match w.state {
-                WarpState::Barrier { id, .. } => Some(id),
-                _ => None,
-            })
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        for id in ids {
-            let waiting: Vec<usize> = (0..cta.warps.len())
-                .filter(|&w| matches!(cta.warps[w].state, WarpState::Barrier { id: b, .. } if b == id))
-                .collect();
-            let (arrived_only, declared) = cta.arrivals.get(&id).copied().unwrap_or((0, 0));
-            let arrived: u32 = waiting.iter().map(|&w| cta.warps[w].bar_lanes.count()).sum::<u32>() + arrived_only;
-            let expected = waiting
-                .iter()
-                .find_map(|&w| match cta.warps[w].state {
-                    WarpState::Barrier { expected, .. } if expected > 0 => Some(expected),
-                    _ => None,
-                })
-                .or((declared > 0).then_some(declared))
-                .unwrap_or(total);
-            if arrived < expected {
-                continue;
-            }
-            cta.arrivals.remove(&id);
-            // bar.red: combine the contributions of every arrived thread.
-            let red = waiting.iter().find_map(|&w| cta.warps[w].bar_red);
-            let mut acc: u64 = match red {
-                Some(AtomOp::And) => 1,
-                _ => 0,
-            };
-            if let Some(op) = red {
-                for &w in &waiting {
-                    let warp = &cta.warps[w];
-                    for lane in warp.bar_lanes.iter() {
-                        let v = warp.bar_values[lane as usize];
-                        acc = match op {
-                            AtomOp::Popc => acc + u64::from(v != 0),
-                            AtomOp::And => acc & u64::from(v != 0),
-                            AtomOp::Or => acc | u64::from(v != 0),
-                            _ => acc,
-                        };
-                    }
-                }
-            }
-            for &w in &waiting {
-                let warp = &mut cta.warps[w];
-                if red.is_some() {
-                    let lanes = warp.bar_lanes;
-                    let dst = warp.bar_dst;
-                    let frame = warp.frames.last_mut().expect("a frame");
-                    let mut vals = [acc; WARP];
-                    if matches!(dst, Dst::Pred(_)) {
-                        vals = [u64::from(acc != 0); WARP];
-                    }
-                    write_dst(frame, dst, &vals, lanes);
-                }
-                warp.state = WarpState::Ready;
-                warp.bar_lanes = LaneMask::EMPTY;
-                warp.bar_red = None;
-            }
-            released = true;
-        }
-        Ok(released)
-    }
-
-    fn barrier_deadlock(&self, cta: &Cta) -> ExecError {
-        let waiting: Vec<&Warp> = cta.warps.iter().filter(|w| matches!(w.state, WarpState::Barrier { .. })).collect();
-        let total: u32 = cta.warps.iter().map(|w| w.lanes.count()).sum();
-        let exited: u32 = total
-            - cta
-                .warps
-                .iter()
-                .filter(|w| w.state != WarpState::Done)
-                .map(|w| w.stack.live_lanes().count())
-                .sum::<u32>();
-        let first = waiting.first();
-        let (line, instruction, function) = match first.and_then(|w| w.stack.top()) {
-            Some((p, _)) => {
-                let (f, op) = split(p);
-                let prog = self.program(f);
-                let op = op.saturating_sub(1) as usize;
-                match prog.ops.get(op) {
-                    Some(o) => (Some(self.line(f, o)), Some(self.text(f, o)), Some(prog.name.clone())),
-                    None => (None, None, Some(prog.name.clone())),
-                }
-            }
-            None => (None, None, None),
-        };
-        // One clause per barrier that threads wait at.
-        let mut ids: Vec<(u32, u32)> = waiting
-            .iter()
-            .filter_map(|w| match w.state {
-                WarpState::Barrier { id, expected } => Some((id, expected)),
-                _ => None,
-            })
-            .collect();
-        ids.sort_unstable();
-        ids.dedup_by_key(|(id, _)| *id);
-        let waits: Vec<String> = ids
-            .iter()
-            .map(|&(id, expected)| {
-                let n: u32 = waiting
-                    .iter()
-                    .filter(|w| matches!(w.state, WarpState::Barrier { id: b, .. } if b == id))
-                    .map(|w| w.bar_lanes.count())
-                    .sum::<u32>()
-                    + cta.arrivals.get(&id).map_or(0, |a| a.0);
-                let expected = if expected == 0 { total } else { expected };
-                format!("barrier {id} reached by {n} of the {expected} threads it waits for")
-            })
-            .collect();
-        let detail = format!(
-            "{}; {exited} of the CTA's {total} threads exited without reaching it, and no other thread can arrive",
-            waits.join(", ")
-        );
-        ExecError::new(
-            ErrorKind::BarrierDivergence(detail),
-            Location {
-                kernel: self.program(self.kernel).name.clone(),
-                function,
-                block: Some(cta.id),
-                thread: first.map(|w| self.thread_of(w.index, w.bar_lanes.first().unwrap_or(0))),
-                line,
-                instruction,
-            },
-        )
     }
 
     fn thread_of(&self, warp: u32, lane: u32) -> Dim3 {
@@ -556,7 +424,13 @@ impl<'a> Machine<'a> {
             }
             Kind::Mbarrier => {
                 cta.warps[w].stack.set_pc(next);
-                return self.mbarrier(cta, w, f, opi, op, exec_mask);
+                let flow = self.mbarrier(cta, w, f, opi, op, exec_mask)?;
+                if matches!(flow, Flow::Yield) && cta.warps[w].stack.top() == Some((next, active)) {
+                    // The path spins on a failed wait. The lanes it waits for may be on another path of this
+                    // warp: as under independent thread scheduling, a waiting path of the warp runs next.
+                    cta.warps[w].stack.defer_active_path();
+                }
+                return Ok(flow);
             }
             Kind::Matrix if !exec_mask.is_empty() && program::wgmma::of(op).is_some() => {
                 // The warp waits here for its warpgroup (`machine/warpgroup.rs`), which moves it on.
@@ -583,63 +457,6 @@ impl<'a> Machine<'a> {
     fn stack_error(&self, cta: &Cta, w: usize, f: FuncId, op: &Op, e: simt::StackError) -> ExecError {
         let lane = cta.warps[w].stack.active_mask().first().unwrap_or(0);
         self.error(cta, w, lane, f, op, ErrorKind::Invalid(format!("reconvergence stack: {e:?}")))
-    }
-
-    fn barrier(
-        &mut self,
-        cta: &mut Cta,
-        w: usize,
-        f: FuncId,
-        op: &Op,
-        active: LaneMask,
-        exec: LaneMask,
-    ) -> Result<Flow, ExecError> {
-        let Sub::Bar { wait, red } = op.m.sub else { return Ok(Flow::Continue) };
-        if exec.is_empty() {
-            return Ok(Flow::Continue);
-        }
-        let live = cta.warps[w].stack.live_lanes();
-        if exec != live || exec != active {
-            let lane = (live - exec).first().unwrap_or(0);
-            let detail = format!(
-                "only {} of the {} live lanes of warp {} reached the barrier together (lane mask {exec}); the others \
-                 are on another path of a divergent branch",
-                exec.count(),
-                live.count(),
-                cta.warps[w].index
-            );
-            return Err(self.error(cta, w, lane, f, op, ErrorKind::BarrierDivergence(detail)));
-        }
-        let id = self.read_uniform(cta, w, &op.a, exec) as u32;
-        let expected = match op.b {
-            Src::None => 0,
-            ref s => self.read_uniform(cta, w, s, exec) as u32,
-        };
-        if !wait {
-            // `bar.arrive`: these threads count toward the barrier without waiting for it.
-            let e = cta.arrivals.entry(id).or_default();
-            e.0 += exec.count();
-            if expected > 0 {
-                e.1 = expected;
-            }
-            return Ok(Flow::Continue);
-        }
-        let mut values = [0u64; WARP];
-        if red.is_some() {
-            values = read_src(self, cta, w, &op.c);
-        }
-        let warp = &mut cta.warps[w];
-        warp.bar_lanes = exec;
-        warp.bar_values = values;
-        warp.bar_dst = op.dst;
-        warp.bar_red = red;
-        warp.state = WarpState::Barrier { id, expected };
-        Ok(Flow::Blocked)
-    }
-
-    fn read_uniform(&self, cta: &Cta, w: usize, src: &Src, exec: LaneMask) -> u64 {
-        let vals = read_src(self, cta, w, src);
-        vals[exec.first().unwrap_or(0) as usize]
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -687,482 +504,6 @@ impl<'a> Machine<'a> {
             warp.stack.diverge(&groups, reconverge).map_err(|e| self.stack_error(cta, w, f, op, e))?;
         }
         Ok(Flow::Continue)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn call(
-        &mut self,
-        cta: &mut Cta,
-        w: usize,
-        f: FuncId,
-        opi: u32,
-        op: &Op,
-        active: LaneMask,
-        exec: LaneMask,
-    ) -> Result<Flow, ExecError> {
-        let next = pc(f, opi + 1);
-        let Some(Extra::Call { callee, args, rets }) = op.extra.as_deref() else { return Ok(Flow::Continue) };
-        if exec.is_empty() {
-            cta.warps[w].stack.set_pc(next);
-            return Ok(Flow::Continue);
-        }
-        if exec != active {
-            // A predicated call: the lanes whose guard is false skip it.
-            let warp = &mut cta.warps[w];
-            warp.stack.branch(pc(f, opi), exec, next, Some(next)).map_err(|e| self.stack_error(cta, w, f, op, e))?;
-            return Ok(Flow::Continue);
-        }
-        // Which function each lane calls.
-        let (target, lanes) = match *callee {
-            Callee::Direct(g) => (g, exec),
-            Callee::Indirect(src) => {
-                let addrs = read_src(self, cta, w, &src);
-                let first = exec.first().unwrap_or(0);
-                let mut lanes = LaneMask::EMPTY;
-                for lane in exec.iter() {
-                    if addrs[lane as usize] == addrs[first as usize] {
-                        lanes.insert(lane);
-                    }
-                }
-                match self.module.function_at(addrs[first as usize]) {
-                    Some(g) => (g, lanes),
-                    None => {
-                        let kind = ErrorKind::Invalid(format!(
-                            "indirect call to {:#x}, which is not a function",
-                            addrs[first as usize]
-                        ));
-                        return Err(self.error(cta, w, first, f, op, kind));
-                    }
-                }
-            }
-        };
-        let callee_fn = &self.module.module.functions[target];
-        if callee_fn.body.is_none() {
-            if callee_fn.name == "__assertfail" {
-                return Err(self.assert_fail(cta, w, f, op, args, lanes));
-            }
-            if callee_fn.name == "vprintf" {
-                self.vprintf(cta, w, f, op, args, rets, lanes)?;
-                cta.warps[w].stack.set_pc(next);
-                return Ok(Flow::Continue);
-            }
-            if matches!(callee_fn.name.as_str(), "malloc" | "free") {
-                self.heap_call(cta, w, f, op, callee_fn.name == "malloc", args, rets, lanes)?;
-                cta.warps[w].stack.set_pc(next);
-                return Ok(Flow::Continue);
-            }
-            let kind = ErrorKind::Unsupported(vec![format!("call to `{}`, which has no body", callee_fn.name)]);
-            return Err(self.error(cta, w, lanes.first().unwrap_or(0), f, op, kind));
-        }
-        if cta.warps[w].frames.len() >= MAX_CALL_DEPTH {
-            return Err(self.error(
-                cta,
-                w,
-                lanes.first().unwrap_or(0),
-                f,
-                op,
-                ErrorKind::StackOverflow(MAX_CALL_DEPTH as u32),
-            ));
-        }
-        // The callee's frame and register file.
-        let programs = self.programs.clone();
-        let Some(callee_prog) = programs[target.as_u32() as usize].as_ref() else {
-            let kind = ErrorKind::Invalid(format!("call to `{}`, which was not decoded", callee_fn.name));
-            return Err(self.error(cta, w, lanes.first().unwrap_or(0), f, op, kind));
-        };
-        let (slots, preds, frame_size, params) =
-            (callee_prog.slots, callee_prog.preds, callee_prog.frame.size, &callee_prog.frame.params);
-        let base = cta.warps[w].sp;
-        let new_sp = base + frame_size;
-        if new_sp > MAX_LOCAL_BYTES {
-            return Err(self.error(
-                cta,
-                w,
-                lanes.first().unwrap_or(0),
-                f,
-                op,
-                ErrorKind::StackOverflow(cta.warps[w].frames.len() as u32),
-            ));
-        }
-        let caller_base = cta.warps[w].frames.last().expect("frame").base;
-        {
-            let warp = &mut cta.warps[w];
-            for lane in lanes.iter() {
-                let stack = &mut warp.local[lane as usize];
-                if (stack.len() as u64) < new_sp {
-                    stack.resize(new_sp as usize, 0);
-                }
-                stack[base as usize..new_sp as usize].fill(0);
-            }
-        }
-        // Copy the arguments into the callee's parameter slots.
-        for (k, arg) in args.iter().enumerate() {
-            let Some(&(off, size)) = params.get(k) else { break };
-            for lane in lanes.iter() {
-                let warp = &mut cta.warps[w];
-                let value_bytes: Vec<u8> = match *arg {
-                    CallArg::Frame(src_off, src_size) => {
-                        let start = (caller_base + src_off) as usize;
-                        let n = src_size.min(size) as usize;
-                        warp.local[lane as usize][start..start + n].to_vec()
-                    }
-                    CallArg::Reg(slot, bytes) => {
-                        let v = warp.frames.last().expect("frame").regs[slot as usize][lane as usize];
-                        v.to_le_bytes()[..bytes.min(8) as usize].to_vec()
-                    }
-                    CallArg::Imm(v) => v.to_le_bytes()[..size.min(8) as usize].to_vec(),
-                };
-                let dst = (base + off) as usize;
-                let n = value_bytes.len().min(size as usize);
-                warp.local[lane as usize][dst..dst + n].copy_from_slice(&value_bytes[..n]);
-            }
-        }
-        let warp = &mut cta.warps[w];
-        warp.stack.call(pc(target, 0), lanes, next).map_err(|e| self.stack_error(cta, w, f, op, e))?;
-        let warp = &mut cta.warps[w];
-        warp.sp = new_sp;
-        warp.frames.push(RegFrame {
-            func: target,
-            regs: vec![[0; WARP]; slots as usize],
-            preds: vec![0; preds as usize],
-            base,
-            rets: rets.clone(),
-            dyn_sp: warp.dynamic.sp,
-        });
-        Ok(Flow::Continue)
-    }
-
-    /// `stacksave`, `stackrestore`, `alloca` (`program::stack`) on each executing lane's dynamic stack.
-    fn stack_op(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, exec: LaneMask) -> Result<(), ExecError> {
-        let a = read_src(self, cta, w, &op.a);
-        let mut out = [0u64; WARP];
-        for lane in exec.iter() {
-            let l = lane as usize;
-            let dynamic = &mut cta.warps[w].dynamic;
-            let r = match op.kind {
-                Kind::StackSave => Ok(dynamic.sp[l]),
-                Kind::StackRestore => dynamic.restore(lane, a[l]).map(|_| 0),
-                _ => dynamic.alloca(
-                    lane,
-                    a[l],
-                    match op.b {
-                        Src::Imm(align) => align,
-                        _ => program::stack::MIN_ALIGN,
-                    },
-                ),
-            };
-            out[l] = r.map_err(|e| self.error(cta, w, lane, f, op, ErrorKind::Invalid(e)))?;
-        }
-        if op.kind != Kind::StackRestore {
-            let frame = cta.warps[w].frames.last_mut().expect("frame");
-            write_dst(frame, op.dst, &out, exec);
-        }
-        Ok(())
-    }
-
-    fn do_return(&mut self, cta: &mut Cta, w: usize, lanes: LaneMask) -> Result<Flow, ExecError> {
-        let warp = &mut cta.warps[w];
-        if warp.frames.len() == 1 {
-            // `ret` in the kernel is `exit`.
-            warp.stack.exit_lanes(lanes);
-            return Ok(if warp.stack.is_finished() { Flow::Done } else { Flow::Continue });
-        }
-        warp.stack.ret(lanes);
-        self.sync_frames(cta, w);
-        Ok(if cta.warps[w].stack.is_finished() { Flow::Done } else { Flow::Continue })
-    }
-
-    /// Pops register frames the call stack no longer has, copying return values to the caller.
-    fn sync_frames(&mut self, cta: &mut Cta, w: usize) {
-        let warp = &mut cta.warps[w];
-        let depth = warp.stack.call_depth().max(1);
-        while warp.frames.len() > depth {
-            let frame = warp.frames.pop().expect("frame");
-            let returns = self.programs[frame.func.as_u32() as usize]
-                .as_ref()
-                .map(|p| p.frame.returns.clone())
-                .unwrap_or_default();
-            let caller = warp.frames.last_mut().expect("caller frame");
-            for (k, ret) in frame.rets.iter().enumerate() {
-                let Some(&(off, size)) = returns.get(k) else { break };
-                for lane in 0..WARP {
-                    let stack = &mut warp.local[lane];
-                    let start = (frame.base + off) as usize;
-                    let Some(src) = stack.get(start..start + size as usize) else { continue };
-                    let src = src.to_vec();
-                    match *ret {
-                        CallArg::Frame(dst_off, dst_size) => {
-                            let d = (caller.base + dst_off) as usize;
-                            let n = dst_size.min(size) as usize;
-                            if let Some(dst) = stack.get_mut(d..d + n) {
-                                dst.copy_from_slice(&src[..n]);
-                            }
-                        }
-                        CallArg::Reg(slot, _) => {
-                            caller.regs[slot as usize][lane] = crate::mem::load_le(&src[..src.len().min(8)]);
-                        }
-                        CallArg::Imm(_) => {}
-                    }
-                }
-            }
-            warp.sp = frame.base;
-            warp.dynamic.sp = frame.dyn_sp;
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn vprintf(
-        &mut self,
-        cta: &mut Cta,
-        w: usize,
-        f: FuncId,
-        op: &Op,
-        args: &[CallArg],
-        rets: &[CallArg],
-        lanes: LaneMask,
-    ) -> Result<(), ExecError> {
-        let base = cta.warps[w].frames.last().expect("frame").base;
-        for lane in lanes.iter() {
-            let word = |k: usize, warp: &Warp| -> u64 {
-                match args.get(k) {
-                    Some(CallArg::Frame(off, _)) => {
-                        let start = (base + off) as usize;
-                        warp.local[lane as usize].get(start..start + 8).map_or(0, crate::mem::load_le)
-                    }
-                    Some(CallArg::Reg(slot, _)) => {
-                        warp.frames.last().expect("frame").regs[*slot as usize][lane as usize]
-                    }
-                    Some(CallArg::Imm(v)) => *v,
-                    None => 0,
-                }
-            };
-            let (fmt_addr, args_addr) = (word(0, &cta.warps[w]), word(1, &cta.warps[w]));
-            let text =
-                printf::format(fmt_addr, args_addr, &mut |addr, size| self.load_generic(cta, w, lane, addr, size))
-                    .map_err(|e| self.access_error(cta, w, lane, f, op, Space::Generic, e))?;
-            let _ = self.out.write_all(&text);
-            // vprintf returns the number of arguments; nvcc ignores it, but keep it defined.
-            if let Some(CallArg::Frame(off, _)) = rets.first() {
-                let start = (base + off) as usize;
-                if let Some(dst) = cta.warps[w].local[lane as usize].get_mut(start..start + 4) {
-                    dst.copy_from_slice(&(text.len() as u32).to_le_bytes());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// `malloc(size)` / `free(ptr)` on the device heap, lane by lane in lane order.
-    #[allow(clippy::too_many_arguments)]
-    fn heap_call(
-        &mut self,
-        cta: &mut Cta,
-        w: usize,
-        f: FuncId,
-        op: &Op,
-        malloc: bool,
-        args: &[CallArg],
-        rets: &[CallArg],
-        lanes: LaneMask,
-    ) -> Result<(), ExecError> {
-        let Some(heap) = self.heap.clone() else {
-            let kind = ErrorKind::Invalid("the kernel calls malloc or free but the runtime made no device heap".into());
-            return Err(self.error(cta, w, lanes.first().unwrap_or(0), f, op, kind));
-        };
-        let base = cta.warps[w].frames.last().expect("frame").base;
-        for lane in lanes.iter() {
-            let arg = match args.first() {
-                Some(CallArg::Frame(off, _)) => {
-                    let start = (base + off) as usize;
-                    cta.warps[w].local[lane as usize].get(start..start + 8).map_or(0, crate::mem::load_le)
-                }
-                Some(CallArg::Reg(slot, _)) => {
-                    cta.warps[w].frames.last().expect("frame").regs[*slot as usize][lane as usize]
-                }
-                Some(CallArg::Imm(v)) => *v,
-                None => 0,
-            };
-            if !malloc {
-                if let Err(m) = heap.free(arg) {
-                    return Err(self.error(cta, w, lane, f, op, ErrorKind::Invalid(m)));
-                }
-                continue;
-            }
-            let ptr = heap.malloc(arg);
-            match rets.first() {
-                Some(CallArg::Frame(off, _)) => {
-                    let start = (base + off) as usize;
-                    if let Some(dst) = cta.warps[w].local[lane as usize].get_mut(start..start + 8) {
-                        dst.copy_from_slice(&ptr.to_le_bytes());
-                    }
-                }
-                Some(CallArg::Reg(slot, _)) => {
-                    cta.warps[w].frames.last_mut().expect("frame").regs[*slot as usize][lane as usize] = ptr;
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// `assert()` failed on the device: `__assertfail(message, file, line, function, char_size)`.
-    fn assert_fail(&mut self, cta: &Cta, w: usize, f: FuncId, op: &Op, args: &[CallArg], lanes: LaneMask) -> ExecError {
-        let lane = lanes.first().unwrap_or(0);
-        let base = cta.warps[w].frames.last().expect("frame").base;
-        let word = |k: usize, size: usize| -> u64 {
-            match args.get(k) {
-                Some(CallArg::Frame(off, _)) => {
-                    let start = (base + off) as usize;
-                    cta.warps[w].local[lane as usize].get(start..start + size).map_or(0, crate::mem::load_le)
-                }
-                Some(CallArg::Reg(slot, _)) => {
-                    cta.warps[w].frames.last().expect("frame").regs[*slot as usize][lane as usize]
-                }
-                Some(CallArg::Imm(v)) => *v,
-                None => 0,
-            }
-        };
-        let (msg, file, line, func) = (word(0, 8), word(1, 8), word(2, 4), word(3, 8));
-        let mut string = |addr: u64| -> String {
-            let mut bytes = Vec::new();
-            for i in 0..1024 {
-                match self.load_generic(cta, w, lane, addr + i, 1) {
-                    Ok(0) | Err(_) => break,
-                    Ok(b) => bytes.push(b as u8),
-                }
-            }
-            String::from_utf8_lossy(&bytes).into_owned()
-        };
-        let text = format!(
-            "device assertion `{}` failed at {}:{} in `{}`",
-            string(msg),
-            string(file),
-            line as u32,
-            string(func)
-        );
-        self.error(cta, w, lane, f, op, ErrorKind::Assert(text))
-    }
-
-    /// A generic load for one lane (used by printf).
-    fn load_generic(&mut self, cta: &Cta, w: usize, lane: u32, address: u64, size: u32) -> Result<u64, MemFault> {
-        let (space, addr) = resolve_generic(address);
-        self.load(cta, w, lane, space, addr, size)
-    }
-
-    fn load(&mut self, cta: &Cta, w: usize, lane: u32, space: Space, address: u64, size: u32) -> Result<u64, MemFault> {
-        match space {
-            Space::Global | Space::Const => self.global.read(address, size).map_err(MemFault::from),
-            Space::Shared => read_flat(&cta.shared, address, size)
-                .ok_or_else(|| MemFault::bounds(address, size, cta.shared.len(), "the CTA's shared memory")),
-            Space::Local if DynStack::contains(address) => cta.warps[w].dynamic.read(lane, address, size),
-            Space::Local => {
-                let stack = &cta.warps[w].local[lane as usize];
-                let limit = cta.warps[w].sp.min(stack.len() as u64) as usize;
-                read_flat(&stack[..limit], address, size)
-                    .ok_or_else(|| MemFault::bounds(address, size, limit, "the thread's local memory"))
-            }
-            Space::Param => {
-                if cta.warps[w].frames.len() == 1 {
-                    read_flat(self.params, address, size)
-                        .ok_or_else(|| MemFault::bounds(address, size, self.params.len(), "the kernel parameters"))
-                } else {
-                    let stack = &cta.warps[w].local[lane as usize];
-                    read_flat(stack, address, size)
-                        .ok_or_else(|| MemFault::bounds(address, size, stack.len(), "the function parameters"))
-                }
-            }
-            Space::Generic => {
-                let (s, a) = resolve_generic(address);
-                self.load(cta, w, lane, s, a, size)
-            }
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn store(
-        &mut self,
-        cta: &mut Cta,
-        w: usize,
-        lane: u32,
-        space: Space,
-        address: u64,
-        size: u32,
-        value: u64,
-    ) -> Result<(), MemFault> {
-        match space {
-            Space::Global => self.global.write(address, size, value).map_err(MemFault::from),
-            Space::Const => Err(MemFault::ReadOnly { address }),
-            Space::Shared => {
-                let len = cta.shared.len();
-                write_flat(&mut cta.shared, address, size, value)
-                    .ok_or_else(|| MemFault::bounds(address, size, len, "the CTA's shared memory"))
-            }
-            Space::Local if DynStack::contains(address) => cta.warps[w].dynamic.write(lane, address, size, value),
-            Space::Local => {
-                let sp = cta.warps[w].sp;
-                let stack = &mut cta.warps[w].local[lane as usize];
-                let limit = sp.min(stack.len() as u64) as usize;
-                write_flat(&mut stack[..limit], address, size, value)
-                    .ok_or_else(|| MemFault::bounds(address, size, limit, "the thread's local memory"))
-            }
-            Space::Param => {
-                if cta.warps[w].frames.len() == 1 {
-                    Err(MemFault::ReadOnly { address })
-                } else {
-                    let stack = &mut cta.warps[w].local[lane as usize];
-                    let len = stack.len();
-                    write_flat(stack, address, size, value)
-                        .ok_or_else(|| MemFault::bounds(address, size, len, "the function parameters"))
-                }
-            }
-            Space::Generic => {
-                let (s, a) = resolve_generic(address);
-                self.store(cta, w, lane, s, a, size, value)
-            }
-        }
-    }
-
-    /// Address of `[base + offset]` for every lane, in the instruction's space (frame-relative symbols
-    /// resolved to the local stack, generic symbols to their window).
-    fn addresses(&self, cta: &Cta, w: usize, op: &Op, exec: LaneMask) -> [u64; WARP] {
-        self.addresses_of(cta, w, &op.mem, op.m.space, exec)
-    }
-
-    /// [`Self::addresses`] of any memory operand, in `space`.
-    fn addresses_of(&self, cta: &Cta, w: usize, mem: &MemRef, space: Space, exec: LaneMask) -> [u64; WARP] {
-        let mut out = [0u64; WARP];
-        let frame = cta.warps[w].frames.last().expect("frame");
-        match mem.base {
-            Src::Reg(r) => {
-                let regs = &frame.regs[r as usize];
-                for lane in exec.iter() {
-                    out[lane as usize] = regs[lane as usize].wrapping_add(mem.offset as u64);
-                }
-            }
-            Src::Sym(sym, extra) => {
-                let a = self.symbol_value(frame, sym, space).wrapping_add(extra as u64).wrapping_add(mem.offset as u64);
-                out = [a; WARP];
-            }
-            Src::Imm(v) => out = [v.wrapping_add(mem.offset as u64); WARP],
-            _ => {}
-        }
-        out
-    }
-
-    /// The value of a symbol operand: its address in `space` (generic addresses use the windows).
-    fn symbol_value(&self, frame: &RegFrame, sym: SymAddr, space: Space) -> u64 {
-        let (addr, own) = match sym {
-            SymAddr::Global(a) => (a, Space::Global),
-            SymAddr::Shared(o) => (o, Space::Shared),
-            SymAddr::Frame(o) => (frame.base + o, Space::Local),
-            SymAddr::KernelParam(o) => (o, Space::Param),
-            SymAddr::Func(a) => (a, Space::Global),
-        };
-        if space == Space::Generic {
-            addr.wrapping_add(window(own))
-        } else {
-            addr
-        }
     }
 
     fn exec_data(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, exec: LaneMask) -> Result<(), ExecError> {
@@ -1275,199 +616,6 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// PTX requires every access (a whole vector access included) to be naturally aligned.
-    #[allow(clippy::too_many_arguments)]
-    fn check_aligned(
-        &self,
-        cta: &Cta,
-        w: usize,
-        lane: u32,
-        f: FuncId,
-        op: &Op,
-        space: Space,
-        address: u64,
-        size: u32,
-    ) -> Result<(), ExecError> {
-        if address.is_multiple_of(u64::from(size)) {
-            Ok(())
-        } else {
-            Err(self.access_error(cta, w, lane, f, op, space, MemFault::Misaligned { address, size }))
-        }
-    }
-
-    fn exec_load(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, exec: LaneMask) -> Result<(), ExecError> {
-        let space = op.m.space;
-        let elem = op.ty.bytes();
-        let n = u32::from(op.m.vec.max(1));
-        let addrs = self.addresses(cta, w, op, exec);
-        let mut vals = vec![[0u64; WARP]; n as usize];
-        for lane in exec.iter() {
-            let base = addrs[lane as usize];
-            self.check_aligned(cta, w, lane, f, op, space, base, elem * n)?;
-            for (k, v) in vals.iter_mut().enumerate() {
-                let addr = base + u64::from(elem) * k as u64;
-                let raw = self
-                    .load(cta, w, lane, space, addr, elem)
-                    .map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?;
-                v[lane as usize] = op.ty.extend(raw);
-            }
-        }
-        if let Some(s) = &mut self.stats {
-            s.memory(op, space, true, exec, &addrs, elem * n, &cta.shared);
-        }
-        let frame = cta.warps[w].frames.last_mut().expect("frame");
-        match op.extra.as_deref() {
-            Some(Extra::Dsts(dsts)) => {
-                for (d, v) in dsts.iter().zip(&vals) {
-                    write_dst(frame, *d, v, exec);
-                }
-            }
-            _ => write_dst(frame, op.dst, &vals[0], exec),
-        }
-        Ok(())
-    }
-
-    fn exec_store(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, exec: LaneMask) -> Result<(), ExecError> {
-        if let Some(g) = &mut self.grid {
-            g.writes += 1;
-        }
-        let space = op.m.space;
-        let elem = op.ty.bytes();
-        let addrs = self.addresses(cta, w, op, exec);
-        let vals: Vec<[u64; WARP]> = match op.extra.as_deref() {
-            Some(Extra::Srcs(srcs)) => srcs.iter().map(|s| read_src(self, cta, w, s)).collect(),
-            _ => vec![read_src(self, cta, w, &op.a)],
-        };
-        let n = vals.len() as u32;
-        if let Some(s) = &mut self.stats {
-            s.memory(op, space, false, exec, &addrs, elem * n, &cta.shared);
-        }
-        for lane in exec.iter() {
-            let base = addrs[lane as usize];
-            self.check_aligned(cta, w, lane, f, op, space, base, elem * n)?;
-            for (k, v) in vals.iter().enumerate() {
-                let addr = base + u64::from(elem) * k as u64;
-                self.store(cta, w, lane, space, addr, elem, v[lane as usize])
-                    .map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?;
-            }
-        }
-        Ok(())
-    }
-
-    fn exec_atomic(&mut self, cta: &mut Cta, w: usize, f: FuncId, op: &Op, exec: LaneMask) -> Result<(), ExecError> {
-        if let Some(g) = &mut self.grid {
-            g.writes += 1;
-        }
-        let space = op.m.space;
-        let elem = op.ty.bytes();
-        let addrs = self.addresses(cta, w, op, exec);
-        let vector = match op.extra.as_deref() {
-            Some(Extra::AtomVec(v)) => Some(v),
-            _ => None,
-        };
-        let n = vector.map_or(1, |v| v.len() as u32);
-        if let Some(s) = &mut self.stats {
-            s.atomic(op, space, exec, &addrs, elem * n);
-        }
-        let Some(v) = vector else {
-            let a = read_src(self, cta, w, &op.a);
-            let b = read_src(self, cta, w, &op.b);
-            let dst = if op.kind == Kind::Atom { op.dst } else { Dst::None };
-            return self.atomic_elements(cta, w, f, op, exec, &addrs, [&a, &b], dst);
-        };
-        // A vector atomic is aligned as a whole, then runs one atomic per element (PTX ISA 9.7.13.5).
-        for lane in exec.iter() {
-            let addr = addrs[lane as usize];
-            if !addr.is_multiple_of(u64::from(elem * n)) {
-                let fault = MemFault::Misaligned { address: addr, size: elem * n };
-                return Err(self.access_error(cta, w, lane, f, op, space, fault));
-            }
-        }
-        let zero = [0u64; WARP];
-        // Every source is read before any destination is written (they may name the same registers).
-        let srcs: Vec<_> = v.srcs.iter().map(|s| read_src(self, cta, w, s)).collect();
-        for (k, a) in srcs.iter().enumerate() {
-            let at = addrs.map(|x| x + u64::from(elem) * k as u64);
-            let dst = v.dsts.get(k).copied().unwrap_or(Dst::None);
-            self.atomic_elements(cta, w, f, op, exec, &at, [a, &zero], dst)?;
-        }
-        Ok(())
-    }
-
-    /// One scalar atomic per active lane at `addrs`, with operands `a` and `b`; the old values go to `dst`.
-    #[allow(clippy::too_many_arguments)]
-    fn atomic_elements(
-        &mut self,
-        cta: &mut Cta,
-        w: usize,
-        f: FuncId,
-        op: &Op,
-        exec: LaneMask,
-        addrs: &[u64; WARP],
-        [a, b]: [&[u64; WARP]; 2],
-        dst: Dst,
-    ) -> Result<(), ExecError> {
-        let space = op.m.space;
-        let elem = op.ty.bytes();
-        let Sub::Atom(aop) = op.m.sub else { return Ok(()) };
-        let mut old_vals = [0u64; WARP];
-        for lane in exec.iter() {
-            let addr = addrs[lane as usize];
-            if !addr.is_multiple_of(u64::from(elem)) {
-                return Err(self.access_error(
-                    cta,
-                    w,
-                    lane,
-                    f,
-                    op,
-                    space,
-                    MemFault::Misaligned { address: addr, size: elem },
-                ));
-            }
-            let old = self
-                .load(cta, w, lane, space, addr, elem)
-                .map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?;
-            let new = alu::atomic(aop, op.ty, old, a[lane as usize], b[lane as usize]);
-            self.store(cta, w, lane, space, addr, elem, new)
-                .map_err(|e| self.access_error(cta, w, lane, f, op, space, e))?;
-            old_vals[lane as usize] = op.ty.extend(old);
-        }
-        if dst != Dst::None {
-            let frame = cta.warps[w].frames.last_mut().expect("frame");
-            write_dst(frame, dst, &old_vals, exec);
-        }
-        Ok(())
-    }
-
-    fn exec_space(&mut self, cta: &mut Cta, w: usize, op: &Op, exec: LaneMask) {
-        let a = read_src(self, cta, w, &op.a);
-        let mut out = [0u64; WARP];
-        let space = op.m.space;
-        for lane in exec.iter() {
-            let v = a[lane as usize];
-            out[lane as usize] = match op.kind {
-                Kind::Cvta => match op.m.sub {
-                    Sub::Cvta { to: true } => v.wrapping_sub(window(space)),
-                    _ => v.wrapping_add(window(space)),
-                },
-                _ => {
-                    let (s, _) = resolve_generic(v);
-                    let is = match space {
-                        Space::Global => s == Space::Global && self.global.contains(v),
-                        Space::Const => s == Space::Global && self.global.is_const(v),
-                        other => s == other,
-                    };
-                    u64::from(is)
-                }
-            };
-            if op.kind == Kind::Cvta {
-                out[lane as usize] &= op.ty.mask();
-            }
-        }
-        let frame = cta.warps[w].frames.last_mut().expect("frame");
-        write_dst(frame, op.dst, &out, exec);
-    }
-
     fn exec_warp_op(&mut self, cta: &mut Cta, w: usize, op: &Op, exec: LaneMask, active: LaneMask) {
         let a = read_src(self, cta, w, &op.a);
         let b = read_src(self, cta, w, &op.b);
@@ -1525,7 +673,10 @@ impl<'a> Machine<'a> {
                 SpecialReg::Nclusterid => pick(self.config.grid),
                 SpecialReg::ClusterCtaid => 0,
                 SpecialReg::ClusterNctaid => u64::from(comp < 3),
-                SpecialReg::ClusterCtarank | SpecialReg::IsExplicitCluster => 0,
+                SpecialReg::ClusterCtarank => 0,
+                SpecialReg::IsExplicitCluster => {
+                    u64::from(program::cluster::explicit(&self.module.module.functions[self.kernel]))
+                }
                 SpecialReg::ClusterNctarank => 1,
                 SpecialReg::DynamicSmemSize => u64::from(self.config.dynamic_shared),
                 SpecialReg::TotalSmemSize | SpecialReg::AggrSmemSize => self.shared_size as u64,
@@ -1594,32 +745,6 @@ impl WarpAccess for WarpCx<'_, '_> {
     /// The texture and surface objects of the launch.
     fn textures(&self) -> &device::Textures {
         &self.m.textures
-    }
-}
-
-/// A memory access that failed, before it is given a location.
-#[derive(Debug)]
-pub enum MemFault {
-    Bounds { address: u64, size: u32, detail: Option<String> },
-    Misaligned { address: u64, size: u32 },
-    ReadOnly { address: u64 },
-}
-
-impl MemFault {
-    fn bounds(address: u64, size: u32, len: usize, what: &str) -> MemFault {
-        MemFault::Bounds { address, size, detail: Some(format!("{what} has {len} bytes")) }
-    }
-}
-
-impl From<device::AccessError> for MemFault {
-    fn from(e: device::AccessError) -> MemFault {
-        match e {
-            device::AccessError::OutOfBounds { address, size, nearest } => {
-                MemFault::Bounds { address, size, detail: nearest }
-            }
-            device::AccessError::Misaligned { address, size } => MemFault::Misaligned { address, size },
-            device::AccessError::ReadOnly { address, .. } => MemFault::ReadOnly { address },
-        }
     }
 }
 

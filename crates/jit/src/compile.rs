@@ -223,6 +223,7 @@ pub fn compile(
         dyn_stack,
         call_conv: isa.default_call_conv(),
         names: &names,
+        explicit_cluster: program::cluster::explicit(&module.module.functions[kernel]),
     };
     let isa_text = format!("{} {:?}", isa.triple(), isa.isa_flags().iter().map(|f| f.to_string()).collect::<Vec<_>>());
     let kernel_name = &module.module.functions[kernel].name;

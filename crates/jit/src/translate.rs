@@ -65,6 +65,8 @@ pub struct Env<'a> {
     /// Global site numbers of the grid barrier polls, where a thread calls `Helper::GridSpin`: the strong
     /// loads of a kernel that reads the grid workspace (`program::grid`); empty for other kernels.
     pub spin_sites: &'a std::collections::HashSet<u32>,
+    /// `%is_explicit_cluster` of the kernel (`program::cluster::explicit`).
+    pub explicit_cluster: bool,
 }
 
 /// The integer condition of a comparison (`lt`, `le`, ... by the type's signedness; `lo`, `ls`, `hi`, `hs`

@@ -28,6 +28,7 @@ pub fn cta_uniform(sr: SpecialReg) -> bool {
             | SpecialReg::Nsmid
             | SpecialReg::Gridid
             | SpecialReg::ClusterNctarank
+            | SpecialReg::IsExplicitCluster
             | SpecialReg::DynamicSmemSize
             | SpecialReg::TotalSmemSize
     )

@@ -1,7 +1,8 @@
 //! Cluster addressing for the clusters lockstep launches, one CTA each (PTX ISA: "mapa", "getctarank", the
 //! `%cluster_*` special registers): the model is a cluster of 1×1×1 whose only CTA has rank 0, so `mapa` to
 //! rank 0 gives back its address, `getctarank` of a shared address is 0, and `mapa` to another rank has no
-//! CTA to map to: an error at run time naming the instruction's line and the rank.
+//! CTA to map to: an error at run time naming the instruction's line and the rank. `%is_explicit_cluster` is
+//! true where the kernel declares its cluster.
 
 mod common;
 
@@ -126,5 +127,44 @@ fn malformed_forms_are_refused() {
     ] {
         let e = refusal("sm_90", body);
         assert!(e.contains("PTX line 11") && e.contains(why), "{body}: {e}");
+    }
+}
+
+/// `f` and three kernels that read `%is_explicit_cluster` (a predicate) directly and through `f`: one with no
+/// cluster directive, one declared `.explicitcluster`, one `.reqnctapercluster 1, 1, 1`.
+fn explicit_cluster_module() -> String {
+    let kernel = |name: &str, directive: &str| {
+        format!(
+            ".visible .entry {name}(.param .u64 out){directive}\n{{\n    .reg .pred %p<2>;\n    .reg .b32 %r<4>;\n    \
+             .reg .b64 %rd<4>;\n    ld.param.u64 %rd1, [out];\n    mov.pred %p1, %is_explicit_cluster;\n    \
+             selp.u32 %r1, 1, 0, %p1;\n    {{\n    .param .b32 rv;\n    call (rv), f;\n    \
+             ld.param.b32 %r2, [rv];\n    }}\n    mov.u32 %r3, %tid.x;\n    mul.wide.u32 %rd2, %r3, 8;\n    \
+             add.s64 %rd3, %rd1, %rd2;\n    st.global.v2.u32 [%rd3], {{%r1, %r2}};\n    ret;\n}}\n"
+        )
+    };
+    format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n.func (.param .b32 ret) f()\n{{\n    .reg .pred %q;\n    \
+         .reg .b32 %s;\n    mov.pred %q, %is_explicit_cluster;\n    selp.u32 %s, 1, 0, %q;\n    \
+         st.param.b32 [ret], %s;\n    ret;\n}}\n{}{}{}",
+        kernel("plain", ""),
+        kernel("declared", "\n.explicitcluster"),
+        kernel("required", "\n.reqnctapercluster 1, 1, 1")
+    )
+}
+
+/// PTX ISA, "%is_explicit_cluster": whether the cluster launch was specified by the user. A kernel declared
+/// `.explicitcluster` must be launched with cluster dimensions and one with `.reqnctapercluster` is launched
+/// with its own (nvcc writes both for `__cluster_dims__`): true, in the kernel and in the functions it calls;
+/// a kernel without either runs in implicit 1×1×1 clusters: false.
+#[test]
+fn is_explicit_cluster_follows_the_kernel_declaration() {
+    let module = ir::compile(&explicit_cluster_module()).unwrap_or_else(|d| panic!("{d:?}"));
+    for (name, mut engine) in engines() {
+        for (kernel, explicit) in [("plain", 0), ("declared", 1), ("required", 1)] {
+            let args = [Arg::Buf(vec![0; 8 * 40])];
+            let (out, _) =
+                launch(engine.as_mut(), &module, kernel, Dim3::new(2, 1, 1), Dim3::new(40, 1, 1), 0, &args).unwrap();
+            assert_eq!(words(&out[0]), vec![explicit; 80], "`{kernel}` on the {name}");
+        }
     }
 }

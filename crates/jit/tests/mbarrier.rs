@@ -1,8 +1,8 @@
 //! mbarrier objects on both engines: phases with alternating parity between producer and consumer warps,
 //! arrive counts other than the block size, `arrive_drop`, `expect_tx`/`complete_tx`, state tokens and
-//! `pending_count`, `cp.async.mbarrier.arrive{.noinc}`, errors for undefined uses, and a deadlock that fails
-//! the launch instead of hanging. Expected values come from models of the PTX ISA's description
-//! (9.7.13.15), written here.
+//! `pending_count`, `cp.async.mbarrier.arrive{.noinc}`, producers and consumers among the lanes of one warp,
+//! errors for undefined uses, and deadlocks that fail the launch instead of hanging. Expected values come from
+//! models of the PTX ISA's description (9.7.13.15), written here.
 
 mod common;
 
@@ -340,6 +340,131 @@ fn a_phase_nobody_can_complete_is_a_located_deadlock() {
     );
 }
 
+/// Lane 0 of each warp produces and lanes 1..31 of the same warp consume, through a `full` (1 arrival) and
+/// an `empty` (31) object per warp, the consumers' path taken first at the branch. Under independent thread
+/// scheduling the spinning consumers do not keep lane 0 from running; the emulator, which runs a warp's paths
+/// one at a time, must let the other path run when the active one spins on a failed wait (it reported a
+/// deadlock before).
+const LANE_PRODUCER: &str = r#"
+.visible .entry lanes(.param .u64 out, .param .u32 iters)
+{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<6>;
+    .reg .pred %p<6>;
+    .shared .align 8 .b64 full[2];
+    .shared .align 8 .b64 empty[2];
+    .shared .align 4 .b32 tile[64];
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [iters];
+    mov.u32 %r2, %tid.x;
+    shr.u32 %r3, %r2, 5;
+    and.b32 %r4, %r2, 31;
+    shl.b32 %r5, %r3, 3;
+    mov.u32 %r6, full;
+    add.u32 %r6, %r6, %r5;
+    mov.u32 %r7, empty;
+    add.u32 %r7, %r7, %r5;
+    setp.ne.u32 %p1, %r4, 0;
+    @%p1 bra INITED;
+    mbarrier.init.shared.b64 [%r6], 1;
+    mbarrier.init.shared.b64 [%r7], 31;
+INITED:
+    bar.sync 0;
+    mov.u32 %r8, 0;
+    mov.u32 %r9, 0;
+    shl.b32 %r10, %r2, 2;
+    mov.u32 %r11, tile;
+    add.u32 %r11, %r11, %r10;
+    @%p1 bra CONSUMER;
+PRODUCER:
+    setp.ge.u32 %p2, %r8, %r1;
+    @%p2 bra DONE;
+    setp.eq.u32 %p3, %r8, 0;
+    @%p3 bra FILL;
+    sub.u32 %r12, %r8, 1;
+    and.b32 %r12, %r12, 1;
+WAIT_EMPTY:
+    mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r7], %r12;
+    @!%p4 bra WAIT_EMPTY;
+FILL:
+    mov.u32 %r13, 1;
+FILL_WORD:
+    mad.lo.u32 %r14, %r8, 100, %r13;
+    mad.lo.u32 %r14, %r3, 7, %r14;
+    shl.b32 %r15, %r13, 2;
+    add.u32 %r15, %r11, %r15;
+    st.shared.u32 [%r15], %r14;
+    add.u32 %r13, %r13, 1;
+    setp.lt.u32 %p5, %r13, 32;
+    @%p5 bra FILL_WORD;
+    add.u32 %r9, %r9, %r8;
+    mbarrier.arrive.release.cta.shared::cta.b64 _, [%r6];
+    add.u32 %r8, %r8, 1;
+    bra PRODUCER;
+CONSUMER:
+    setp.ge.u32 %p2, %r8, %r1;
+    @%p2 bra DONE;
+    and.b32 %r12, %r8, 1;
+WAIT_FULL:
+    mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r6], %r12;
+    @!%p4 bra WAIT_FULL;
+    ld.shared.u32 %r14, [%r11];
+    add.u32 %r9, %r9, %r14;
+    mbarrier.arrive.shared::cta.b64 %rd2, [%r7];
+    add.u32 %r8, %r8, 1;
+    bra CONSUMER;
+DONE:
+    mul.wide.u32 %rd3, %r2, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    st.global.u32 [%rd4], %r9;
+    ret;
+}
+"#;
+
+#[test]
+fn lanes_of_one_warp_produce_and_consume() {
+    let iters = 5u32;
+    let ptx = format!("{HEADER}{LANE_PRODUCER}");
+    let results =
+        run_all(&ptx, "lanes", 2, 64, &[Arg::Buf(vec![0; 4 * 64]), Arg::Scalar(iters.to_le_bytes().to_vec())]);
+    // Tile k holds k * 100 + lane + 7 * warp in lane `lane` of warp `warp`; lane 0 sums the tile numbers.
+    let expected: Vec<u32> = (0..64u32)
+        .map(|t| {
+            let (warp, lane) = (t / 32, t % 32);
+            (0..iters).map(|k| if lane == 0 { k } else { k * 100 + lane + 7 * warp }).sum()
+        })
+        .collect();
+    expect_words(&results, 0, &expected);
+}
+
+/// Lane 0 waits for the other lanes of its warp, which wait for lane 0 first: no path can go on, however
+/// the warp's paths are scheduled. Both engines fail the launch with the two objects' states, located at
+/// thread 0's wait.
+#[test]
+fn lanes_waiting_on_each_other_are_a_located_deadlock() {
+    let ptx = format!(
+        "{HEADER}.visible .entry mutual()\n{{\n    .reg .b32 %r<2>;\n    .reg .pred %p<3>;\n    \
+         .shared .align 8 .b64 a;\n    .shared .align 8 .b64 b;\n    mov.u32 %r1, %tid.x;\n    \
+         setp.ne.u32 %p1, %r1, 0;\n    @%p1 bra INITED;\n    mbarrier.init.shared.b64 [a], 1;\n    \
+         mbarrier.init.shared.b64 [b], 31;\nINITED:\n    bar.sync 0;\n    @%p1 bra OTHERS;\nLANE0:\n    \
+         mbarrier.try_wait.parity.shared::cta.b64 %p2, [b], 0;\n    @!%p2 bra LANE0;\n    \
+         mbarrier.arrive.release.cta.shared::cta.b64 _, [a];\n    ret;\nOTHERS:\n    \
+         mbarrier.try_wait.parity.shared::cta.b64 %p2, [a], 0;\n    @!%p2 bra OTHERS;\n    \
+         mbarrier.arrive.release.cta.shared::cta.b64 _, [b];\n    ret;\n}}\n"
+    );
+    let results = run_all(&ptx, "mutual", 1, 32, &[]);
+    expect_error(
+        &results,
+        &[
+            "every live thread waits and none can arrive: 32 threads spin on the mbarrier at shared offset 0x0 \
+             (phase parity 0, 1 of 1 arrivals pending, tx-count 0), the mbarrier at shared offset 0x8 (phase parity \
+             0, 31 of 31 arrivals pending, tx-count 0); 0 threads wait at a barrier; 0 of the CTA's 32 threads exited",
+            "PTX line 19 (`mbarrier.try_wait.parity.shared::cta.b64 %p2, [b], 0;`)",
+            "kernel `mutual`, block (0,0,0), thread (0,0,0)",
+        ],
+    );
+}
+
 /// Undefined uses are errors: an arrive on an object never initialized, and a `.noComplete` arrive that
 /// completes the phase.
 #[test]
@@ -485,6 +610,75 @@ mod nvcc {
             })
             .collect();
         expect_words(&results, 1, &expected);
+    }
+
+    /// `corpus/async/intra_warp.cu`: lane 0 of each warp produces tiles for lanes 1..31 of its warp
+    /// (`cuda::ptx` mbarriers), and odd threads wait at a `cuda::barrier` for the even threads of their warp,
+    /// which arrive on another path.
+    mod intra_warp {
+        use super::*;
+
+        const SM80: &str = include_str!("../../../corpus/async/intra_warp.sm_80.ptx");
+        const SM90: &str = include_str!("../../../corpus/async/intra_warp.sm_90.ptx");
+
+        fn lane_producer(ptx: &str) {
+            let tiles = 4;
+            let input: Vec<u32> = (0..N * GRID * tiles).map(|i| i * 3 + 1).collect();
+            let results = run_all(
+                ptx,
+                "lane_producer",
+                GRID,
+                N,
+                &[Arg::Buf(bytes(&input)), Arg::Buf(vec![0; 4 * (N * GRID) as usize]), scalar(tiles)],
+            );
+            let expected: Vec<u32> = (0..N * GRID)
+                .map(|g| {
+                    let (b, t) = (g / N, g % N);
+                    // Lane 0 sums the tile numbers; the others their word of each tile, scaled by k + 1.
+                    (0..tiles)
+                        .map(|k| if t % 32 == 0 { k } else { input[((b * tiles + k) * N + t) as usize] * (k + 1) })
+                        .sum()
+                })
+                .collect();
+            expect_words(&results, 1, &expected);
+        }
+
+        fn odd_even(ptx: &str) {
+            let input: Vec<u32> = (0..N * GRID).map(|i| i * 5 + 2).collect();
+            let results = run_all(
+                ptx,
+                "odd_even_barrier",
+                GRID,
+                N,
+                &[Arg::Buf(bytes(&input)), Arg::Buf(vec![0; 4 * (N * GRID) as usize])],
+            );
+            // Even thread e stores x * 3 + i for i in 0..e % 7, from x = its input.
+            let stored =
+                |b: u32, e: u32| (0..e % 7).fold(input[(b * N + e) as usize], |x, i| x.wrapping_mul(3).wrapping_add(i));
+            let expected: Vec<u32> = (0..N * GRID)
+                .map(|g| {
+                    let (b, t) = (g / N, g % N);
+                    if t % 2 == 1 {
+                        stored(b, t - 1).wrapping_add(1)
+                    } else {
+                        stored(b, (t + 2) % N).wrapping_mul(2)
+                    }
+                })
+                .collect();
+            expect_words(&results, 1, &expected);
+        }
+
+        #[test]
+        fn lane_zero_produces_for_its_warp() {
+            lane_producer(SM80);
+            lane_producer(SM90);
+        }
+
+        #[test]
+        fn odd_threads_wait_for_even_ones() {
+            odd_even(SM80);
+            odd_even(SM90);
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! dimensions are 1×1×1, `%cluster_nctarank` is 1, `%cluster_ctarank` 0), so a CTA's shared memory is all the
 //! distributed shared memory its threads can reach. `mapa` to rank 0 is the address itself and to any other
 //! rank an error at run time; `getctarank` of a shared memory address (the only operand the ISA defines it
-//! for) is 0.
+//! for) is 0. `%is_explicit_cluster` is true for a kernel that declares its cluster (`explicit`).
 
 use ir::{Immediate, Modifier, Opcode, Operand, ScalarType, StateSpace};
 
@@ -14,6 +14,15 @@ pub fn rank_error(rank: u64) -> String {
         "`mapa` to CTA rank {rank} of a cluster of one CTA: lockstep launches every CTA as a cluster of 1×1×1, \
          whose only rank is 0"
     )
+}
+
+/// `%is_explicit_cluster` in a launch of `kernel`: whether the cluster was specified by the user rather than
+/// implied (PTX ISA, "%is_explicit_cluster"). A kernel declared `.explicitcluster` must be launched with
+/// cluster dimensions, and one declared `.reqnctapercluster` is launched with the cluster it names (nvcc
+/// writes both for `__cluster_dims__`); other kernels run in the implicit 1×1×1 clusters. (A launch attribute
+/// giving a cluster shape to another kernel does not reach the engines: it reads false there.)
+pub fn explicit(kernel: &ir::Function) -> bool {
+    kernel.directives.iter().any(|d| matches!(d, ir::Directive::ExplicitCluster | ir::Directive::ReqNctaPerCluster(_)))
 }
 
 impl Decoder<'_> {

@@ -69,6 +69,15 @@
 //! is a branch around the call: split it with
 //! [`branch`](CallStack::branch) first, then call with all active lanes.
 //!
+//! ## Deferring a blocked path
+//!
+//! Under independent thread scheduling (Volta and later) a path that spins
+//! on a wait for lanes of another path of its own warp lets that path run.
+//! [`defer_active_path`](CallStack::defer_active_path) does that in the
+//! current frame: a waiting path moves to the top, and the blocked one (with
+//! the reconvergence entries above the moved path) stays where it was below
+//! it. Reconvergence is unchanged: every path still merges at its point.
+//!
 //! ## Invariants
 //!
 //! Those of [`crate::stack`] for all entries of all frames, plus: the lanes
@@ -385,6 +394,20 @@ impl<Pc: Copy + Eq> CallStack<Pc> {
         self.core.settle(base);
         self.pop_empty_frames();
         before - mask
+    }
+
+    /// The active path cannot go on until lanes of another path of the warp
+    /// act (it spins on a wait they must satisfy): as independent thread
+    /// scheduling would, another path of the **current frame** waiting to
+    /// run becomes active (the lowest on the stack, so that repeated
+    /// deferrals take the waiting paths in turn); the deferred path resumes
+    /// where it stopped once that one reconverges, exits or is deferred in
+    /// turn. Only the current frame is searched: a path parked in
+    /// a caller's frame needs the callee to return first. Returns whether
+    /// another path is now active (`false`: the stack is unchanged).
+    pub fn defer_active_path(&mut self) -> bool {
+        let base = self.base();
+        self.core.defer_top(base)
     }
 
     /// Pops empty frames (except the outermost) and resumes their callers.

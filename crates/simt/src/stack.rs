@@ -345,6 +345,31 @@ impl<Pc: Copy + Eq> Core<Pc> {
         self.settle(base);
     }
 
+    /// Lets another path of the segment `entries[base..]` run ahead of the
+    /// active one: the lowest *leaf* below the top (an entry no entry above
+    /// it shares a lane with: a path waiting to run, not a reconvergence
+    /// entry) moves to the top; the entries above it keep their order. They
+    /// share no lane with it, so every entry stays above the entries its
+    /// lanes reconverge into and the invariants hold. Taking the lowest leaf
+    /// each time runs the waiting paths in turn (round robin). Returns
+    /// `false`, with the stack unchanged, when the top is the segment's only
+    /// leaf.
+    pub(crate) fn defer_top(&mut self, base: usize) -> bool {
+        let len = self.entries.len();
+        let mut above = LaneMask::EMPTY;
+        let mut lowest = None;
+        for i in (base..len).rev() {
+            let mask = self.entries[i].mask;
+            if i + 1 < len && !mask.intersects(above) {
+                lowest = Some(i);
+            }
+            above |= mask;
+        }
+        let Some(leaf) = lowest else { return false };
+        self.entries[leaf..].rotate_left(1);
+        true
+    }
+
     pub(crate) fn live_lanes(&self) -> LaneMask {
         self.entries.iter().fold(LaneMask::EMPTY, |acc, e| acc | e.mask)
     }

@@ -227,3 +227,57 @@ fn recursion_is_bounded() {
     assert_eq!(s.top(), Some((1, LaneMask::full(8))));
     assert_eq!(s.call_depth(), 1);
 }
+
+/// A path blocked on lanes of a sibling path lets it run: the siblings take turns, each resumes where it
+/// stopped, and all reconverge where they would have.
+#[test]
+fn deferred_paths_take_turns_and_reconverge() {
+    let mut s = CallStack::new(0u32, LaneMask::full(4));
+    // Lane 0 goes to 1, lanes 1..3 to 10; both reconverge at 20.
+    s.branch(10, m(0b1110), 1, 20).unwrap();
+    // Inside, lane 1 goes on at 11, lanes 2 and 3 wait at 15 (its reconvergence point).
+    s.branch(11, m(0b0010), 15, 15).unwrap();
+    assert_eq!(s.top(), Some((11, m(0b0010))));
+    // The lowest waiting path (lane 0) runs; the reconvergence entry at 15 is not a path.
+    assert!(s.defer_active_path());
+    assert_eq!(s.top(), Some((1, m(0b0001))));
+    // Deferred in turn: lane 1 again, then lane 0.
+    assert!(s.defer_active_path());
+    assert_eq!(s.top(), Some((11, m(0b0010))));
+    assert!(s.defer_active_path());
+    assert_eq!(s.top(), Some((1, m(0b0001))));
+    s.set_pc(20);
+    assert_eq!(s.top(), Some((11, m(0b0010))));
+    s.set_pc(15);
+    assert_eq!(s.top(), Some((15, m(0b1110))));
+    // The only path: nothing else to run.
+    assert!(!s.defer_active_path());
+    assert_eq!(s.top(), Some((15, m(0b1110))));
+    s.set_pc(20);
+    assert_eq!(s.top(), Some((20, m(0b1111))));
+    assert_eq!(s.depth(), 1);
+}
+
+/// Three sibling paths all deferred run round robin.
+#[test]
+fn deferral_is_round_robin() {
+    let mut s = CallStack::new(0u32, LaneMask::full(3));
+    s.diverge(&[(10, m(0b001)), (20, m(0b010)), (30, m(0b100))], 40).unwrap();
+    let mut order = vec![s.pc().unwrap()];
+    for _ in 0..6 {
+        assert!(s.defer_active_path());
+        order.push(s.pc().unwrap());
+    }
+    // The path lowest on the stack, which has waited longest, goes next.
+    assert_eq!(order, [10, 30, 20, 10, 30, 20, 10]);
+}
+
+/// Only paths of the current function are candidates: lanes parked in the caller wait for the return.
+#[test]
+fn deferral_stays_in_the_current_frame() {
+    let mut s = CallStack::new(0u32, LaneMask::full(2));
+    s.branch(10, m(0b01), 1, 20).unwrap();
+    s.call(100, m(0b01), 11).unwrap();
+    assert!(!s.defer_active_path());
+    assert_eq!(s.top(), Some((100, m(0b01))));
+}

@@ -1,8 +1,10 @@
 //! mbarrier operations and the bulk copies that complete transactions on them, on the emulator
 //! (`program::mbarrier` and `program::bulk` have their meaning): lane by lane in lane order,
 //! on the 64-bit object in the CTA's shared memory. A wait that fails in some lane ends the warp's turn, so
-//! that the other warps can arrive; the scheduler (`Machine::run_cta`) reports a CTA whose live warps all
-//! wait with nothing changing as a deadlock.
+//! that the other warps can arrive, and when the warp has diverged its waiting path steps aside for another
+//! path of the warp (`simt::CallStack::defer_active_path`, in `Machine::exec`), whose lanes may be the ones
+//! to arrive, as under independent thread scheduling; the scheduler (`Machine::run_cta`) reports a CTA whose
+//! live warps all wait with nothing changing as a deadlock.
 
 use device::{ErrorKind, ExecError};
 use ir::FuncId;
@@ -30,7 +32,7 @@ impl Machine<'_> {
         }
         let a = read_src(self, cta, w, &op.a);
         let mut out = [0u64; WARP];
-        let mut failed = None;
+        let mut failed = false;
         if mbar == Mbar::PendingCount {
             for lane in exec.iter() {
                 out[lane as usize] = mbarrier::pending_count(a[lane as usize])
@@ -52,15 +54,16 @@ impl Machine<'_> {
                     cta.mbar_epoch += 1;
                 }
                 out[l] = step.result;
-                if mbar.is_wait() && step.result == 0 && failed.is_none() {
-                    failed = Some(WaitSite { func: f, op: opi, lane, offset });
+                if mbar.is_wait() {
+                    let site = (step.result == 0).then_some(WaitSite { func: f, op: opi, offset });
+                    cta.warps[w].waits[l] = site;
+                    failed |= site.is_some();
                 }
             }
         }
         let frame = cta.warps[w].frames.last_mut().expect("frame");
         write_dst(frame, op.dst, &out, exec);
-        cta.warps[w].wait = failed;
-        Ok(if failed.is_some() { Flow::Yield } else { Flow::Continue })
+        Ok(if failed { Flow::Yield } else { Flow::Continue })
     }
 
     /// A bulk copy or reduction (`program::bulk`) for the lanes of `exec`, in lane order.
@@ -153,14 +156,19 @@ impl Machine<'_> {
     }
 
     /// The error of a CTA whose live warps have all waited at mbarriers (or barriers) for
-    /// `program::mbarrier::IDLE_ROUNDS` rounds in which no mbarrier changed.
+    /// `program::mbarrier::IDLE_ROUNDS` rounds in which no mbarrier changed: located at the first thread that
+    /// spins, with the state of every object a live thread spins on.
     pub(super) fn mbarrier_deadlock(&self, cta: &Cta) -> ExecError {
-        let spinning: Vec<(usize, WaitSite)> = cta
+        // (warp, lane, site) of every live lane whose last wait failed, in thread order.
+        let spinning: Vec<(usize, u32, WaitSite)> = cta
             .warps
             .iter()
             .enumerate()
             .filter(|(_, w)| w.state == super::WarpState::Ready)
-            .filter_map(|(i, w)| w.wait.map(|s| (i, s)))
+            .flat_map(|(i, w)| {
+                let live = w.stack.live_lanes();
+                live.iter().filter_map(move |l| w.waits[l as usize].map(|s| (i, l, s)))
+            })
             .collect();
         let total: u32 = cta.warps.iter().map(|w| w.lanes.count()).sum();
         let at_barrier: u32 = cta
@@ -169,7 +177,7 @@ impl Machine<'_> {
             .filter(|w| matches!(w.state, super::WarpState::Barrier { .. }))
             .map(|w| w.bar_lanes.count())
             .sum();
-        let mut objects: Vec<u64> = spinning.iter().map(|(_, s)| s.offset).collect();
+        let mut objects: Vec<u64> = spinning.iter().map(|(_, _, s)| s.offset).collect();
         objects.sort_unstable();
         objects.dedup();
         let states: Vec<String> = objects
@@ -182,16 +190,16 @@ impl Machine<'_> {
         let detail = format!(
             "every live thread waits and none can arrive: {} threads spin on {}; {at_barrier} threads wait at a \
              barrier; {} of the CTA's {total} threads exited",
-            spinning.iter().map(|&(w, _)| cta.warps[w].stack.live_lanes().count()).sum::<u32>(),
+            spinning.len(),
             states.join(", "),
             total.saturating_sub(cta.warps.iter().map(|w| w.stack.live_lanes().count()).sum())
         );
         let kind = ErrorKind::BarrierDivergence(detail);
         match spinning.first() {
-            Some(&(w, s)) => {
+            Some(&(w, lane, s)) => {
                 let prog = self.program(s.func);
                 let op = &prog.ops[s.op as usize];
-                self.error(cta, w, s.lane, s.func, op, kind)
+                self.error(cta, w, lane, s.func, op, kind)
             }
             None => ExecError::new(kind, device::Location::default()),
         }

@@ -64,6 +64,7 @@ impl Translator<'_, '_> {
             }
             SpecialReg::Nwarpid => self.b.ins().iconst(I64, 64),
             SpecialReg::Nsmid | SpecialReg::ClusterNctarank => self.b.ins().iconst(I64, 1),
+            SpecialReg::IsExplicitCluster => self.b.ins().iconst(I64, i64::from(self.env.explicit_cluster)),
             SpecialReg::ClusterNctaid => self.b.ins().iconst(I64, i64::from(comp_ok)),
             SpecialReg::LanemaskEq
             | SpecialReg::LanemaskLt

@@ -76,6 +76,7 @@ impl Vector<'_, '_> {
             }
             SpecialReg::Nwarpid => return Ok(self.splat32(64)),
             SpecialReg::Nsmid | SpecialReg::ClusterNctarank => return Ok(self.splat32(1)),
+            SpecialReg::IsExplicitCluster => return Ok(self.splat32(u32::from(self.env.explicit_cluster))),
             _ => return Err(format!("special register {s:?}")),
         };
         let n = self.b.ins().ireduce(I32, scalar);
