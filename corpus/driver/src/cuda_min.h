@@ -78,4 +78,34 @@ CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
                             size_t *attrsIdxs, size_t numAttrs, size_t *failIdx, CUstream stream);
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, unsigned long long flags,
                              int *symbolStatus);
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct {
+    int allocType; /* 1: pinned */
+    int handleTypes;
+    CUmemLocation location; /* type 1: a device */
+    void *win32SecurityAttributes;
+    size_t maxSize;
+    unsigned short usage;
+    unsigned char reserved[54];
+} CUmemPoolProps;
+typedef struct {
+    CUmemLocation location;
+    int flags; /* 3: read-write */
+} CUmemAccessDesc;
+enum { CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC = 2, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
+       CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7, CU_MEMPOOL_ATTR_USED_MEM_HIGH = 8 };
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev);
+CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev);
+CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool);
+CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props);
+CUresult cuMemPoolDestroy(CUmemoryPool pool);
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value);
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value);
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep);
+CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count);
+CUresult cuMemPoolGetAccess(int *flags, CUmemoryPool pool, CUmemLocation *location);
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream);
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream);
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
+CUresult cuMemsetD32Async(CUdeviceptr dptr, unsigned int value, size_t n, CUstream stream);
 #endif

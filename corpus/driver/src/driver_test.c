@@ -10,7 +10,8 @@
      driver_test nvrtc LIBNVRTC.so       CUDA C++ compiled by NVRTC at run time, loaded and launched
      driver_test bounds                  launches beyond a kernel's .maxntid / .reqntid: CUDA_ERROR_INVALID_VALUE
      driver_test fork                    a child forked after cuInit gets CUDA_ERROR_NOT_INITIALIZED
-     driver_test batch                   cuMemcpyBatchAsync (both forms) and the capture status of streams */
+     driver_test batch                   cuMemcpyBatchAsync (both forms) and the capture status of streams
+     driver_test pools                   memory pools: default, created, current; attributes, access, errors */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -324,6 +325,79 @@ static void run_batch(void) {
     CHECK(cuMemFree_v2(b));
 }
 
+static unsigned long long pool_u64(CUmemoryPool pool, int attr) {
+    unsigned long long v = 0;
+    CHECK(cuMemPoolGetAttribute(pool, attr, &v));
+    return v;
+}
+
+/* Memory pools: the default pool is the current one and keeps its release threshold; a created pool counts
+   what is allocated from it (cuMemAllocFromPoolAsync, and cuMemAllocAsync once it is current) and its high
+   watermark resets; the documented errors of misuse. */
+static void run_pools(void) {
+    CUstream s;
+    CUmemoryPool def, cur, pool;
+    CHECK(cuStreamCreate(&s, 0));
+    CHECK(cuDeviceGetDefaultMemPool(&def, 0));
+    CHECK(cuDeviceGetMemPool(&cur, 0));
+    EXPECT(def == cur);
+    unsigned long long threshold = 1ull << 30;
+    CHECK(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+    EXPECT(pool_u64(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) == 1ull << 30);
+    int reuse = 0;
+    CHECK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &reuse));
+    EXPECT(reuse == 1);
+
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = 1;
+    props.location.type = 1;
+    props.location.id = 0;
+    CHECK(cuMemPoolCreate(&pool, &props));
+    CUmemAccessDesc desc = {{1, 0}, 3};
+    CHECK(cuMemPoolSetAccess(pool, &desc, 1));
+    int flags = 0;
+    CHECK(cuMemPoolGetAccess(&flags, pool, &props.location));
+    EXPECT(flags == 3);
+
+    CUdeviceptr a, b;
+    CHECK(cuMemAllocFromPoolAsync(&a, 4096, pool, s));
+    CHECK(cuMemAllocFromPoolAsync(&b, 1024, pool, s));
+    CHECK(cuMemsetD32Async(a, 7, 1024, s));
+    unsigned v = 0;
+    CHECK(cuStreamSynchronize(s));
+    CHECK(cuMemcpyDtoH_v2(&v, a + 4092, 4));
+    EXPECT(v == 7);
+    unsigned long long used2 = pool_u64(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+    EXPECT(used2 >= 5120);
+    EXPECT(pool_u64(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT) == 0);
+    CHECK(cuMemFreeAsync(a, s));
+    CHECK(cuStreamSynchronize(s));
+    unsigned long long used1 = pool_u64(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+    EXPECT(used1 >= 1024 && used1 < used2);
+    EXPECT(pool_u64(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH) >= used2);
+    unsigned long long zero = 0;
+    CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero));
+    EXPECT(pool_u64(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH) < used2);
+    CHECK(cuMemPoolTrimTo(pool, 0));
+
+    CHECK(cuDeviceSetMemPool(0, pool));
+    CHECK(cuMemAllocAsync(&a, 512, s));
+    EXPECT(pool_u64(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT) > used1);
+    CHECK(cuMemFreeAsync(a, s));
+    CHECK(cuMemFreeAsync(b, s));
+    CHECK(cuStreamSynchronize(s));
+
+    EXPECT(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &zero) == 1 /* invalid value */);
+    EXPECT(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &threshold) == 1);
+    EXPECT(cuMemPoolDestroy(def) == 1);
+    EXPECT(cuDeviceGetDefaultMemPool(&cur, 1) == 101 /* invalid device */);
+    CHECK(cuMemPoolDestroy(pool));
+    CHECK(cuDeviceGetMemPool(&cur, 0));
+    EXPECT(cur == def);
+    CHECK(cuStreamDestroy_v2(s));
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: driver_test MODE [FILES]\n");
@@ -402,6 +476,8 @@ int main(int argc, char **argv) {
         run_fork();
     } else if (!strcmp(mode, "batch")) {
         run_batch();
+    } else if (!strcmp(mode, "pools")) {
+        run_pools();
     } else {
         fprintf(stderr, "unknown mode or wrong arguments: %s\n", mode);
         return 2;

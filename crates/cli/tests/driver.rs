@@ -139,6 +139,11 @@ fn batched_copies_follow_the_rules_and_no_stream_is_capturing() {
 }
 
 #[test]
+fn memory_pools_count_their_allocations() {
+    mode_passes(&["pools"]);
+}
+
+#[test]
 fn the_emulator_reports_statistics_of_driver_api_kernels() {
     let report = Path::new(env!("CARGO_TARGET_TMPDIR")).join("driver-report.json");
     let out = run(&["-q", "--backend", "emu", "--report", report.to_str().unwrap()], &["ptx", &fixture("kernels.ptx")]);

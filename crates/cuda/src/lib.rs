@@ -6,7 +6,8 @@
 //! program ──__cudaRegisterFatBinary/Function/Var──▶ Registry (wrapper pointers, host stubs, host variables)
 //!         ──first launch of a kernel──▶ fatbin::parse ─▶ best PTX (or the -rdc pieces, link.rs) ─▶
 //!                                       runtime::Runtime::load_ptx ─▶ JIT (disk cache) or emulator
-//!         ──cudaMalloc/Memcpy/...──▶ memory.rs (device pointer = host address; kinds in a side table)
+//!         ──cudaMalloc/Memcpy/...──▶ memory.rs (device pointer = host address; kinds in a side table);
+//!                                    cudaMallocAsync and memory pools: pool.rs
 //!         ──streams, events, host functions──▶ stream.rs
 //!         ──exit──▶ report.rs (JSON for `lockstep exec --report`)
 //! driver API (libcuda.so.1): cuInit, contexts (context.rs) ─▶ cuModuleLoadData/cuLink* (module.rs:
@@ -35,6 +36,7 @@ mod launch;
 pub use ptxlink as link;
 mod memory;
 pub mod module;
+pub mod pool;
 pub mod properties;
 mod registry;
 mod report;
@@ -89,6 +91,7 @@ struct Inner {
     /// Modules the program loaded through the driver API.
     modules: module::Modules,
     memory: memory::Allocations,
+    pools: pool::Pools,
     report: report::Recorder,
     /// Where device `printf` output goes, and what the last kernels printed and no synchronization has
     /// flushed yet (CUDA prints a kernel's output at the next launch or synchronizing call).
@@ -138,6 +141,7 @@ impl Cuda {
                 registry: registry::Registry::default(),
                 modules: module::Modules::default(),
                 memory: memory::Allocations::default(),
+                pools: pool::Pools::default(),
                 report: report::Recorder::default(),
                 printf,
                 printf_pending: Vec::new(),
@@ -276,6 +280,7 @@ impl Cuda {
         inner.flush_printf();
         inner.runtime = None;
         inner.memory = memory::Allocations::default();
+        inner.pools = pool::Pools::default();
         inner.registry.forget_modules();
         inner.forget_driver_modules();
         inner.device_flags = 0;

@@ -222,6 +222,7 @@ impl Cuda {
             _ => return Err(Error::INVALID_VALUE),
         }
         inner.memory.kinds.remove(&ptr);
+        inner.pools.freed(ptr);
         inner.runtime(&self.config).free(ptr).map_err(|_| Error::INVALID_VALUE)
     }
 
@@ -237,6 +238,7 @@ impl Cuda {
             _ => return Err(Error::INVALID_VALUE),
         }
         inner.memory.kinds.remove(&ptr);
+        inner.pools.freed(ptr);
         inner.runtime(&self.config).free(ptr).map_err(|_| Error::INVALID_VALUE)
     }
 

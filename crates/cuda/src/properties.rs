@@ -151,27 +151,27 @@ impl Properties {
             112 => 0,                                     // SparseCudaArraySupported
             113 => 1,                                     // HostRegisterReadOnlySupported
             114 => 0,                                     // TimelineSemaphoreInteropSupported
-            115 => 0,       // MemoryPoolsSupported: no pool objects (cudaMallocAsync works)
-            116..=118 => 0, // GPUDirectRDMA*
-            119 => 0,       // MemoryPoolSupportedHandleTypes
-            120 => 0,       // ClusterLaunch
-            121 => 0,       // DeferredMappingCudaArraySupported
+            115 => 1,                                     // MemoryPoolsSupported (pool.rs)
+            116..=118 => 0,                               // GPUDirectRDMA*
+            119 => 0,                                     // MemoryPoolSupportedHandleTypes
+            120 => 0,                                     // ClusterLaunch
+            121 => 0,                                     // DeferredMappingCudaArraySupported
             122..=124 | 127..=129 | 132 | 141 | 145 => 0, // reserved
-            125 => 0,       // IpcEventSupport
-            126 => 1,       // MemSyncDomainCount
-            130 => 0,       // NumaConfig: none
-            131 | 134 => -1, // NumaId, HostNumaId
-            133 => 0,       // MpsEnabled
-            135 | 138 => 0, // D3D12CigSupported, VulkanCigSupported
-            139 | 140 => 0, // GpuPciDeviceId, GpuPciSubsystemId
-            142..=144 => 0, // Host NUMA / memory pools
-            147 => 0,       // OnlyPartialHostNativeAtomicSupported
-            148 => 0,       // AtomicReductionSupported
-            149 => 1,       // LocalityDomainCount
-            150 => 0,       // OversizedSharedMemoryPerBlock
-            151 => 0,       // CigStreamsSupported
-            157 => self.multiprocessors, // LocalityDomainMultiprocessorCount
-            160 => 0,       // TensorMapLargeTensorMinSize
+            125 => 0,                                     // IpcEventSupport
+            126 => 1,                                     // MemSyncDomainCount
+            130 => 0,                                     // NumaConfig: none
+            131 | 134 => -1,                              // NumaId, HostNumaId
+            133 => 0,                                     // MpsEnabled
+            135 | 138 => 0,                               // D3D12CigSupported, VulkanCigSupported
+            139 | 140 => 0,                               // GpuPciDeviceId, GpuPciSubsystemId
+            142..=144 => 0,                               // Host NUMA / memory pools
+            147 => 0,                                     // OnlyPartialHostNativeAtomicSupported
+            148 => 0,                                     // AtomicReductionSupported
+            149 => 1,                                     // LocalityDomainCount
+            150 => 0,                                     // OversizedSharedMemoryPerBlock
+            151 => 0,                                     // CigStreamsSupported
+            157 => self.multiprocessors,                  // LocalityDomainMultiprocessorCount
+            160 => 0,                                     // TensorMapLargeTensorMinSize
             _ => return None,
         })
     }

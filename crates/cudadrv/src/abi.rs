@@ -139,6 +139,33 @@ pub struct CUdevprop {
     pub textureAlign: i32,
 }
 
+/// `CUmemoryPool`: an opaque handle.
+pub type CUmemoryPool = *mut c_void;
+
+/// `CUmemAccessDesc`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemAccessDesc {
+    pub location: CUmemLocation,
+    /// `CUmemAccess_flags`.
+    pub flags: i32,
+}
+
+/// `CUmemPoolProps` (the fields lockstep does not read are kept for the size).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemPoolProps {
+    /// `CUmemAllocationType` (`CU_MEM_ALLOCATION_TYPE_PINNED` = 1).
+    pub allocType: i32,
+    /// `CUmemAllocationHandleType` flags.
+    pub handleTypes: i32,
+    pub location: CUmemLocation,
+    pub win32SecurityAttributes: *mut c_void,
+    pub maxSize: usize,
+    pub usage: u16,
+    pub reserved: [u8; 54],
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -634,15 +634,8 @@ per_thread! {
 /// `ptr` is valid for a write.
 #[no_mangle]
 pub unsafe extern "C" fn cuMemAllocAsync(ptr: *mut CUdeviceptr, size: usize, stream: CUstream) -> CUresult {
-    let result = with_context().and_then(|c| {
-        c.enter_stream(stream as u64)?;
-        if size == 0 {
-            return Err(Error::INVALID_VALUE);
-        }
-        c.malloc(size as u64)
-    });
     // SAFETY: the caller's promise.
-    ret(result.and_then(|p| unsafe { out(ptr, p) }))
+    unsafe { crate::pool::alloc_async(ptr, size, None, stream) }
 }
 
 #[no_mangle]

@@ -8,6 +8,8 @@ use std::ffi::c_void;
 /// `cudaError_t`.
 pub type cudaError_t = i32;
 pub type cudaStream_t = *mut c_void;
+/// `cudaMemPool_t`: an opaque handle.
+pub type cudaMemPool_t = *mut c_void;
 pub type cudaEvent_t = *mut c_void;
 pub type cudaArray_t = *mut c_void;
 pub type cudaTextureObject_t = u64;
@@ -393,6 +395,38 @@ pub struct cudaLaunchConfig_t {
     pub numAttrs: u32,
 }
 
+/// `cudaMemLocation`: a location type (`cudaMemLocationTypeDevice` = 1) and its id (the device).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cudaMemLocation {
+    pub type_: i32,
+    pub id: i32,
+}
+
+/// `cudaMemAccessDesc`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cudaMemAccessDesc {
+    pub location: cudaMemLocation,
+    /// `cudaMemAccessFlags`.
+    pub flags: i32,
+}
+
+/// `cudaMemPoolProps` (CUDA 12.2 and later; the fields lockstep does not read are kept for the size).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cudaMemPoolProps {
+    /// `cudaMemAllocationType` (`cudaMemAllocationTypePinned` = 1).
+    pub allocType: i32,
+    /// `cudaMemAllocationHandleType` flags.
+    pub handleTypes: i32,
+    pub location: cudaMemLocation,
+    pub win32SecurityAttributes: *mut c_void,
+    pub maxSize: usize,
+    pub usage: u16,
+    pub reserved: [u8; 54],
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -471,5 +505,9 @@ mod tests {
         assert_eq!(size_of::<cudaExtent>(), 24);
         assert_eq!(size_of::<cudaPitchedPtr>(), 32);
         assert_eq!(size_of::<dim3>(), 12);
+        assert_eq!(size_of::<cudaMemAccessDesc>(), 12);
+        assert_eq!(size_of::<cudaMemPoolProps>(), 88);
+        assert_eq!(offset_of!(cudaMemPoolProps, maxSize), 24);
+        assert_eq!(offset_of!(cudaMemPoolProps, usage), 32);
     }
 }

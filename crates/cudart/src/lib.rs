@@ -74,6 +74,7 @@ mod abi;
 mod device;
 mod launch;
 mod memory;
+mod pool;
 mod stream;
 mod texture;
 mod unsupported;

@@ -105,16 +105,27 @@ pub unsafe extern "C" fn cudaMalloc3D(pitched: *mut cudaPitchedPtr, extent: cuda
 /// `ptr` is valid for a write of a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn cudaMallocAsync(ptr: *mut *mut c_void, size: usize, stream: cudaStream_t) -> cudaError_t {
-    if let Err(e) = cuda().enter_stream(stream as u64) {
-        return ret(Err(e));
-    }
     // SAFETY: the caller's promise.
-    unsafe { cudaMalloc(ptr, size) }
+    unsafe { malloc_async(ptr, size, None, stream) }
+}
+
+/// `cudaMallocAsync` from `pool` (`None`: the device's current pool).
+///
+/// # Safety
+/// `ptr` is valid for a write of a pointer.
+unsafe fn malloc_async(ptr: *mut *mut c_void, size: usize, pool: Option<u64>, stream: cudaStream_t) -> cudaError_t {
+    if ptr.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let c = cuda();
+    let result = c.enter_stream(stream as u64).and_then(|()| c.malloc_from_pool(size as u64, pool));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|p| unsafe { out(ptr, p as *mut c_void) }))
 }
 
 unsafe_ptsz!(cudaMallocAsync_ptsz => cudaMallocAsync(ptr: *mut *mut c_void, size: usize, stream: cudaStream_t));
 
-/// Memory pools are not modelled: the allocation comes from the device as `cudaMallocAsync`'s does.
+/// An allocation counted in `pool`'s usage (`cuda::pool`).
 ///
 /// # Safety
 /// As [`cudaMallocAsync`].
@@ -122,11 +133,11 @@ unsafe_ptsz!(cudaMallocAsync_ptsz => cudaMallocAsync(ptr: *mut *mut c_void, size
 pub unsafe extern "C" fn cudaMallocFromPoolAsync(
     ptr: *mut *mut c_void,
     size: usize,
-    _pool: *mut c_void,
+    pool: *mut c_void,
     stream: cudaStream_t,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe { cudaMallocAsync(ptr, size, stream) }
+    unsafe { malloc_async(ptr, size, Some(pool as u64), stream) }
 }
 
 unsafe_ptsz!(

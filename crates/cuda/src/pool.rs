@@ -1,0 +1,340 @@
+//! Memory pools (`cudaMemPool_t`): the device's default pool, pools the program creates, the device's
+//! current pool that `cudaMallocAsync` allocates from, their attributes and usage counters.
+//!
+//! Allocation itself is [`Cuda::malloc`]'s: streams are synchronous, so a block freed with
+//! `cudaFreeAsync` is free when the call returns and goes straight back to the system. A pool therefore
+//! holds no memory of its own: its reserved memory is the memory in use from it (`ReservedMemCurrent ==
+//! UsedMemCurrent`), the release threshold and the reuse policies are kept and read back but change
+//! nothing, and trimming has nothing to release. Access from the one device is always read-write.
+
+use std::collections::HashMap;
+
+use crate::{Cuda, Error, Result};
+
+/// Pool handles live in a window no pointer or other handle uses (see `memory.rs` and `stream.rs`).
+const POOL_WINDOW: u64 = 0x7B00_0000_0000_0000;
+/// The default pool of device 0.
+pub const DEFAULT_POOL: u64 = POOL_WINDOW;
+
+/// `cudaMemPoolAttr` (the driver's `CUmemPool_attribute` has the same values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolAttr {
+    ReuseFollowEventDependencies,
+    ReuseAllowOpportunistic,
+    ReuseAllowInternalDependencies,
+    ReleaseThreshold,
+    ReservedMemCurrent,
+    ReservedMemHigh,
+    UsedMemCurrent,
+    UsedMemHigh,
+}
+
+impl PoolAttr {
+    pub fn from_raw(attr: i32) -> Result<PoolAttr> {
+        Ok(match attr {
+            1 => PoolAttr::ReuseFollowEventDependencies,
+            2 => PoolAttr::ReuseAllowOpportunistic,
+            3 => PoolAttr::ReuseAllowInternalDependencies,
+            4 => PoolAttr::ReleaseThreshold,
+            5 => PoolAttr::ReservedMemCurrent,
+            6 => PoolAttr::ReservedMemHigh,
+            7 => PoolAttr::UsedMemCurrent,
+            8 => PoolAttr::UsedMemHigh,
+            _ => return Err(Error::INVALID_VALUE),
+        })
+    }
+
+    /// Whether the value is an `int` (the reuse policies); the others are `cuuint64_t`.
+    pub fn is_int(self) -> bool {
+        matches!(
+            self,
+            PoolAttr::ReuseFollowEventDependencies
+                | PoolAttr::ReuseAllowOpportunistic
+                | PoolAttr::ReuseAllowInternalDependencies
+        )
+    }
+}
+
+/// `cudaMemAccessFlagsProtReadWrite`.
+pub const ACCESS_READ_WRITE: i32 = 3;
+
+#[derive(Clone, Debug)]
+struct Pool {
+    /// The three reuse policies (all enabled by default).
+    reuse: [bool; 3],
+    release_threshold: u64,
+    used: u64,
+    used_high: u64,
+    reserved_high: u64,
+    /// Destroyed while allocations from it were live: gone once they are freed.
+    destroyed: bool,
+}
+
+impl Pool {
+    fn new() -> Pool {
+        Pool { reuse: [true; 3], release_threshold: 0, used: 0, used_high: 0, reserved_high: 0, destroyed: false }
+    }
+}
+
+/// The pools of the device, behind the device lock.
+#[derive(Debug)]
+pub(crate) struct Pools {
+    pools: HashMap<u64, Pool>,
+    /// `cudaDeviceSetMemPool`'s pool: what `cudaMallocAsync` allocates from.
+    current: u64,
+    next: u64,
+    /// Live allocations made from a pool: base address → (pool, size).
+    owners: HashMap<u64, (u64, u64)>,
+}
+
+impl Default for Pools {
+    fn default() -> Pools {
+        Pools {
+            pools: HashMap::from([(DEFAULT_POOL, Pool::new())]),
+            current: DEFAULT_POOL,
+            next: DEFAULT_POOL + 1,
+            owners: HashMap::new(),
+        }
+    }
+}
+
+impl Pools {
+    fn live(&mut self, pool: u64) -> Result<&mut Pool> {
+        self.pools.get_mut(&pool).filter(|p| !p.destroyed).ok_or(Error::INVALID_VALUE)
+    }
+
+    /// An allocation from `pool` of `size` bytes at `ptr`.
+    fn allocated(&mut self, pool: u64, ptr: u64, size: u64) {
+        if let Some(p) = self.pools.get_mut(&pool) {
+            p.used += size;
+            p.used_high = p.used_high.max(p.used);
+            p.reserved_high = p.reserved_high.max(p.used);
+            self.owners.insert(ptr, (pool, size));
+        }
+    }
+
+    /// `ptr` was freed: its pool (if any) no longer counts it; a destroyed pool with nothing left goes.
+    pub(crate) fn freed(&mut self, ptr: u64) {
+        let Some((pool, size)) = self.owners.remove(&ptr) else { return };
+        if let Some(p) = self.pools.get_mut(&pool) {
+            p.used -= size;
+            if p.destroyed && p.used == 0 {
+                self.pools.remove(&pool);
+            }
+        }
+    }
+}
+
+/// The one device's ordinal, or `cudaErrorInvalidDevice`.
+fn check_device(device: i32) -> Result<()> {
+    if device == 0 {
+        Ok(())
+    } else {
+        Err(Error::INVALID_DEVICE)
+    }
+}
+
+impl Cuda {
+    /// `cudaDeviceGetDefaultMemPool`.
+    pub fn default_mem_pool(&self, device: i32) -> Result<u64> {
+        check_device(device)?;
+        Ok(DEFAULT_POOL)
+    }
+
+    /// `cudaDeviceGetMemPool`: the device's current pool.
+    pub fn mem_pool(&self, device: i32) -> Result<u64> {
+        check_device(device)?;
+        Ok(self.lock().pools.current)
+    }
+
+    /// `cudaDeviceSetMemPool`.
+    pub fn set_mem_pool(&self, device: i32, pool: u64) -> Result<()> {
+        check_device(device)?;
+        let mut inner = self.lock();
+        inner.pools.live(pool)?;
+        inner.pools.current = pool;
+        Ok(())
+    }
+
+    /// `cudaMemPoolCreate` of a pinned pool on device 0 (`location_type` `cudaMemLocationTypeDevice`);
+    /// `handle_types` must be none (pools cannot be shared between processes here).
+    pub fn mem_pool_create(&self, alloc_type: i32, handle_types: i32, location_type: i32, device: i32) -> Result<u64> {
+        // cudaMemAllocationTypePinned; cudaMemLocationTypeDevice.
+        if alloc_type != 1 || location_type != 1 {
+            return Err(Error::INVALID_VALUE);
+        }
+        check_device(device)?;
+        if handle_types != 0 {
+            return Err(Error::NOT_SUPPORTED);
+        }
+        let mut inner = self.lock();
+        let pools = &mut inner.pools;
+        let handle = pools.next;
+        pools.next += 1;
+        pools.pools.insert(handle, Pool::new());
+        Ok(handle)
+    }
+
+    /// `cudaMemPoolDestroy`: not the default pool; a pool with live allocations goes once they are freed;
+    /// the device's current pool reverts to the default.
+    pub fn mem_pool_destroy(&self, pool: u64) -> Result<()> {
+        if pool == DEFAULT_POOL {
+            return Err(Error::INVALID_VALUE);
+        }
+        let mut inner = self.lock();
+        let pools = &mut inner.pools;
+        let p = pools.live(pool)?;
+        if p.used == 0 {
+            pools.pools.remove(&pool);
+        } else {
+            p.destroyed = true;
+        }
+        if pools.current == pool {
+            pools.current = DEFAULT_POOL;
+        }
+        Ok(())
+    }
+
+    /// `cudaMemPoolGetAttribute` (an `int` attribute's value is 0 or 1).
+    pub fn mem_pool_attribute(&self, pool: u64, attr: PoolAttr) -> Result<u64> {
+        let mut inner = self.lock();
+        let p = inner.pools.live(pool)?;
+        Ok(match attr {
+            PoolAttr::ReuseFollowEventDependencies => u64::from(p.reuse[0]),
+            PoolAttr::ReuseAllowOpportunistic => u64::from(p.reuse[1]),
+            PoolAttr::ReuseAllowInternalDependencies => u64::from(p.reuse[2]),
+            PoolAttr::ReleaseThreshold => p.release_threshold,
+            PoolAttr::ReservedMemCurrent | PoolAttr::UsedMemCurrent => p.used,
+            PoolAttr::ReservedMemHigh => p.reserved_high,
+            PoolAttr::UsedMemHigh => p.used_high,
+        })
+    }
+
+    /// `cudaMemPoolSetAttribute`: the current amounts are read-only, and the high watermarks may only be
+    /// reset (set to 0, which makes them the current amount).
+    pub fn set_mem_pool_attribute(&self, pool: u64, attr: PoolAttr, value: u64) -> Result<()> {
+        let mut inner = self.lock();
+        let p = inner.pools.live(pool)?;
+        match attr {
+            PoolAttr::ReuseFollowEventDependencies => p.reuse[0] = value != 0,
+            PoolAttr::ReuseAllowOpportunistic => p.reuse[1] = value != 0,
+            PoolAttr::ReuseAllowInternalDependencies => p.reuse[2] = value != 0,
+            PoolAttr::ReleaseThreshold => p.release_threshold = value,
+            PoolAttr::ReservedMemHigh if value == 0 => p.reserved_high = p.used,
+            PoolAttr::UsedMemHigh if value == 0 => p.used_high = p.used,
+            PoolAttr::ReservedMemHigh
+            | PoolAttr::UsedMemHigh
+            | PoolAttr::ReservedMemCurrent
+            | PoolAttr::UsedMemCurrent => return Err(Error::INVALID_VALUE),
+        }
+        Ok(())
+    }
+
+    /// `cudaMemPoolTrimTo`: the pool holds no unused memory (see the module documentation).
+    pub fn mem_pool_trim_to(&self, pool: u64) -> Result<()> {
+        self.lock().pools.live(pool).map(|_| ())
+    }
+
+    /// `cudaMemPoolSetAccess` for one location: device 0 keeps read-write access (the pool's own device
+    /// cannot lose it); any other location is not a device here.
+    pub fn set_mem_pool_access(&self, pool: u64, location_type: i32, device: i32, flags: i32) -> Result<()> {
+        self.lock().pools.live(pool)?;
+        if location_type != 1 {
+            return Err(Error::INVALID_VALUE);
+        }
+        check_device(device)?;
+        if flags == ACCESS_READ_WRITE {
+            Ok(())
+        } else {
+            Err(Error::INVALID_VALUE)
+        }
+    }
+
+    /// `cudaMemPoolGetAccess`.
+    pub fn mem_pool_access(&self, pool: u64, location_type: i32, device: i32) -> Result<i32> {
+        self.lock().pools.live(pool)?;
+        if location_type != 1 {
+            return Err(Error::INVALID_VALUE);
+        }
+        check_device(device)?;
+        Ok(ACCESS_READ_WRITE)
+    }
+
+    /// `cudaMallocAsync` (`pool` `None`: the device's current pool) and `cudaMallocFromPoolAsync`.
+    pub fn malloc_from_pool(&self, size: u64, pool: Option<u64>) -> Result<u64> {
+        let pool = {
+            let mut inner = self.lock();
+            let pool = pool.unwrap_or(inner.pools.current);
+            inner.pools.live(pool)?;
+            pool
+        };
+        let ptr = self.malloc(size)?;
+        if ptr != 0 {
+            self.lock().pools.allocated(pool, ptr, size);
+        }
+        Ok(ptr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cuda() -> Cuda {
+        let config = crate::Config { backend: crate::Backend::Emu, ..crate::Config::default() };
+        Cuda::new(config, Box::new(std::io::sink()))
+    }
+
+    #[test]
+    fn usage_counters_follow_allocations_and_frees() {
+        let c = cuda();
+        let pool = c.mem_pool_create(1, 0, 1, 0).unwrap();
+        let a = c.malloc_from_pool(1000, Some(pool)).unwrap();
+        let b = c.malloc_from_pool(24, Some(pool)).unwrap();
+        assert_eq!(c.mem_pool_attribute(pool, PoolAttr::UsedMemCurrent).unwrap(), 1024);
+        assert_eq!(c.mem_pool_attribute(pool, PoolAttr::ReservedMemCurrent).unwrap(), 1024);
+        c.free(a).unwrap();
+        assert_eq!(c.mem_pool_attribute(pool, PoolAttr::UsedMemCurrent).unwrap(), 24);
+        assert_eq!(c.mem_pool_attribute(pool, PoolAttr::UsedMemHigh).unwrap(), 1024);
+        // The high watermark may only be reset, to the current amount.
+        assert_eq!(c.set_mem_pool_attribute(pool, PoolAttr::UsedMemHigh, 5), Err(Error::INVALID_VALUE));
+        c.set_mem_pool_attribute(pool, PoolAttr::UsedMemHigh, 0).unwrap();
+        assert_eq!(c.mem_pool_attribute(pool, PoolAttr::UsedMemHigh).unwrap(), 24);
+        assert_eq!(c.set_mem_pool_attribute(pool, PoolAttr::UsedMemCurrent, 0), Err(Error::INVALID_VALUE));
+        // The default pool is untouched.
+        assert_eq!(c.mem_pool_attribute(DEFAULT_POOL, PoolAttr::UsedMemCurrent).unwrap(), 0);
+        c.free(b).unwrap();
+        assert_eq!(c.mem_pool_attribute(pool, PoolAttr::UsedMemCurrent).unwrap(), 0);
+    }
+
+    #[test]
+    fn current_pool_and_destruction() {
+        let c = cuda();
+        assert_eq!(c.mem_pool(0).unwrap(), DEFAULT_POOL);
+        assert_eq!(c.mem_pool(1), Err(Error::INVALID_DEVICE));
+        let pool = c.mem_pool_create(1, 0, 1, 0).unwrap();
+        c.set_mem_pool(0, pool).unwrap();
+        let p = c.malloc_from_pool(64, None).unwrap();
+        assert_eq!(c.mem_pool_attribute(pool, PoolAttr::UsedMemCurrent).unwrap(), 64);
+        assert_eq!(c.mem_pool_destroy(DEFAULT_POOL), Err(Error::INVALID_VALUE));
+        // Destroyed with a live allocation: unusable at once, the device falls back to its default pool.
+        c.mem_pool_destroy(pool).unwrap();
+        assert_eq!(c.mem_pool(0).unwrap(), DEFAULT_POOL);
+        assert_eq!(c.mem_pool_attribute(pool, PoolAttr::UsedMemCurrent), Err(Error::INVALID_VALUE));
+        assert_eq!(c.malloc_from_pool(8, Some(pool)), Err(Error::INVALID_VALUE));
+        c.free(p).unwrap();
+        assert_eq!(c.set_mem_pool(0, pool), Err(Error::INVALID_VALUE));
+    }
+
+    #[test]
+    fn creation_is_checked() {
+        let c = cuda();
+        assert_eq!(c.mem_pool_create(0, 0, 1, 0), Err(Error::INVALID_VALUE));
+        assert_eq!(c.mem_pool_create(1, 0, 2, 0), Err(Error::INVALID_VALUE));
+        assert_eq!(c.mem_pool_create(1, 0, 1, 3), Err(Error::INVALID_DEVICE));
+        assert_eq!(c.mem_pool_create(1, 1, 1, 0), Err(Error::NOT_SUPPORTED));
+        assert_eq!(c.mem_pool_access(DEFAULT_POOL, 1, 0), Ok(ACCESS_READ_WRITE));
+        assert_eq!(c.set_mem_pool_access(DEFAULT_POOL, 1, 0, 1), Err(Error::INVALID_VALUE));
+        assert_eq!(c.mem_pool_attribute(12345, PoolAttr::ReleaseThreshold), Err(Error::INVALID_VALUE));
+    }
+}

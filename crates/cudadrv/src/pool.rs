@@ -1,0 +1,181 @@
+//! Memory pools through the driver API (`CUmemoryPool`; `cuda::pool` has the semantics, shared with the
+//! runtime's `cudaMemPool*`): the device's default and current pools, created pools, their attributes and
+//! access, and `cuMemAllocFromPoolAsync`.
+
+use std::ffi::c_void;
+
+use cuda::pool::PoolAttr;
+use cuda::Error;
+
+use crate::abi::{CUdevice, CUdeviceptr, CUmemAccessDesc, CUmemLocation, CUmemPoolProps, CUmemoryPool, CUstream};
+use crate::error::CUresult;
+use crate::{cuda, out, ret, with_context};
+
+/// # Safety
+/// `pool` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetDefaultMemPool(pool: *mut CUmemoryPool, device: CUdevice) -> CUresult {
+    let c = cuda();
+    let result = c.driver_initialized().and_then(|()| c.default_mem_pool(device));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|p| unsafe { out(pool, p as CUmemoryPool) }))
+}
+
+/// # Safety
+/// `pool` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, device: CUdevice) -> CUresult {
+    let c = cuda();
+    let result = c.driver_initialized().and_then(|()| c.mem_pool(device));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|p| unsafe { out(pool, p as CUmemoryPool) }))
+}
+
+#[no_mangle]
+pub extern "C" fn cuDeviceSetMemPool(device: CUdevice, pool: CUmemoryPool) -> CUresult {
+    let c = cuda();
+    ret(c.driver_initialized().and_then(|()| c.set_mem_pool(device, pool as u64)))
+}
+
+/// # Safety
+/// `pool` is valid for a write of a handle and `props` for a read of `CUmemPoolProps`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemPoolCreate(pool: *mut CUmemoryPool, props: *const CUmemPoolProps) -> CUresult {
+    if props.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: non-null, and the caller's promise.
+    let p = unsafe { props.read_unaligned() };
+    let c = cuda();
+    let result = c
+        .driver_initialized()
+        .and_then(|()| c.mem_pool_create(p.allocType, p.handleTypes, p.location.type_ as i32, p.location.id))
+        // SAFETY: the caller's promise.
+        .and_then(|h| unsafe { out(pool, h as CUmemoryPool) });
+    ret(result)
+}
+
+#[no_mangle]
+pub extern "C" fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
+    ret(cuda().mem_pool_destroy(pool as u64))
+}
+
+/// # Safety
+/// `value` is valid for a write of the attribute's type (`int` for the reuse policies, `cuuint64_t`
+/// otherwise).
+#[no_mangle]
+pub unsafe extern "C" fn cuMemPoolGetAttribute(pool: CUmemoryPool, attr: i32, value: *mut c_void) -> CUresult {
+    let result = PoolAttr::from_raw(attr).and_then(|a| {
+        let v = cuda().mem_pool_attribute(pool as u64, a)?;
+        // SAFETY: the caller's promise.
+        unsafe {
+            if a.is_int() {
+                out(value as *mut i32, v as i32)
+            } else {
+                out(value as *mut u64, v)
+            }
+        }
+    });
+    ret(result)
+}
+
+/// # Safety
+/// `value` is valid for a read of the attribute's type (as [`cuMemPoolGetAttribute`]).
+#[no_mangle]
+pub unsafe extern "C" fn cuMemPoolSetAttribute(pool: CUmemoryPool, attr: i32, value: *mut c_void) -> CUresult {
+    let result = PoolAttr::from_raw(attr).and_then(|a| {
+        if value.is_null() {
+            return Err(Error::INVALID_VALUE);
+        }
+        // SAFETY: non-null, and the caller's promise.
+        let v = unsafe {
+            if a.is_int() {
+                (value as *const i32).read_unaligned() as u64
+            } else {
+                (value as *const u64).read_unaligned()
+            }
+        };
+        cuda().set_mem_pool_attribute(pool as u64, a, v)
+    });
+    ret(result)
+}
+
+#[no_mangle]
+pub extern "C" fn cuMemPoolTrimTo(pool: CUmemoryPool, _min_bytes_to_keep: usize) -> CUresult {
+    ret(cuda().mem_pool_trim_to(pool as u64))
+}
+
+/// # Safety
+/// `descs` is valid for reads of `count` descriptors.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemPoolSetAccess(
+    pool: CUmemoryPool,
+    descs: *const CUmemAccessDesc,
+    count: usize,
+) -> CUresult {
+    if descs.is_null() && count > 0 {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let c = cuda();
+    for i in 0..count {
+        // SAFETY: the caller's promise.
+        let d = unsafe { descs.add(i).read_unaligned() };
+        if let Err(e) = c.set_mem_pool_access(pool as u64, d.location.type_ as i32, d.location.id, d.flags) {
+            return ret(Err(e));
+        }
+    }
+    ret(c.mem_pool_trim_to(pool as u64))
+}
+
+/// # Safety
+/// `flags` is valid for a write of an `int` and `location` for a read of a `CUmemLocation`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemPoolGetAccess(
+    flags: *mut i32,
+    pool: CUmemoryPool,
+    location: *mut CUmemLocation,
+) -> CUresult {
+    if location.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: non-null, and the caller's promise.
+    let l = unsafe { location.read_unaligned() };
+    // SAFETY: the caller's promise.
+    ret(cuda().mem_pool_access(pool as u64, l.type_ as i32, l.id).and_then(|f| unsafe { out(flags, f) }))
+}
+
+/// # Safety
+/// `ptr` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocFromPoolAsync(
+    ptr: *mut CUdeviceptr,
+    size: usize,
+    pool: CUmemoryPool,
+    stream: CUstream,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    unsafe { alloc_async(ptr, size, Some(pool as u64), stream) }
+}
+
+/// `cuMemAllocAsync` (`pool` `None`: the device's current pool) and [`cuMemAllocFromPoolAsync`].
+///
+/// # Safety
+/// `ptr` is valid for a write.
+pub(crate) unsafe fn alloc_async(ptr: *mut CUdeviceptr, size: usize, pool: Option<u64>, stream: CUstream) -> CUresult {
+    if ptr.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let result = with_context().and_then(|c| {
+        c.enter_stream(stream as u64)?;
+        if size == 0 {
+            return Err(Error::INVALID_VALUE);
+        }
+        c.malloc_from_pool(size as u64, pool)
+    });
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|p| unsafe { out(ptr, p) }))
+}
+
+per_thread! {
+    cuMemAllocFromPoolAsync_ptsz => cuMemAllocFromPoolAsync(ptr: *mut CUdeviceptr, size: usize, pool: CUmemoryPool, stream: CUstream);
+}

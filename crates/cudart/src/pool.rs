@@ -1,0 +1,137 @@
+//! Memory pools (`cudaMemPool_t`; `cuda::pool` has the semantics): the device's default and current pools,
+//! pools the program creates, their attributes and access. `cudaMallocAsync` and `cudaMallocFromPoolAsync`
+//! are in `memory.rs`.
+
+use std::ffi::c_void;
+
+use cuda::pool::PoolAttr;
+use cuda::Error;
+
+use crate::abi::{cudaError_t, cudaMemAccessDesc, cudaMemLocation, cudaMemPoolProps, cudaMemPool_t};
+use crate::{cuda, out, ret};
+
+/// # Safety
+/// `pool` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cudaDeviceGetDefaultMemPool(pool: *mut cudaMemPool_t, device: i32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().default_mem_pool(device).and_then(|p| unsafe { out(pool, p as cudaMemPool_t) }))
+}
+
+/// # Safety
+/// `pool` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cudaDeviceGetMemPool(pool: *mut cudaMemPool_t, device: i32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().mem_pool(device).and_then(|p| unsafe { out(pool, p as cudaMemPool_t) }))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaDeviceSetMemPool(device: i32, pool: cudaMemPool_t) -> cudaError_t {
+    ret(cuda().set_mem_pool(device, pool as u64))
+}
+
+/// # Safety
+/// `pool` is valid for a write of a handle and `props` for a read of `cudaMemPoolProps`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemPoolCreate(pool: *mut cudaMemPool_t, props: *const cudaMemPoolProps) -> cudaError_t {
+    if props.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: non-null, and the caller's promise.
+    let p = unsafe { props.read_unaligned() };
+    let result = cuda()
+        .mem_pool_create(p.allocType, p.handleTypes, p.location.type_, p.location.id)
+        // SAFETY: the caller's promise.
+        .and_then(|h| unsafe { out(pool, h as cudaMemPool_t) });
+    ret(result)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemPoolDestroy(pool: cudaMemPool_t) -> cudaError_t {
+    ret(cuda().mem_pool_destroy(pool as u64))
+}
+
+/// # Safety
+/// `value` is valid for a write of the attribute's type (`int` for the reuse policies, `cuuint64_t`
+/// otherwise).
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemPoolGetAttribute(pool: cudaMemPool_t, attr: i32, value: *mut c_void) -> cudaError_t {
+    let result = PoolAttr::from_raw(attr).and_then(|a| {
+        let v = cuda().mem_pool_attribute(pool as u64, a)?;
+        // SAFETY: the caller's promise.
+        unsafe {
+            if a.is_int() {
+                out(value as *mut i32, v as i32)
+            } else {
+                out(value as *mut u64, v)
+            }
+        }
+    });
+    ret(result)
+}
+
+/// # Safety
+/// `value` is valid for a read of the attribute's type (as [`cudaMemPoolGetAttribute`]).
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemPoolSetAttribute(pool: cudaMemPool_t, attr: i32, value: *mut c_void) -> cudaError_t {
+    let result = PoolAttr::from_raw(attr).and_then(|a| {
+        if value.is_null() {
+            return Err(Error::INVALID_VALUE);
+        }
+        // SAFETY: non-null, and the caller's promise.
+        let v = unsafe {
+            if a.is_int() {
+                (value as *const i32).read_unaligned() as u64
+            } else {
+                (value as *const u64).read_unaligned()
+            }
+        };
+        cuda().set_mem_pool_attribute(pool as u64, a, v)
+    });
+    ret(result)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaMemPoolTrimTo(pool: cudaMemPool_t, _min_bytes_to_keep: usize) -> cudaError_t {
+    ret(cuda().mem_pool_trim_to(pool as u64))
+}
+
+/// # Safety
+/// `descs` is valid for reads of `count` descriptors.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemPoolSetAccess(
+    pool: cudaMemPool_t,
+    descs: *const cudaMemAccessDesc,
+    count: usize,
+) -> cudaError_t {
+    if descs.is_null() && count > 0 {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let c = cuda();
+    for i in 0..count {
+        // SAFETY: the caller's promise.
+        let d = unsafe { descs.add(i).read_unaligned() };
+        if let Err(e) = c.set_mem_pool_access(pool as u64, d.location.type_, d.location.id, d.flags) {
+            return ret(Err(e));
+        }
+    }
+    ret(c.mem_pool_trim_to(pool as u64))
+}
+
+/// # Safety
+/// `flags` is valid for a write of an `int` and `location` for a read of a `cudaMemLocation`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemPoolGetAccess(
+    flags: *mut i32,
+    pool: cudaMemPool_t,
+    location: *mut cudaMemLocation,
+) -> cudaError_t {
+    if location.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: non-null, and the caller's promise.
+    let l = unsafe { location.read_unaligned() };
+    // SAFETY: the caller's promise.
+    ret(cuda().mem_pool_access(pool as u64, l.type_, l.id).and_then(|f| unsafe { out(flags, f) }))
+}
