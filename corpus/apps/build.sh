@@ -76,6 +76,7 @@ PROGRAMS=(
   "tma|tma.cu|-arch=sm_90a -std=c++17 -diag-suppress=1444"
   "grid_sync|grid_sync.cu|${SM80[*]} -std=c++17"
   "mem_pools|mem_pools.cu|${SM80[*]}"
+  "func_params|func_params.cu|${SM80[*]}"
 )
 
 main() {

@@ -107,5 +107,7 @@ CUresult cuMemPoolGetAccess(int *flags, CUmemoryPool pool, CUmemLocation *locati
 CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream);
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream);
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
+CUresult cuFuncGetParamCount(CUfunction func, size_t *count);
+CUresult cuFuncGetParamInfo(CUfunction func, size_t index, size_t *offset, size_t *size);
 CUresult cuMemsetD32Async(CUdeviceptr dptr, unsigned int value, size_t n, CUstream stream);
 #endif

@@ -83,6 +83,15 @@ static void run_saxpy(CUmodule mod) {
     CUdeviceptr dx, dy;
     for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
     CHECK(cuModuleGetFunction(&f, mod, "saxpy"));
+    /* The parameter layout: int at 0, float at 4, pointers at 8 and 16. */
+    size_t count = 0, offset = 0, psize = 0;
+    CHECK(cuFuncGetParamCount(f, &count));
+    EXPECT(count == 4);
+    CHECK(cuFuncGetParamInfo(f, 3, &offset, &psize));
+    EXPECT(offset == 16 && psize == 8);
+    CHECK(cuFuncGetParamInfo(f, 1, &offset, NULL));
+    EXPECT(offset == 4);
+    EXPECT(cuFuncGetParamInfo(f, 4, &offset, &psize) == 1 /* invalid value */);
     CHECK(cuMemAlloc_v2(&dx, sizeof x));
     CHECK(cuMemAlloc_v2(&dy, sizeof y));
     CHECK(cuMemcpyHtoD_v2(dx, x, sizeof x));

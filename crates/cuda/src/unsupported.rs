@@ -59,8 +59,6 @@ macro_rules! for_each_unsupported_runtime_function {
             cudaExternalMemoryGetMappedBuffer,
             cudaExternalMemoryGetMappedMipmappedArray,
             cudaFreeMipmappedArray,
-            cudaFuncGetParamCount,
-            cudaFuncGetParamInfo,
             cudaGLGetDevices,
             cudaGLMapBufferObject,
             cudaGLMapBufferObjectAsync,

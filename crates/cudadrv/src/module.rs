@@ -429,6 +429,23 @@ pub unsafe extern "C" fn cuFuncGetParamInfo(
 }
 
 /// # Safety
+/// `count` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncGetParamCount(function: CUfunction, count: *mut usize) -> CUresult {
+    let result = with_context().and_then(|c| c.kernel_params(Kernel::Function(function as u64)));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|p| unsafe { out(count, p.len()) }))
+}
+
+/// # Safety
+/// As [`cuFuncGetParamCount`].
+#[no_mangle]
+pub unsafe extern "C" fn cuKernelGetParamCount(kernel: CUkernel, count: *mut usize) -> CUresult {
+    // SAFETY: the caller's promise.
+    unsafe { cuFuncGetParamCount(kernel, count) }
+}
+
+/// # Safety
 /// As [`cuFuncGetParamInfo`].
 #[no_mangle]
 pub unsafe extern "C" fn cuKernelGetParamInfo(

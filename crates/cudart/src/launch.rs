@@ -428,6 +428,40 @@ pub unsafe extern "C" fn cudaFuncGetName(name: *mut *const c_char, func: *const 
 }
 
 /// # Safety
+/// `count` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaFuncGetParamCount(func: *const c_void, count: *mut usize) -> cudaError_t {
+    let result = cuda().kernel_params(cuda::Kernel::HostStub(func as u64));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|p| unsafe { out(count, p.len()) }))
+}
+
+/// The parameter's offset and size in the kernel's parameter buffer; `size` may be null.
+///
+/// # Safety
+/// `offset` is valid for a write, and `size` when it is not null.
+#[no_mangle]
+pub unsafe extern "C" fn cudaFuncGetParamInfo(
+    func: *const c_void,
+    index: usize,
+    offset: *mut usize,
+    size: *mut usize,
+) -> cudaError_t {
+    let result = cuda().kernel_params(cuda::Kernel::HostStub(func as u64)).and_then(|params| {
+        let &(o, s) = params.get(index).ok_or(Error::INVALID_VALUE)?;
+        // SAFETY: the caller's promise.
+        unsafe {
+            out(offset, o as usize)?;
+            if !size.is_null() {
+                size.write_unaligned(s as usize);
+            }
+        }
+        Ok(())
+    });
+    ret(result)
+}
+
+/// # Safety
 /// `function` is valid for a write of a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn cudaGetFuncBySymbol(function: *mut *const c_void, symbol: *const c_void) -> cudaError_t {
