@@ -77,6 +77,7 @@ PROGRAMS=(
   "grid_sync|grid_sync.cu|${SM80[*]} -std=c++17"
   "mem_pools|mem_pools.cu|${SM80[*]}"
   "func_params|func_params.cu|${SM80[*]}"
+  "array_copies|array_copies.cu|${SM80[*]} -Xcompiler=-Wno-deprecated-declarations"
 )
 
 main() {

@@ -571,6 +571,61 @@ impl Cuda {
         self.memcpy_2d(dst, dpitch, src, a.desc.row_bytes(), width, height, kind)
     }
 
+    /// `cudaMemcpy2DArrayToArray`: `height` rows of `width` bytes between two arrays (device memory both:
+    /// `kind` must be device to device or default).
+    #[allow(clippy::too_many_arguments)]
+    pub fn memcpy_2d_array_to_array(
+        &self,
+        dst: u64,
+        dst_x_bytes: u64,
+        dst_y: u64,
+        src: u64,
+        src_x_bytes: u64,
+        src_y: u64,
+        width: u64,
+        height: u64,
+        kind: CopyKind,
+    ) -> Result<()> {
+        let (d, s) = (self.array(dst)?, self.array(src)?);
+        let to = d.array_region(dst_x_bytes, dst_y, width, height)?;
+        let from = s.array_region(src_x_bytes, src_y, width, height)?;
+        if !matches!(kind, CopyKind::DeviceToDevice | CopyKind::Default) {
+            return Err(Error::INVALID_MEMCPY_DIRECTION);
+        }
+        self.memcpy_2d(to, d.desc.row_bytes(), from, s.desc.row_bytes(), width, height, CopyKind::DeviceToDevice)
+    }
+
+    /// `cudaMemcpyArrayToArray`: `count` bytes from byte `src_x_bytes` of row `src_y` of one array to
+    /// byte `dst_x_bytes` of row `dst_y` of another, through the rows (the arrays as linear memory).
+    #[allow(clippy::too_many_arguments)]
+    pub fn memcpy_array_to_array(
+        &self,
+        dst: u64,
+        dst_x_bytes: u64,
+        dst_y: u64,
+        src: u64,
+        src_x_bytes: u64,
+        src_y: u64,
+        count: u64,
+        kind: CopyKind,
+    ) -> Result<()> {
+        let linear = |a: Array, x: u64, y: u64| {
+            let start = y.checked_mul(a.desc.row_bytes()).and_then(|o| o.checked_add(x));
+            match start {
+                Some(s) if s.checked_add(count).is_some_and(|e| e <= a.desc.row_bytes() * a.desc.rows()) => {
+                    Ok(a.ptr + s)
+                }
+                _ => Err(Error::INVALID_VALUE),
+            }
+        };
+        let to = linear(self.array(dst)?, dst_x_bytes, dst_y)?;
+        let from = linear(self.array(src)?, src_x_bytes, src_y)?;
+        if !matches!(kind, CopyKind::DeviceToDevice | CopyKind::Default) {
+            return Err(Error::INVALID_MEMCPY_DIRECTION);
+        }
+        self.memcpy(to, from, count, CopyKind::DeviceToDevice)
+    }
+
     // ---- texture and surface objects -------------------------------------------------------------------
 
     /// `cudaCreateTextureObject` over described texels (the C shell resolves arrays and pitched memory).

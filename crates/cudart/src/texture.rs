@@ -619,3 +619,85 @@ pub unsafe extern "C" fn cudaGetTextureObjectTextureDesc(
     // SAFETY: the caller's promise.
     ret(found.ok_or(Error::INVALID_VALUE).and_then(|t| unsafe { out(tex, t) }))
 }
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn cudaMemcpy2DArrayToArray(
+    dst: cudaArray_t,
+    w_offset_dst: usize,
+    h_offset_dst: usize,
+    src: cudaArray_t,
+    w_offset_src: usize,
+    h_offset_src: usize,
+    width: usize,
+    height: usize,
+    k: i32,
+) -> cudaError_t {
+    let result = kind(k).and_then(|k| {
+        cuda().memcpy_2d_array_to_array(
+            dst as u64,
+            w_offset_dst as u64,
+            h_offset_dst as u64,
+            src as u64,
+            w_offset_src as u64,
+            h_offset_src as u64,
+            width as u64,
+            height as u64,
+            k,
+        )
+    });
+    ret(result)
+}
+
+ptds!(
+    cudaMemcpy2DArrayToArray_ptds => cudaMemcpy2DArrayToArray(
+        dst: cudaArray_t,
+        w_offset_dst: usize,
+        h_offset_dst: usize,
+        src: cudaArray_t,
+        w_offset_src: usize,
+        h_offset_src: usize,
+        width: usize,
+        height: usize,
+        k: i32,
+    )
+);
+
+#[no_mangle]
+pub extern "C" fn cudaMemcpyArrayToArray(
+    dst: cudaArray_t,
+    w_offset_dst: usize,
+    h_offset_dst: usize,
+    src: cudaArray_t,
+    w_offset_src: usize,
+    h_offset_src: usize,
+    count: usize,
+    k: i32,
+) -> cudaError_t {
+    let result = kind(k).and_then(|k| {
+        cuda().memcpy_array_to_array(
+            dst as u64,
+            w_offset_dst as u64,
+            h_offset_dst as u64,
+            src as u64,
+            w_offset_src as u64,
+            h_offset_src as u64,
+            count as u64,
+            k,
+        )
+    });
+    ret(result)
+}
+
+ptds!(
+    cudaMemcpyArrayToArray_ptds => cudaMemcpyArrayToArray(
+        dst: cudaArray_t,
+        w_offset_dst: usize,
+        h_offset_dst: usize,
+        src: cudaArray_t,
+        w_offset_src: usize,
+        h_offset_src: usize,
+        count: usize,
+        k: i32,
+    )
+);
