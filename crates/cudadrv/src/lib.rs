@@ -62,7 +62,7 @@ pub mod error;
 mod launch;
 mod memory;
 mod module;
-mod pool;
+pub mod pool;
 pub mod proc;
 mod stream;
 pub mod symbols;

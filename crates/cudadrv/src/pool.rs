@@ -65,39 +65,54 @@ pub extern "C" fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
 /// otherwise).
 #[no_mangle]
 pub unsafe extern "C" fn cuMemPoolGetAttribute(pool: CUmemoryPool, attr: i32, value: *mut c_void) -> CUresult {
-    let result = PoolAttr::from_raw(attr).and_then(|a| {
-        let v = cuda().mem_pool_attribute(pool as u64, a)?;
-        // SAFETY: the caller's promise.
-        unsafe {
-            if a.is_int() {
-                out(value as *mut i32, v as i32)
-            } else {
-                out(value as *mut u64, v)
-            }
+    // SAFETY: the caller's promise.
+    ret(unsafe { get_attribute(pool as u64, attr, value) })
+}
+
+/// `cuMemPoolGetAttribute` / `cudaMemPoolGetAttribute` (the runtime's shell calls it too): the value is an
+/// `int` for the reuse policies, a `cuuint64_t` otherwise.
+///
+/// # Safety
+/// `value` is valid for a write of the attribute's type.
+pub unsafe fn get_attribute(pool: u64, attr: i32, value: *mut c_void) -> cuda::Result<()> {
+    let a = PoolAttr::from_raw(attr)?;
+    let v = cuda().mem_pool_attribute(pool, a)?;
+    // SAFETY: the caller's promise.
+    unsafe {
+        if a.is_int() {
+            out(value as *mut i32, v as i32)
+        } else {
+            out(value as *mut u64, v)
         }
-    });
-    ret(result)
+    }
 }
 
 /// # Safety
 /// `value` is valid for a read of the attribute's type (as [`cuMemPoolGetAttribute`]).
 #[no_mangle]
 pub unsafe extern "C" fn cuMemPoolSetAttribute(pool: CUmemoryPool, attr: i32, value: *mut c_void) -> CUresult {
-    let result = PoolAttr::from_raw(attr).and_then(|a| {
-        if value.is_null() {
-            return Err(Error::INVALID_VALUE);
+    // SAFETY: the caller's promise.
+    ret(unsafe { set_attribute(pool as u64, attr, value) })
+}
+
+/// `cuMemPoolSetAttribute` / `cudaMemPoolSetAttribute`, reading the value as [`get_attribute`] writes it.
+///
+/// # Safety
+/// `value` is valid for a read of the attribute's type.
+pub unsafe fn set_attribute(pool: u64, attr: i32, value: *const c_void) -> cuda::Result<()> {
+    let a = PoolAttr::from_raw(attr)?;
+    if value.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: non-null, and the caller's promise.
+    let v = unsafe {
+        if a.is_int() {
+            (value as *const i32).read_unaligned() as u64
+        } else {
+            (value as *const u64).read_unaligned()
         }
-        // SAFETY: non-null, and the caller's promise.
-        let v = unsafe {
-            if a.is_int() {
-                (value as *const i32).read_unaligned() as u64
-            } else {
-                (value as *const u64).read_unaligned()
-            }
-        };
-        cuda().set_mem_pool_attribute(pool as u64, a, v)
-    });
-    ret(result)
+    };
+    cuda().set_mem_pool_attribute(pool, a, v)
 }
 
 #[no_mangle]

@@ -4,7 +4,6 @@
 
 use std::ffi::c_void;
 
-use cuda::pool::PoolAttr;
 use cuda::Error;
 
 use crate::abi::{cudaError_t, cudaMemAccessDesc, cudaMemLocation, cudaMemPoolProps, cudaMemPool_t};
@@ -57,39 +56,16 @@ pub extern "C" fn cudaMemPoolDestroy(pool: cudaMemPool_t) -> cudaError_t {
 /// otherwise).
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemPoolGetAttribute(pool: cudaMemPool_t, attr: i32, value: *mut c_void) -> cudaError_t {
-    let result = PoolAttr::from_raw(attr).and_then(|a| {
-        let v = cuda().mem_pool_attribute(pool as u64, a)?;
-        // SAFETY: the caller's promise.
-        unsafe {
-            if a.is_int() {
-                out(value as *mut i32, v as i32)
-            } else {
-                out(value as *mut u64, v)
-            }
-        }
-    });
-    ret(result)
+    // SAFETY: the caller's promise.
+    ret(unsafe { cudadrv::pool::get_attribute(pool as u64, attr, value) })
 }
 
 /// # Safety
 /// `value` is valid for a read of the attribute's type (as [`cudaMemPoolGetAttribute`]).
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemPoolSetAttribute(pool: cudaMemPool_t, attr: i32, value: *mut c_void) -> cudaError_t {
-    let result = PoolAttr::from_raw(attr).and_then(|a| {
-        if value.is_null() {
-            return Err(Error::INVALID_VALUE);
-        }
-        // SAFETY: non-null, and the caller's promise.
-        let v = unsafe {
-            if a.is_int() {
-                (value as *const i32).read_unaligned() as u64
-            } else {
-                (value as *const u64).read_unaligned()
-            }
-        };
-        cuda().set_mem_pool_attribute(pool as u64, a, v)
-    });
-    ret(result)
+    // SAFETY: the caller's promise.
+    ret(unsafe { cudadrv::pool::set_attribute(pool as u64, attr, value) })
 }
 
 #[no_mangle]
