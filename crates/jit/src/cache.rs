@@ -1,8 +1,8 @@
 //! The on-disk cache of compiled kernels. Generated code holds no absolute address (everything goes through
 //! the context's tables) and no relocation, so the machine code of a kernel can be stored as bytes and mapped
 //! again in another process. The key covers everything the bytes depend on: the PTX text, the kernel, the
-//! options that change code, this crate's and Cranelift's versions, a hash of this crate's sources (`build.rs`)
-//! and the target CPU's features.
+//! options that change code, this crate's and Cranelift's versions, a hash of the sources of this crate and of
+//! those whose output it translates (`build.rs`) and the target CPU's features.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
