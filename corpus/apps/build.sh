@@ -75,6 +75,7 @@ PROGRAMS=(
   "simd_video|simd_video.cu|${SM80[*]}"
   "tma|tma.cu|-arch=sm_90a -std=c++17 -diag-suppress=1444"
   "grid_sync|grid_sync.cu|${SM80[*]} -std=c++17"
+  "graphs|graphs.cu|${SM80[*]} -std=c++17"
 )
 
 main() {

@@ -8,6 +8,7 @@
 //!                                       runtime::Runtime::load_ptx ─▶ JIT (disk cache) or emulator
 //!         ──cudaMalloc/Memcpy/...──▶ memory.rs (device pointer = host address; kinds in a side table)
 //!         ──streams, events, host functions──▶ stream.rs
+//!         ──stream capture, graphs──▶ capture.rs, graph.rs (nodes run as the stream API's calls)
 //!         ──exit──▶ report.rs (JSON for `lockstep exec --report`)
 //! driver API (libcuda.so.1): cuInit, contexts (context.rs) ─▶ cuModuleLoadData/cuLink* (module.rs:
 //!         PTX, fatbinaries, linked PTX) ─▶ cuLaunchKernel ─▶ the same launch path
@@ -18,6 +19,9 @@
 //!   calling thread, so every stream order and every event order holds trivially and results are those of
 //!   any valid schedule. Host functions (`cudaLaunchHostFunc`, stream callbacks) run on a runtime thread, as
 //!   on CUDA; later work on their stream waits for them. Events record the time of their `cudaEventRecord`.
+//! - **Graphs run as their streams would.** Stream capture records the work issued to capturing streams
+//!   as graph nodes; launching an executable graph runs its nodes one by one, in a topological order, through
+//!   the same paths as the stream calls they stand for (`capture.rs`, `graph.rs`).
 //! - **Kernel faults are sticky.** A kernel that fails (out of bounds under `--check` or on the emulator,
 //!   `trap`, `assert`, barrier divergence) prints lockstep's located message on stderr; its launch returns
 //!   success, as on a GPU, and the error (`cudaErrorIllegalAddress`, `cudaErrorAssert`, ...) comes out of
@@ -26,10 +30,12 @@
 //!   holds it while it runs on all cores).
 //! - **Missing functions** return `cudaErrorNotSupported` and warn once, naming the function.
 
+mod capture;
 pub mod config;
 mod context;
 mod devrt;
 pub mod error;
+pub mod graph;
 pub mod image;
 mod launch;
 pub use ptxlink as link;
@@ -47,9 +53,11 @@ use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+pub use capture::{CaptureInfo, CaptureStatus};
 pub use config::{Backend, Config};
 pub use device::Dim3;
 pub use error::Error;
+pub use graph::{CopyNode, NodeOp, NodeType, SetNode, UpdateFailure};
 pub use launch::{pop_call_configuration, push_call_configuration, CallConfig, FuncAttributes, Kernel, Params};
 pub use memory::{Array, ArrayDesc, CopyKind, MemoryType, PointerAttributes};
 pub use properties::Properties;
@@ -66,6 +74,7 @@ pub struct Cuda {
     inner: Mutex<Inner>,
     streams: stream::Streams,
     contexts: context::Contexts,
+    graphs: graph::Graphs,
     /// A kernel fault not yet reported by a synchronizing call (a `cudaError_t` code; 0: none).
     pending_fault: AtomicI32,
     /// The sticky error every call returns after a reported fault (0: none).
@@ -147,6 +156,7 @@ impl Cuda {
             }),
             streams: stream::Streams::default(),
             contexts: context::Contexts::default(),
+            graphs: graph::Graphs::default(),
             pending_fault: AtomicI32::new(0),
             sticky: AtomicI32::new(0),
             warned: Mutex::default(),
@@ -258,6 +268,7 @@ impl Cuda {
     /// `cudaDeviceSynchronize`: waits for every stream's host functions, prints what kernels printed,
     /// reports a kernel fault.
     pub fn synchronize(&self) -> Result<()> {
+        self.check_device_sync_capture()?;
         self.streams.wait_all();
         self.lock().flush_printf();
         self.synchronize_faults()

@@ -72,6 +72,7 @@ macro_rules! ptsz_arg {
 
 mod abi;
 mod device;
+mod graph;
 mod launch;
 mod memory;
 mod stream;
