@@ -230,12 +230,12 @@ static void explicit_graph(cudaStream_t s) {
 
   cudaGraphExec_t exec;
   CHECK(cudaGraphInstantiateWithFlags(&exec, graph, 0));
-  auto run = [&](int fv, const char *what) {
+  auto run = [&](int fv, const char *what, int yv = 3) {
     memset(h, 0, N * sizeof(int));
     CHECK(cudaGraphLaunch(exec, s));
     CHECK(cudaStreamSynchronize(s));
     for (int i = 0; i < N; i++)
-      if (h[i] != 2 * (fv + i) + 3) FAIL("%s: h[%d] = %d, expected %d", what, i, h[i], 2 * (fv + i) + 3);
+      if (h[i] != 2 * (fv + i) + yv) FAIL("%s: h[%d] = %d, expected %d", what, i, h[i], 2 * (fv + i) + yv);
     printf("%s: h[0] %d, h[%d] %d, host calls %d, sum %lld\n", what, h[0], N - 1, h[N - 1], log.calls, log.sum);
   };
   run(10, "instantiated");
@@ -271,6 +271,22 @@ static void explicit_graph(cudaStream_t s) {
   (void)cudaGetLastError();
   printf("update to another topology: result %d\n", (int)info.result);
   run(30, "unchanged");
+
+  // The memset node changed in the executable graph only; the child graph node's own graph.
+  mp.value = 5;
+  CHECK(cudaGraphExecMemsetNodeSetParams(exec, m, &mp));
+  run(30, "exec memset 5", 5);
+  cudaMemsetParams back;
+  CHECK(cudaGraphMemsetNodeGetParams(m, &back));
+  cudaGraph_t inner;
+  size_t inner_nodes = 0, dependents = 0;
+  CHECK(cudaGraphChildGraphNodeGetGraph(cn, &inner));
+  CHECK(cudaGraphGetNodes(inner, nullptr, &inner_nodes));
+  CHECK(cudaGraphNodeGetDependentNodes(e, nullptr, nullptr, &dependents));
+  cudaHostNodeParams hback;
+  CHECK(cudaGraphHostNodeGetParams(hn, &hback));
+  printf("graph memset value %u, child graph %zu nodes, empty node has %zu dependent, host node %s\n", back.value,
+         inner_nodes, dependents, hback.fn == on_host && hback.userData == &log ? "same" : "differs");
 
   CHECK(cudaGraphExecDestroy(exec));
   CHECK(cudaGraphDestroy(other));

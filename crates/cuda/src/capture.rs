@@ -75,6 +75,9 @@ impl Cuda {
         if key == 0 {
             return Err(Error::INVALID_VALUE);
         }
+        if self.stream_is_capturing(key)? {
+            return Err(Error::ILLEGAL_STATE);
+        }
         self.enter_stream(key)?;
         let mut s = self.graphs.lock();
         if s.captures.streams.contains_key(&key) {

@@ -469,6 +469,75 @@ impl Cuda {
         Ok(self.graphs.lock().nodes.get(&node).ok_or(Error::INVALID_VALUE)?.op.kind())
     }
 
+    /// `cudaGraphNodeGetDependentNodes`: the nodes that depend on `node`, in creation order.
+    pub fn graph_node_dependents(&self, node: u64) -> Result<Vec<u64>> {
+        let s = self.graphs.lock();
+        let graph = s.nodes.get(&node).ok_or(Error::INVALID_VALUE)?.graph;
+        let g = s.graphs.get(&graph).ok_or(Error::INVALID_VALUE)?;
+        Ok(g.nodes.iter().filter(|n| s.nodes[n].deps.contains(&node)).copied().collect())
+    }
+
+    /// `cudaGraphDestroyNode`: the node and its edges (a child graph node's copy of its graph too).
+    pub fn graph_destroy_node(&self, node: u64) -> Result<()> {
+        let mut s = self.graphs.lock();
+        let n = s.nodes.remove(&node).ok_or(Error::INVALID_VALUE)?;
+        if let Some(g) = s.graphs.get_mut(&n.graph) {
+            g.nodes.retain(|&m| m != node);
+            if let NodeOp::Graph(child) = n.op {
+                g.children.retain(|&c| c != child);
+            }
+        }
+        for other in s.nodes.values_mut().filter(|m| m.graph == n.graph) {
+            other.deps.retain(|&d| d != node);
+        }
+        if let NodeOp::Graph(child) = n.op {
+            let _ = s.destroy_graph(child);
+        }
+        Ok(())
+    }
+
+    /// `cudaGraphChildGraphNodeGetGraph`: the node's own copy of its graph (changing it changes the node).
+    pub fn graph_child_graph(&self, node: u64) -> Result<u64> {
+        match self.graphs.lock().nodes.get(&node).map(|n| &n.op) {
+            Some(NodeOp::Graph(child)) => Ok(*child),
+            _ => Err(Error::INVALID_VALUE),
+        }
+    }
+
+    /// A node's operation (`cudaGraphHostNodeGetParams`, `cudaGraphMemsetNodeGetParams`).
+    pub fn graph_node_op(&self, node: u64) -> Result<NodeOp> {
+        Ok(self.graphs.lock().nodes.get(&node).ok_or(Error::INVALID_VALUE)?.op.clone())
+    }
+
+    /// Replaces a node's operation by one of the same kind (`cudaGraphHostNodeSetParams`,
+    /// `cudaGraphMemsetNodeSetParams`, `cudaGraphMemcpyNodeSetParams1D`).
+    pub fn graph_node_set_op(&self, node: u64, op: NodeOp) -> Result<()> {
+        let mut s = self.graphs.lock();
+        let n = s.node_mut(node)?;
+        if n.op.kind() != op.kind() || matches!(op, NodeOp::Graph(_)) {
+            return Err(Error::INVALID_VALUE);
+        }
+        n.op = op;
+        Ok(())
+    }
+
+    /// Replaces the executable graph's copy of a node's operation by one of the same kind
+    /// (`cudaGraphExecHostNodeSetParams`, `cudaGraphExecMemsetNodeSetParams`,
+    /// `cudaGraphExecMemcpyNodeSetParams1D`); the graph itself is unchanged.
+    pub fn graph_exec_set_op(&self, exec: u64, node: u64, op: NodeOp) -> Result<()> {
+        if matches!(op, NodeOp::Graph(_) | NodeOp::Kernel(_)) {
+            return Err(Error::INVALID_VALUE);
+        }
+        let mut s = self.graphs.lock();
+        let e = s.execs.get_mut(&exec).ok_or(Error::INVALID_VALUE)?;
+        let step = e.steps.iter_mut().find(|(n, _)| *n == node).ok_or(Error::INVALID_VALUE)?;
+        if step.1.kind() != op.kind() {
+            return Err(Error::INVALID_VALUE);
+        }
+        step.1 = op;
+        Ok(())
+    }
+
     /// `cudaGraphKernelNodeGetParams`: the kernel, shape, and the address of the node's `kernelParams`
     /// array (valid until the node's parameters change or it is destroyed).
     pub fn graph_kernel_node_params(&self, node: u64) -> Result<(Kernel, Dim3, Dim3, u64, u64)> {
@@ -500,9 +569,18 @@ impl Cuda {
     }
 
     /// `cudaGraphInstantiate`: flags 0 or `cudaGraphInstantiateFlagAutoFreeOnLaunch`/`UseNodePriority`
-    /// (moot here: no graph allocations, no concurrent nodes); the upload and device-launch flags are
-    /// refused.
+    /// (moot here: no graph allocations, no concurrent nodes). Graphs launched from the device
+    /// (`cudaGraphInstantiateFlagDeviceLaunch`) are not supported; the upload flag belongs to
+    /// `cudaGraphInstantiateWithParams`.
     pub fn graph_instantiate(&self, graph: u64, flags: u64) -> Result<u64> {
+        if flags & 0x4 != 0 {
+            self.warn(
+                "graph device launch",
+                "warning: cudaGraphInstantiateFlagDeviceLaunch is not supported by lockstep (graphs are launched \
+                 from the host only); the instantiation fails with cudaErrorNotSupported",
+            );
+            return Err(Error::NOT_SUPPORTED);
+        }
         if flags & !(0x1 | 0x8) != 0 {
             return Err(Error::INVALID_VALUE);
         }

@@ -280,7 +280,8 @@ impl Cuda {
     }
 
     /// `cudaDeviceReset`: frees every allocation and forgets loaded modules (registered kernels and
-    /// variables stay registered and load again on next use), clears a sticky error.
+    /// variables stay registered and load again on next use), destroys graphs and ends captures, clears a sticky
+    /// error.
     pub fn reset(&self) -> Result<()> {
         self.streams.wait_all();
         let mut inner = self.lock();
@@ -291,6 +292,8 @@ impl Cuda {
         inner.forget_driver_modules();
         inner.device_flags = 0;
         drop(inner);
+        // Graphs, executable graphs and captures are device resources too.
+        *self.graphs.lock() = graph::State::default();
         self.pending_fault.store(0, Ordering::Release);
         self.sticky.store(0, Ordering::Release);
         Ok(())

@@ -329,16 +329,7 @@ pub unsafe extern "C" fn cudaGraphAddMemcpyNode1D(
     kind: i32,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe {
-        add(node, graph, deps, n, |d| {
-            let kind = CopyKind::from_raw(kind)?;
-            if dst.is_null() || src.is_null() {
-                return Err(Error::INVALID_VALUE);
-            }
-            let copy = cuda::CopyNode::linear(dst as u64, src as u64, count as u64, kind);
-            cuda().graph_add_node(graph as u64, NodeOp::Memcpy(copy), d)
-        })
-    }
+    unsafe { add(node, graph, deps, n, |d| cuda().graph_add_node(graph as u64, copy_1d_op(dst, src, count, kind)?, d)) }
 }
 
 /// # Safety
@@ -352,19 +343,7 @@ pub unsafe extern "C" fn cudaGraphAddMemsetNode(
     params: *const cudaMemsetParams,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe {
-        add(node, graph, deps, n, |d| {
-            let p = read(params)?;
-            let element = u64::from(p.elementSize);
-            if ![1, 2, 4].contains(&element) || p.dst.is_null() {
-                return Err(Error::INVALID_VALUE);
-            }
-            let (width, height) = (p.width as u64, p.height as u64);
-            let pitch = if height > 1 { p.pitch as u64 } else { width * element };
-            let set = SetNode { ptr: p.dst as u64, pitch, value: p.value, element, width, height };
-            cuda().graph_add_node(graph as u64, NodeOp::Memset(set), d)
-        })
-    }
+    unsafe { add(node, graph, deps, n, |d| cuda().graph_add_node(graph as u64, memset_op(params)?, d)) }
 }
 
 /// # Safety
@@ -378,13 +357,7 @@ pub unsafe extern "C" fn cudaGraphAddHostNode(
     params: *const cudaHostNodeParams,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe {
-        add(node, graph, deps, n, |d| {
-            let p = read(params)?;
-            let f = p.fn_.ok_or(Error::INVALID_VALUE)?;
-            cuda().graph_add_node(graph as u64, NodeOp::Host { f, data: p.userData as u64 }, d)
-        })
-    }
+    unsafe { add(node, graph, deps, n, |d| cuda().graph_add_node(graph as u64, host_op(params)?, d)) }
 }
 
 /// # Safety
@@ -655,4 +628,190 @@ pub unsafe extern "C" fn cudaGraphExecUpdate(
     // SAFETY: the caller's promise.
     unsafe { info.write_unaligned(c) };
     ret(result)
+}
+
+// ---- other node kinds' parameters, and node removal -----------------------------------------------
+
+/// # Safety
+/// `count` is valid for reads and writes; `nodes` and `edges` (if not null) for `*count` writes.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphNodeGetDependentNodes(
+    node: cudaGraphNode_t,
+    nodes: *mut cudaGraphNode_t,
+    edges: *mut cudaGraphEdgeData,
+    count: *mut usize,
+) -> cudaError_t {
+    let result = cuda().graph_node_dependents(node as u64).and_then(|l| {
+        // SAFETY: the caller's promise.
+        unsafe {
+            write_list(&l, nodes, count)?;
+            if !nodes.is_null() {
+                zero_edges(edges, count.read_unaligned());
+            }
+        }
+        Ok(())
+    });
+    ret(result)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphDestroyNode(node: cudaGraphNode_t) -> cudaError_t {
+    ret(cuda().graph_destroy_node(node as u64))
+}
+
+/// # Safety
+/// `graph` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphChildGraphNodeGetGraph(
+    node: cudaGraphNode_t,
+    graph: *mut cudaGraph_t,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_child_graph(node as u64).and_then(|g| unsafe { out(graph, g as cudaGraph_t) }))
+}
+
+/// A host node's operation from `cudaHostNodeParams`.
+///
+/// # Safety
+/// A non-null `p` points at valid parameters.
+unsafe fn host_op(p: *const cudaHostNodeParams) -> cuda::Result<NodeOp> {
+    // SAFETY: the caller's promise.
+    let p = unsafe { read(p) }?;
+    Ok(NodeOp::Host { f: p.fn_.ok_or(Error::INVALID_VALUE)?, data: p.userData as u64 })
+}
+
+/// A set node's operation from `cudaMemsetParams`.
+///
+/// # Safety
+/// A non-null `p` points at valid parameters.
+unsafe fn memset_op(p: *const cudaMemsetParams) -> cuda::Result<NodeOp> {
+    // SAFETY: the caller's promise.
+    let p = unsafe { read(p) }?;
+    let element = u64::from(p.elementSize);
+    if ![1, 2, 4].contains(&element) || p.dst.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    let (width, height) = (p.width as u64, p.height as u64);
+    let pitch = if height > 1 { p.pitch as u64 } else { width * element };
+    Ok(NodeOp::Memset(SetNode { ptr: p.dst as u64, pitch, value: p.value, element, width, height }))
+}
+
+/// A 1-D copy node's operation.
+fn copy_1d_op(dst: *mut c_void, src: *const c_void, count: usize, kind: i32) -> cuda::Result<NodeOp> {
+    let kind = CopyKind::from_raw(kind)?;
+    if dst.is_null() || src.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    Ok(NodeOp::Memcpy(cuda::CopyNode::linear(dst as u64, src as u64, count as u64, kind)))
+}
+
+/// # Safety
+/// `params` is valid for a write of `cudaHostNodeParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphHostNodeGetParams(
+    node: cudaGraphNode_t,
+    params: *mut cudaHostNodeParams,
+) -> cudaError_t {
+    let result = cuda().graph_node_op(node as u64).and_then(|op| match op {
+        // SAFETY: the caller's promise.
+        NodeOp::Host { f, data } => unsafe {
+            out(params, cudaHostNodeParams { fn_: Some(f), userData: data as *mut c_void })
+        },
+        _ => Err(Error::INVALID_VALUE),
+    });
+    ret(result)
+}
+
+/// # Safety
+/// `params` points at valid `cudaHostNodeParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphHostNodeSetParams(
+    node: cudaGraphNode_t,
+    params: *const cudaHostNodeParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { host_op(params) }.and_then(|op| cuda().graph_node_set_op(node as u64, op)))
+}
+
+/// # Safety
+/// `params` is valid for a write of `cudaMemsetParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphMemsetNodeGetParams(
+    node: cudaGraphNode_t,
+    params: *mut cudaMemsetParams,
+) -> cudaError_t {
+    let result = cuda().graph_node_op(node as u64).and_then(|op| match op {
+        NodeOp::Memset(m) => {
+            let p = cudaMemsetParams {
+                dst: m.ptr as *mut c_void,
+                pitch: m.pitch as usize,
+                value: m.value,
+                elementSize: m.element as u32,
+                width: m.width as usize,
+                height: m.height as usize,
+            };
+            // SAFETY: the caller's promise.
+            unsafe { out(params, p) }
+        }
+        _ => Err(Error::INVALID_VALUE),
+    });
+    ret(result)
+}
+
+/// # Safety
+/// `params` points at valid `cudaMemsetParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphMemsetNodeSetParams(
+    node: cudaGraphNode_t,
+    params: *const cudaMemsetParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { memset_op(params) }.and_then(|op| cuda().graph_node_set_op(node as u64, op)))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphMemcpyNodeSetParams1D(
+    node: cudaGraphNode_t,
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: i32,
+) -> cudaError_t {
+    ret(copy_1d_op(dst, src, count, kind).and_then(|op| cuda().graph_node_set_op(node as u64, op)))
+}
+
+/// # Safety
+/// `params` points at valid `cudaHostNodeParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphExecHostNodeSetParams(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    params: *const cudaHostNodeParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { host_op(params) }.and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
+}
+
+/// # Safety
+/// `params` points at valid `cudaMemsetParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphExecMemsetNodeSetParams(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    params: *const cudaMemsetParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { memset_op(params) }.and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphExecMemcpyNodeSetParams1D(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: i32,
+) -> cudaError_t {
+    ret(copy_1d_op(dst, src, count, kind).and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
 }
