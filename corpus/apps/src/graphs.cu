@@ -34,6 +34,14 @@ __global__ void axpy(int *dst, const int *x, const int *y, int a, int n) {
   if (i < n) dst[i] = a * x[i] + y[i];
 }
 
+__device__ int g_scale;
+__device__ int g_side;
+
+__global__ void scale_by_symbol(int *dst, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = g_scale * i;
+}
+
 struct HostLog {
   int calls;
   long long sum;
@@ -298,6 +306,47 @@ static void explicit_graph(cudaStream_t s) {
   CHECK(cudaFreeHost(h));
 }
 
+// Symbol copies captured: a memcpy node reads its host source when the graph runs, not when captured.
+// Another stream outside the capture keeps working meanwhile.
+static void symbol_graph(cudaStream_t s1, cudaStream_t s2) {
+  int *d, *h;
+  CHECK(cudaMalloc(&d, N * sizeof(int)));
+  CHECK(cudaMallocHost(&h, N * sizeof(int)));
+  int *factor;
+  CHECK(cudaMallocHost(&factor, sizeof(int)));
+  *factor = 3;
+  int side = 11, side_back = 0;
+  CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+  CHECK(cudaMemcpyToSymbolAsync(g_scale, factor, sizeof(int), 0, cudaMemcpyHostToDevice, s1));
+  scale_by_symbol<<<N / 256, 256, 0, s1>>>(d, N);
+  CHECK_LAUNCH();
+  CHECK(cudaMemcpyAsync(h, d, N * sizeof(int), cudaMemcpyDeviceToHost, s1));
+  CHECK(cudaMemcpyFromSymbolAsync(&side_back, g_scale, sizeof(int), 0, cudaMemcpyDeviceToHost, s1));
+  // s2 is not part of the capture: its work runs now.
+  CHECK(cudaMemcpyToSymbolAsync(g_side, &side, sizeof(int), 0, cudaMemcpyHostToDevice, s2));
+  CHECK(cudaStreamSynchronize(s2));
+  cudaGraph_t graph;
+  CHECK(cudaStreamEndCapture(s1, &graph));
+  int side_read = 0;
+  CHECK(cudaMemcpyFromSymbol(&side_read, g_side, sizeof(int)));
+  printf("symbol capture: side stream wrote %d, captured copy-back not run (%d)\n", side_read, side_back);
+  cudaGraphExec_t exec;
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int f = 4; f <= 5; f++) {
+    *factor = f;
+    CHECK(cudaGraphLaunch(exec, s1));
+    CHECK(cudaStreamSynchronize(s1));
+    for (int i = 0; i < N; i++)
+      if (h[i] != f * i) FAIL("factor %d: h[%d] = %d", f, i, h[i]);
+    printf("symbol graph with factor %d: h[%d] %d, copied back %d\n", f, N - 1, h[N - 1], side_back);
+  }
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaFree(d));
+  CHECK(cudaFreeHost(h));
+  CHECK(cudaFreeHost(factor));
+}
+
 static void capture_errors(cudaStream_t s1, cudaStream_t s2) {
   int *d;
   CHECK(cudaMalloc(&d, N * sizeof(int)));
@@ -359,6 +408,7 @@ int main() {
   CHECK(cudaStreamCreate(&s2));
   captured_graph(s1, s2);
   explicit_graph(s1);
+  symbol_graph(s1, s2);
   capture_errors(s1, s2);
   CHECK(cudaStreamDestroy(s1));
   CHECK(cudaStreamDestroy(s2));

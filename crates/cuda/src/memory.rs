@@ -515,7 +515,16 @@ impl Cuda {
 
     /// `cudaMemcpyToSymbol`: `n` bytes from `src` to `offset` bytes into the variable of host shadow
     /// `symbol`.
-    pub fn memcpy_to_symbol(&self, symbol: u64, src: u64, n: u64, offset: u64, kind: CopyKind) -> Result<()> {
+    /// With a stream, `cudaMemcpyToSymbolAsync` (recorded as a copy node while the stream captures).
+    pub fn memcpy_to_symbol(
+        &self,
+        symbol: u64,
+        src: u64,
+        n: u64,
+        offset: u64,
+        kind: CopyKind,
+        stream: Option<u64>,
+    ) -> Result<()> {
         if !matches!(kind, CopyKind::HostToDevice | CopyKind::DeviceToDevice | CopyKind::Default) {
             return Err(Error::INVALID_MEMCPY_DIRECTION);
         }
@@ -523,11 +532,23 @@ impl Cuda {
         if offset.checked_add(n).is_none_or(|end| end > size) {
             return Err(Error::INVALID_VALUE);
         }
-        self.memcpy(ptr + offset, src, n, kind)
+        match stream {
+            None => self.memcpy(ptr + offset, src, n, kind),
+            Some(s) => self.memcpy_async(ptr + offset, src, n, kind, s),
+        }
     }
 
     /// `cudaMemcpyFromSymbol`.
-    pub fn memcpy_from_symbol(&self, dst: u64, symbol: u64, n: u64, offset: u64, kind: CopyKind) -> Result<()> {
+    /// With a stream, `cudaMemcpyFromSymbolAsync` (recorded as a copy node while the stream captures).
+    pub fn memcpy_from_symbol(
+        &self,
+        dst: u64,
+        symbol: u64,
+        n: u64,
+        offset: u64,
+        kind: CopyKind,
+        stream: Option<u64>,
+    ) -> Result<()> {
         if !matches!(kind, CopyKind::DeviceToHost | CopyKind::DeviceToDevice | CopyKind::Default) {
             return Err(Error::INVALID_MEMCPY_DIRECTION);
         }
@@ -535,7 +556,10 @@ impl Cuda {
         if offset.checked_add(n).is_none_or(|end| end > size) {
             return Err(Error::INVALID_VALUE);
         }
-        self.memcpy(dst, ptr + offset, n, kind)
+        match stream {
+            None => self.memcpy(dst, ptr + offset, n, kind),
+            Some(s) => self.memcpy_async(dst, ptr + offset, n, kind, s),
+        }
     }
 
     // ---- CUDA arrays ----------------------------------------------------------------------------------

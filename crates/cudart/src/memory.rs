@@ -491,7 +491,7 @@ pub extern "C" fn cudaMemcpyToSymbol(
     offset: usize,
     k: i32,
 ) -> cudaError_t {
-    ret(kind(k).and_then(|k| cuda().memcpy_to_symbol(symbol as u64, src as u64, n as u64, offset as u64, k)))
+    ret(kind(k).and_then(|k| cuda().memcpy_to_symbol(symbol as u64, src as u64, n as u64, offset as u64, k, None)))
 }
 
 ptds!(
@@ -513,10 +513,8 @@ pub extern "C" fn cudaMemcpyToSymbolAsync(
     k: i32,
     stream: cudaStream_t,
 ) -> cudaError_t {
-    if let Err(e) = cuda().enter_stream(stream as u64) {
-        return ret(Err(e));
-    }
-    cudaMemcpyToSymbol(symbol, src, n, offset, k)
+    let (symbol, src, n, offset) = (symbol as u64, src as u64, n as u64, offset as u64);
+    ret(kind(k).and_then(|k| cuda().memcpy_to_symbol(symbol, src, n, offset, k, Some(stream as u64))))
 }
 
 ptsz!(
@@ -538,7 +536,7 @@ pub extern "C" fn cudaMemcpyFromSymbol(
     offset: usize,
     k: i32,
 ) -> cudaError_t {
-    ret(kind(k).and_then(|k| cuda().memcpy_from_symbol(dst as u64, symbol as u64, n as u64, offset as u64, k)))
+    ret(kind(k).and_then(|k| cuda().memcpy_from_symbol(dst as u64, symbol as u64, n as u64, offset as u64, k, None)))
 }
 
 ptds!(
@@ -560,10 +558,8 @@ pub extern "C" fn cudaMemcpyFromSymbolAsync(
     k: i32,
     stream: cudaStream_t,
 ) -> cudaError_t {
-    if let Err(e) = cuda().enter_stream(stream as u64) {
-        return ret(Err(e));
-    }
-    cudaMemcpyFromSymbol(dst, symbol, n, offset, k)
+    let (dst, symbol, n, offset) = (dst as u64, symbol as u64, n as u64, offset as u64);
+    ret(kind(k).and_then(|k| cuda().memcpy_from_symbol(dst, symbol, n, offset, k, Some(stream as u64))))
 }
 
 ptsz!(
