@@ -439,6 +439,25 @@ impl Cuda {
         Ok(())
     }
 
+    /// `cudaGraphRemoveDependencies`: every edge must exist; none is removed otherwise.
+    pub fn graph_remove_dependencies(&self, graph: u64, from: &[u64], to: &[u64]) -> Result<()> {
+        let mut s = self.graphs.lock();
+        for (&f, &t) in from.iter().zip(to) {
+            if s.nodes.get(&t).is_none_or(|n| n.graph != graph || !n.deps.contains(&f)) {
+                return Err(Error::INVALID_VALUE);
+            }
+        }
+        for (&f, &t) in from.iter().zip(to) {
+            s.node_mut(t)?.deps.retain(|&d| d != f);
+        }
+        Ok(())
+    }
+
+    /// `cudaGraphNodeGetContainingGraph`.
+    pub fn graph_node_graph(&self, node: u64) -> Result<u64> {
+        Ok(self.graphs.lock().nodes.get(&node).ok_or(Error::INVALID_VALUE)?.graph)
+    }
+
     /// `cudaGraphGetNodes`: the graph's nodes in creation order.
     pub fn graph_nodes(&self, graph: u64) -> Result<Vec<u64>> {
         let s = self.graphs.lock();

@@ -50,9 +50,18 @@ fn explicit_graphs_run_in_dependency_order_and_refuse_cycles() {
     c.graph_launch(exec, stream).unwrap();
     c.stream_synchronize(stream).unwrap();
     assert_eq!(*LOG.lock().unwrap(), vec![2, 0, 1, 3, 2, 0, 1, 3]);
-    // 3 -> 2 closes the cycle 2 -> 0 -> 1 -> 3 -> 2.
+    // 3 -> 2 closes the cycle 2 -> 0 -> 1 -> 3 -> 2. Without 0 -> 1 and 3 -> 2, the edges 2 -> 0, 1 -> 3 and
+    // 2 -> 3 leave 1 and 2 ready (1 created first), then 0 and 3.
     c.graph_add_dependencies(g, &[n[3]], &[n[2]]).unwrap();
     assert_eq!(c.graph_instantiate(g, 0), Err(Error::INVALID_VALUE));
+    assert_eq!(c.graph_remove_dependencies(g, &[n[1]], &[n[0]]), Err(Error::INVALID_VALUE), "no such edge");
+    c.graph_remove_dependencies(g, &[n[0], n[3]], &[n[1], n[2]]).unwrap();
+    assert_eq!(c.graph_node_graph(n[1]).unwrap(), g);
+    let again = c.graph_instantiate(g, 0).unwrap();
+    LOG.lock().unwrap().clear();
+    c.graph_launch(again, stream).unwrap();
+    c.stream_synchronize(stream).unwrap();
+    assert_eq!(*LOG.lock().unwrap(), vec![1, 2, 0, 3]);
     c.graph_exec_destroy(exec).unwrap();
     c.graph_destroy(g).unwrap();
     assert_eq!(c.graph_nodes(g), Err(Error::INVALID_VALUE));

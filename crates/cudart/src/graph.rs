@@ -219,7 +219,6 @@ pub unsafe extern "C" fn cudaGraphClone(clone: *mut cudaGraph_t, graph: cudaGrap
 /// `node` is valid for a write; `deps` for `n` reads.
 unsafe fn add(
     node: *mut cudaGraphNode_t,
-    graph: cudaGraph_t,
     deps: *const cudaGraphNode_t,
     n: usize,
     op: impl FnOnce(&[u64]) -> cuda::Result<u64>,
@@ -227,7 +226,6 @@ unsafe fn add(
     if node.is_null() {
         return ret(Err(Error::INVALID_VALUE));
     }
-    let _ = graph;
     // SAFETY: the caller's promise.
     let result = unsafe { handles(deps, n) }.and_then(|d| op(&d));
     // SAFETY: the caller's promise.
@@ -281,7 +279,7 @@ pub unsafe extern "C" fn cudaGraphAddKernelNode(
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
     unsafe {
-        add(node, graph, deps, n, |d| {
+        add(node, deps, n, |d| {
             let p = read(params)?;
             let (kernel, config) = kernel_launch(&p)?;
             cuda().graph_add_kernel_node(graph as u64, d, kernel, config, p.kernelParams as *const *const c_void)
@@ -301,7 +299,7 @@ pub unsafe extern "C" fn cudaGraphAddMemcpyNode(
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
     unsafe {
-        add(node, graph, deps, n, |d| {
+        add(node, deps, n, |d| {
             let p = read(params)?;
             let kind = CopyKind::from_raw(p.kind)?;
             let (src, spitch, sslice, selem) = crate::memory::side_3d(p.srcArray, p.srcPos, p.srcPtr)?;
@@ -329,7 +327,7 @@ pub unsafe extern "C" fn cudaGraphAddMemcpyNode1D(
     kind: i32,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe { add(node, graph, deps, n, |d| cuda().graph_add_node(graph as u64, copy_1d_op(dst, src, count, kind)?, d)) }
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, copy_1d_op(dst, src, count, kind)?, d)) }
 }
 
 /// # Safety
@@ -343,7 +341,7 @@ pub unsafe extern "C" fn cudaGraphAddMemsetNode(
     params: *const cudaMemsetParams,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe { add(node, graph, deps, n, |d| cuda().graph_add_node(graph as u64, memset_op(params)?, d)) }
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, memset_op(params)?, d)) }
 }
 
 /// # Safety
@@ -357,7 +355,7 @@ pub unsafe extern "C" fn cudaGraphAddHostNode(
     params: *const cudaHostNodeParams,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe { add(node, graph, deps, n, |d| cuda().graph_add_node(graph as u64, host_op(params)?, d)) }
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, host_op(params)?, d)) }
 }
 
 /// # Safety
@@ -371,7 +369,7 @@ pub unsafe extern "C" fn cudaGraphAddChildGraphNode(
     child: cudaGraph_t,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe { add(node, graph, deps, n, |d| cuda().graph_add_node(graph as u64, NodeOp::Graph(child as u64), d)) }
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, NodeOp::Graph(child as u64), d)) }
 }
 
 /// # Safety
@@ -384,7 +382,7 @@ pub unsafe extern "C" fn cudaGraphAddEmptyNode(
     n: usize,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe { add(node, graph, deps, n, |d| cuda().graph_add_node(graph as u64, NodeOp::Empty, d)) }
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, NodeOp::Empty, d)) }
 }
 
 /// # Safety
@@ -400,6 +398,32 @@ pub unsafe extern "C" fn cudaGraphAddDependencies(
     // SAFETY: the caller's promise.
     let result = unsafe { check_edges(edges, n).and_then(|_| Ok((handles(from, n)?, handles(to, n)?))) };
     ret(result.and_then(|(f, t)| cuda().graph_add_dependencies(graph as u64, &f, &t)))
+}
+
+/// # Safety
+/// As [`cudaGraphAddDependencies`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphRemoveDependencies(
+    graph: cudaGraph_t,
+    from: *const cudaGraphNode_t,
+    to: *const cudaGraphNode_t,
+    edges: *const cudaGraphEdgeData,
+    n: usize,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    let result = unsafe { check_edges(edges, n).and_then(|_| Ok((handles(from, n)?, handles(to, n)?))) };
+    ret(result.and_then(|(f, t)| cuda().graph_remove_dependencies(graph as u64, &f, &t)))
+}
+
+/// # Safety
+/// `graph` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphNodeGetContainingGraph(
+    node: cudaGraphNode_t,
+    graph: *mut cudaGraph_t,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_node_graph(node as u64).and_then(|g| unsafe { out(graph, g as cudaGraph_t) }))
 }
 
 /// # Safety
