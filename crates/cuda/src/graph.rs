@@ -325,7 +325,8 @@ impl State {
 }
 
 impl Cuda {
-    /// Lays out a kernel's arguments as its parameter buffer (the bytes copied now).
+    /// Lays out a kernel's arguments as its parameter buffer (the bytes copied now), after checking the
+    /// launch's shape.
     ///
     /// # Safety
     /// [`Params::Pointers`] as for [`Cuda::launch`].
@@ -335,6 +336,12 @@ impl Cuda {
         config: CallConfig,
         args: Params<'_>,
     ) -> Result<KernelNode> {
+        // A shape no launch accepts is refused now, as the launch it stands for would be.
+        let shape = device::LaunchConfig { grid: config.grid, block: config.block, dynamic_shared: 0 };
+        if let Err(message) = shape.validate() {
+            self.warn(&format!("graph kernel node {message}"), &format!("error: a graph kernel node: {message}"));
+            return Err(Error::INVALID_CONFIGURATION);
+        }
         let slots = self.kernel_params(kernel)?;
         let size = slots.iter().map(|&(o, s)| o + s).max().unwrap_or(0) as usize;
         let mut params = vec![0u8; size];

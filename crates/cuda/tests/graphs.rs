@@ -4,7 +4,8 @@
 
 use std::sync::Mutex;
 
-use cuda::{CaptureStatus, Config, Cuda, Error, NodeOp, NodeType};
+use cuda::{CallConfig, CaptureStatus, Config, Cuda, Error, Kernel, NodeOp, NodeType};
+use device::Dim3;
 
 fn cuda() -> Cuda {
     Cuda::new(Config { jit_cache: None, threads: 1, ..Config::default() }, Box::new(std::io::sink()))
@@ -157,4 +158,21 @@ fn synchronizing_with_a_capture_invalidates_it() {
     assert_eq!(c.stream_wait_event(blocking, e), Err(Error::STREAM_CAPTURE_ISOLATION));
     assert_eq!(c.end_capture(blocking), Err(Error::STREAM_CAPTURE_INVALIDATED));
     assert_eq!(c.end_capture(blocking), Err(Error::ILLEGAL_STATE), "no longer capturing");
+}
+
+#[test]
+fn a_kernel_node_with_an_impossible_shape_is_refused_when_made() {
+    let c = cuda();
+    let g = c.graph_create(0).unwrap();
+    let config = |block: Dim3| CallConfig { grid: Dim3::new(1, 1, 1), block, shared: 0, stream: 0, cooperative: false };
+    let kernel = Kernel::HostStub(0x1234);
+    for block in [Dim3::new(2048, 1, 1), Dim3::new(0, 1, 1), Dim3::new(1, 1, 65)] {
+        // SAFETY: no arguments are read: the shape is refused first.
+        let r = unsafe { c.graph_add_kernel_node(g, &[], kernel, config(block), std::ptr::null()) };
+        assert_eq!(r, Err(Error::INVALID_CONFIGURATION), "{block:?}");
+    }
+    // A valid shape gets as far as the kernel, which is not registered.
+    // SAFETY: as above.
+    let r = unsafe { c.graph_add_kernel_node(g, &[], kernel, config(Dim3::new(32, 1, 1)), std::ptr::null()) };
+    assert_eq!(r, Err(Error::INVALID_DEVICE_FUNCTION));
 }
