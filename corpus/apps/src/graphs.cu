@@ -347,6 +347,47 @@ static void symbol_graph(cudaStream_t s1, cudaStream_t s2) {
   CHECK(cudaFreeHost(factor));
 }
 
+// Memcpy nodes from cudaMemcpy3DParms (as simpleCudaGraphs makes them): host rows into pitched device
+// memory and back, the device rows padded.
+static void memcpy3d_graph(cudaStream_t s) {
+  constexpr int W = 20, H = 6;
+  int src[H][W], back[H][W];
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) src[y][x] = 100 * y + x, back[y][x] = -1;
+  int *d;
+  size_t pitch;
+  CHECK(cudaMallocPitch(&d, &pitch, W * sizeof(int), H));
+  cudaGraph_t graph;
+  CHECK(cudaGraphCreate(&graph, 0));
+  cudaMemcpy3DParms up = {};
+  up.srcPtr = make_cudaPitchedPtr(src, W * sizeof(int), W, H);
+  up.dstPtr = make_cudaPitchedPtr(d, pitch, W, H);
+  up.extent = make_cudaExtent(W * sizeof(int), H, 1);
+  up.kind = cudaMemcpyHostToDevice;
+  cudaMemcpy3DParms down = {};
+  down.srcPtr = up.dstPtr;
+  down.dstPtr = up.srcPtr;
+  down.dstPtr.ptr = back;
+  down.extent = up.extent;
+  down.kind = cudaMemcpyDeviceToHost;
+  cudaGraphNode_t n_up, n_down;
+  CHECK(cudaGraphAddMemcpyNode(&n_up, graph, nullptr, 0, &up));
+  CHECK(cudaGraphAddMemcpyNode(&n_down, graph, &n_up, 1, &down));
+  cudaGraphExec_t exec;
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CHECK(cudaGraphLaunch(exec, s));
+  CHECK(cudaStreamSynchronize(s));
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++)
+      if (back[y][x] != src[y][x]) FAIL("3-D copy: (%d, %d) = %d", x, y, back[y][x]);
+  cudaGraphNodeType t;
+  CHECK(cudaGraphNodeGetType(n_down, &t));
+  printf("memcpy3d nodes (type %d): %dx%d ints there and back, last %d\n", (int)t, W, H, back[H - 1][W - 1]);
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaFree(d));
+}
+
 static void capture_errors(cudaStream_t s1, cudaStream_t s2) {
   int *d;
   CHECK(cudaMalloc(&d, N * sizeof(int)));
@@ -409,6 +450,7 @@ int main() {
   captured_graph(s1, s2);
   explicit_graph(s1);
   symbol_graph(s1, s2);
+  memcpy3d_graph(s2);
   capture_errors(s1, s2);
   CHECK(cudaStreamDestroy(s1));
   CHECK(cudaStreamDestroy(s2));
