@@ -71,6 +71,7 @@ macro_rules! ptsz_arg {
 }
 
 mod abi;
+mod capture;
 mod device;
 mod graph;
 mod launch;
