@@ -78,6 +78,7 @@ PROGRAMS=(
   "mem_pools|mem_pools.cu|${SM80[*]}"
   "func_params|func_params.cu|${SM80[*]}"
   "array_copies|array_copies.cu|${SM80[*]} -Xcompiler=-Wno-deprecated-declarations"
+  "graphs|graphs.cu|${SM80[*]} -std=c++17"
 )
 
 main() {

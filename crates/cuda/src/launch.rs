@@ -163,6 +163,13 @@ impl Cuda {
     /// # Safety
     /// [`Params::Pointers`] as for [`Cuda::launch`].
     pub unsafe fn launch_kernel(&self, kernel: Kernel, config: CallConfig, args: Params<'_>) -> Result<()> {
+        // On a capturing stream the launch becomes a kernel node, its arguments copied now.
+        // SAFETY: the caller's promise.
+        let node =
+            || unsafe { self.kernel_node(kernel, config, args) }.map(|k| crate::graph::NodeOp::Kernel(Box::new(k)));
+        if self.capture(config.stream, node)? {
+            return Ok(());
+        }
         self.enter_stream(config.stream)?;
         self.synchronize_faults()?;
         if config.cooperative {

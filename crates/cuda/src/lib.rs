@@ -9,6 +9,7 @@
 //!         ──cudaMalloc/Memcpy/...──▶ memory.rs (device pointer = host address; kinds in a side table);
 //!                                    cudaMallocAsync and memory pools: pool.rs
 //!         ──streams, events, host functions──▶ stream.rs
+//!         ──stream capture, graphs──▶ capture.rs, graph.rs (nodes run as the stream API's calls)
 //!         ──exit──▶ report.rs (JSON for `lockstep exec --report`)
 //! driver API (libcuda.so.1): cuInit, contexts (context.rs) ─▶ cuModuleLoadData/cuLink* (module.rs:
 //!         PTX, fatbinaries, linked PTX) ─▶ cuLaunchKernel ─▶ the same launch path
@@ -19,6 +20,9 @@
 //!   calling thread, so every stream order and every event order holds trivially and results are those of
 //!   any valid schedule. Host functions (`cudaLaunchHostFunc`, stream callbacks) run on a runtime thread, as
 //!   on CUDA; later work on their stream waits for them. Events record the time of their `cudaEventRecord`.
+//! - **Graphs run as their streams would.** Stream capture records the work issued to capturing streams
+//!   as graph nodes; launching an executable graph runs its nodes one by one, in a topological order, through
+//!   the same paths as the stream calls they stand for (`capture.rs`, `graph.rs`).
 //! - **Kernel faults are sticky.** A kernel that fails (out of bounds under `--check` or on the emulator,
 //!   `trap`, `assert`, barrier divergence) prints lockstep's located message on stderr; its launch returns
 //!   success, as on a GPU, and the error (`cudaErrorIllegalAddress`, `cudaErrorAssert`, ...) comes out of
@@ -27,10 +31,12 @@
 //!   holds it while it runs on all cores).
 //! - **Missing functions** return `cudaErrorNotSupported` and warn once, naming the function.
 
+mod capture;
 pub mod config;
 mod context;
 mod devrt;
 pub mod error;
+pub mod graph;
 pub mod image;
 mod launch;
 pub use ptxlink as link;
@@ -49,9 +55,11 @@ use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+pub use capture::{CaptureInfo, CaptureStatus};
 pub use config::{Backend, Config};
 pub use device::Dim3;
 pub use error::Error;
+pub use graph::{CopyNode, NodeOp, NodeType, SetNode, UpdateFailure};
 pub use launch::{pop_call_configuration, push_call_configuration, CallConfig, FuncAttributes, Kernel, Params};
 pub use memory::{Array, ArrayDesc, CopyKind, MemoryType, PointerAttributes};
 pub use properties::Properties;
@@ -68,6 +76,7 @@ pub struct Cuda {
     inner: Mutex<Inner>,
     streams: stream::Streams,
     contexts: context::Contexts,
+    graphs: graph::Graphs,
     /// A kernel fault not yet reported by a synchronizing call (a `cudaError_t` code; 0: none).
     pending_fault: AtomicI32,
     /// The sticky error every call returns after a reported fault (0: none).
@@ -151,6 +160,7 @@ impl Cuda {
             }),
             streams: stream::Streams::default(),
             contexts: context::Contexts::default(),
+            graphs: graph::Graphs::default(),
             pending_fault: AtomicI32::new(0),
             sticky: AtomicI32::new(0),
             warned: Mutex::default(),
@@ -262,6 +272,7 @@ impl Cuda {
     /// `cudaDeviceSynchronize`: waits for every stream's host functions, prints what kernels printed,
     /// reports a kernel fault.
     pub fn synchronize(&self) -> Result<()> {
+        self.check_device_sync_capture()?;
         self.streams.wait_all();
         self.lock().flush_printf();
         self.synchronize_faults()
@@ -273,7 +284,8 @@ impl Cuda {
     }
 
     /// `cudaDeviceReset`: frees every allocation and forgets loaded modules (registered kernels and
-    /// variables stay registered and load again on next use), clears a sticky error.
+    /// variables stay registered and load again on next use), destroys graphs and ends captures, clears a sticky
+    /// error.
     pub fn reset(&self) -> Result<()> {
         self.streams.wait_all();
         let mut inner = self.lock();
@@ -285,6 +297,8 @@ impl Cuda {
         inner.forget_driver_modules();
         inner.device_flags = 0;
         drop(inner);
+        // Graphs, executable graphs and captures are device resources too.
+        *self.graphs.lock() = graph::State::default();
         self.pending_fault.store(0, Ordering::Release);
         self.sticky.store(0, Ordering::Release);
         Ok(())

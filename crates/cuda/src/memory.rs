@@ -329,11 +329,18 @@ impl Cuda {
     /// `cudaMemcpy`: `n` bytes from `src` to `dst`. A side that `kind` says is device memory must lie
     /// inside one allocation. Like CUDA's blocking copies, it prints what kernels printed.
     pub fn memcpy(&self, dst: u64, src: u64, n: u64, kind: CopyKind) -> Result<()> {
+        self.check_legacy_capture()?;
         self.copy(dst, src, n, kind, true)
     }
 
     /// `cudaMemcpyAsync` on `stream` (done when it returns, after the stream's host functions).
     pub fn memcpy_async(&self, dst: u64, src: u64, n: u64, kind: CopyKind, stream: u64) -> Result<()> {
+        if n != 0 && (dst == 0 || src == 0) {
+            return Err(Error::INVALID_VALUE);
+        }
+        if self.capture_copy(stream, crate::graph::CopyNode::linear(dst, src, n, kind))? {
+            return Ok(());
+        }
         self.enter_stream(stream)?;
         self.copy(dst, src, n, kind, false)
     }
@@ -405,7 +412,50 @@ impl Cuda {
 
     /// `cudaMemset`: `n` bytes at `ptr` (device-accessible memory) set to `value`'s low byte.
     pub fn memset(&self, ptr: u64, value: i32, n: u64) -> Result<()> {
+        self.check_legacy_capture()?;
         self.memset_2d(ptr, n, value, n, 1)
+    }
+
+    /// `cudaMemsetAsync` and `cudaMemset2DAsync` on `stream` (recorded as a set node while it captures).
+    pub fn memset_async(&self, ptr: u64, pitch: u64, value: i32, width: u64, height: u64, stream: u64) -> Result<()> {
+        let node = crate::graph::SetNode { ptr, pitch, value: value as u8 as u32, element: 1, width, height };
+        if self.capture(stream, || Ok(crate::graph::NodeOp::Memset(node)))? {
+            return Ok(());
+        }
+        self.enter_stream(stream)?;
+        self.memset_2d(ptr, pitch, value, width, height)
+    }
+
+    /// `cudaMemcpy2DAsync` on `stream` (recorded as a copy node while it captures).
+    #[allow(clippy::too_many_arguments)]
+    pub fn memcpy_2d_async(
+        &self,
+        dst: u64,
+        dpitch: u64,
+        src: u64,
+        spitch: u64,
+        width: u64,
+        height: u64,
+        kind: CopyKind,
+        stream: u64,
+    ) -> Result<()> {
+        let node = crate::graph::CopyNode {
+            dst,
+            dpitch,
+            dslice: dpitch * height,
+            src,
+            spitch,
+            sslice: spitch * height,
+            width,
+            height,
+            depth: 1,
+            kind,
+        };
+        if self.capture(stream, || Ok(crate::graph::NodeOp::Memcpy(node)))? {
+            return Ok(());
+        }
+        self.enter_stream(stream)?;
+        self.memcpy_2d(dst, dpitch, src, spitch, width, height, kind)
     }
 
     /// `cudaMemset2D`: `height` rows of `width` bytes, `pitch` apart.
@@ -467,7 +517,16 @@ impl Cuda {
 
     /// `cudaMemcpyToSymbol`: `n` bytes from `src` to `offset` bytes into the variable of host shadow
     /// `symbol`.
-    pub fn memcpy_to_symbol(&self, symbol: u64, src: u64, n: u64, offset: u64, kind: CopyKind) -> Result<()> {
+    /// With a stream, `cudaMemcpyToSymbolAsync` (recorded as a copy node while the stream captures).
+    pub fn memcpy_to_symbol(
+        &self,
+        symbol: u64,
+        src: u64,
+        n: u64,
+        offset: u64,
+        kind: CopyKind,
+        stream: Option<u64>,
+    ) -> Result<()> {
         if !matches!(kind, CopyKind::HostToDevice | CopyKind::DeviceToDevice | CopyKind::Default) {
             return Err(Error::INVALID_MEMCPY_DIRECTION);
         }
@@ -475,11 +534,23 @@ impl Cuda {
         if offset.checked_add(n).is_none_or(|end| end > size) {
             return Err(Error::INVALID_VALUE);
         }
-        self.memcpy(ptr + offset, src, n, kind)
+        match stream {
+            None => self.memcpy(ptr + offset, src, n, kind),
+            Some(s) => self.memcpy_async(ptr + offset, src, n, kind, s),
+        }
     }
 
     /// `cudaMemcpyFromSymbol`.
-    pub fn memcpy_from_symbol(&self, dst: u64, symbol: u64, n: u64, offset: u64, kind: CopyKind) -> Result<()> {
+    /// With a stream, `cudaMemcpyFromSymbolAsync` (recorded as a copy node while the stream captures).
+    pub fn memcpy_from_symbol(
+        &self,
+        dst: u64,
+        symbol: u64,
+        n: u64,
+        offset: u64,
+        kind: CopyKind,
+        stream: Option<u64>,
+    ) -> Result<()> {
         if !matches!(kind, CopyKind::DeviceToHost | CopyKind::DeviceToDevice | CopyKind::Default) {
             return Err(Error::INVALID_MEMCPY_DIRECTION);
         }
@@ -487,7 +558,10 @@ impl Cuda {
         if offset.checked_add(n).is_none_or(|end| end > size) {
             return Err(Error::INVALID_VALUE);
         }
-        self.memcpy(dst, ptr + offset, n, kind)
+        match stream {
+            None => self.memcpy(dst, ptr + offset, n, kind),
+            Some(s) => self.memcpy_async(dst, ptr + offset, n, kind, s),
+        }
     }
 
     // ---- CUDA arrays ----------------------------------------------------------------------------------

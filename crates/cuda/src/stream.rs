@@ -155,7 +155,7 @@ impl Streams {
 
 impl Cuda {
     /// Normalizes a stream handle (the null stream and `cudaStreamLegacy` are one) and checks it exists.
-    fn stream_key(&self, stream: u64) -> Result<u64> {
+    pub(crate) fn stream_key(&self, stream: u64) -> Result<u64> {
         match stream {
             0 | LEGACY_STREAM => Ok(0),
             PER_THREAD_STREAM => Ok(PER_THREAD_STREAM),
@@ -168,6 +168,7 @@ impl Cuda {
     /// blocking streams); errors for an unknown stream.
     pub fn enter_stream(&self, stream: u64) -> Result<()> {
         let key = self.stream_key(stream)?;
+        self.check_capture_sync(key)?;
         let non_blocking = self
             .streams
             .table
@@ -219,6 +220,7 @@ impl Cuda {
     /// `cudaStreamQuery`: `cudaErrorNotReady` while host functions are queued on it.
     pub fn stream_query(&self, stream: u64) -> Result<()> {
         let key = self.stream_key(stream)?;
+        self.check_capture_sync(key)?;
         let (lock, _) = &*self.streams.pending;
         if lock.lock().unwrap_or_else(|e| e.into_inner()).get(&key).copied().unwrap_or(0) > 0 {
             return Err(Error::NOT_READY);
@@ -237,14 +239,17 @@ impl Cuda {
     /// recorded, which CUDA treats as done).
     pub fn stream_wait_event(&self, stream: u64, event: u64) -> Result<()> {
         self.stream_key(stream)?;
-        self.event_get(event)?;
-        Ok(())
+        let recorded = self.event_get(event)?.recorded.is_some();
+        self.capture_wait_event(stream, event, recorded)
     }
 
     /// `cudaLaunchHostFunc`: runs `f(user_data)` on the runtime's host-function thread after the work
     /// already on `stream`; later work on the stream waits for it.
     pub fn launch_host_fn(&self, stream: u64, f: HostFn, user_data: *mut libc::c_void) -> Result<()> {
         let key = self.stream_key(stream)?;
+        if self.capture(key, || Ok(crate::graph::NodeOp::Host { f, data: user_data as u64 }))? {
+            return Ok(());
+        }
         self.check_sticky()?;
         let data = UserData(user_data);
         self.streams.enqueue(
@@ -261,6 +266,7 @@ impl Cuda {
     /// `cudaStreamAddCallback`: like [`Cuda::launch_host_fn`], with the stream and its status passed.
     pub fn stream_add_callback(&self, stream: u64, f: StreamCallback, user_data: *mut libc::c_void) -> Result<()> {
         let key = self.stream_key(stream)?;
+        self.check_capture_sync(key)?;
         let status = self.sticky.load(std::sync::atomic::Ordering::Acquire);
         let data = UserData(user_data);
         self.streams.enqueue(
@@ -302,6 +308,9 @@ impl Cuda {
     /// `cudaEventRecord`: the event happens now, after the work already on `stream` (done, or waited for).
     pub fn event_record(&self, event: u64, stream: u64) -> Result<()> {
         self.event_get(event)?;
+        if self.capture_event_record(event, stream)? {
+            return Ok(());
+        }
         self.enter_stream(stream)?;
         self.check_sticky()?;
         let mut t = self.streams.table.lock().unwrap_or_else(|e| e.into_inner());
@@ -314,12 +323,14 @@ impl Cuda {
     /// `cudaEventQuery`: recorded events (and never-recorded ones, as CUDA says) are complete.
     pub fn event_query(&self, event: u64) -> Result<()> {
         self.event_get(event)?;
+        self.check_captured_event(event)?;
         self.synchronize_faults()
     }
 
     /// `cudaEventSynchronize`.
     pub fn event_synchronize(&self, event: u64) -> Result<()> {
         self.event_get(event)?;
+        self.check_captured_event(event)?;
         self.lock().flush_printf();
         self.synchronize_faults()
     }

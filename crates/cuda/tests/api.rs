@@ -170,12 +170,26 @@ fn kernels_load_on_first_use_and_take_their_arguments_by_the_param_layout() {
         assert_eq!(size, 4);
         assert_eq!(cuda.pointer_attributes(addr).unwrap().kind, MemoryType::Device);
         let two = 2u32;
-        cuda.memcpy_to_symbol(&SCALE as *const u32 as u64, &two as *const u32 as u64, 4, 0, CopyKind::HostToDevice)
-            .unwrap();
+        cuda.memcpy_to_symbol(
+            &SCALE as *const u32 as u64,
+            &two as *const u32 as u64,
+            4,
+            0,
+            CopyKind::HostToDevice,
+            None,
+        )
+        .unwrap();
         fill(&cuda, out, n, 1, n.div_ceil(64)).unwrap();
         assert_eq!(read_u32s(&cuda, out, 3), [1, 3, 5], "{backend:?}");
         assert_eq!(
-            cuda.memcpy_to_symbol(&SCALE as *const u32 as u64, &two as *const u32 as u64, 4, 1, CopyKind::HostToDevice),
+            cuda.memcpy_to_symbol(
+                &SCALE as *const u32 as u64,
+                &two as *const u32 as u64,
+                4,
+                1,
+                CopyKind::HostToDevice,
+                None
+            ),
             Err(Error::INVALID_VALUE),
             "past the variable's end"
         );

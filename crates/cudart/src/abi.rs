@@ -14,6 +14,9 @@ pub type cudaEvent_t = *mut c_void;
 pub type cudaArray_t = *mut c_void;
 pub type cudaTextureObject_t = u64;
 pub type cudaSurfaceObject_t = u64;
+pub type cudaGraph_t = *mut c_void;
+pub type cudaGraphNode_t = *mut c_void;
+pub type cudaGraphExec_t = *mut c_void;
 
 /// `dim3` / `uint3`.
 #[repr(C)]
@@ -427,6 +430,57 @@ pub struct cudaMemPoolProps {
     pub reserved: [u8; 54],
 }
 
+/// `cudaKernelNodeParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cudaKernelNodeParams {
+    pub func: *mut c_void,
+    pub gridDim: dim3,
+    pub blockDim: dim3,
+    pub sharedMemBytes: u32,
+    pub kernelParams: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+}
+
+/// `cudaMemsetParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cudaMemsetParams {
+    pub dst: *mut c_void,
+    pub pitch: usize,
+    pub value: u32,
+    pub elementSize: u32,
+    pub width: usize,
+    pub height: usize,
+}
+
+/// `cudaHostNodeParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cudaHostNodeParams {
+    pub fn_: Option<cuda::HostFn>,
+    pub userData: *mut c_void,
+}
+
+/// `cudaGraphExecUpdateResultInfo`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cudaGraphExecUpdateResultInfo {
+    pub result: i32,
+    pub errorNode: *mut c_void,
+    pub errorFromNode: *mut c_void,
+}
+
+/// `cudaGraphEdgeData`: lockstep's edges are all the default (full completion) kind, all zeros.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct cudaGraphEdgeData {
+    pub from_port: u8,
+    pub to_port: u8,
+    pub type_: u8,
+    pub reserved: [u8; 5],
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -509,5 +563,15 @@ mod tests {
         assert_eq!(size_of::<cudaMemPoolProps>(), 88);
         assert_eq!(offset_of!(cudaMemPoolProps, maxSize), 24);
         assert_eq!(offset_of!(cudaMemPoolProps, usage), 32);
+        assert_eq!(size_of::<cudaKernelNodeParams>(), 56);
+        assert_eq!(offset_of!(cudaKernelNodeParams, sharedMemBytes), 32);
+        assert_eq!(offset_of!(cudaKernelNodeParams, kernelParams), 40);
+        assert_eq!(size_of::<cudaMemsetParams>(), 40);
+        assert_eq!(offset_of!(cudaMemsetParams, value), 16);
+        assert_eq!(offset_of!(cudaMemsetParams, width), 24);
+        assert_eq!(size_of::<cudaHostNodeParams>(), 16);
+        assert_eq!(size_of::<cudaGraphExecUpdateResultInfo>(), 24);
+        assert_eq!(offset_of!(cudaGraphExecUpdateResultInfo, errorNode), 8);
+        assert_eq!(size_of::<cudaGraphEdgeData>(), 8);
     }
 }

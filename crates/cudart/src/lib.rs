@@ -71,7 +71,9 @@ macro_rules! ptsz_arg {
 }
 
 mod abi;
+mod capture;
 mod device;
+mod graph;
 mod launch;
 mod memory;
 mod pool;

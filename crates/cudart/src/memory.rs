@@ -327,10 +327,12 @@ pub extern "C" fn cudaMemcpy2DAsync(
     k: i32,
     stream: cudaStream_t,
 ) -> cudaError_t {
-    if let Err(e) = cuda().enter_stream(stream as u64) {
-        return ret(Err(e));
-    }
-    cudaMemcpy2D(dst, dpitch, src, spitch, width, height, k)
+    let result = kind(k).and_then(|k| {
+        let (dst, src) = (dst as u64, src as u64);
+        let (dpitch, spitch, width, height) = (dpitch as u64, spitch as u64, width as u64, height as u64);
+        cuda().memcpy_2d_async(dst, dpitch, src, spitch, width, height, k, stream as u64)
+    });
+    ret(result)
 }
 
 ptsz!(
@@ -348,7 +350,11 @@ ptsz!(
 
 /// One side of a 3-D copy: its first byte, row pitch, slice pitch, and bytes per element (1 for pitched
 /// memory, whose extent and x position are in bytes).
-fn side_3d(array: *mut c_void, pos: crate::abi::cudaPos, ptr: cudaPitchedPtr) -> cuda::Result<(u64, u64, u64, u64)> {
+pub(crate) fn side_3d(
+    array: *mut c_void,
+    pos: crate::abi::cudaPos,
+    ptr: cudaPitchedPtr,
+) -> cuda::Result<(u64, u64, u64, u64)> {
     if !array.is_null() {
         let a = cuda().array(array as u64)?;
         let elem = u64::from(a.desc.format.bytes());
@@ -412,10 +418,7 @@ ptds!(cudaMemset_ptds => cudaMemset(ptr: *mut c_void, value: i32, n: usize));
 
 #[no_mangle]
 pub extern "C" fn cudaMemsetAsync(ptr: *mut c_void, value: i32, n: usize, stream: cudaStream_t) -> cudaError_t {
-    if let Err(e) = cuda().enter_stream(stream as u64) {
-        return ret(Err(e));
-    }
-    cudaMemset(ptr, value, n)
+    ret(cuda().memset_async(ptr as u64, n as u64, value, n as u64, 1, stream as u64))
 }
 
 ptsz!(cudaMemsetAsync_ptsz => cudaMemsetAsync(ptr: *mut c_void, value: i32, n: usize, stream: cudaStream_t));
@@ -436,10 +439,7 @@ pub extern "C" fn cudaMemset2DAsync(
     height: usize,
     stream: cudaStream_t,
 ) -> cudaError_t {
-    if let Err(e) = cuda().enter_stream(stream as u64) {
-        return ret(Err(e));
-    }
-    cudaMemset2D(ptr, pitch, value, width, height)
+    ret(cuda().memset_async(ptr as u64, pitch as u64, value, width as u64, height as u64, stream as u64))
 }
 
 ptsz!(
@@ -502,7 +502,7 @@ pub extern "C" fn cudaMemcpyToSymbol(
     offset: usize,
     k: i32,
 ) -> cudaError_t {
-    ret(kind(k).and_then(|k| cuda().memcpy_to_symbol(symbol as u64, src as u64, n as u64, offset as u64, k)))
+    ret(kind(k).and_then(|k| cuda().memcpy_to_symbol(symbol as u64, src as u64, n as u64, offset as u64, k, None)))
 }
 
 ptds!(
@@ -524,10 +524,8 @@ pub extern "C" fn cudaMemcpyToSymbolAsync(
     k: i32,
     stream: cudaStream_t,
 ) -> cudaError_t {
-    if let Err(e) = cuda().enter_stream(stream as u64) {
-        return ret(Err(e));
-    }
-    cudaMemcpyToSymbol(symbol, src, n, offset, k)
+    let (symbol, src, n, offset) = (symbol as u64, src as u64, n as u64, offset as u64);
+    ret(kind(k).and_then(|k| cuda().memcpy_to_symbol(symbol, src, n, offset, k, Some(stream as u64))))
 }
 
 ptsz!(
@@ -549,7 +547,7 @@ pub extern "C" fn cudaMemcpyFromSymbol(
     offset: usize,
     k: i32,
 ) -> cudaError_t {
-    ret(kind(k).and_then(|k| cuda().memcpy_from_symbol(dst as u64, symbol as u64, n as u64, offset as u64, k)))
+    ret(kind(k).and_then(|k| cuda().memcpy_from_symbol(dst as u64, symbol as u64, n as u64, offset as u64, k, None)))
 }
 
 ptds!(
@@ -571,10 +569,8 @@ pub extern "C" fn cudaMemcpyFromSymbolAsync(
     k: i32,
     stream: cudaStream_t,
 ) -> cudaError_t {
-    if let Err(e) = cuda().enter_stream(stream as u64) {
-        return ret(Err(e));
-    }
-    cudaMemcpyFromSymbol(dst, symbol, n, offset, k)
+    let (dst, symbol, n, offset) = (dst as u64, symbol as u64, n as u64, offset as u64);
+    ret(kind(k).and_then(|k| cuda().memcpy_from_symbol(dst, symbol, n, offset, k, Some(stream as u64))))
 }
 
 ptsz!(

@@ -129,19 +129,8 @@ ptsz!(
     )
 );
 
-/// Stream capture (graphs) is not supported, so no stream is ever capturing (Thrust and CUB ask).
-///
-/// # Safety
-/// `status` is valid for a write of an `int`.
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamIsCapturing(stream: cudaStream_t, status: *mut i32) -> cudaError_t {
-    // SAFETY: the caller's promise (0: cudaStreamCaptureStatusNone).
-    ret(cuda().stream_flags_priority(stream as u64).and_then(|_| unsafe { out(status, 0) }))
-}
-
-unsafe_ptsz!(cudaStreamIsCapturing_ptsz => cudaStreamIsCapturing(stream: cudaStream_t, status: *mut i32));
-
-/// Capture modes only matter while capturing, which never happens: the mode is swapped and kept.
+/// The thread's mode is swapped and kept; lockstep applies each capture's own mode (the one
+/// `cudaStreamBeginCapture` was given) rather than the calling thread's.
 ///
 /// # Safety
 /// `mode` is valid for reads and writes of an `int`.

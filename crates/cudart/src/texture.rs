@@ -303,7 +303,7 @@ ptsz!(
 );
 
 /// The deprecated one-dimensional form: `count` bytes from byte `w_offset` of row `h_offset`, wrapping
-/// into the following rows.
+/// into the following rows; on `stream` for the `Async` form (a copy node while it captures).
 fn to_array_1d(
     dst: cudaArray_t,
     w_offset: usize,
@@ -311,6 +311,7 @@ fn to_array_1d(
     src: *const c_void,
     count: usize,
     k: i32,
+    stream: Option<cudaStream_t>,
 ) -> cuda::Result<()> {
     let k = kind(k)?;
     let a = cuda().array(dst as u64)?;
@@ -320,7 +321,10 @@ fn to_array_1d(
         return Err(Error::INVALID_VALUE);
     }
     let k = if k == CopyKind::HostToHost { CopyKind::HostToDevice } else { k };
-    cuda().memcpy(a.ptr + start, src as u64, count as u64, k)
+    match stream {
+        None => cuda().memcpy(a.ptr + start, src as u64, count as u64, k),
+        Some(s) => cuda().memcpy_async(a.ptr + start, src as u64, count as u64, k, s as u64),
+    }
 }
 
 fn from_array_1d(
@@ -330,6 +334,7 @@ fn from_array_1d(
     h_offset: usize,
     count: usize,
     k: i32,
+    stream: Option<cudaStream_t>,
 ) -> cuda::Result<()> {
     let k = kind(k)?;
     let a = cuda().array(src as u64)?;
@@ -339,7 +344,10 @@ fn from_array_1d(
         return Err(Error::INVALID_VALUE);
     }
     let k = if k == CopyKind::HostToHost { CopyKind::DeviceToHost } else { k };
-    cuda().memcpy(dst as u64, a.ptr + start, count as u64, k)
+    match stream {
+        None => cuda().memcpy(dst as u64, a.ptr + start, count as u64, k),
+        Some(s) => cuda().memcpy_async(dst as u64, a.ptr + start, count as u64, k, s as u64),
+    }
 }
 
 #[no_mangle]
@@ -351,7 +359,7 @@ pub extern "C" fn cudaMemcpyToArray(
     count: usize,
     k: i32,
 ) -> cudaError_t {
-    ret(to_array_1d(dst, w_offset, h_offset, src, count, k))
+    ret(to_array_1d(dst, w_offset, h_offset, src, count, k, None))
 }
 
 ptds!(
@@ -375,10 +383,7 @@ pub extern "C" fn cudaMemcpyToArrayAsync(
     k: i32,
     stream: cudaStream_t,
 ) -> cudaError_t {
-    if let Err(e) = cuda().enter_stream(stream as u64) {
-        return ret(Err(e));
-    }
-    cudaMemcpyToArray(dst, w_offset, h_offset, src, count, k)
+    ret(to_array_1d(dst, w_offset, h_offset, src, count, k, Some(stream)))
 }
 
 ptsz!(
@@ -402,7 +407,7 @@ pub extern "C" fn cudaMemcpyFromArray(
     count: usize,
     k: i32,
 ) -> cudaError_t {
-    ret(from_array_1d(dst, src, w_offset, h_offset, count, k))
+    ret(from_array_1d(dst, src, w_offset, h_offset, count, k, None))
 }
 
 ptds!(
@@ -426,10 +431,7 @@ pub extern "C" fn cudaMemcpyFromArrayAsync(
     k: i32,
     stream: cudaStream_t,
 ) -> cudaError_t {
-    if let Err(e) = cuda().enter_stream(stream as u64) {
-        return ret(Err(e));
-    }
-    cudaMemcpyFromArray(dst, src, w_offset, h_offset, count, k)
+    ret(from_array_1d(dst, src, w_offset, h_offset, count, k, Some(stream)))
 }
 
 ptsz!(

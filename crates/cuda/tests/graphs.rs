@@ -1,0 +1,178 @@
+//! CUDA Graphs and stream capture, with host-function nodes that log the order they run in: explicit graphs
+//! run in an order their edges allow (not their creation order), cycles are refused at instantiation, and
+//! captures record instead of running, fork and join through events, and fail as CUDA documents.
+
+use std::sync::Mutex;
+
+use cuda::{CallConfig, CaptureStatus, Config, Cuda, Error, Kernel, NodeOp, NodeType};
+use device::Dim3;
+
+fn cuda() -> Cuda {
+    Cuda::new(Config { jit_cache: None, threads: 1, ..Config::default() }, Box::new(std::io::sink()))
+}
+
+/// A log per test (the tests run in parallel): host nodes push their tag into the `Mutex<Vec<u64>>` their
+/// user data points at.
+unsafe extern "C" fn log_tag(data: *mut libc::c_void) {
+    // SAFETY: each test passes a pointer to a `Slot` that outlives its work.
+    let slot = unsafe { &*(data as *const Slot) };
+    slot.log.lock().unwrap().push(slot.tag);
+}
+
+struct Slot {
+    log: &'static Mutex<Vec<u64>>,
+    tag: u64,
+}
+
+fn slots(log: &'static Mutex<Vec<u64>>, n: u64) -> Vec<Slot> {
+    (0..n).map(|tag| Slot { log, tag }).collect()
+}
+
+fn host(slot: &Slot) -> NodeOp {
+    NodeOp::Host { f: log_tag, data: slot as *const Slot as u64 }
+}
+
+#[test]
+fn explicit_graphs_run_in_dependency_order_and_refuse_cycles() {
+    static LOG: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    let c = cuda();
+    let s = slots(&LOG, 4);
+    let g = c.graph_create(0).unwrap();
+    // Created 0, 1, 2, 3; edges 2 -> 0 -> 1, 3 after 1 and 2.
+    let n: Vec<u64> = s.iter().map(|slot| c.graph_add_node(g, host(slot), &[]).unwrap()).collect();
+    c.graph_add_dependencies(g, &[n[2], n[0], n[1], n[2]], &[n[0], n[1], n[3], n[3]]).unwrap();
+    assert_eq!(c.graph_root_nodes(g).unwrap(), vec![n[2]]);
+    assert_eq!(c.graph_edges(g).unwrap().len(), 4);
+    assert_eq!(c.graph_node_type(n[0]).unwrap(), NodeType::Host);
+    assert_eq!(c.graph_add_dependencies(g, &[n[0]], &[n[0]]), Err(Error::INVALID_VALUE), "a self edge");
+    let exec = c.graph_instantiate(g, 0).unwrap();
+    let stream = c.stream_create(0, 0).unwrap();
+    c.graph_launch(exec, stream).unwrap();
+    c.graph_launch(exec, stream).unwrap();
+    c.stream_synchronize(stream).unwrap();
+    assert_eq!(*LOG.lock().unwrap(), vec![2, 0, 1, 3, 2, 0, 1, 3]);
+    // 3 -> 2 closes the cycle 2 -> 0 -> 1 -> 3 -> 2. Without 0 -> 1 and 3 -> 2, the edges 2 -> 0, 1 -> 3 and
+    // 2 -> 3 leave 1 and 2 ready (1 created first), then 0 and 3.
+    c.graph_add_dependencies(g, &[n[3]], &[n[2]]).unwrap();
+    assert_eq!(c.graph_instantiate(g, 0), Err(Error::INVALID_VALUE));
+    assert_eq!(c.graph_remove_dependencies(g, &[n[1]], &[n[0]]), Err(Error::INVALID_VALUE), "no such edge");
+    c.graph_remove_dependencies(g, &[n[0], n[3]], &[n[1], n[2]]).unwrap();
+    assert_eq!(c.graph_node_graph(n[1]).unwrap(), g);
+    let again = c.graph_instantiate(g, 0).unwrap();
+    LOG.lock().unwrap().clear();
+    c.graph_launch(again, stream).unwrap();
+    c.stream_synchronize(stream).unwrap();
+    assert_eq!(*LOG.lock().unwrap(), vec![1, 2, 0, 3]);
+    c.graph_exec_destroy(exec).unwrap();
+    c.graph_destroy(g).unwrap();
+    assert_eq!(c.graph_nodes(g), Err(Error::INVALID_VALUE));
+}
+
+#[test]
+fn child_graphs_are_copied_when_added_and_flattened_in_place() {
+    static LOG: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    let c = cuda();
+    let s = slots(&LOG, 4);
+    let child = c.graph_create(0).unwrap();
+    let c1 = c.graph_add_node(child, host(&s[1]), &[]).unwrap();
+    c.graph_add_node(child, host(&s[2]), &[c1]).unwrap();
+    let g = c.graph_create(0).unwrap();
+    let first = c.graph_add_node(g, host(&s[0]), &[]).unwrap();
+    let node = c.graph_add_node(g, NodeOp::Graph(child), &[first]).unwrap();
+    c.graph_add_node(g, host(&s[3]), &[node]).unwrap();
+    // Changing the child afterwards does not change the node's copy.
+    c.graph_add_node(child, NodeOp::Empty, &[]).unwrap();
+    c.graph_destroy(child).unwrap();
+    let exec = c.graph_instantiate(g, 0).unwrap();
+    c.graph_launch(exec, cuda::PER_THREAD_STREAM).unwrap();
+    c.synchronize().unwrap();
+    assert_eq!(*LOG.lock().unwrap(), vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn capture_records_forks_and_joins_and_checks_the_join() {
+    static LOG: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    let c = cuda();
+    let s = slots(&LOG, 3);
+    let (s1, s2) = (c.stream_create(0, 0).unwrap(), c.stream_create(0x1, 0).unwrap());
+    let (fork, join) = (c.event_create(0).unwrap(), c.event_create(0).unwrap());
+    c.begin_capture(s1, 0).unwrap();
+    assert_eq!(c.begin_capture(s1, 0), Err(Error::ILLEGAL_STATE));
+    c.launch_host_fn(s1, log_tag, &s[0] as *const Slot as *mut libc::c_void).unwrap();
+    c.event_record(fork, s1).unwrap();
+    assert_eq!(c.event_query(fork), Err(Error::CAPTURED_EVENT));
+    c.stream_wait_event(s2, fork).unwrap();
+    assert_eq!(c.capture_info(s2).unwrap().status, CaptureStatus::Active);
+    c.launch_host_fn(s2, log_tag, &s[1] as *const Slot as *mut libc::c_void).unwrap();
+    c.launch_host_fn(s1, log_tag, &s[2] as *const Slot as *mut libc::c_void).unwrap();
+    assert_eq!(c.end_capture(s2), Err(Error::STREAM_CAPTURE_UNMATCHED));
+    c.event_record(join, s2).unwrap();
+    c.stream_wait_event(s1, join).unwrap();
+    let info = c.capture_info(s1).unwrap();
+    assert_eq!((info.status, info.count), (CaptureStatus::Active, 2));
+    let g = c.end_capture(s1).unwrap();
+    c.stream_synchronize(s1).unwrap();
+    c.stream_synchronize(s2).unwrap();
+    assert!(LOG.lock().unwrap().is_empty(), "captured work does not run");
+    assert_eq!(c.capture_info(s2).unwrap().status, CaptureStatus::None);
+    assert_eq!(c.graph_nodes(g).unwrap().len(), 3);
+    assert_eq!(c.graph_edges(g).unwrap().len(), 2, "0 -> 1 and 0 -> 2");
+    let exec = c.graph_instantiate(g, 0).unwrap();
+    c.graph_launch(exec, s1).unwrap();
+    c.stream_synchronize(s1).unwrap();
+    assert_eq!(*LOG.lock().unwrap(), vec![0, 1, 2]);
+
+    // The same fork without the join.
+    c.begin_capture(s1, 0).unwrap();
+    c.event_record(fork, s1).unwrap();
+    c.stream_wait_event(s2, fork).unwrap();
+    c.launch_host_fn(s2, log_tag, &s[1] as *const Slot as *mut libc::c_void).unwrap();
+    assert_eq!(c.end_capture(s1), Err(Error::STREAM_CAPTURE_UNJOINED));
+    assert_eq!(c.capture_info(s2).unwrap().status, CaptureStatus::None);
+}
+
+#[test]
+fn synchronizing_with_a_capture_invalidates_it() {
+    let c = cuda();
+    let (blocking, non_blocking) = (c.stream_create(0, 0).unwrap(), c.stream_create(0x1, 0).unwrap());
+    assert_eq!(c.begin_capture(cuda::LEGACY_STREAM, 0), Err(Error::INVALID_VALUE));
+    c.begin_capture(blocking, 0).unwrap();
+    assert_eq!(c.stream_query(blocking), Err(Error::STREAM_CAPTURE_UNSUPPORTED));
+    assert_eq!(c.capture_info(blocking).unwrap().status, CaptureStatus::Invalidated);
+    assert_eq!(c.end_capture(blocking), Err(Error::STREAM_CAPTURE_INVALIDATED));
+
+    // Legacy-stream work waits for blocking streams only.
+    c.begin_capture(non_blocking, 0).unwrap();
+    c.stream_synchronize(cuda::LEGACY_STREAM).unwrap();
+    c.begin_capture(blocking, 0).unwrap();
+    assert_eq!(c.stream_synchronize(cuda::LEGACY_STREAM), Err(Error::STREAM_CAPTURE_IMPLICIT));
+    assert_eq!(c.capture_info(cuda::LEGACY_STREAM), Err(Error::STREAM_CAPTURE_IMPLICIT));
+    assert_eq!(c.capture_info(non_blocking).unwrap().status, CaptureStatus::Active);
+    assert_eq!(c.end_capture(blocking), Err(Error::STREAM_CAPTURE_INVALIDATED));
+    assert!(c.graph_nodes(c.end_capture(non_blocking).unwrap()).unwrap().is_empty());
+
+    // An event recorded outside the capture is a dependency on uncaptured work.
+    let e = c.event_create(0).unwrap();
+    c.event_record(e, non_blocking).unwrap();
+    c.begin_capture(blocking, 0).unwrap();
+    assert_eq!(c.stream_wait_event(blocking, e), Err(Error::STREAM_CAPTURE_ISOLATION));
+    assert_eq!(c.end_capture(blocking), Err(Error::STREAM_CAPTURE_INVALIDATED));
+    assert_eq!(c.end_capture(blocking), Err(Error::ILLEGAL_STATE), "no longer capturing");
+}
+
+#[test]
+fn a_kernel_node_with_an_impossible_shape_is_refused_when_made() {
+    let c = cuda();
+    let g = c.graph_create(0).unwrap();
+    let config = |block: Dim3| CallConfig { grid: Dim3::new(1, 1, 1), block, shared: 0, stream: 0, cooperative: false };
+    let kernel = Kernel::HostStub(0x1234);
+    for block in [Dim3::new(2048, 1, 1), Dim3::new(0, 1, 1), Dim3::new(1, 1, 65)] {
+        // SAFETY: no arguments are read: the shape is refused first.
+        let r = unsafe { c.graph_add_kernel_node(g, &[], kernel, config(block), std::ptr::null()) };
+        assert_eq!(r, Err(Error::INVALID_CONFIGURATION), "{block:?}");
+    }
+    // A valid shape gets as far as the kernel, which is not registered.
+    // SAFETY: as above.
+    let r = unsafe { c.graph_add_kernel_node(g, &[], kernel, config(Dim3::new(32, 1, 1)), std::ptr::null()) };
+    assert_eq!(r, Err(Error::INVALID_DEVICE_FUNCTION));
+}

@@ -1,0 +1,116 @@
+//! Stream capture (see the `cuda` crate's `capture.rs` for the semantics): begin, end, and what a
+//! capturing stream reports.
+
+use std::cell::RefCell;
+
+use cuda::Error;
+
+use crate::abi::{cudaError_t, cudaGraphEdgeData, cudaGraphNode_t, cudaGraph_t, cudaStream_t};
+use crate::{cuda, out, ret};
+
+thread_local! {
+    /// The all-default edge data handed out by `cudaStreamGetCaptureInfo` (grown, never shrunk, so an
+    /// array handed out stays valid until a longer one is asked for on the thread).
+    static EDGES: RefCell<Vec<cudaGraphEdgeData>> = const { RefCell::new(Vec::new()) };
+}
+
+#[no_mangle]
+pub extern "C" fn cudaStreamBeginCapture(stream: cudaStream_t, mode: i32) -> cudaError_t {
+    ret(cuda().begin_capture(stream as u64, mode))
+}
+
+ptsz!(cudaStreamBeginCapture_ptsz => cudaStreamBeginCapture(stream: cudaStream_t, mode: i32));
+
+/// # Safety
+/// `graph` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamEndCapture(stream: cudaStream_t, graph: *mut cudaGraph_t) -> cudaError_t {
+    if graph.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let result = cuda().end_capture(stream as u64);
+    // SAFETY: the caller's promise; a failed capture gives a null graph.
+    unsafe { graph.write_unaligned(result.map_or(std::ptr::null_mut(), |g| g as cudaGraph_t)) };
+    ret(result.map(|_| ()))
+}
+
+unsafe_ptsz!(cudaStreamEndCapture_ptsz => cudaStreamEndCapture(stream: cudaStream_t, graph: *mut cudaGraph_t));
+
+/// # Safety
+/// `status` is valid for a write of an `int`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamIsCapturing(stream: cudaStream_t, status: *mut i32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().capture_info(stream as u64).and_then(|i| unsafe { out(status, i.status as i32) }))
+}
+
+unsafe_ptsz!(cudaStreamIsCapturing_ptsz => cudaStreamIsCapturing(stream: cudaStream_t, status: *mut i32));
+
+/// CUDA 13's form: every output but the status is optional. The dependency array (and the edge data,
+/// all defaults) stay valid until the next call on the stream.
+///
+/// # Safety
+/// Each non-null pointer is valid for a write of its type.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamGetCaptureInfo(
+    stream: cudaStream_t,
+    status: *mut i32,
+    id: *mut u64,
+    graph: *mut cudaGraph_t,
+    deps: *mut *const cudaGraphNode_t,
+    edges: *mut *const cudaGraphEdgeData,
+    count: *mut usize,
+) -> cudaError_t {
+    if status.is_null() || (!edges.is_null() && deps.is_null()) {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let result = cuda().capture_info(stream as u64).map(|i| {
+        let active = i.status != cuda::CaptureStatus::None;
+        // SAFETY: the caller's promise; outputs other than the status are written only while capturing.
+        unsafe {
+            status.write_unaligned(i.status as i32);
+            if !active {
+                return;
+            }
+            if !id.is_null() {
+                id.write_unaligned(i.id);
+            }
+            if !graph.is_null() {
+                graph.write_unaligned(i.graph as cudaGraph_t);
+            }
+            if !deps.is_null() {
+                deps.write_unaligned(i.deps as *const cudaGraphNode_t);
+            }
+            if !edges.is_null() {
+                let p = EDGES.with(|e| {
+                    let mut e = e.borrow_mut();
+                    if e.len() < i.count {
+                        e.resize(i.count, cudaGraphEdgeData::default());
+                    }
+                    if i.count == 0 {
+                        std::ptr::null()
+                    } else {
+                        e.as_ptr()
+                    }
+                });
+                edges.write_unaligned(p);
+            }
+            if !count.is_null() {
+                count.write_unaligned(i.count);
+            }
+        }
+    });
+    ret(result)
+}
+
+unsafe_ptsz!(
+    cudaStreamGetCaptureInfo_ptsz => cudaStreamGetCaptureInfo(
+        stream: cudaStream_t,
+        status: *mut i32,
+        id: *mut u64,
+        graph: *mut cudaGraph_t,
+        deps: *mut *const cudaGraphNode_t,
+        edges: *mut *const cudaGraphEdgeData,
+        count: *mut usize,
+    )
+);

@@ -1,0 +1,732 @@
+//! CUDA Graphs (see the `cuda` crate's `graph.rs` for the semantics): the C structures of the node
+//! parameters converted, node lists written in CUDA's two-call convention. Stream capture is in
+//! `capture.rs`.
+
+use std::ffi::c_void;
+
+use cuda::{CallConfig, CopyKind, Error, Kernel, NodeOp, SetNode};
+
+use crate::abi::{
+    cudaError_t, cudaGraphEdgeData, cudaGraphExecUpdateResultInfo, cudaGraphExec_t, cudaGraphNode_t, cudaGraph_t,
+    cudaHostNodeParams, cudaKernelNodeParams, cudaMemcpy3DParms, cudaMemsetParams, cudaStream_t, dim3,
+};
+use crate::{cuda, out, ret};
+
+/// The `n` node handles at `p` (null with `n == 0` is an empty list).
+///
+/// # Safety
+/// A non-null `p` is valid for reads of `n` handles.
+unsafe fn handles(p: *const cudaGraphNode_t, n: usize) -> cuda::Result<Vec<u64>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if p.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: the caller's promise.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) }.iter().map(|&h| h as u64).collect())
+}
+
+/// Writes a list in CUDA's convention: with `out_list` null, `*count` is set to the list's length; else
+/// up to `*count` entries are written, the rest of the `*count` slots nulled, and `*count` set to the number
+/// written.
+///
+/// # Safety
+/// `count` is valid for reads and writes; a non-null `out_list` for `*count` writes.
+unsafe fn write_list(list: &[u64], out_list: *mut cudaGraphNode_t, count: *mut usize) -> cuda::Result<()> {
+    if count.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: the caller's promise.
+    unsafe {
+        if out_list.is_null() {
+            count.write_unaligned(list.len());
+            return Ok(());
+        }
+        let room = count.read_unaligned();
+        for i in 0..room {
+            out_list.add(i).write_unaligned(list.get(i).map_or(std::ptr::null_mut(), |&h| h as cudaGraphNode_t));
+        }
+        count.write_unaligned(list.len().min(room));
+    }
+    Ok(())
+}
+
+/// Zeroes `n` edge-data entries at `p` when it is not null (every edge is a default one).
+///
+/// # Safety
+/// A non-null `p` is valid for `n` writes.
+unsafe fn zero_edges(p: *mut cudaGraphEdgeData, n: usize) {
+    if !p.is_null() {
+        for i in 0..n {
+            // SAFETY: the caller's promise.
+            unsafe { p.add(i).write_unaligned(cudaGraphEdgeData::default()) };
+        }
+    }
+}
+
+/// Edge data given to lockstep must be the default (all zeros); anything else is not supported.
+///
+/// # Safety
+/// A non-null `p` is valid for `n` reads.
+unsafe fn check_edges(p: *const cudaGraphEdgeData, n: usize) -> cuda::Result<()> {
+    if p.is_null() {
+        return Ok(());
+    }
+    // SAFETY: the caller's promise.
+    let edges = unsafe { std::slice::from_raw_parts(p, n) };
+    if edges.iter().any(|e| *e != cudaGraphEdgeData::default()) {
+        return Err(Error::NOT_SUPPORTED);
+    }
+    Ok(())
+}
+
+// ---- graphs and nodes -----------------------------------------------------------------------------
+
+/// # Safety
+/// `graph` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphCreate(graph: *mut cudaGraph_t, flags: u32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_create(flags).and_then(|g| unsafe { out(graph, g as cudaGraph_t) }))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphDestroy(graph: cudaGraph_t) -> cudaError_t {
+    ret(cuda().graph_destroy(graph as u64))
+}
+
+/// # Safety
+/// `clone` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphClone(clone: *mut cudaGraph_t, graph: cudaGraph_t) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_clone(graph as u64).and_then(|g| unsafe { out(clone, g as cudaGraph_t) }))
+}
+
+/// Adds `op` after the `n` nodes at `deps` and writes the new node's handle.
+///
+/// # Safety
+/// `node` is valid for a write; `deps` for `n` reads.
+unsafe fn add(
+    node: *mut cudaGraphNode_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    op: impl FnOnce(&[u64]) -> cuda::Result<u64>,
+) -> cudaError_t {
+    if node.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    let result = unsafe { handles(deps, n) }.and_then(|d| op(&d));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|h| unsafe { out(node, h as cudaGraphNode_t) }))
+}
+
+/// A kernel node's launch from `cudaKernelNodeParams` (the `extra` form is not supported).
+fn kernel_launch(p: &cudaKernelNodeParams) -> cuda::Result<(Kernel, CallConfig)> {
+    if p.func.is_null() {
+        return Err(Error::INVALID_DEVICE_FUNCTION);
+    }
+    if p.kernelParams.is_null() && !p.extra.is_null() {
+        cuda().warn(
+            "graph kernel extra",
+            "warning: a graph kernel node's parameters given as `extra` are not supported; it fails with \
+             cudaErrorNotSupported",
+        );
+        return Err(Error::NOT_SUPPORTED);
+    }
+    let config = CallConfig {
+        grid: p.gridDim.into(),
+        block: p.blockDim.into(),
+        shared: u64::from(p.sharedMemBytes),
+        stream: 0,
+        cooperative: false,
+    };
+    Ok((Kernel::HostStub(p.func as u64), config))
+}
+
+/// Reads a parameter structure.
+///
+/// # Safety
+/// A non-null `p` points at a valid `T`.
+unsafe fn read<T>(p: *const T) -> cuda::Result<T> {
+    if p.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: the caller's promise.
+    Ok(unsafe { p.read_unaligned() })
+}
+
+/// # Safety
+/// `params` points at valid parameters whose `kernelParams` hold one pointer per kernel parameter.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphAddKernelNode(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    params: *const cudaKernelNodeParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe {
+        add(node, deps, n, |d| {
+            let p = read(params)?;
+            let (kernel, config) = kernel_launch(&p)?;
+            cuda().graph_add_kernel_node(graph as u64, d, kernel, config, p.kernelParams as *const *const c_void)
+        })
+    }
+}
+
+/// # Safety
+/// `params` points at a valid `cudaMemcpy3DParms`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphAddMemcpyNode(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    params: *const cudaMemcpy3DParms,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe {
+        add(node, deps, n, |d| {
+            let p = read(params)?;
+            let kind = CopyKind::from_raw(p.kind)?;
+            let (src, spitch, sslice, selem) = crate::memory::side_3d(p.srcArray, p.srcPos, p.srcPtr)?;
+            let (dst, dpitch, dslice, delem) = crate::memory::side_3d(p.dstArray, p.dstPos, p.dstPtr)?;
+            let width = p.extent.width as u64 * selem.max(delem);
+            let (height, depth) = (p.extent.height.max(1) as u64, p.extent.depth.max(1) as u64);
+            let copy = cuda::CopyNode { dst, dpitch, dslice, src, spitch, sslice, width, height, depth, kind };
+            cuda().graph_add_node(graph as u64, NodeOp::Memcpy(copy), d)
+        })
+    }
+}
+
+/// # Safety
+/// `deps` is valid for `n` reads.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cudaGraphAddMemcpyNode1D(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: i32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, copy_1d_op(dst, src, count, kind)?, d)) }
+}
+
+/// # Safety
+/// `params` points at a valid `cudaMemsetParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphAddMemsetNode(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    params: *const cudaMemsetParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, memset_op(params)?, d)) }
+}
+
+/// # Safety
+/// `params` points at a valid `cudaHostNodeParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphAddHostNode(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    params: *const cudaHostNodeParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, host_op(params)?, d)) }
+}
+
+/// # Safety
+/// `deps` is valid for `n` reads.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphAddChildGraphNode(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    child: cudaGraph_t,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, NodeOp::Graph(child as u64), d)) }
+}
+
+/// # Safety
+/// `deps` is valid for `n` reads.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphAddEmptyNode(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, NodeOp::Empty, d)) }
+}
+
+/// # Safety
+/// `from` and `to` are valid for `n` reads, `edges` (if not null) too.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphAddDependencies(
+    graph: cudaGraph_t,
+    from: *const cudaGraphNode_t,
+    to: *const cudaGraphNode_t,
+    edges: *const cudaGraphEdgeData,
+    n: usize,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    let result = unsafe { check_edges(edges, n).and_then(|_| Ok((handles(from, n)?, handles(to, n)?))) };
+    ret(result.and_then(|(f, t)| cuda().graph_add_dependencies(graph as u64, &f, &t)))
+}
+
+/// # Safety
+/// As [`cudaGraphAddDependencies`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphRemoveDependencies(
+    graph: cudaGraph_t,
+    from: *const cudaGraphNode_t,
+    to: *const cudaGraphNode_t,
+    edges: *const cudaGraphEdgeData,
+    n: usize,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    let result = unsafe { check_edges(edges, n).and_then(|_| Ok((handles(from, n)?, handles(to, n)?))) };
+    ret(result.and_then(|(f, t)| cuda().graph_remove_dependencies(graph as u64, &f, &t)))
+}
+
+/// # Safety
+/// `graph` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphNodeGetContainingGraph(
+    node: cudaGraphNode_t,
+    graph: *mut cudaGraph_t,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_node_graph(node as u64).and_then(|g| unsafe { out(graph, g as cudaGraph_t) }))
+}
+
+/// # Safety
+/// `count` is valid for reads and writes, `nodes` (if not null) for `*count` writes.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphGetNodes(
+    graph: cudaGraph_t,
+    nodes: *mut cudaGraphNode_t,
+    count: *mut usize,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_nodes(graph as u64).and_then(|l| unsafe { write_list(&l, nodes, count) }))
+}
+
+/// # Safety
+/// As [`cudaGraphGetNodes`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphGetRootNodes(
+    graph: cudaGraph_t,
+    nodes: *mut cudaGraphNode_t,
+    count: *mut usize,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_root_nodes(graph as u64).and_then(|l| unsafe { write_list(&l, nodes, count) }))
+}
+
+/// # Safety
+/// `count` is valid for reads and writes; `from`, `to` and `edges` (if not null) for `*count` writes.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphGetEdges(
+    graph: cudaGraph_t,
+    from: *mut cudaGraphNode_t,
+    to: *mut cudaGraphNode_t,
+    edges: *mut cudaGraphEdgeData,
+    count: *mut usize,
+) -> cudaError_t {
+    if from.is_null() != to.is_null() || (!edges.is_null() && from.is_null()) || count.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let result = cuda().graph_edges(graph as u64).and_then(|l| {
+        let (f, t): (Vec<u64>, Vec<u64>) = l.into_iter().unzip();
+        // SAFETY: the caller's promise.
+        unsafe {
+            let room = count.read_unaligned();
+            write_list(&f, from, count)?;
+            if !to.is_null() {
+                count.write_unaligned(room);
+                write_list(&t, to, count)?;
+                zero_edges(edges, count.read_unaligned());
+            }
+        }
+        Ok(())
+    });
+    ret(result)
+}
+
+/// # Safety
+/// `count` is valid for reads and writes; `deps` and `edges` (if not null) for `*count` writes.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphNodeGetDependencies(
+    node: cudaGraphNode_t,
+    deps: *mut cudaGraphNode_t,
+    edges: *mut cudaGraphEdgeData,
+    count: *mut usize,
+) -> cudaError_t {
+    let result = cuda().graph_node_dependencies(node as u64).and_then(|l| {
+        // SAFETY: the caller's promise.
+        unsafe {
+            write_list(&l, deps, count)?;
+            if !deps.is_null() {
+                zero_edges(edges, count.read_unaligned());
+            }
+        }
+        Ok(())
+    });
+    ret(result)
+}
+
+/// # Safety
+/// `kind` is valid for a write of an `int`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphNodeGetType(node: cudaGraphNode_t, kind: *mut i32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_node_type(node as u64).and_then(|t| unsafe { out(kind, t as i32) }))
+}
+
+/// The `kernelParams` written point into the node's own copy of the arguments, valid until its
+/// parameters change.
+///
+/// # Safety
+/// `params` is valid for a write of `cudaKernelNodeParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphKernelNodeGetParams(
+    node: cudaGraphNode_t,
+    params: *mut cudaKernelNodeParams,
+) -> cudaError_t {
+    let result = cuda().graph_kernel_node_params(node as u64).and_then(|(kernel, grid, block, shared, pointers)| {
+        let func = match kernel {
+            Kernel::HostStub(f) | Kernel::Function(f) => f as *mut c_void,
+        };
+        let p = cudaKernelNodeParams {
+            func,
+            gridDim: dim3 { x: grid.x, y: grid.y, z: grid.z },
+            blockDim: dim3 { x: block.x, y: block.y, z: block.z },
+            sharedMemBytes: shared as u32,
+            kernelParams: pointers as *mut *mut c_void,
+            extra: std::ptr::null_mut(),
+        };
+        // SAFETY: the caller's promise.
+        unsafe { out(params, p) }
+    });
+    ret(result)
+}
+
+/// # Safety
+/// As [`cudaGraphAddKernelNode`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphKernelNodeSetParams(
+    node: cudaGraphNode_t,
+    params: *const cudaKernelNodeParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    let result = unsafe { read(params) }.and_then(|p| {
+        let (kernel, config) = kernel_launch(&p)?;
+        // SAFETY: the caller's promise.
+        unsafe {
+            cuda().graph_kernel_node_set_params(node as u64, kernel, config, p.kernelParams as *const *const c_void)
+        }
+    });
+    ret(result)
+}
+
+// ---- executable graphs ----------------------------------------------------------------------------
+
+/// # Safety
+/// `exec` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphInstantiate(
+    exec: *mut cudaGraphExec_t,
+    graph: cudaGraph_t,
+    flags: u64,
+) -> cudaError_t {
+    if exec.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_instantiate(graph as u64, flags).and_then(|e| unsafe { out(exec, e as cudaGraphExec_t) }))
+}
+
+/// # Safety
+/// As [`cudaGraphInstantiate`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphInstantiateWithFlags(
+    exec: *mut cudaGraphExec_t,
+    graph: cudaGraph_t,
+    flags: u64,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { cudaGraphInstantiate(exec, graph, flags) }
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphExecDestroy(exec: cudaGraphExec_t) -> cudaError_t {
+    ret(cuda().graph_exec_destroy(exec as u64))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphLaunch(exec: cudaGraphExec_t, stream: cudaStream_t) -> cudaError_t {
+    ret(cuda().graph_launch(exec as u64, stream as u64))
+}
+
+ptsz!(cudaGraphLaunch_ptsz => cudaGraphLaunch(exec: cudaGraphExec_t, stream: cudaStream_t));
+
+#[no_mangle]
+pub extern "C" fn cudaGraphUpload(exec: cudaGraphExec_t, stream: cudaStream_t) -> cudaError_t {
+    ret(cuda().graph_upload(exec as u64, stream as u64))
+}
+
+ptsz!(cudaGraphUpload_ptsz => cudaGraphUpload(exec: cudaGraphExec_t, stream: cudaStream_t));
+
+/// # Safety
+/// As [`cudaGraphAddKernelNode`].
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphExecKernelNodeSetParams(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    params: *const cudaKernelNodeParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    let result = unsafe { read(params) }.and_then(|p| {
+        let (kernel, config) = kernel_launch(&p)?;
+        // SAFETY: the caller's promise.
+        unsafe {
+            cuda().graph_exec_kernel_node_set_params(
+                exec as u64,
+                node as u64,
+                kernel,
+                config,
+                p.kernelParams as *const *const c_void,
+            )
+        }
+    });
+    ret(result)
+}
+
+/// # Safety
+/// `info` is valid for a write of `cudaGraphExecUpdateResultInfo`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphExecUpdate(
+    exec: cudaGraphExec_t,
+    graph: cudaGraph_t,
+    info: *mut cudaGraphExecUpdateResultInfo,
+) -> cudaError_t {
+    if info.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let (result, code, node) = match cuda().graph_exec_update(exec as u64, graph as u64) {
+        Ok(()) => (Ok(()), 0, 0),
+        Err((e, failure)) => (Err(e), failure.map_or(1, |f| f.result), failure.map_or(0, |f| f.node)),
+    };
+    let c = cudaGraphExecUpdateResultInfo {
+        result: code,
+        errorNode: node as *mut c_void,
+        errorFromNode: std::ptr::null_mut(),
+    };
+    // SAFETY: the caller's promise.
+    unsafe { info.write_unaligned(c) };
+    ret(result)
+}
+
+// ---- other node kinds' parameters, and node removal -----------------------------------------------
+
+/// # Safety
+/// `count` is valid for reads and writes; `nodes` and `edges` (if not null) for `*count` writes.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphNodeGetDependentNodes(
+    node: cudaGraphNode_t,
+    nodes: *mut cudaGraphNode_t,
+    edges: *mut cudaGraphEdgeData,
+    count: *mut usize,
+) -> cudaError_t {
+    let result = cuda().graph_node_dependents(node as u64).and_then(|l| {
+        // SAFETY: the caller's promise.
+        unsafe {
+            write_list(&l, nodes, count)?;
+            if !nodes.is_null() {
+                zero_edges(edges, count.read_unaligned());
+            }
+        }
+        Ok(())
+    });
+    ret(result)
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphDestroyNode(node: cudaGraphNode_t) -> cudaError_t {
+    ret(cuda().graph_destroy_node(node as u64))
+}
+
+/// # Safety
+/// `graph` is valid for a write of a handle.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphChildGraphNodeGetGraph(
+    node: cudaGraphNode_t,
+    graph: *mut cudaGraph_t,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_child_graph(node as u64).and_then(|g| unsafe { out(graph, g as cudaGraph_t) }))
+}
+
+/// A host node's operation from `cudaHostNodeParams`.
+///
+/// # Safety
+/// A non-null `p` points at valid parameters.
+unsafe fn host_op(p: *const cudaHostNodeParams) -> cuda::Result<NodeOp> {
+    // SAFETY: the caller's promise.
+    let p = unsafe { read(p) }?;
+    Ok(NodeOp::Host { f: p.fn_.ok_or(Error::INVALID_VALUE)?, data: p.userData as u64 })
+}
+
+/// A set node's operation from `cudaMemsetParams`.
+///
+/// # Safety
+/// A non-null `p` points at valid parameters.
+unsafe fn memset_op(p: *const cudaMemsetParams) -> cuda::Result<NodeOp> {
+    // SAFETY: the caller's promise.
+    let p = unsafe { read(p) }?;
+    let element = u64::from(p.elementSize);
+    if ![1, 2, 4].contains(&element) || p.dst.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    let (width, height) = (p.width as u64, p.height as u64);
+    let pitch = if height > 1 { p.pitch as u64 } else { width * element };
+    Ok(NodeOp::Memset(SetNode { ptr: p.dst as u64, pitch, value: p.value, element, width, height }))
+}
+
+/// A 1-D copy node's operation.
+fn copy_1d_op(dst: *mut c_void, src: *const c_void, count: usize, kind: i32) -> cuda::Result<NodeOp> {
+    let kind = CopyKind::from_raw(kind)?;
+    if dst.is_null() || src.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    Ok(NodeOp::Memcpy(cuda::CopyNode::linear(dst as u64, src as u64, count as u64, kind)))
+}
+
+/// # Safety
+/// `params` is valid for a write of `cudaHostNodeParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphHostNodeGetParams(
+    node: cudaGraphNode_t,
+    params: *mut cudaHostNodeParams,
+) -> cudaError_t {
+    let result = cuda().graph_node_op(node as u64).and_then(|op| match op {
+        // SAFETY: the caller's promise.
+        NodeOp::Host { f, data } => unsafe {
+            out(params, cudaHostNodeParams { fn_: Some(f), userData: data as *mut c_void })
+        },
+        _ => Err(Error::INVALID_VALUE),
+    });
+    ret(result)
+}
+
+/// # Safety
+/// `params` points at valid `cudaHostNodeParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphHostNodeSetParams(
+    node: cudaGraphNode_t,
+    params: *const cudaHostNodeParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { host_op(params) }.and_then(|op| cuda().graph_node_set_op(node as u64, op)))
+}
+
+/// # Safety
+/// `params` is valid for a write of `cudaMemsetParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphMemsetNodeGetParams(
+    node: cudaGraphNode_t,
+    params: *mut cudaMemsetParams,
+) -> cudaError_t {
+    let result = cuda().graph_node_op(node as u64).and_then(|op| match op {
+        NodeOp::Memset(m) => {
+            let p = cudaMemsetParams {
+                dst: m.ptr as *mut c_void,
+                pitch: m.pitch as usize,
+                value: m.value,
+                elementSize: m.element as u32,
+                width: m.width as usize,
+                height: m.height as usize,
+            };
+            // SAFETY: the caller's promise.
+            unsafe { out(params, p) }
+        }
+        _ => Err(Error::INVALID_VALUE),
+    });
+    ret(result)
+}
+
+/// # Safety
+/// `params` points at valid `cudaMemsetParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphMemsetNodeSetParams(
+    node: cudaGraphNode_t,
+    params: *const cudaMemsetParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { memset_op(params) }.and_then(|op| cuda().graph_node_set_op(node as u64, op)))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphMemcpyNodeSetParams1D(
+    node: cudaGraphNode_t,
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: i32,
+) -> cudaError_t {
+    ret(copy_1d_op(dst, src, count, kind).and_then(|op| cuda().graph_node_set_op(node as u64, op)))
+}
+
+/// # Safety
+/// `params` points at valid `cudaHostNodeParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphExecHostNodeSetParams(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    params: *const cudaHostNodeParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { host_op(params) }.and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
+}
+
+/// # Safety
+/// `params` points at valid `cudaMemsetParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphExecMemsetNodeSetParams(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    params: *const cudaMemsetParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { memset_op(params) }.and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphExecMemcpyNodeSetParams1D(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: i32,
+) -> cudaError_t {
+    ret(copy_1d_op(dst, src, count, kind).and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
+}
