@@ -65,6 +65,26 @@ unsafe fn zero_edges(p: *mut cudaGraphEdgeData, n: usize) {
     }
 }
 
+/// [`write_list`], and default edge data for the nodes written (when `nodes` is not null).
+///
+/// # Safety
+/// As [`write_list`]; a non-null `edges` is valid for as many writes as `nodes`.
+unsafe fn write_nodes_and_edges(
+    list: &[u64],
+    nodes: *mut cudaGraphNode_t,
+    edges: *mut cudaGraphEdgeData,
+    count: *mut usize,
+) -> cuda::Result<()> {
+    // SAFETY: the caller's promise.
+    unsafe {
+        write_list(list, nodes, count)?;
+        if !nodes.is_null() {
+            zero_edges(edges, count.read_unaligned());
+        }
+    }
+    Ok(())
+}
+
 /// Edge data given to lockstep must be the default (all zeros); anything else is not supported.
 ///
 /// # Safety
@@ -380,17 +400,10 @@ pub unsafe extern "C" fn cudaGraphNodeGetDependencies(
     edges: *mut cudaGraphEdgeData,
     count: *mut usize,
 ) -> cudaError_t {
-    let result = cuda().graph_node_dependencies(node as u64).and_then(|l| {
-        // SAFETY: the caller's promise.
-        unsafe {
-            write_list(&l, deps, count)?;
-            if !deps.is_null() {
-                zero_edges(edges, count.read_unaligned());
-            }
-        }
-        Ok(())
-    });
-    ret(result)
+    // SAFETY: the caller's promise.
+    ret(cuda()
+        .graph_node_dependencies(node as u64)
+        .and_then(|l| unsafe { write_nodes_and_edges(&l, deps, edges, count) }))
 }
 
 /// # Safety
@@ -556,17 +569,10 @@ pub unsafe extern "C" fn cudaGraphNodeGetDependentNodes(
     edges: *mut cudaGraphEdgeData,
     count: *mut usize,
 ) -> cudaError_t {
-    let result = cuda().graph_node_dependents(node as u64).and_then(|l| {
-        // SAFETY: the caller's promise.
-        unsafe {
-            write_list(&l, nodes, count)?;
-            if !nodes.is_null() {
-                zero_edges(edges, count.read_unaligned());
-            }
-        }
-        Ok(())
-    });
-    ret(result)
+    // SAFETY: the caller's promise.
+    ret(cuda()
+        .graph_node_dependents(node as u64)
+        .and_then(|l| unsafe { write_nodes_and_edges(&l, nodes, edges, count) }))
 }
 
 #[no_mangle]
