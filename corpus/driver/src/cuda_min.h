@@ -108,6 +108,13 @@ CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream);
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream);
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
 CUresult cuFuncGetParamCount(CUfunction func, size_t *count);
+CUresult cuStreamBeginCapture_v2(CUstream stream, int mode);
+CUresult cuStreamEndCapture(CUstream stream, void **graph);
+CUresult cuGraphGetNodes(void *graph, void **nodes, size_t *count);
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags);
+CUresult cuGraphLaunch(void *exec, CUstream stream);
+CUresult cuGraphExecDestroy(void *exec);
+CUresult cuGraphDestroy(void *graph);
 CUresult cuFuncGetParamInfo(CUfunction func, size_t index, size_t *offset, size_t *size);
 CUresult cuMemsetD32Async(CUdeviceptr dptr, unsigned int value, size_t n, CUstream stream);
 #endif

@@ -11,7 +11,8 @@
      driver_test bounds                  launches beyond a kernel's .maxntid / .reqntid: CUDA_ERROR_INVALID_VALUE
      driver_test fork                    a child forked after cuInit gets CUDA_ERROR_NOT_INITIALIZED
      driver_test batch                   cuMemcpyBatchAsync (both forms) and the capture status of streams
-     driver_test pools                   memory pools: default, created, current; attributes, access, errors */
+     driver_test pools                   memory pools: default, created, current; attributes, access, errors
+     driver_test graphs FILE.ptx         stream capture of launches into a graph, instantiated and launched */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -407,6 +408,63 @@ static void run_pools(void) {
     CHECK(cuStreamDestroy_v2(s));
 }
 
+/* Two saxpy launches captured from a stream into a graph (nothing runs while capturing), the capture status
+   during and after, then the graph launched three times; ending a capture that never began is an illegal
+   state and gives a null graph. */
+static void run_graphs(CUmodule mod) {
+    enum { N = 1000 };
+    static float x[N], y[N];
+    for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
+    CUfunction f;
+    CUstream s;
+    CUdeviceptr dx, dy;
+    CHECK(cuModuleGetFunction(&f, mod, "saxpy"));
+    CHECK(cuStreamCreate(&s, 1 /* non-blocking */));
+    CHECK(cuMemAlloc_v2(&dx, sizeof x));
+    CHECK(cuMemAlloc_v2(&dy, sizeof y));
+    CHECK(cuMemcpyHtoD_v2(dx, x, sizeof x));
+    CHECK(cuMemcpyHtoD_v2(dy, y, sizeof y));
+    int n = N;
+    float a = 2.0f;
+    void *params[] = {&n, &a, &dx, &dy};
+
+    CHECK(cuStreamBeginCapture_v2(s, 0 /* global */));
+    int status = -1;
+    CHECK(cuStreamIsCapturing(s, &status));
+    EXPECT(status == 1);
+    CHECK(cuLaunchKernel(f, (N + 255) / 256, 1, 1, 256, 1, 1, 0, s, params, NULL));
+    unsigned long long id = 0;
+    size_t deps = 0;
+    CHECK(cuStreamGetCaptureInfo_v3(s, &status, &id, NULL, NULL, NULL, &deps));
+    EXPECT(status == 1 && id != 0 && deps == 1);
+    CHECK(cuLaunchKernel(f, (N + 255) / 256, 1, 1, 256, 1, 1, 0, s, params, NULL));
+    void *graph = NULL;
+    CHECK(cuStreamEndCapture(s, &graph));
+    EXPECT(graph != NULL);
+    CHECK(cuStreamIsCapturing(s, &status));
+    EXPECT(status == 0);
+    CHECK(cuMemcpyDtoH_v2(y, dy, sizeof y));
+    for (int i = 0; i < N; i++) EXPECT(y[i] == 1.0f); /* captured, not run */
+    size_t count = 0;
+    CHECK(cuGraphGetNodes(graph, NULL, &count));
+    EXPECT(count == 2);
+
+    void *exec = NULL;
+    CHECK(cuGraphInstantiateWithFlags(&exec, graph, 0));
+    for (int k = 0; k < 3; k++) CHECK(cuGraphLaunch(exec, s));
+    CHECK(cuStreamSynchronize(s));
+    CHECK(cuMemcpyDtoH_v2(y, dy, sizeof y));
+    for (int i = 0; i < N; i++) EXPECT(y[i] == 12.0f * i + 1.0f);
+
+    void *none = &none;
+    EXPECT(cuStreamEndCapture(s, &none) == 401 /* CUDA_ERROR_ILLEGAL_STATE */ && none == NULL);
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(graph));
+    CHECK(cuStreamDestroy_v2(s));
+    CHECK(cuMemFree_v2(dx));
+    CHECK(cuMemFree_v2(dy));
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: driver_test MODE [FILES]\n");
@@ -487,6 +545,10 @@ int main(int argc, char **argv) {
         run_batch();
     } else if (!strcmp(mode, "pools")) {
         run_pools();
+    } else if (!strcmp(mode, "graphs") && argc == 3) {
+        CHECK(cuModuleLoad(&mod, argv[2]));
+        run_graphs(mod);
+        CHECK(cuModuleUnload(mod));
     } else {
         fprintf(stderr, "unknown mode or wrong arguments: %s\n", mode);
         return 2;

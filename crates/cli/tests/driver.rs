@@ -139,6 +139,11 @@ fn batched_copies_follow_the_rules_and_no_stream_is_capturing() {
 }
 
 #[test]
+fn launches_captured_from_a_stream_run_as_a_graph() {
+    mode_passes(&["graphs", &fixture("kernels.ptx")]);
+}
+
+#[test]
 fn memory_pools_count_their_allocations() {
     mode_passes(&["pools"]);
 }

@@ -128,66 +128,6 @@ pub unsafe extern "C" fn cuStreamGetId(stream: CUstream, id: *mut u64) -> CUresu
     ret(result.and_then(|_| unsafe { out(id, stream as u64) }))
 }
 
-/// `CU_STREAM_CAPTURE_STATUS_NONE`: lockstep does not capture streams into graphs
-/// (`cuStreamBeginCapture` is unsupported), so no stream is ever capturing. Libraries ask before they
-/// enqueue work (cuda.core's batched copies do).
-const CAPTURE_STATUS_NONE: u32 = 0;
-
-/// # Safety
-/// `status` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn cuStreamIsCapturing(stream: CUstream, status: *mut u32) -> CUresult {
-    let result = with_context().and_then(|c| c.stream_flags_priority(stream as u64));
-    // SAFETY: the caller's promise.
-    ret(result.and_then(|_| unsafe { out(status, CAPTURE_STATUS_NONE) }))
-}
-
-/// The original form: the status and a capture id (written only while capturing, which never happens).
-///
-/// # Safety
-/// `status` is valid for a write; `id` is null or valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn cuStreamGetCaptureInfo(stream: CUstream, status: *mut u32, _id: *mut u64) -> CUresult {
-    // SAFETY: the caller's promise.
-    unsafe { cuStreamIsCapturing(stream, status) }
-}
-
-/// CUDA 11.3's form, which also returns the graph and dependencies of a capture (only defined while
-/// capturing).
-///
-/// # Safety
-/// As [`cuStreamGetCaptureInfo`]; the other outputs are unused.
-#[no_mangle]
-pub unsafe extern "C" fn cuStreamGetCaptureInfo_v2(
-    stream: CUstream,
-    status: *mut u32,
-    _id: *mut u64,
-    _graph: *mut *mut c_void,
-    _dependencies: *mut *const *mut c_void,
-    _count: *mut usize,
-) -> CUresult {
-    // SAFETY: the caller's promise.
-    unsafe { cuStreamIsCapturing(stream, status) }
-}
-
-/// CUDA 12.3's form, with edge data too (cuda-bindings 13 and cuda.core call this one).
-///
-/// # Safety
-/// As [`cuStreamGetCaptureInfo`]; the other outputs are unused.
-#[no_mangle]
-pub unsafe extern "C" fn cuStreamGetCaptureInfo_v3(
-    stream: CUstream,
-    status: *mut u32,
-    _id: *mut u64,
-    _graph: *mut *mut c_void,
-    _dependencies: *mut *const *mut c_void,
-    _edges: *mut *const c_void,
-    _count: *mut usize,
-) -> CUresult {
-    // SAFETY: the caller's promise.
-    unsafe { cuStreamIsCapturing(stream, status) }
-}
-
 alias! {
     cuStreamDestroy => cuStreamDestroy_v2(stream: CUstream);
 }
@@ -203,10 +143,6 @@ per_thread! {
     cuStreamGetCtx_v2_ptsz => cuStreamGetCtx_v2(stream: CUstream, ctx: *mut CUcontext, green: *mut *mut c_void);
     cuStreamGetDevice_ptsz => cuStreamGetDevice(stream: CUstream, device: *mut CUdevice);
     cuStreamGetId_ptsz => cuStreamGetId(stream: CUstream, id: *mut u64);
-    cuStreamIsCapturing_ptsz => cuStreamIsCapturing(stream: CUstream, status: *mut u32);
-    cuStreamGetCaptureInfo_ptsz => cuStreamGetCaptureInfo(stream: CUstream, status: *mut u32, _id: *mut u64);
-    cuStreamGetCaptureInfo_v2_ptsz => cuStreamGetCaptureInfo_v2(stream: CUstream, status: *mut u32, _id: *mut u64, _graph: *mut *mut c_void, _dependencies: *mut *const *mut c_void, _count: *mut usize);
-    cuStreamGetCaptureInfo_v3_ptsz => cuStreamGetCaptureInfo_v3(stream: CUstream, status: *mut u32, _id: *mut u64, _graph: *mut *mut c_void, _dependencies: *mut *const *mut c_void, _edges: *mut *const c_void, _count: *mut usize);
 }
 
 // ---- events ----------------------------------------------------------------------------------------------

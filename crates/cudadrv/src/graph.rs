@@ -1,0 +1,257 @@
+//! CUDA Graphs through the driver API: stream capture (`cuStreamBeginCapture_v2` … `cuStreamEndCapture`, the
+//! capture status and info), and creating, instantiating, launching and destroying graphs. The semantics
+//! are `cuda::capture` and `cuda::graph`, shared with the runtime's `cudaStream*Capture` and `cudaGraph*`;
+//! the driver's own nodes (`cuGraphAdd*Node`) are not offered yet.
+
+use std::ffi::c_void;
+
+use cuda::{CaptureStatus, Error};
+
+use crate::abi::CUstream;
+use crate::error::CUresult;
+use crate::{cuda, out, ret, with_context};
+
+/// `CUgraph`, `CUgraphExec`, `CUgraphNode`: opaque handles.
+type CUgraph = *mut c_void;
+type CUgraphExec = *mut c_void;
+type CUgraphNode = *mut c_void;
+
+#[no_mangle]
+pub extern "C" fn cuStreamBeginCapture_v2(stream: CUstream, mode: i32) -> CUresult {
+    ret(with_context().and_then(|c| c.begin_capture(stream as u64, mode)))
+}
+
+/// # Safety
+/// `graph` is valid for a write; a failed capture writes a null graph.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamEndCapture(stream: CUstream, graph: *mut CUgraph) -> CUresult {
+    if graph.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let result = with_context().and_then(|c| c.end_capture(stream as u64));
+    // SAFETY: the caller's promise.
+    unsafe { graph.write_unaligned(result.map_or(std::ptr::null_mut(), |g| g as CUgraph)) };
+    ret(result.map(|_| ()))
+}
+
+/// # Safety
+/// `status` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamIsCapturing(stream: CUstream, status: *mut u32) -> CUresult {
+    let result = with_context().and_then(|c| c.capture_info(stream as u64));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|i| unsafe { out(status, i.status as u32) }))
+}
+
+/// The outputs of the `cuStreamGetCaptureInfo` forms; those other than the status are written only while
+/// the stream captures, and only where not null. Edge data are all defaults (lockstep takes no other).
+///
+/// # Safety
+/// Each non-null pointer is valid for a write of its type; `edges`, when not null, for a pointer.
+#[allow(clippy::too_many_arguments)]
+unsafe fn capture_info(
+    stream: CUstream,
+    status: *mut u32,
+    id: *mut u64,
+    graph: *mut CUgraph,
+    deps: *mut *const CUgraphNode,
+    edges: *mut *const c_void,
+    count: *mut usize,
+) -> CUresult {
+    if status.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    let result = with_context().and_then(|c| c.capture_info(stream as u64)).map(|i| {
+        // SAFETY: the caller's promise.
+        unsafe {
+            status.write_unaligned(i.status as u32);
+            if i.status == CaptureStatus::None {
+                return;
+            }
+            if !id.is_null() {
+                id.write_unaligned(i.id);
+            }
+            if !graph.is_null() {
+                graph.write_unaligned(i.graph as CUgraph);
+            }
+            if !deps.is_null() {
+                deps.write_unaligned(i.deps as *const CUgraphNode);
+            }
+            if !edges.is_null() {
+                // Default edge data: one zeroed 8-byte record per dependency, kept for the process.
+                static ZEROS: [u64; 64] = [0; 64];
+                edges.write_unaligned(if i.count <= ZEROS.len() { ZEROS.as_ptr().cast() } else { std::ptr::null() });
+            }
+            if !count.is_null() {
+                count.write_unaligned(i.count);
+            }
+        }
+    });
+    ret(result)
+}
+
+/// # Safety
+/// `status` is valid for a write; `id` is null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetCaptureInfo(stream: CUstream, status: *mut u32, id: *mut u64) -> CUresult {
+    let n = std::ptr::null_mut();
+    // SAFETY: the caller's promise.
+    unsafe { capture_info(stream, status, id, n, n.cast(), n.cast(), n.cast()) }
+}
+
+/// CUDA 11.3's form: also the graph and the current dependencies.
+///
+/// # Safety
+/// As [`cuStreamGetCaptureInfo`], for each non-null output.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetCaptureInfo_v2(
+    stream: CUstream,
+    status: *mut u32,
+    id: *mut u64,
+    graph: *mut CUgraph,
+    deps: *mut *const CUgraphNode,
+    count: *mut usize,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    unsafe { capture_info(stream, status, id, graph, deps, std::ptr::null_mut(), count) }
+}
+
+/// CUDA 12.3's form, with edge data too (cuda-bindings 13 and cuda.core call this one).
+///
+/// # Safety
+/// As [`cuStreamGetCaptureInfo`], for each non-null output.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetCaptureInfo_v3(
+    stream: CUstream,
+    status: *mut u32,
+    id: *mut u64,
+    graph: *mut CUgraph,
+    deps: *mut *const CUgraphNode,
+    edges: *mut *const c_void,
+    count: *mut usize,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    unsafe { capture_info(stream, status, id, graph, deps, edges, count) }
+}
+
+/// # Safety
+/// `graph` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphCreate(graph: *mut CUgraph, flags: u32) -> CUresult {
+    let result = with_context().and_then(|c| c.graph_create(flags));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|g| unsafe { out(graph, g as CUgraph) }))
+}
+
+#[no_mangle]
+pub extern "C" fn cuGraphDestroy(graph: CUgraph) -> CUresult {
+    ret(cuda().graph_destroy(graph as u64))
+}
+
+/// # Safety
+/// `count` is valid for reads and writes, `nodes` (if not null) for `*count` writes.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_nodes(graph as u64).and_then(|l| unsafe { write_list(&l, nodes, count) }))
+}
+
+/// # Safety
+/// As [`cuGraphGetNodes`].
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphGetRootNodes(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_root_nodes(graph as u64).and_then(|l| unsafe { write_list(&l, nodes, count) }))
+}
+
+/// A node list the CUDA way: with `nodes` null, the count; otherwise up to `*count` handles (null past the
+/// list's end) and the number written.
+///
+/// # Safety
+/// `count` is valid for reads and writes, `nodes` (if not null) for `*count` writes.
+unsafe fn write_list(list: &[u64], nodes: *mut CUgraphNode, count: *mut usize) -> cuda::Result<()> {
+    if count.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: the caller's promise.
+    unsafe {
+        if nodes.is_null() {
+            count.write_unaligned(list.len());
+            return Ok(());
+        }
+        let room = count.read_unaligned();
+        for i in 0..room {
+            nodes.add(i).write_unaligned(list.get(i).map_or(std::ptr::null_mut(), |&h| h as CUgraphNode));
+        }
+        count.write_unaligned(list.len().min(room));
+    }
+    Ok(())
+}
+
+/// # Safety
+/// `kind` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphNodeGetType(node: CUgraphNode, kind: *mut i32) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_node_type(node as u64).and_then(|t| unsafe { out(kind, t as i32) }))
+}
+
+/// # Safety
+/// `exec` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphInstantiateWithFlags(exec: *mut CUgraphExec, graph: CUgraph, flags: u64) -> CUresult {
+    let result = with_context().and_then(|c| c.graph_instantiate(graph as u64, flags));
+    // SAFETY: the caller's promise.
+    ret(result.and_then(|e| unsafe { out(exec, e as CUgraphExec) }))
+}
+
+/// The CUDA 11 form, with an error node and a log: lockstep's instantiation errors name no node, so the
+/// node is null and the log empty.
+///
+/// # Safety
+/// `exec` is valid for a write; `error_node` is null or valid for a write; `log` for `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphInstantiate_v2(
+    exec: *mut CUgraphExec,
+    graph: CUgraph,
+    error_node: *mut CUgraphNode,
+    log: *mut u8,
+    size: usize,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    unsafe {
+        if !error_node.is_null() {
+            error_node.write_unaligned(std::ptr::null_mut());
+        }
+        if !log.is_null() && size > 0 {
+            log.write(0);
+        }
+        cuGraphInstantiateWithFlags(exec, graph, 0)
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn cuGraphLaunch(exec: CUgraphExec, stream: CUstream) -> CUresult {
+    ret(with_context().and_then(|c| c.graph_launch(exec as u64, stream as u64)))
+}
+
+#[no_mangle]
+pub extern "C" fn cuGraphUpload(exec: CUgraphExec, stream: CUstream) -> CUresult {
+    ret(with_context().and_then(|c| c.graph_upload(exec as u64, stream as u64)))
+}
+
+#[no_mangle]
+pub extern "C" fn cuGraphExecDestroy(exec: CUgraphExec) -> CUresult {
+    ret(cuda().graph_exec_destroy(exec as u64))
+}
+
+per_thread! {
+    cuStreamBeginCapture_v2_ptsz => cuStreamBeginCapture_v2(stream: CUstream, mode: i32);
+    cuStreamEndCapture_ptsz => cuStreamEndCapture(stream: CUstream, graph: *mut CUgraph);
+    cuStreamIsCapturing_ptsz => cuStreamIsCapturing(stream: CUstream, status: *mut u32);
+    cuStreamGetCaptureInfo_ptsz => cuStreamGetCaptureInfo(stream: CUstream, status: *mut u32, id: *mut u64);
+    cuStreamGetCaptureInfo_v2_ptsz => cuStreamGetCaptureInfo_v2(stream: CUstream, status: *mut u32, id: *mut u64, graph: *mut CUgraph, deps: *mut *const CUgraphNode, count: *mut usize);
+    cuStreamGetCaptureInfo_v3_ptsz => cuStreamGetCaptureInfo_v3(stream: CUstream, status: *mut u32, id: *mut u64, graph: *mut CUgraph, deps: *mut *const CUgraphNode, edges: *mut *const c_void, count: *mut usize);
+    cuGraphLaunch_ptsz => cuGraphLaunch(exec: CUgraphExec, stream: CUstream);
+    cuGraphUpload_ptsz => cuGraphUpload(exec: CUgraphExec, stream: CUstream);
+}
