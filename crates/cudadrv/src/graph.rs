@@ -14,7 +14,7 @@ use crate::{cuda, out, ret, with_context};
 /// `CUgraph`, `CUgraphExec`, `CUgraphNode`: opaque handles.
 type CUgraph = *mut c_void;
 type CUgraphExec = *mut c_void;
-type CUgraphNode = *mut c_void;
+pub type CUgraphNode = *mut c_void;
 
 #[no_mangle]
 pub extern "C" fn cuStreamBeginCapture_v2(stream: CUstream, mode: i32) -> CUresult {
@@ -164,12 +164,13 @@ pub unsafe extern "C" fn cuGraphGetRootNodes(graph: CUgraph, nodes: *mut CUgraph
     ret(cuda().graph_root_nodes(graph as u64).and_then(|l| unsafe { write_list(&l, nodes, count) }))
 }
 
-/// A node list the CUDA way: with `nodes` null, the count; otherwise up to `*count` handles (null past the
-/// list's end) and the number written.
+/// A node list the CUDA way (the runtime's shell uses it too): with `nodes` null, `*count` is set to the list's
+/// length; otherwise up to `*count` handles are written (the slots past the list's end nulled) and `*count` is
+/// set to the number written.
 ///
 /// # Safety
 /// `count` is valid for reads and writes, `nodes` (if not null) for `*count` writes.
-unsafe fn write_list(list: &[u64], nodes: *mut CUgraphNode, count: *mut usize) -> cuda::Result<()> {
+pub unsafe fn write_list(list: &[u64], nodes: *mut CUgraphNode, count: *mut usize) -> cuda::Result<()> {
     if count.is_null() {
         return Err(Error::INVALID_VALUE);
     }

@@ -59,7 +59,7 @@ mod abi;
 mod context;
 mod device;
 pub mod error;
-mod graph;
+pub mod graph;
 mod launch;
 mod memory;
 mod module;

@@ -6,11 +6,13 @@ use std::ffi::c_void;
 
 use cuda::{CallConfig, CopyKind, Error, Kernel, NodeOp, SetNode};
 
+// Node lists are written as the driver shell writes them (`cudaGraphNode_t` is `CUgraphNode`).
 use crate::abi::{
     cudaError_t, cudaGraphEdgeData, cudaGraphExecUpdateResultInfo, cudaGraphExec_t, cudaGraphNode_t, cudaGraph_t,
     cudaHostNodeParams, cudaKernelNodeParams, cudaMemcpy3DParms, cudaMemsetParams, cudaStream_t, dim3,
 };
 use crate::{cuda, out, ret};
+use cudadrv::graph::write_list;
 
 /// The `n` node handles at `p` (null with `n == 0` is an empty list).
 ///
@@ -25,31 +27,6 @@ unsafe fn handles(p: *const cudaGraphNode_t, n: usize) -> cuda::Result<Vec<u64>>
     }
     // SAFETY: the caller's promise.
     Ok(unsafe { std::slice::from_raw_parts(p, n) }.iter().map(|&h| h as u64).collect())
-}
-
-/// Writes a list in CUDA's convention: with `out_list` null, `*count` is set to the list's length; else
-/// up to `*count` entries are written, the rest of the `*count` slots nulled, and `*count` set to the number
-/// written.
-///
-/// # Safety
-/// `count` is valid for reads and writes; a non-null `out_list` for `*count` writes.
-unsafe fn write_list(list: &[u64], out_list: *mut cudaGraphNode_t, count: *mut usize) -> cuda::Result<()> {
-    if count.is_null() {
-        return Err(Error::INVALID_VALUE);
-    }
-    // SAFETY: the caller's promise.
-    unsafe {
-        if out_list.is_null() {
-            count.write_unaligned(list.len());
-            return Ok(());
-        }
-        let room = count.read_unaligned();
-        for i in 0..room {
-            out_list.add(i).write_unaligned(list.get(i).map_or(std::ptr::null_mut(), |&h| h as cudaGraphNode_t));
-        }
-        count.write_unaligned(list.len().min(room));
-    }
-    Ok(())
 }
 
 /// Zeroes `n` edge-data entries at `p` when it is not null (every edge is a default one).
