@@ -3,16 +3,17 @@
 //! are `cuda::capture` and `cuda::graph`, shared with the runtime's `cudaStream*Capture` and `cudaGraph*`;
 //! the driver's own nodes (`cuGraphAdd*Node`) are not offered yet.
 
+use std::cell::RefCell;
 use std::ffi::c_void;
 
-use cuda::{CaptureStatus, Error};
+use cuda::{CaptureStatus, Cuda, Error};
 
 use crate::abi::CUstream;
 use crate::error::CUresult;
 use crate::{cuda, out, ret, with_context};
 
 /// `CUgraph`, `CUgraphExec`, `CUgraphNode`: opaque handles.
-type CUgraph = *mut c_void;
+pub type CUgraph = *mut c_void;
 type CUgraphExec = *mut c_void;
 pub type CUgraphNode = *mut c_void;
 
@@ -43,13 +44,76 @@ pub unsafe extern "C" fn cuStreamIsCapturing(stream: CUstream, status: *mut u32)
     ret(result.and_then(|i| unsafe { out(status, i.status as u32) }))
 }
 
-/// The outputs of the `cuStreamGetCaptureInfo` forms; those other than the status are written only while
-/// the stream captures, and only where not null. Edge data are all defaults (lockstep takes no other).
+thread_local! {
+    /// The all-default edge data handed out by the capture-info calls (8 zero bytes per edge; grown, never
+    /// shrunk, so an array handed out stays valid until a longer one is asked for on the thread).
+    static EDGES: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The capture-info calls of both APIs (`cuStreamGetCaptureInfo*`, `cudaStreamGetCaptureInfo`): the status,
+/// and while the stream captures, each output asked for (non-null): the capture's id, its graph, the
+/// current dependencies (valid until the next call on the stream), their edge data (all defaults: lockstep
+/// takes no other) and their count. Edge data without the dependencies is `cudaErrorInvalidValue`.
 ///
 /// # Safety
-/// Each non-null pointer is valid for a write of its type; `edges`, when not null, for a pointer.
+/// Each non-null pointer is valid for a write of its type.
 #[allow(clippy::too_many_arguments)]
-unsafe fn capture_info(
+pub unsafe fn capture_info(
+    c: &Cuda,
+    stream: u64,
+    status: *mut u32,
+    id: *mut u64,
+    graph: *mut CUgraph,
+    deps: *mut *const CUgraphNode,
+    edges: *mut *const c_void,
+    count: *mut usize,
+) -> cuda::Result<()> {
+    if status.is_null() || (!edges.is_null() && deps.is_null()) {
+        return Err(Error::INVALID_VALUE);
+    }
+    let i = c.capture_info(stream)?;
+    // SAFETY: the caller's promise.
+    unsafe {
+        status.write_unaligned(i.status as u32);
+        if i.status == CaptureStatus::None {
+            return Ok(());
+        }
+        if !id.is_null() {
+            id.write_unaligned(i.id);
+        }
+        if !graph.is_null() {
+            graph.write_unaligned(i.graph as CUgraph);
+        }
+        if !deps.is_null() {
+            deps.write_unaligned(i.deps as *const CUgraphNode);
+        }
+        if !edges.is_null() {
+            let p = EDGES.with(|e| {
+                let mut e = e.borrow_mut();
+                if e.len() < i.count {
+                    e.resize(i.count, 0);
+                }
+                if i.count == 0 {
+                    std::ptr::null()
+                } else {
+                    e.as_ptr().cast()
+                }
+            });
+            edges.write_unaligned(p);
+        }
+        if !count.is_null() {
+            count.write_unaligned(i.count);
+        }
+    }
+    Ok(())
+}
+
+/// [`capture_info`] for the driver's forms, which need a current context.
+///
+/// # Safety
+/// As [`capture_info`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn driver_capture_info(
     stream: CUstream,
     status: *mut u32,
     id: *mut u64,
@@ -58,36 +122,8 @@ unsafe fn capture_info(
     edges: *mut *const c_void,
     count: *mut usize,
 ) -> CUresult {
-    if status.is_null() {
-        return ret(Err(Error::INVALID_VALUE));
-    }
-    let result = with_context().and_then(|c| c.capture_info(stream as u64)).map(|i| {
-        // SAFETY: the caller's promise.
-        unsafe {
-            status.write_unaligned(i.status as u32);
-            if i.status == CaptureStatus::None {
-                return;
-            }
-            if !id.is_null() {
-                id.write_unaligned(i.id);
-            }
-            if !graph.is_null() {
-                graph.write_unaligned(i.graph as CUgraph);
-            }
-            if !deps.is_null() {
-                deps.write_unaligned(i.deps as *const CUgraphNode);
-            }
-            if !edges.is_null() {
-                // Default edge data: one zeroed 8-byte record per dependency, kept for the process.
-                static ZEROS: [u64; 64] = [0; 64];
-                edges.write_unaligned(if i.count <= ZEROS.len() { ZEROS.as_ptr().cast() } else { std::ptr::null() });
-            }
-            if !count.is_null() {
-                count.write_unaligned(i.count);
-            }
-        }
-    });
-    ret(result)
+    // SAFETY: the caller's promise.
+    ret(with_context().and_then(|c| unsafe { capture_info(c, stream as u64, status, id, graph, deps, edges, count) }))
 }
 
 /// # Safety
@@ -96,7 +132,7 @@ unsafe fn capture_info(
 pub unsafe extern "C" fn cuStreamGetCaptureInfo(stream: CUstream, status: *mut u32, id: *mut u64) -> CUresult {
     let n = std::ptr::null_mut();
     // SAFETY: the caller's promise.
-    unsafe { capture_info(stream, status, id, n, n.cast(), n.cast(), n.cast()) }
+    unsafe { driver_capture_info(stream, status, id, n, n.cast(), n.cast(), n.cast()) }
 }
 
 /// CUDA 11.3's form: also the graph and the current dependencies.
@@ -113,7 +149,7 @@ pub unsafe extern "C" fn cuStreamGetCaptureInfo_v2(
     count: *mut usize,
 ) -> CUresult {
     // SAFETY: the caller's promise.
-    unsafe { capture_info(stream, status, id, graph, deps, std::ptr::null_mut(), count) }
+    unsafe { driver_capture_info(stream, status, id, graph, deps, std::ptr::null_mut(), count) }
 }
 
 /// CUDA 12.3's form, with edge data too (cuda-bindings 13 and cuda.core call this one).
@@ -131,7 +167,7 @@ pub unsafe extern "C" fn cuStreamGetCaptureInfo_v3(
     count: *mut usize,
 ) -> CUresult {
     // SAFETY: the caller's promise.
-    unsafe { capture_info(stream, status, id, graph, deps, edges, count) }
+    unsafe { driver_capture_info(stream, status, id, graph, deps, edges, count) }
 }
 
 /// # Safety

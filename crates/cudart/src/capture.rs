@@ -1,18 +1,10 @@
 //! Stream capture (see the `cuda` crate's `capture.rs` for the semantics): begin, end, and what a
 //! capturing stream reports.
 
-use std::cell::RefCell;
-
 use cuda::Error;
 
 use crate::abi::{cudaError_t, cudaGraphEdgeData, cudaGraphNode_t, cudaGraph_t, cudaStream_t};
 use crate::{cuda, out, ret};
-
-thread_local! {
-    /// The all-default edge data handed out by `cudaStreamGetCaptureInfo` (grown, never shrunk, so an
-    /// array handed out stays valid until a longer one is asked for on the thread).
-    static EDGES: RefCell<Vec<cudaGraphEdgeData>> = const { RefCell::new(Vec::new()) };
-}
 
 #[no_mangle]
 pub extern "C" fn cudaStreamBeginCapture(stream: cudaStream_t, mode: i32) -> cudaError_t {
@@ -61,46 +53,10 @@ pub unsafe extern "C" fn cudaStreamGetCaptureInfo(
     edges: *mut *const cudaGraphEdgeData,
     count: *mut usize,
 ) -> cudaError_t {
-    if status.is_null() || (!edges.is_null() && deps.is_null()) {
-        return ret(Err(Error::INVALID_VALUE));
-    }
-    let result = cuda().capture_info(stream as u64).map(|i| {
-        let active = i.status != cuda::CaptureStatus::None;
-        // SAFETY: the caller's promise; outputs other than the status are written only while capturing.
-        unsafe {
-            status.write_unaligned(i.status as i32);
-            if !active {
-                return;
-            }
-            if !id.is_null() {
-                id.write_unaligned(i.id);
-            }
-            if !graph.is_null() {
-                graph.write_unaligned(i.graph as cudaGraph_t);
-            }
-            if !deps.is_null() {
-                deps.write_unaligned(i.deps as *const cudaGraphNode_t);
-            }
-            if !edges.is_null() {
-                let p = EDGES.with(|e| {
-                    let mut e = e.borrow_mut();
-                    if e.len() < i.count {
-                        e.resize(i.count, cudaGraphEdgeData::default());
-                    }
-                    if i.count == 0 {
-                        std::ptr::null()
-                    } else {
-                        e.as_ptr()
-                    }
-                });
-                edges.write_unaligned(p);
-            }
-            if !count.is_null() {
-                count.write_unaligned(i.count);
-            }
-        }
-    });
-    ret(result)
+    // SAFETY: the caller's promise; the runtime's and the driver's handles and edge data are the same.
+    ret(unsafe {
+        cudadrv::graph::capture_info(cuda(), stream as u64, status.cast(), id, graph, deps, edges.cast(), count)
+    })
 }
 
 unsafe_ptsz!(
