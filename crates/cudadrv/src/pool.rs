@@ -41,18 +41,24 @@ pub extern "C" fn cuDeviceSetMemPool(device: CUdevice, pool: CUmemoryPool) -> CU
 /// `pool` is valid for a write of a handle and `props` for a read of `CUmemPoolProps`.
 #[no_mangle]
 pub unsafe extern "C" fn cuMemPoolCreate(pool: *mut CUmemoryPool, props: *const CUmemPoolProps) -> CUresult {
+    let c = cuda();
+    // SAFETY: the caller's promise.
+    ret(c.driver_initialized().and_then(|()| unsafe { create(pool, props) }))
+}
+
+/// `cuMemPoolCreate` / `cudaMemPoolCreate` (the runtime's shell calls it too; the structures are the same).
+///
+/// # Safety
+/// `pool` is valid for a write of a handle and `props` for a read of `CUmemPoolProps`.
+pub unsafe fn create(pool: *mut CUmemoryPool, props: *const CUmemPoolProps) -> cuda::Result<()> {
     if props.is_null() {
-        return ret(Err(Error::INVALID_VALUE));
+        return Err(Error::INVALID_VALUE);
     }
     // SAFETY: non-null, and the caller's promise.
     let p = unsafe { props.read_unaligned() };
-    let c = cuda();
-    let result = c
-        .driver_initialized()
-        .and_then(|()| c.mem_pool_create(p.allocType, p.handleTypes, p.location.type_ as i32, p.location.id))
-        // SAFETY: the caller's promise.
-        .and_then(|h| unsafe { out(pool, h as CUmemoryPool) });
-    ret(result)
+    let h = cuda().mem_pool_create(p.allocType, p.handleTypes, p.location.type_ as i32, p.location.id)?;
+    // SAFETY: the caller's promise.
+    unsafe { out(pool, h as CUmemoryPool) }
 }
 
 #[no_mangle]
@@ -128,18 +134,26 @@ pub unsafe extern "C" fn cuMemPoolSetAccess(
     descs: *const CUmemAccessDesc,
     count: usize,
 ) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { set_access(pool as u64, descs, count) })
+}
+
+/// `cuMemPoolSetAccess` / `cudaMemPoolSetAccess`.
+///
+/// # Safety
+/// `descs` is valid for reads of `count` descriptors.
+pub unsafe fn set_access(pool: u64, descs: *const CUmemAccessDesc, count: usize) -> cuda::Result<()> {
     if descs.is_null() && count > 0 {
-        return ret(Err(Error::INVALID_VALUE));
+        return Err(Error::INVALID_VALUE);
     }
     let c = cuda();
     for i in 0..count {
         // SAFETY: the caller's promise.
         let d = unsafe { descs.add(i).read_unaligned() };
-        if let Err(e) = c.set_mem_pool_access(pool as u64, d.location.type_ as i32, d.location.id, d.flags) {
-            return ret(Err(e));
-        }
+        c.set_mem_pool_access(pool, d.location.type_ as i32, d.location.id, d.flags)?;
     }
-    ret(c.mem_pool_trim_to(pool as u64))
+    // With no descriptor, the pool must still exist.
+    c.mem_pool_trim_to(pool)
 }
 
 /// # Safety
@@ -150,13 +164,23 @@ pub unsafe extern "C" fn cuMemPoolGetAccess(
     pool: CUmemoryPool,
     location: *mut CUmemLocation,
 ) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { access(flags, pool as u64, location) })
+}
+
+/// `cuMemPoolGetAccess` / `cudaMemPoolGetAccess`.
+///
+/// # Safety
+/// `flags` is valid for a write of an `int` and `location` for a read of a `CUmemLocation`.
+pub unsafe fn access(flags: *mut i32, pool: u64, location: *const CUmemLocation) -> cuda::Result<()> {
     if location.is_null() {
-        return ret(Err(Error::INVALID_VALUE));
+        return Err(Error::INVALID_VALUE);
     }
     // SAFETY: non-null, and the caller's promise.
     let l = unsafe { location.read_unaligned() };
+    let f = cuda().mem_pool_access(pool, l.type_ as i32, l.id)?;
     // SAFETY: the caller's promise.
-    ret(cuda().mem_pool_access(pool as u64, l.type_ as i32, l.id).and_then(|f| unsafe { out(flags, f) }))
+    unsafe { out(flags, f) }
 }
 
 /// # Safety

@@ -1,10 +1,9 @@
 //! Memory pools (`cudaMemPool_t`; `cuda::pool` has the semantics): the device's default and current pools,
 //! pools the program creates, their attributes and access. `cudaMallocAsync` and `cudaMallocFromPoolAsync`
-//! are in `memory.rs`.
+//! are in `memory.rs`. The C structures are the driver's, so most functions call the driver shell's
+//! (`cudadrv::pool`).
 
 use std::ffi::c_void;
-
-use cuda::Error;
 
 use crate::abi::{cudaError_t, cudaMemAccessDesc, cudaMemLocation, cudaMemPoolProps, cudaMemPool_t};
 use crate::{cuda, out, ret};
@@ -34,16 +33,8 @@ pub extern "C" fn cudaDeviceSetMemPool(device: i32, pool: cudaMemPool_t) -> cuda
 /// `pool` is valid for a write of a handle and `props` for a read of `cudaMemPoolProps`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemPoolCreate(pool: *mut cudaMemPool_t, props: *const cudaMemPoolProps) -> cudaError_t {
-    if props.is_null() {
-        return ret(Err(Error::INVALID_VALUE));
-    }
-    // SAFETY: non-null, and the caller's promise.
-    let p = unsafe { props.read_unaligned() };
-    let result = cuda()
-        .mem_pool_create(p.allocType, p.handleTypes, p.location.type_, p.location.id)
-        // SAFETY: the caller's promise.
-        .and_then(|h| unsafe { out(pool, h as cudaMemPool_t) });
-    ret(result)
+    // SAFETY: the caller's promise (`cudaMemPoolProps` is `CUmemPoolProps`).
+    ret(unsafe { cudadrv::pool::create(pool, props.cast()) })
 }
 
 #[no_mangle]
@@ -81,18 +72,8 @@ pub unsafe extern "C" fn cudaMemPoolSetAccess(
     descs: *const cudaMemAccessDesc,
     count: usize,
 ) -> cudaError_t {
-    if descs.is_null() && count > 0 {
-        return ret(Err(Error::INVALID_VALUE));
-    }
-    let c = cuda();
-    for i in 0..count {
-        // SAFETY: the caller's promise.
-        let d = unsafe { descs.add(i).read_unaligned() };
-        if let Err(e) = c.set_mem_pool_access(pool as u64, d.location.type_, d.location.id, d.flags) {
-            return ret(Err(e));
-        }
-    }
-    ret(c.mem_pool_trim_to(pool as u64))
+    // SAFETY: the caller's promise (`cudaMemAccessDesc` is `CUmemAccessDesc`).
+    ret(unsafe { cudadrv::pool::set_access(pool as u64, descs.cast(), count) })
 }
 
 /// # Safety
@@ -103,11 +84,6 @@ pub unsafe extern "C" fn cudaMemPoolGetAccess(
     pool: cudaMemPool_t,
     location: *mut cudaMemLocation,
 ) -> cudaError_t {
-    if location.is_null() {
-        return ret(Err(Error::INVALID_VALUE));
-    }
-    // SAFETY: non-null, and the caller's promise.
-    let l = unsafe { location.read_unaligned() };
-    // SAFETY: the caller's promise.
-    ret(cuda().mem_pool_access(pool as u64, l.type_, l.id).and_then(|f| unsafe { out(flags, f) }))
+    // SAFETY: the caller's promise (`cudaMemLocation` is `CUmemLocation`).
+    ret(unsafe { cudadrv::pool::access(flags, pool as u64, location.cast()) })
 }
