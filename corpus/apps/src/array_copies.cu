@@ -42,6 +42,17 @@ int main() {
   }
   printf("linear array to array: 24 elements through the rows\n");
 
+  // The deprecated host copies run through the rows the same way: 30 ints into src from row 5, element 10,
+  // read back from there.
+  int line[30], back[30];
+  for (int k = 0; k < 30; ++k) line[k] = 7000 + k;
+  CHECK(cudaMemcpyToArray(src, 10 * sizeof(int), 5, line, sizeof line, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpyFromArray(back, src, 10 * sizeof(int), 5, sizeof back, cudaMemcpyDeviceToHost));
+  for (int k = 0; k < 30; ++k)
+    if (back[k] != line[k]) FAIL("linear host copy element %d: %d", k, back[k]);
+  printf("linear host copies: 30 elements through the rows\n");
+  EXPECT_ERR(cudaMemcpyToArray(src, 0, 7, line, sizeof line, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+
   EXPECT_ERR(cudaMemcpy2DArrayToArray(dst, 0, 0, src, 0, 0, 4, 1, cudaMemcpyHostToDevice),
              cudaErrorInvalidMemcpyDirection);
   EXPECT_ERR(cudaMemcpy2DArrayToArray(dst, 0, 8, src, 0, 0, 4, 3, cudaMemcpyDeviceToDevice), cudaErrorInvalidValue);

@@ -683,17 +683,8 @@ impl Cuda {
         count: u64,
         kind: CopyKind,
     ) -> Result<()> {
-        let linear = |a: Array, x: u64, y: u64| {
-            let start = y.checked_mul(a.desc.row_bytes()).and_then(|o| o.checked_add(x));
-            match start {
-                Some(s) if s.checked_add(count).is_some_and(|e| e <= a.desc.row_bytes() * a.desc.rows()) => {
-                    Ok(a.ptr + s)
-                }
-                _ => Err(Error::INVALID_VALUE),
-            }
-        };
-        let to = linear(self.array(dst)?, dst_x_bytes, dst_y)?;
-        let from = linear(self.array(src)?, src_x_bytes, src_y)?;
+        let to = self.array(dst)?.linear_region(dst_x_bytes, dst_y, count)?;
+        let from = self.array(src)?.linear_region(src_x_bytes, src_y, count)?;
         if !matches!(kind, CopyKind::DeviceToDevice | CopyKind::Default) {
             return Err(Error::INVALID_MEMCPY_DIRECTION);
         }
@@ -742,6 +733,18 @@ impl Cuda {
 impl Array {
     /// The address of `height` rows of `width` bytes from byte `x_bytes` of row `y`, checked against the
     /// array's extent.
+    /// The address of `count` bytes from byte `x_bytes` of row `y`, running on through the following rows
+    /// (the deprecated one-dimensional array copies), or `cudaErrorInvalidValue` past the array's end.
+    pub fn linear_region(&self, x_bytes: u64, y: u64, count: u64) -> Result<u64> {
+        let start = y.checked_mul(self.desc.row_bytes()).and_then(|o| o.checked_add(x_bytes));
+        match start {
+            Some(s) if s.checked_add(count).is_some_and(|e| e <= self.desc.row_bytes() * self.desc.rows()) => {
+                Ok(self.ptr + s)
+            }
+            _ => Err(Error::INVALID_VALUE),
+        }
+    }
+
     fn array_region(&self, x_bytes: u64, y: u64, width: u64, height: u64) -> Result<u64> {
         let row = self.desc.row_bytes();
         if x_bytes.checked_add(width).is_none_or(|e| e > row)

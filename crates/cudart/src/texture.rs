@@ -314,16 +314,11 @@ fn to_array_1d(
     stream: Option<cudaStream_t>,
 ) -> cuda::Result<()> {
     let k = kind(k)?;
-    let a = cuda().array(dst as u64)?;
-    let row = a.desc.row_bytes();
-    let start = h_offset as u64 * row + w_offset as u64;
-    if start.checked_add(count as u64).is_none_or(|e| e > row * a.desc.rows()) {
-        return Err(Error::INVALID_VALUE);
-    }
+    let to = cuda().array(dst as u64)?.linear_region(w_offset as u64, h_offset as u64, count as u64)?;
     let k = if k == CopyKind::HostToHost { CopyKind::HostToDevice } else { k };
     match stream {
-        None => cuda().memcpy(a.ptr + start, src as u64, count as u64, k),
-        Some(s) => cuda().memcpy_async(a.ptr + start, src as u64, count as u64, k, s as u64),
+        None => cuda().memcpy(to, src as u64, count as u64, k),
+        Some(s) => cuda().memcpy_async(to, src as u64, count as u64, k, s as u64),
     }
 }
 
@@ -337,16 +332,11 @@ fn from_array_1d(
     stream: Option<cudaStream_t>,
 ) -> cuda::Result<()> {
     let k = kind(k)?;
-    let a = cuda().array(src as u64)?;
-    let row = a.desc.row_bytes();
-    let start = h_offset as u64 * row + w_offset as u64;
-    if start.checked_add(count as u64).is_none_or(|e| e > row * a.desc.rows()) {
-        return Err(Error::INVALID_VALUE);
-    }
+    let from = cuda().array(src as u64)?.linear_region(w_offset as u64, h_offset as u64, count as u64)?;
     let k = if k == CopyKind::HostToHost { CopyKind::DeviceToHost } else { k };
     match stream {
-        None => cuda().memcpy(dst as u64, a.ptr + start, count as u64, k),
-        Some(s) => cuda().memcpy_async(dst as u64, a.ptr + start, count as u64, k, s as u64),
+        None => cuda().memcpy(dst as u64, from, count as u64, k),
+        Some(s) => cuda().memcpy_async(dst as u64, from, count as u64, k, s as u64),
     }
 }
 
