@@ -23,7 +23,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use trace::NONE;
 
 use crate::lane::{self, Item, ItemSink, NO_BB};
-use crate::program::{Program, Ranges, UNKNOWN_FN};
+use crate::program::{Program, Ranges, Span, UNKNOWN_FN};
 
 /// "No node".
 pub const NO_NODE: u32 = u32::MAX;
@@ -68,6 +68,10 @@ struct Builder {
     /// Per basic block: the last two (successor basic block, function index) edges recorded from it, so that
     /// a block run again after the same predecessor costs no hash-map work.
     seen: Vec<[(u32, u32); 2]>,
+    /// Per translated block: the function index ([`Builder::fns`]) whose graph has all of the block's own
+    /// nodes and inner edges once it ran whole in one of its frames, so that it runs again after a known
+    /// transition without being cut into items ([`ItemSink::whole_block`]).
+    tb_known: Vec<u32>,
     /// Acquire site (function, block) → release site (block in the same frame, or none) → times seen.
     locks: FxHashMap<(u32, u64), FxHashMap<Option<u64>, u64>>,
     /// OS thread → lowest and one-past-highest `rsp`-relative address.
@@ -121,6 +125,9 @@ impl Builder {
             self.bb_func = vec![NONE; prog.bbs.blocks.len()];
             self.seen = vec![[(NONE, NONE); 2]; prog.bbs.blocks.len()];
         }
+        if self.tb_known.len() != prog.trace.blocks.len() {
+            self.tb_known = vec![NONE; prog.trace.blocks.len()];
+        }
         let os = prog.trace.simt[simt as usize].start.os;
         let walk = Walk { b: self, frames: Vec::new(), held: Vec::new(), done: false };
         let (_, walked) = lane::for_each_item(prog, simt, walk);
@@ -165,6 +172,38 @@ struct Walk<'b> {
 }
 
 impl ItemSink for Walk<'_> {
+    #[inline]
+    fn whole_block(&mut self, tb: u32, spans: &[Span]) -> bool {
+        if self.done {
+            return true;
+        }
+        let builder = &mut *self.b;
+        let (Some(fr), Some(first), Some(last)) = (self.frames.last_mut(), spans.first(), spans.last()) else {
+            return false;
+        };
+        // A lock awaiting its site, or a block or transition not recorded yet: the items' way.
+        let known = builder.tb_known.get(tb as usize) == Some(&fr.index)
+            && fr.await_acquire.is_none()
+            && fr.await_release.is_none()
+            && fr.last_bb != NONE
+            && builder.seen[fr.last_bb as usize].contains(&(first.bb, fr.index));
+        if !known {
+            return false;
+        }
+        // The spans cover the whole block.
+        builder.thread_insns += u64::from(last.first + last.len);
+        fr.last = Some((last.addr, last.end));
+        fr.last_bb = last.bb;
+        true
+    }
+
+    #[inline]
+    fn whole_block_done(&mut self, tb: u32) {
+        if let (false, Some(fr)) = (self.done, self.frames.last()) {
+            self.b.tb_known[tb as usize] = fr.index;
+        }
+    }
+
     fn push_back(&mut self, item: Item) {
         if self.done {
             return;

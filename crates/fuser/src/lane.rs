@@ -20,7 +20,7 @@ use trace::{Event, EventStream, LockKind, SkipKind, Visitor, NONE};
 
 use crate::dcfg::{Dcfgs, NO_NODE};
 use crate::memory::{Classifier, ClassifyCache, Segment};
-use crate::program::{Hint, Program};
+use crate::program::{Hint, Program, Span};
 
 /// A memory access of one instruction of a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +119,18 @@ pub struct Lane<'p> {
 /// Where a lane's items go as its events are read.
 pub trait ItemSink {
     fn push_back(&mut self, it: Item);
+
+    /// Offered, before its items are made, a translated block `tb` run whole in the current frame, cut into
+    /// `spans`: a sink that can account for it without them (a transition it has recorded before) does so and
+    /// returns true, and the block's items are never made. Only blocks-only lanes ([`for_each_item`]) offer.
+    #[inline]
+    fn whole_block(&mut self, _tb: u32, _spans: &[Span]) -> bool {
+        false
+    }
+
+    /// The items of whole block `tb` (declined by [`ItemSink::whole_block`]) were all pushed.
+    #[inline]
+    fn whole_block_done(&mut self, _tb: u32) {}
 }
 
 /// What a replay lane looks up as it decodes, so that the replay does not: each block's node in its function's
@@ -596,6 +608,10 @@ impl<S: ItemSink> Queue<'_, S> {
             self.frames.push(Frame { func, tail: false });
             self.items.push_back(Item::Enter { func });
         }
+        let offer = from == 0 && self.lookups.is_none();
+        if offer && self.items.whole_block(tb, spans) {
+            return;
+        }
         let func = self.current_func();
         let node = |bb: u32, addr: u64| match &self.lookups {
             Some((cfg, _)) => cfg.bb_node(func, bb).or_else(|| cfg.node(func, addr)).unwrap_or(NO_NODE),
@@ -621,6 +637,9 @@ impl<S: ItemSink> Queue<'_, S> {
                 mem_len: (self.mem.len() - k) as u32,
                 distinct: distinct(&self.mem[k..]),
             }));
+            if offer {
+                self.items.whole_block_done(tb);
+            }
             return;
         }
         for span in spans {
@@ -654,6 +673,9 @@ impl<S: ItemSink> Queue<'_, S> {
                 mem_len: (self.mem_base + k as u64 - mem_start) as u32,
                 distinct: distinct(&self.mem[(mem_start - self.mem_base) as usize..k]),
             }));
+        }
+        if offer {
+            self.items.whole_block_done(tb);
         }
         self.mem.truncate(k);
     }
