@@ -117,4 +117,74 @@ CUresult cuGraphExecDestroy(void *exec);
 CUresult cuGraphDestroy(void *graph);
 CUresult cuFuncGetParamInfo(CUfunction func, size_t index, size_t *offset, size_t *size);
 CUresult cuMemsetD32Async(CUdeviceptr dptr, unsigned int value, size_t n, CUstream stream);
+
+/* Graphs built node by node. */
+typedef struct {
+    CUfunction func;
+    unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    void **kernelParams;
+    void **extra;
+    void *kern;
+    CUcontext ctx;
+} CUDA_KERNEL_NODE_PARAMS;
+typedef struct {
+    CUdeviceptr dst;
+    size_t pitch;
+    unsigned int value, elementSize;
+    size_t width, height;
+} CUDA_MEMSET_NODE_PARAMS;
+typedef struct {
+    void (*fn)(void *);
+    void *userData;
+} CUDA_HOST_NODE_PARAMS;
+typedef struct {
+    size_t srcXInBytes, srcY, srcZ, srcLOD;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray, *reserved0;
+    size_t srcPitch, srcHeight;
+    size_t dstXInBytes, dstY, dstZ, dstLOD;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray, *reserved1;
+    size_t dstPitch, dstHeight;
+    size_t WidthInBytes, Height, Depth;
+} CUDA_MEMCPY3D;
+typedef struct {
+    unsigned long long flags;
+    CUstream hUploadStream;
+    void *hErrNode_out;
+    int result_out;
+} CUDA_GRAPH_INSTANTIATE_PARAMS;
+typedef struct {
+    int result;
+    void *errorNode, *errorFromNode;
+} CUgraphExecUpdateResultInfo;
+CUresult cuGraphCreate(void **graph, unsigned int flags);
+CUresult cuGraphAddKernelNode_v2(void **node, void *graph, void *const *deps, size_t n,
+                                 const CUDA_KERNEL_NODE_PARAMS *params);
+CUresult cuGraphAddMemsetNode(void **node, void *graph, void *const *deps, size_t n,
+                              const CUDA_MEMSET_NODE_PARAMS *params, CUcontext ctx);
+CUresult cuGraphAddMemcpyNode(void **node, void *graph, void *const *deps, size_t n, const CUDA_MEMCPY3D *params,
+                              CUcontext ctx);
+CUresult cuGraphAddHostNode(void **node, void *graph, void *const *deps, size_t n,
+                            const CUDA_HOST_NODE_PARAMS *params);
+CUresult cuGraphAddEmptyNode(void **node, void *graph, void *const *deps, size_t n);
+CUresult cuGraphAddChildGraphNode(void **node, void *graph, void *const *deps, size_t n, void *child);
+CUresult cuGraphAddDependencies_v2(void *graph, void *const *from, void *const *to, const void *edges, size_t n);
+CUresult cuGraphGetEdges_v2(void *graph, void **from, void **to, void *edges, size_t *count);
+CUresult cuGraphNodeGetDependencies_v2(void *node, void **deps, void *edges, size_t *count);
+CUresult cuGraphKernelNodeGetParams_v2(void *node, CUDA_KERNEL_NODE_PARAMS *params);
+CUresult cuGraphKernelNodeSetParams_v2(void *node, const CUDA_KERNEL_NODE_PARAMS *params);
+CUresult cuGraphExecKernelNodeSetParams_v2(void *exec, void *node, const CUDA_KERNEL_NODE_PARAMS *params);
+CUresult cuGraphClone(void **clone, void *graph);
+CUresult cuGraphDestroyNode(void *node);
+CUresult cuGraphInstantiateWithParams(void **exec, void *graph, CUDA_GRAPH_INSTANTIATE_PARAMS *params);
+CUresult cuGraphExecUpdate_v2(void *exec, void *graph, CUgraphExecUpdateResultInfo *info);
+CUresult cuUserObjectCreate(void **object, void *ptr, void (*destroy)(void *), unsigned int initial,
+                            unsigned int flags);
+CUresult cuUserObjectRelease(void *object, unsigned int count);
+CUresult cuGraphRetainUserObject(void *graph, void *object, unsigned int count, unsigned int flags);
 #endif

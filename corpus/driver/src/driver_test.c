@@ -12,7 +12,9 @@
      driver_test fork                    a child forked after cuInit gets CUDA_ERROR_NOT_INITIALIZED
      driver_test batch                   cuMemcpyBatchAsync (both forms) and the capture status of streams
      driver_test pools                   memory pools: default, created, current; attributes, access, errors
-     driver_test graphs FILE.ptx         stream capture of launches into a graph, instantiated and launched */
+     driver_test graphs FILE.ptx         stream capture of launches into a graph, instantiated and launched
+     driver_test graph_nodes FILE.ptx    a graph built node by node: kernel, set, copy, host, empty and child
+                                         nodes, edges, parameters, clones, updates and user objects */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -465,6 +467,120 @@ static void run_graphs(CUmodule mod) {
     CHECK(cuMemFree_v2(dy));
 }
 
+static int host_calls;
+static void host_node(void *data) { host_calls += *(int *)data; }
+static int destroyed;
+static void destroy_object(void *data) { destroyed += *(int *)data; }
+
+/* y = 1 (set node) -> y += 2x (kernel node) -> a host node -> a copy of y to the host; a child graph of one
+   kernel (y += 2x), before the copy, and an empty node come after the kernel. The graph is checked through its edges and
+   the kernel node's parameters, launched, changed (a = 3) in the graph and in the executable graph, cloned,
+   updated from the clone, and it keeps a user object alive until the executable graph goes. */
+static void run_graph_nodes(CUmodule mod) {
+    enum { N = 500 };
+    static float x[N], y[N];
+    for (int i = 0; i < N; i++) x[i] = (float)i;
+    CUfunction f;
+    CUstream s;
+    CUdeviceptr dx, dy;
+    CHECK(cuModuleGetFunction(&f, mod, "saxpy"));
+    CHECK(cuStreamCreate(&s, 1));
+    CHECK(cuMemAlloc_v2(&dx, sizeof x));
+    CHECK(cuMemAlloc_v2(&dy, sizeof y));
+    CHECK(cuMemcpyHtoD_v2(dx, x, sizeof x));
+    int n = N;
+    float a = 2.0f;
+    void *params[] = {&n, &a, &dx, &dy};
+
+    void *graph, *set, *kernel, *host, *copy, *empty, *child_graph, *child, *child_kernel;
+    CHECK(cuGraphCreate(&graph, 0));
+    CUDA_MEMSET_NODE_PARAMS ms = {dy, 0, 0x3f800000u /* 1.0f */, 4, N, 1};
+    CHECK(cuGraphAddMemsetNode(&set, graph, NULL, 0, &ms, NULL));
+    CUDA_KERNEL_NODE_PARAMS kp = {f, (N + 127) / 128, 1, 1, 128, 1, 1, 0, params, NULL, NULL, NULL};
+    CHECK(cuGraphAddKernelNode_v2(&kernel, graph, &set, 1, &kp));
+    int bump = 5;
+    CUDA_HOST_NODE_PARAMS hp = {host_node, &bump};
+    CHECK(cuGraphAddHostNode(&host, graph, NULL, 0, &hp));
+    CHECK(cuGraphAddDependencies_v2(graph, &kernel, &host, NULL, 1));
+    CUDA_MEMCPY3D cp;
+    memset(&cp, 0, sizeof cp);
+    cp.srcMemoryType = 2 /* device */;
+    cp.srcDevice = dy;
+    cp.dstMemoryType = 1 /* host */;
+    cp.dstHost = y;
+    cp.WidthInBytes = sizeof y;
+    cp.Height = cp.Depth = 1;
+    CHECK(cuGraphAddMemcpyNode(&copy, graph, &host, 1, &cp, NULL));
+    CHECK(cuGraphCreate(&child_graph, 0));
+    CHECK(cuGraphAddKernelNode_v2(&child_kernel, child_graph, NULL, 0, &kp));
+    CHECK(cuGraphAddChildGraphNode(&child, graph, &kernel, 1, child_graph));
+    CHECK(cuGraphDestroy(child_graph)); /* the node holds its own copy */
+    CHECK(cuGraphAddEmptyNode(&empty, graph, &kernel, 1));
+    CHECK(cuGraphAddDependencies_v2(graph, &child, &copy, NULL, 1));
+
+    size_t edges = 0;
+    CHECK(cuGraphGetEdges_v2(graph, NULL, NULL, NULL, &edges));
+    EXPECT(edges == 6);
+    void *deps[4];
+    size_t count = 4;
+    CHECK(cuGraphNodeGetDependencies_v2(copy, deps, NULL, &count));
+    EXPECT(count == 2 && ((deps[0] == host && deps[1] == child) || (deps[0] == child && deps[1] == host)));
+    CUDA_KERNEL_NODE_PARAMS got;
+    CHECK(cuGraphKernelNodeGetParams_v2(kernel, &got));
+    EXPECT(got.func == f && got.gridDimX == (N + 127) / 128 && got.blockDimX == 128);
+    EXPECT(*(int *)got.kernelParams[0] == N && *(float *)got.kernelParams[1] == 2.0f);
+
+    int one = 1;
+    void *object;
+    CHECK(cuUserObjectCreate(&object, &one, destroy_object, 1, 1 /* CU_USER_OBJECT_NO_DESTRUCTOR_SYNC */));
+    CHECK(cuGraphRetainUserObject(graph, object, 1, 1 /* CU_GRAPH_USER_OBJECT_MOVE */));
+
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {2 /* upload */, s, NULL, -1};
+    void *exec;
+    CHECK(cuGraphInstantiateWithParams(&exec, graph, &ip));
+    EXPECT(ip.result_out == 0);
+    CHECK(cuGraphLaunch(exec, s));
+    CHECK(cuStreamSynchronize(s));
+    for (int i = 0; i < N; i++) EXPECT(y[i] == 1.0f + 4.0f * i); /* the copy node's, after the child graph */
+    EXPECT(host_calls == 5);
+
+    /* a = 3 in the executable graph only, then in the graph (seen by a clone and an update). */
+    a = 3.0f;
+    CHECK(cuGraphExecKernelNodeSetParams_v2(exec, kernel, &kp));
+    CHECK(cuGraphLaunch(exec, s));
+    CHECK(cuMemcpyDtoH_v2(y, dy, sizeof y));
+    for (int i = 0; i < N; i++) EXPECT(y[i] == 1.0f + 5.0f * i);
+    CHECK(cuGraphKernelNodeSetParams_v2(kernel, &kp));
+    void *clone;
+    CHECK(cuGraphClone(&clone, graph));
+    CHECK(cuGraphDestroy(graph));
+    EXPECT(destroyed == 0);
+    a = 0.0f; /* the nodes copied the arguments */
+    CUgraphExecUpdateResultInfo info;
+    CHECK(cuGraphExecUpdate_v2(exec, clone, &info));
+    EXPECT(info.result == 0);
+    CHECK(cuGraphLaunch(exec, s));
+    CHECK(cuMemcpyDtoH_v2(y, dy, sizeof y));
+    for (int i = 0; i < N; i++) EXPECT(y[i] == 1.0f + 5.0f * i); /* the child graph still has a = 2 */
+    EXPECT(host_calls == 15);
+
+    /* A clone without its host node no longer has the executable graph's topology. */
+    void *nodes[8];
+    count = 8;
+    CHECK(cuGraphGetNodes(clone, nodes, &count));
+    EXPECT(count == 6);
+    CHECK(cuGraphDestroyNode(nodes[2]));
+    EXPECT(cuGraphExecUpdate_v2(exec, clone, &info) == 910 /* CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE */);
+    EXPECT(info.result != 0);
+    CHECK(cuGraphDestroy(clone));
+    EXPECT(destroyed == 0);
+    CHECK(cuGraphExecDestroy(exec));
+    EXPECT(destroyed == 1); /* the last reference went with the executable graph */
+    CHECK(cuStreamDestroy_v2(s));
+    CHECK(cuMemFree_v2(dx));
+    CHECK(cuMemFree_v2(dy));
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: driver_test MODE [FILES]\n");
@@ -548,6 +664,10 @@ int main(int argc, char **argv) {
     } else if (!strcmp(mode, "graphs") && argc == 3) {
         CHECK(cuModuleLoad(&mod, argv[2]));
         run_graphs(mod);
+        CHECK(cuModuleUnload(mod));
+    } else if (!strcmp(mode, "graph_nodes") && argc == 3) {
+        CHECK(cuModuleLoad(&mod, argv[2]));
+        run_graph_nodes(mod);
         CHECK(cuModuleUnload(mod));
     } else {
         fprintf(stderr, "unknown mode or wrong arguments: %s\n", mode);

@@ -141,6 +141,7 @@ fn batched_copies_follow_the_rules_and_no_stream_is_capturing() {
 #[test]
 fn launches_captured_from_a_stream_run_as_a_graph() {
     mode_passes(&["graphs", &fixture("kernels.ptx")]);
+    mode_passes(&["graph_nodes", &fixture("kernels.ptx")]);
 }
 
 #[test]
@@ -230,4 +231,9 @@ fn numba_kernels_match_numpy() {
 #[test]
 fn cuda_core_programs_compiled_by_nvrtc_match_numpy() {
     script_passes("cuda_core_nvrtc.py", "cuda.core");
+}
+
+#[test]
+fn cuda_core_graphs_captured_and_built_node_by_node_run() {
+    script_passes("cuda_core_graphs.py", "cuda.core graphs");
 }

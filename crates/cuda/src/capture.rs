@@ -15,7 +15,7 @@
 use std::collections::{HashMap, HashSet};
 use std::thread::ThreadId;
 
-use crate::graph::{CopyNode, NodeOp};
+use crate::graph::{CopyNode, NodeOp, State};
 use crate::{Cuda, Error, Result};
 
 /// `cudaStreamCaptureStatus`.
@@ -97,7 +97,13 @@ impl Cuda {
     /// the capture failed (then the graph is destroyed).
     pub fn end_capture(&self, stream: u64) -> Result<u64> {
         let key = self.stream_key(stream)?;
-        let mut s = self.graphs.lock();
+        self.with_graphs(|s| s.end_capture(key))
+    }
+}
+
+impl State {
+    fn end_capture(&mut self, key: u64) -> Result<u64> {
+        let s = self;
         let c = &mut s.captures;
         let id = c.streams.get(&key).ok_or(Error::ILLEGAL_STATE)?.sequence;
         let seq = &c.sequences[&id];
@@ -127,7 +133,9 @@ impl Cuda {
         }
         Ok(seq.graph)
     }
+}
 
+impl Cuda {
     /// `cudaStreamGetCaptureInfo` (and `cudaStreamIsCapturing`, which reads only the status). Asking about
     /// the legacy stream while a blocking stream captures is `cudaErrorStreamCaptureImplicit`.
     pub fn capture_info(&self, stream: u64) -> Result<CaptureInfo> {

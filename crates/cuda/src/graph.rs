@@ -18,6 +18,7 @@ use crate::capture::Captures;
 use crate::launch::{CallConfig, Kernel, Params};
 use crate::memory::CopyKind;
 use crate::stream::HostFn;
+use crate::user_object::{Doomed, Owned, UserObject};
 use crate::{Cuda, Error, Result};
 
 /// Graph, node and executable-graph handles live in their own windows, like streams and events.
@@ -166,6 +167,8 @@ struct Graph {
     nodes: Vec<u64>,
     /// Child graphs owned by this graph's child-graph nodes (destroyed with it).
     children: Vec<u64>,
+    /// References to user objects the graph holds.
+    owned: Owned,
 }
 
 /// An executable graph: the operations in the order they run, each with the node it came from.
@@ -173,6 +176,8 @@ struct Exec {
     steps: Vec<(u64, NodeOp)>,
     /// For `cudaGraphExecUpdate`: each step's kind and its dependencies as step indices.
     shape: Vec<(NodeType, Vec<usize>)>,
+    /// References to user objects: the graph's and its child graphs', taken at instantiation.
+    owned: Owned,
 }
 
 #[derive(Default)]
@@ -182,6 +187,9 @@ pub(crate) struct State {
     execs: HashMap<u64, Exec>,
     next: u64,
     pub(crate) captures: Captures,
+    pub(crate) user_objects: HashMap<u64, UserObject>,
+    /// Destructors of user objects released under the lock, run when it is let go ([`Cuda::with_graphs`]).
+    pub(crate) doomed: Vec<Doomed>,
 }
 
 #[derive(Default)]
@@ -196,7 +204,7 @@ impl Graphs {
 }
 
 impl State {
-    fn handle(&mut self, window: u64) -> u64 {
+    pub(crate) fn handle(&mut self, window: u64) -> u64 {
         self.next += 1;
         window + self.next * 16
     }
@@ -238,7 +246,29 @@ impl State {
         for c in g.children {
             let _ = self.destroy_graph(c);
         }
+        self.release_all(g.owned);
         Ok(())
+    }
+
+    pub(crate) fn graph_exists(&self, graph: u64) -> bool {
+        self.graphs.contains_key(&graph)
+    }
+
+    /// The user-object references `graph` holds.
+    pub(crate) fn graph_owned(&mut self, graph: u64) -> Result<&mut Owned> {
+        self.graphs.get_mut(&graph).map(|g| &mut g.owned).ok_or(Error::INVALID_VALUE)
+    }
+
+    /// The references of `graph` and of its child graphs, merged.
+    fn owned_deep(&self, graph: u64, into: &mut Owned) {
+        if let Some(g) = self.graphs.get(&graph) {
+            for (&obj, &n) in &g.owned {
+                *into.entry(obj).or_default() += n;
+            }
+            for &c in &g.children {
+                self.owned_deep(c, into);
+            }
+        }
     }
 
     /// A copy of `graph` with new node handles, and the map from old handles to new.
@@ -246,16 +276,22 @@ impl State {
         let order = self.graphs.get(&graph).ok_or(Error::INVALID_VALUE)?.nodes.clone();
         let copy = self.new_graph();
         let mut map = HashMap::new();
-        for n in order {
-            let (mut op, deps) = {
-                let node = &self.nodes[&n];
-                (node.op.clone(), node.deps.clone())
-            };
+        // The nodes first, then their edges: an edge added later may come from a node made later.
+        for &n in &order {
+            let mut op = self.nodes[&n].op.clone();
             if let NodeOp::Graph(child) = op {
                 op = NodeOp::Graph(self.clone_graph(child)?.0);
             }
-            let deps: Vec<u64> = deps.iter().map(|d| map[d]).collect();
-            map.insert(n, self.add_node(copy, op, &deps)?);
+            map.insert(n, self.add_node(copy, op, &[])?);
+        }
+        for n in order {
+            let deps: Vec<u64> = self.nodes[&n].deps.iter().map(|d| map[d]).collect();
+            self.node_mut(map[&n])?.deps = deps;
+        }
+        let owned = self.graphs.get(&graph).map(|g| g.owned.clone()).unwrap_or_default();
+        let owned = self.retain_all(&owned);
+        if let Some(g) = self.graphs.get_mut(&copy) {
+            g.owned = owned;
         }
         Ok((copy, map))
     }
@@ -393,7 +429,7 @@ impl Cuda {
 
     /// `cudaGraphDestroy`.
     pub fn graph_destroy(&self, graph: u64) -> Result<()> {
-        self.graphs.lock().destroy_graph(graph)
+        self.with_graphs(|s| s.destroy_graph(graph))
     }
 
     /// `cudaGraphClone`.
@@ -505,7 +541,13 @@ impl Cuda {
 
     /// `cudaGraphDestroyNode`: the node and its edges (a child graph node's copy of its graph too).
     pub fn graph_destroy_node(&self, node: u64) -> Result<()> {
-        let mut s = self.graphs.lock();
+        self.with_graphs(|s| s.destroy_node(node))
+    }
+}
+
+impl State {
+    fn destroy_node(&mut self, node: u64) -> Result<()> {
+        let s = self;
         let n = s.nodes.remove(&node).ok_or(Error::INVALID_VALUE)?;
         if let Some(g) = s.graphs.get_mut(&n.graph) {
             g.nodes.retain(|&m| m != node);
@@ -521,7 +563,9 @@ impl Cuda {
         }
         Ok(())
     }
+}
 
+impl Cuda {
     /// `cudaGraphChildGraphNodeGetGraph`: the node's own copy of its graph (changing it changes the node).
     pub fn graph_child_graph(&self, node: u64) -> Result<u64> {
         match self.graphs.lock().nodes.get(&node).map(|n| &n.op) {
@@ -613,14 +657,21 @@ impl Cuda {
         let mut s = self.graphs.lock();
         let (mut steps, mut shape) = (Vec::new(), Vec::new());
         s.flatten(graph, &mut steps, &mut shape)?;
+        let mut owned = Owned::new();
+        s.owned_deep(graph, &mut owned);
+        let owned = s.retain_all(&owned);
         let h = s.handle(EXEC_WINDOW);
-        s.execs.insert(h, Exec { steps, shape });
+        s.execs.insert(h, Exec { steps, shape, owned });
         Ok(h)
     }
 
     /// `cudaGraphExecDestroy`.
     pub fn graph_exec_destroy(&self, exec: u64) -> Result<()> {
-        self.graphs.lock().execs.remove(&exec).map(|_| ()).ok_or(Error::INVALID_VALUE)
+        self.with_graphs(|s| {
+            let e = s.execs.remove(&exec).ok_or(Error::INVALID_VALUE)?;
+            s.release_all(e.owned);
+            Ok(())
+        })
     }
 
     /// `cudaGraphExecKernelNodeSetParams`: `node` is a kernel node of the graph the executable graph was

@@ -48,6 +48,7 @@ mod registry;
 mod report;
 mod stream;
 pub mod unsupported;
+pub mod user_object;
 
 use std::cell::Cell;
 use std::collections::HashSet;

@@ -51,6 +51,16 @@ fn explicit_graphs_run_in_dependency_order_and_refuse_cycles() {
     c.graph_launch(exec, stream).unwrap();
     c.stream_synchronize(stream).unwrap();
     assert_eq!(*LOG.lock().unwrap(), vec![2, 0, 1, 3, 2, 0, 1, 3]);
+    // A clone keeps the edges that run from later nodes to earlier ones (2 -> 0).
+    let copy = c.graph_clone(g).unwrap();
+    assert_eq!(c.graph_edges(copy).unwrap().len(), 4);
+    let copied = c.graph_instantiate(copy, 0).unwrap();
+    c.graph_launch(copied, stream).unwrap();
+    c.stream_synchronize(stream).unwrap();
+    assert_eq!(LOG.lock().unwrap()[8..], [2, 0, 1, 3]);
+    c.graph_exec_destroy(copied).unwrap();
+    c.graph_destroy(copy).unwrap();
+    LOG.lock().unwrap().truncate(8);
     // 3 -> 2 closes the cycle 2 -> 0 -> 1 -> 3 -> 2. Without 0 -> 1 and 3 -> 2, the edges 2 -> 0, 1 -> 3 and
     // 2 -> 3 leave 1 and 2 ready (1 created first), then 0 and 3.
     c.graph_add_dependencies(g, &[n[3]], &[n[2]]).unwrap();

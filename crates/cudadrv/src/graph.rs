@@ -14,7 +14,7 @@ use crate::{cuda, out, ret, with_context};
 
 /// `CUgraph`, `CUgraphExec`, `CUgraphNode`: opaque handles.
 pub type CUgraph = *mut c_void;
-type CUgraphExec = *mut c_void;
+pub type CUgraphExec = *mut c_void;
 pub type CUgraphNode = *mut c_void;
 
 #[no_mangle]
@@ -267,6 +267,64 @@ pub unsafe extern "C" fn cuGraphInstantiate_v2(
     }
 }
 
+/// `CUDA_GRAPH_INSTANTIATE_PARAMS` (the runtime's `cudaGraphInstantiateParams` has the same layout).
+#[repr(C)]
+#[derive(Debug)]
+pub struct GraphInstantiateParams {
+    pub flags: u64,
+    pub upload_stream: CUstream,
+    pub error_node: CUgraphNode,
+    /// `CUgraphInstantiateResult`.
+    pub result: i32,
+}
+
+/// `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`: upload on `upload_stream` as well.
+const INSTANTIATE_FLAG_UPLOAD: u64 = 0x2;
+
+/// `cuGraphInstantiateWithParams` and `cudaGraphInstantiateWithParams`: the flags of
+/// `cuGraphInstantiateWithFlags` plus the upload flag; the result is `CUDA_GRAPH_INSTANTIATE_SUCCESS` (0) or
+/// `CUDA_GRAPH_INSTANTIATE_ERROR` (1), with no error node (lockstep's instantiation errors name none).
+///
+/// # Safety
+/// `exec` is valid for a write of a handle, `params` for reads and writes of the structure.
+pub unsafe fn instantiate_with_params(
+    c: &Cuda,
+    exec: *mut CUgraphExec,
+    graph: CUgraph,
+    params: *mut GraphInstantiateParams,
+) -> cuda::Result<()> {
+    if exec.is_null() || params.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: the caller's promise.
+    let p = unsafe { &mut *params };
+    let result = c.graph_instantiate(graph as u64, p.flags & !INSTANTIATE_FLAG_UPLOAD).and_then(|e| {
+        if p.flags & INSTANTIATE_FLAG_UPLOAD != 0 {
+            if let Err(err) = c.graph_upload(e, p.upload_stream as u64) {
+                let _ = c.graph_exec_destroy(e);
+                return Err(err);
+            }
+        }
+        Ok(e)
+    });
+    p.error_node = std::ptr::null_mut();
+    p.result = i32::from(result.is_err());
+    // SAFETY: the caller's promise.
+    result.and_then(|e| unsafe { out(exec, e as CUgraphExec) })
+}
+
+/// # Safety
+/// As [`instantiate_with_params`].
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphInstantiateWithParams(
+    exec: *mut CUgraphExec,
+    graph: CUgraph,
+    params: *mut GraphInstantiateParams,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(with_context().and_then(|c| unsafe { instantiate_with_params(c, exec, graph, params) }))
+}
+
 #[no_mangle]
 pub extern "C" fn cuGraphLaunch(exec: CUgraphExec, stream: CUstream) -> CUresult {
     ret(with_context().and_then(|c| c.graph_launch(exec as u64, stream as u64)))
@@ -291,4 +349,62 @@ per_thread! {
     cuStreamGetCaptureInfo_v3_ptsz => cuStreamGetCaptureInfo_v3(stream: CUstream, status: *mut u32, id: *mut u64, graph: *mut CUgraph, deps: *mut *const CUgraphNode, edges: *mut *const c_void, count: *mut usize);
     cuGraphLaunch_ptsz => cuGraphLaunch(exec: CUgraphExec, stream: CUstream);
     cuGraphUpload_ptsz => cuGraphUpload(exec: CUgraphExec, stream: CUstream);
+}
+
+/// `CUuserObject`: an opaque handle.
+pub type CUuserObject = *mut c_void;
+/// `CUhostFn`: `void (*)(void *userData)`.
+type CUhostFn = Option<unsafe extern "C" fn(*mut c_void)>;
+
+/// `cuUserObjectCreate` and `cudaUserObjectCreate` (see `cuda::user_object`).
+///
+/// # Safety
+/// `object` is valid for a write of a handle; `destroy` may be called with `data` once, from any thread.
+pub unsafe fn user_object_create(
+    object: *mut CUuserObject,
+    data: *mut c_void,
+    destroy: CUhostFn,
+    initial: u32,
+    flags: u32,
+) -> cuda::Result<()> {
+    if object.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    let h = cuda().user_object_create(data.cast(), destroy, initial, flags)?;
+    // SAFETY: the caller's promise.
+    unsafe { out(object, h as CUuserObject) }
+}
+
+/// # Safety
+/// As [`user_object_create`].
+#[no_mangle]
+pub unsafe extern "C" fn cuUserObjectCreate(
+    object: *mut CUuserObject,
+    data: *mut c_void,
+    destroy: CUhostFn,
+    initial: u32,
+    flags: u32,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { user_object_create(object, data, destroy, initial, flags) })
+}
+
+#[no_mangle]
+pub extern "C" fn cuUserObjectRetain(object: CUuserObject, count: u32) -> CUresult {
+    ret(cuda().user_object_retain(object as u64, count))
+}
+
+#[no_mangle]
+pub extern "C" fn cuUserObjectRelease(object: CUuserObject, count: u32) -> CUresult {
+    ret(cuda().user_object_release(object as u64, count))
+}
+
+#[no_mangle]
+pub extern "C" fn cuGraphRetainUserObject(graph: CUgraph, object: CUuserObject, count: u32, flags: u32) -> CUresult {
+    ret(cuda().graph_retain_user_object(graph as u64, object as u64, count, flags))
+}
+
+#[no_mangle]
+pub extern "C" fn cuGraphReleaseUserObject(graph: CUgraph, object: CUuserObject, count: u32) -> CUresult {
+    ret(cuda().graph_release_user_object(graph as u64, object as u64, count))
 }

@@ -60,6 +60,7 @@ mod context;
 mod device;
 pub mod error;
 pub mod graph;
+pub mod graph_edit;
 mod launch;
 mod memory;
 mod module;

@@ -435,6 +435,33 @@ pub unsafe extern "C" fn cuMemcpy2DAsync_v2(p: *const CUDA_MEMCPY2D, stream: CUs
     unsafe { copy_2d(p, Some(stream)) }
 }
 
+/// The copy a `CUDA_MEMCPY3D` describes, as a graph copy node: the first row of each side, its pitch and
+/// the distance between slices (mipmap levels are not supported).
+pub(crate) fn copy_3d_node(p: &CUDA_MEMCPY3D) -> cuda::Result<cuda::CopyNode> {
+    if p.srcLOD != 0 || p.dstLOD != 0 {
+        return Err(Error::INVALID_VALUE);
+    }
+    let (src, src_dev) = side(p.srcMemoryType, p.srcHost as u64, p.srcDevice, p.srcArray)?;
+    let (dst, dst_dev) = side(p.dstMemoryType, p.dstHost as u64, p.dstDevice, p.dstArray)?;
+    if src == 0 || dst == 0 {
+        return Err(Error::INVALID_VALUE);
+    }
+    let (spitch, dpitch) = (p.srcPitch.max(p.WidthInBytes) as u64, p.dstPitch.max(p.WidthInBytes) as u64);
+    let (sheight, dheight) = (p.srcHeight.max(p.Height) as u64, p.dstHeight.max(p.Height) as u64);
+    Ok(cuda::CopyNode {
+        src: src + (p.srcZ as u64 * sheight + p.srcY as u64) * spitch + p.srcXInBytes as u64,
+        spitch,
+        sslice: sheight * spitch,
+        dst: dst + (p.dstZ as u64 * dheight + p.dstY as u64) * dpitch + p.dstXInBytes as u64,
+        dpitch,
+        dslice: dheight * dpitch,
+        width: p.WidthInBytes as u64,
+        height: p.Height as u64,
+        depth: p.Depth as u64,
+        kind: kind_of(dst_dev, src_dev),
+    })
+}
+
 /// # Safety
 /// `p` points at a `CUDA_MEMCPY3D` describing memory the program owns.
 unsafe fn copy_3d(p: *const CUDA_MEMCPY3D, stream: Option<CUstream>) -> CUresult {
@@ -447,22 +474,9 @@ unsafe fn copy_3d(p: *const CUDA_MEMCPY3D, stream: Option<CUstream>) -> CUresult
         if let Some(s) = stream {
             c.enter_stream(s as u64)?;
         }
-        if p.srcLOD != 0 || p.dstLOD != 0 {
-            return Err(Error::INVALID_VALUE);
-        }
-        let (src, src_dev) = side(p.srcMemoryType, p.srcHost as u64, p.srcDevice, p.srcArray)?;
-        let (dst, dst_dev) = side(p.dstMemoryType, p.dstHost as u64, p.dstDevice, p.dstArray)?;
-        let w = p.WidthInBytes as u64;
-        let (spitch, dpitch) = (p.srcPitch.max(p.WidthInBytes) as u64, p.dstPitch.max(p.WidthInBytes) as u64);
-        let (sheight, dheight) = (p.srcHeight.max(p.Height) as u64, p.dstHeight.max(p.Height) as u64);
-        if src == 0 || dst == 0 {
-            return Err(Error::INVALID_VALUE);
-        }
-        let kind = kind_of(dst_dev, src_dev);
-        for z in 0..p.Depth as u64 {
-            let s = src + ((p.srcZ as u64 + z) * sheight + p.srcY as u64) * spitch + p.srcXInBytes as u64;
-            let d = dst + ((p.dstZ as u64 + z) * dheight + p.dstY as u64) * dpitch + p.dstXInBytes as u64;
-            c.memcpy_2d(d, dpitch, s, spitch, w, p.Height as u64, kind)?;
+        let n = copy_3d_node(&p)?;
+        for z in 0..n.depth {
+            c.memcpy_2d(n.dst + z * n.dslice, n.dpitch, n.src + z * n.sslice, n.spitch, n.width, n.height, n.kind)?;
         }
         Ok(())
     });

@@ -15,6 +15,8 @@ pub type cudaArray_t = *mut c_void;
 pub type cudaTextureObject_t = u64;
 pub type cudaSurfaceObject_t = u64;
 pub type cudaGraph_t = *mut c_void;
+/// `cudaUserObject_t`: the driver's `CUuserObject`.
+pub type cudaUserObject_t = *mut c_void;
 pub type cudaGraphNode_t = *mut c_void;
 pub type cudaGraphExec_t = *mut c_void;
 
@@ -462,24 +464,11 @@ pub struct cudaHostNodeParams {
     pub userData: *mut c_void,
 }
 
-/// `cudaGraphExecUpdateResultInfo`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct cudaGraphExecUpdateResultInfo {
-    pub result: i32,
-    pub errorNode: *mut c_void,
-    pub errorFromNode: *mut c_void,
-}
+/// `cudaGraphExecUpdateResultInfo`: the driver's `CUgraphExecUpdateResultInfo`.
+pub type cudaGraphExecUpdateResultInfo = cudadrv::graph_edit::CUgraphExecUpdateResultInfo;
 
-/// `cudaGraphEdgeData`: lockstep's edges are all the default (full completion) kind, all zeros.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct cudaGraphEdgeData {
-    pub from_port: u8,
-    pub to_port: u8,
-    pub type_: u8,
-    pub reserved: [u8; 5],
-}
+/// `cudaGraphEdgeData`: the driver's `CUgraphEdgeData` (lockstep's edges are all the default kind).
+pub type cudaGraphEdgeData = cudadrv::graph_edit::CUgraphEdgeData;
 
 #[cfg(test)]
 mod tests {

@@ -9,74 +9,12 @@ use cuda::{CallConfig, CopyKind, Error, Kernel, NodeOp, SetNode};
 // Node lists are written as the driver shell writes them (`cudaGraphNode_t` is `CUgraphNode`).
 use crate::abi::{
     cudaError_t, cudaGraphEdgeData, cudaGraphExecUpdateResultInfo, cudaGraphExec_t, cudaGraphNode_t, cudaGraph_t,
-    cudaHostNodeParams, cudaKernelNodeParams, cudaMemcpy3DParms, cudaMemsetParams, cudaStream_t, dim3,
+    cudaHostNodeParams, cudaKernelNodeParams, cudaMemcpy3DParms, cudaMemsetParams, cudaStream_t, cudaUserObject_t,
+    dim3,
 };
 use crate::{cuda, out, ret};
 use cudadrv::graph::write_list;
-
-/// The `n` node handles at `p` (null with `n == 0` is an empty list).
-///
-/// # Safety
-/// A non-null `p` is valid for reads of `n` handles.
-unsafe fn handles(p: *const cudaGraphNode_t, n: usize) -> cuda::Result<Vec<u64>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    if p.is_null() {
-        return Err(Error::INVALID_VALUE);
-    }
-    // SAFETY: the caller's promise.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) }.iter().map(|&h| h as u64).collect())
-}
-
-/// Zeroes `n` edge-data entries at `p` when it is not null (every edge is a default one).
-///
-/// # Safety
-/// A non-null `p` is valid for `n` writes.
-unsafe fn zero_edges(p: *mut cudaGraphEdgeData, n: usize) {
-    if !p.is_null() {
-        for i in 0..n {
-            // SAFETY: the caller's promise.
-            unsafe { p.add(i).write_unaligned(cudaGraphEdgeData::default()) };
-        }
-    }
-}
-
-/// [`write_list`], and default edge data for the nodes written (when `nodes` is not null).
-///
-/// # Safety
-/// As [`write_list`]; a non-null `edges` is valid for as many writes as `nodes`.
-unsafe fn write_nodes_and_edges(
-    list: &[u64],
-    nodes: *mut cudaGraphNode_t,
-    edges: *mut cudaGraphEdgeData,
-    count: *mut usize,
-) -> cuda::Result<()> {
-    // SAFETY: the caller's promise.
-    unsafe {
-        write_list(list, nodes, count)?;
-        if !nodes.is_null() {
-            zero_edges(edges, count.read_unaligned());
-        }
-    }
-    Ok(())
-}
-
-/// Edge data given to lockstep must be the default (all zeros); anything else is not supported.
-///
-/// # Safety
-/// A non-null `p` is valid for `n` reads.
-unsafe fn check_edges(p: *const cudaGraphEdgeData, n: usize) -> cuda::Result<()> {
-    if p.is_null() {
-        return Ok(());
-    }
-    // SAFETY: the caller's promise.
-    let edges = unsafe { std::slice::from_raw_parts(p, n) };
-    if edges.iter().any(|e| *e != cudaGraphEdgeData::default()) {
-        return Err(Error::NOT_SUPPORTED);
-    }
-    Ok(())
-}
+use cudadrv::graph_edit::write_nodes_and_edges;
 
 // ---- graphs and nodes -----------------------------------------------------------------------------
 
@@ -111,13 +49,8 @@ unsafe fn add(
     n: usize,
     op: impl FnOnce(&[u64]) -> cuda::Result<u64>,
 ) -> cudaError_t {
-    if node.is_null() {
-        return ret(Err(Error::INVALID_VALUE));
-    }
     // SAFETY: the caller's promise.
-    let result = unsafe { handles(deps, n) }.and_then(|d| op(&d));
-    // SAFETY: the caller's promise.
-    ret(result.and_then(|h| unsafe { out(node, h as cudaGraphNode_t) }))
+    ret(unsafe { cudadrv::graph_edit::add(node, deps, n, op) })
 }
 
 /// A kernel node's launch from `cudaKernelNodeParams` (the `extra` form is not supported).
@@ -284,8 +217,7 @@ pub unsafe extern "C" fn cudaGraphAddDependencies(
     n: usize,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    let result = unsafe { check_edges(edges, n).and_then(|_| Ok((handles(from, n)?, handles(to, n)?))) };
-    ret(result.and_then(|(f, t)| cuda().graph_add_dependencies(graph as u64, &f, &t)))
+    ret(unsafe { cudadrv::graph_edit::edit_dependencies(graph, from, to, edges, n, true) })
 }
 
 /// # Safety
@@ -299,8 +231,7 @@ pub unsafe extern "C" fn cudaGraphRemoveDependencies(
     n: usize,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    let result = unsafe { check_edges(edges, n).and_then(|_| Ok((handles(from, n)?, handles(to, n)?))) };
-    ret(result.and_then(|(f, t)| cuda().graph_remove_dependencies(graph as u64, &f, &t)))
+    ret(unsafe { cudadrv::graph_edit::edit_dependencies(graph, from, to, edges, n, false) })
 }
 
 /// # Safety
@@ -348,24 +279,8 @@ pub unsafe extern "C" fn cudaGraphGetEdges(
     edges: *mut cudaGraphEdgeData,
     count: *mut usize,
 ) -> cudaError_t {
-    if from.is_null() != to.is_null() || (!edges.is_null() && from.is_null()) || count.is_null() {
-        return ret(Err(Error::INVALID_VALUE));
-    }
-    let result = cuda().graph_edges(graph as u64).and_then(|l| {
-        let (f, t): (Vec<u64>, Vec<u64>) = l.into_iter().unzip();
-        // SAFETY: the caller's promise.
-        unsafe {
-            let room = count.read_unaligned();
-            write_list(&f, from, count)?;
-            if !to.is_null() {
-                count.write_unaligned(room);
-                write_list(&t, to, count)?;
-                zero_edges(edges, count.read_unaligned());
-            }
-        }
-        Ok(())
-    });
-    ret(result)
+    // SAFETY: the caller's promise.
+    ret(unsafe { cudadrv::graph_edit::get_edges(graph, from, to, edges, count) })
 }
 
 /// # Safety
@@ -466,6 +381,18 @@ pub unsafe extern "C" fn cudaGraphInstantiateWithFlags(
     unsafe { cudaGraphInstantiate(exec, graph, flags) }
 }
 
+/// # Safety
+/// `exec` is valid for a write of a handle, `params` for reads and writes of a `cudaGraphInstantiateParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphInstantiateWithParams(
+    exec: *mut cudaGraphExec_t,
+    graph: cudaGraph_t,
+    params: *mut cudadrv::graph::GraphInstantiateParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise (the structures have the same layout).
+    ret(unsafe { cudadrv::graph::instantiate_with_params(cuda(), exec.cast(), graph, params) })
+}
+
 #[no_mangle]
 pub extern "C" fn cudaGraphExecDestroy(exec: cudaGraphExec_t) -> cudaError_t {
     ret(cuda().graph_exec_destroy(exec as u64))
@@ -518,21 +445,8 @@ pub unsafe extern "C" fn cudaGraphExecUpdate(
     graph: cudaGraph_t,
     info: *mut cudaGraphExecUpdateResultInfo,
 ) -> cudaError_t {
-    if info.is_null() {
-        return ret(Err(Error::INVALID_VALUE));
-    }
-    let (result, code, node) = match cuda().graph_exec_update(exec as u64, graph as u64) {
-        Ok(()) => (Ok(()), 0, 0),
-        Err((e, failure)) => (Err(e), failure.map_or(1, |f| f.result), failure.map_or(0, |f| f.node)),
-    };
-    let c = cudaGraphExecUpdateResultInfo {
-        result: code,
-        errorNode: node as *mut c_void,
-        errorFromNode: std::ptr::null_mut(),
-    };
     // SAFETY: the caller's promise.
-    unsafe { info.write_unaligned(c) };
-    ret(result)
+    ret(unsafe { cudadrv::graph_edit::exec_update(exec, graph, info) })
 }
 
 // ---- other node kinds' parameters, and node removal -----------------------------------------------
@@ -712,4 +626,43 @@ pub extern "C" fn cudaGraphExecMemcpyNodeSetParams1D(
     kind: i32,
 ) -> cudaError_t {
     ret(copy_1d_op(dst, src, count, kind).and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
+}
+
+/// # Safety
+/// `object` is valid for a write of a handle; `destroy` may be called with `data` once, from any thread.
+#[no_mangle]
+pub unsafe extern "C" fn cudaUserObjectCreate(
+    object: *mut cudaUserObject_t,
+    data: *mut c_void,
+    destroy: Option<unsafe extern "C" fn(*mut c_void)>,
+    initial: u32,
+    flags: u32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { cudadrv::graph::user_object_create(object, data, destroy, initial, flags) })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaUserObjectRetain(object: cudaUserObject_t, count: u32) -> cudaError_t {
+    ret(cuda().user_object_retain(object as u64, count))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaUserObjectRelease(object: cudaUserObject_t, count: u32) -> cudaError_t {
+    ret(cuda().user_object_release(object as u64, count))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphRetainUserObject(
+    graph: cudaGraph_t,
+    object: cudaUserObject_t,
+    count: u32,
+    flags: u32,
+) -> cudaError_t {
+    ret(cuda().graph_retain_user_object(graph as u64, object as u64, count, flags))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphReleaseUserObject(graph: cudaGraph_t, object: cudaUserObject_t, count: u32) -> cudaError_t {
+    ret(cuda().graph_release_user_object(graph as u64, object as u64, count))
 }
