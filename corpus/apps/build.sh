@@ -79,6 +79,7 @@ PROGRAMS=(
   "func_params|func_params.cu|${SM80[*]}"
   "array_copies|array_copies.cu|${SM80[*]} -Xcompiler=-Wno-deprecated-declarations"
   "graphs|graphs.cu|${SM80[*]} -std=c++17"
+  "graph_memory|graph_memory.cu|${SM80[*]} -std=c++17"
 )
 
 main() {

@@ -1,6 +1,6 @@
 """CUDA graphs from cuda.core under lockstep (`lockstep exec -- python cuda_core_graphs.py`): kernels compiled
 by NVRTC, recorded by stream capture (cuda.core's GraphBuilder) and built node by node (GraphDefinition:
-kernel, set, copy, host callback and join nodes), instantiated, uploaded and launched through the driver API;
+kernel, set, copy, host callback, join, allocation, free and event nodes), instantiated, uploaded and launched through the driver API;
 results checked against NumPy. Prints one line per check and "cuda.core graphs: ok"."""
 
 import numpy as np
@@ -77,6 +77,26 @@ def main():
     if not np.all(host == 3.0) or calls != [1]:
         raise SystemExit(f"graph definition: mismatch: {host[:4]}, callbacks {calls}")
     print("graph definition (set, kernel, callback, join, copy nodes): ok")
+
+    # Graph memory and events: a scratch buffer allocated by the graph, set to 5, incremented, copied out and
+    # freed by the graph (so that it can run again), with an event recorded after the increment.
+    definition = GraphDefinition()
+    alloc = definition.allocate(n * 4)
+    scratch = alloc.dptr
+    cleared = alloc.memset(scratch, np.uint32(0x40A00000), n)  # 5.0f
+    added = cleared.launch(config, add_one, scratch, np.uint64(n))
+    done = dev.create_event()
+    recorded = added.record(done)
+    copied = recorded.memcpy(host_buf, scratch, n * 4)
+    copied.deallocate(scratch)
+    executable = definition.instantiate()
+    for _ in range(2):
+        host[:] = -1
+        executable.launch(stream)
+        stream.sync()
+        if not np.all(host == 6.0) or not done.is_done:
+            raise SystemExit(f"graph memory: {host[:4]}, event done {done.is_done}")
+    print("graph definition (allocation, free and event record nodes): ok")
     print("cuda.core graphs: ok")
 
 

@@ -9,12 +9,13 @@
 //! CUDA; `cudaGraphExec*SetParams` and `cudaGraphExecUpdate` change the executable graph's copies.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 
 use device::Dim3;
 
 use crate::capture::Captures;
+use crate::graph_memory::{is_memory_op, GraphAlloc, AUTO_FREE_ON_LAUNCH};
 use crate::launch::{CallConfig, Kernel, Params};
 use crate::memory::CopyKind;
 use crate::stream::HostFn;
@@ -35,6 +36,10 @@ pub enum NodeType {
     Host = 3,
     Graph = 4,
     Empty = 5,
+    WaitEvent = 6,
+    EventRecord = 7,
+    MemAlloc = 10,
+    MemFree = 11,
 }
 
 /// A kernel node: what to launch, its shape, and its parameters laid out as the kernel's `.param` list
@@ -133,6 +138,17 @@ pub enum NodeOp {
     /// A copy of the child graph, made when the node was added (as CUDA clones it).
     Graph(u64),
     Empty,
+    /// `cudaEventRecord` of the event on the launch's stream.
+    EventRecord(u64),
+    /// `cudaStreamWaitEvent` of the launch's stream for the event.
+    EventWait(u64),
+    /// A graph allocation (`graph_memory.rs`): `size` bytes at `ptr`, whose address the node was given.
+    MemAlloc {
+        ptr: u64,
+        size: u64,
+    },
+    /// Frees the graph allocation at the pointer.
+    MemFree(u64),
 }
 
 impl NodeOp {
@@ -144,6 +160,10 @@ impl NodeOp {
             NodeOp::Host { .. } => NodeType::Host,
             NodeOp::Graph(_) => NodeType::Graph,
             NodeOp::Empty => NodeType::Empty,
+            NodeOp::EventRecord(_) => NodeType::EventRecord,
+            NodeOp::EventWait(_) => NodeType::WaitEvent,
+            NodeOp::MemAlloc { .. } => NodeType::MemAlloc,
+            NodeOp::MemFree(_) => NodeType::MemFree,
         }
     }
 }
@@ -178,6 +198,10 @@ struct Exec {
     shape: Vec<(NodeType, Vec<usize>)>,
     /// References to user objects: the graph's and its child graphs', taken at instantiation.
     owned: Owned,
+    /// The instantiation flags (`cudaGraphInstantiateFlagAutoFreeOnLaunch` matters at launch).
+    flags: u64,
+    /// Nodes switched off (`cudaGraphNodeSetEnabled`): their steps do nothing.
+    disabled: HashSet<u64>,
 }
 
 #[derive(Default)]
@@ -188,6 +212,10 @@ pub(crate) struct State {
     next: u64,
     pub(crate) captures: Captures,
     pub(crate) user_objects: HashMap<u64, UserObject>,
+    /// Graph allocations by address (`graph_memory.rs`), and the high watermarks of their used and
+    /// reserved bytes.
+    pub(crate) allocs: HashMap<u64, GraphAlloc>,
+    pub(crate) mem_high: (u64, u64),
     /// Destructors of user objects released under the lock, run when it is let go ([`Cuda::with_graphs`]).
     pub(crate) doomed: Vec<Doomed>,
 }
@@ -226,6 +254,10 @@ impl State {
             }
         }
         let h = self.handle(NODE_WINDOW);
+        if let NodeOp::MemAlloc { ptr, size } = op {
+            // A new allocation (its node's): the graph's from now on.
+            self.allocs.entry(ptr).or_insert(GraphAlloc::new(size));
+        }
         if let NodeOp::Graph(child) = op {
             if let Some(g) = self.graphs.get_mut(&graph) {
                 g.children.push(child);
@@ -241,7 +273,9 @@ impl State {
     pub(crate) fn destroy_graph(&mut self, graph: u64) -> Result<()> {
         let g = self.graphs.remove(&graph).ok_or(Error::INVALID_VALUE)?;
         for n in g.nodes {
-            self.nodes.remove(&n);
+            if let Some(node) = self.nodes.remove(&n) {
+                self.release_alloc(&node.op);
+            }
         }
         for c in g.children {
             let _ = self.destroy_graph(c);
@@ -274,6 +308,9 @@ impl State {
     /// A copy of `graph` with new node handles, and the map from old handles to new.
     fn clone_graph(&mut self, graph: u64) -> Result<(u64, HashMap<u64, u64>)> {
         let order = self.graphs.get(&graph).ok_or(Error::INVALID_VALUE)?.nodes.clone();
+        if order.iter().any(|n| is_memory_op(&self.nodes[n].op)) {
+            return Err(Error::NOT_SUPPORTED); // CUDA's rule for graphs with memory nodes
+        }
         let copy = self.new_graph();
         let mut map = HashMap::new();
         // The nodes first, then their edges: an edge added later may come from a node made later.
@@ -419,6 +456,14 @@ impl Cuda {
         Ok(node)
     }
 
+    /// An event node's event must exist (`cudaErrorInvalidResourceHandle`).
+    fn check_event_op(&self, op: &NodeOp) -> Result<()> {
+        match op {
+            NodeOp::EventRecord(e) | NodeOp::EventWait(e) => self.event_exists(*e),
+            _ => Ok(()),
+        }
+    }
+
     /// `cudaGraphCreate` (flags must be 0).
     pub fn graph_create(&self, flags: u32) -> Result<u64> {
         if flags != 0 {
@@ -439,7 +484,14 @@ impl Cuda {
 
     /// Adds a node of any kind after `deps` (`cudaGraphAdd*Node`); a child graph is copied now.
     pub fn graph_add_node(&self, graph: u64, op: NodeOp, deps: &[u64]) -> Result<u64> {
+        self.check_event_op(&op)?;
         let mut s = self.graphs.lock();
+        match op {
+            // Made by `graph_add_mem_alloc_node`, which allocates.
+            NodeOp::MemAlloc { .. } => return Err(Error::INVALID_VALUE),
+            NodeOp::MemFree(ptr) if !s.is_graph_alloc(ptr) => return Err(Error::INVALID_VALUE),
+            _ => {}
+        }
         let op = match op {
             NodeOp::Graph(child) => NodeOp::Graph(s.clone_graph(child)?.0),
             op => op,
@@ -561,6 +613,7 @@ impl State {
         if let NodeOp::Graph(child) = n.op {
             let _ = s.destroy_graph(child);
         }
+        s.release_alloc(&n.op);
         Ok(())
     }
 }
@@ -582,9 +635,10 @@ impl Cuda {
     /// Replaces a node's operation by one of the same kind (`cudaGraphHostNodeSetParams`,
     /// `cudaGraphMemsetNodeSetParams`, `cudaGraphMemcpyNodeSetParams1D`).
     pub fn graph_node_set_op(&self, node: u64, op: NodeOp) -> Result<()> {
+        self.check_event_op(&op)?;
         let mut s = self.graphs.lock();
         let n = s.node_mut(node)?;
-        if n.op.kind() != op.kind() || matches!(op, NodeOp::Graph(_)) {
+        if n.op.kind() != op.kind() || matches!(op, NodeOp::Graph(_)) || is_memory_op(&op) {
             return Err(Error::INVALID_VALUE);
         }
         n.op = op;
@@ -595,7 +649,8 @@ impl Cuda {
     /// (`cudaGraphExecHostNodeSetParams`, `cudaGraphExecMemsetNodeSetParams`,
     /// `cudaGraphExecMemcpyNodeSetParams1D`); the graph itself is unchanged.
     pub fn graph_exec_set_op(&self, exec: u64, node: u64, op: NodeOp) -> Result<()> {
-        if matches!(op, NodeOp::Graph(_) | NodeOp::Kernel(_)) {
+        self.check_event_op(&op)?;
+        if matches!(op, NodeOp::Graph(_) | NodeOp::Kernel(_)) || is_memory_op(&op) {
             return Err(Error::INVALID_VALUE);
         }
         let mut s = self.graphs.lock();
@@ -638,8 +693,8 @@ impl Cuda {
         Ok(())
     }
 
-    /// `cudaGraphInstantiate`: flags 0 or `cudaGraphInstantiateFlagAutoFreeOnLaunch`/`UseNodePriority`
-    /// (moot here: no graph allocations, no concurrent nodes). Graphs launched from the device
+    /// `cudaGraphInstantiate`: flags 0, `cudaGraphInstantiateFlagAutoFreeOnLaunch` (a launch frees the
+    /// graph's allocations still live) or `UseNodePriority` (moot: nodes run one at a time). Graphs launched from the device
     /// (`cudaGraphInstantiateFlagDeviceLaunch`) are not supported; the upload flag belongs to
     /// `cudaGraphInstantiateWithParams`.
     pub fn graph_instantiate(&self, graph: u64, flags: u64) -> Result<u64> {
@@ -651,7 +706,7 @@ impl Cuda {
             );
             return Err(Error::NOT_SUPPORTED);
         }
-        if flags & !(0x1 | 0x8) != 0 {
+        if flags & !(AUTO_FREE_ON_LAUNCH | 0x8) != 0 {
             return Err(Error::INVALID_VALUE);
         }
         let mut s = self.graphs.lock();
@@ -660,9 +715,39 @@ impl Cuda {
         let mut owned = Owned::new();
         s.owned_deep(graph, &mut owned);
         let owned = s.retain_all(&owned);
+        for (_, op) in &steps {
+            s.retain_alloc(op);
+        }
         let h = s.handle(EXEC_WINDOW);
-        s.execs.insert(h, Exec { steps, shape, owned });
+        s.execs.insert(h, Exec { steps, shape, owned, flags, disabled: HashSet::new() });
         Ok(h)
+    }
+
+    /// `cudaGraphNodeSetEnabled`: a kernel, copy or set node of the executable graph does nothing while
+    /// disabled.
+    pub fn graph_node_set_enabled(&self, exec: u64, node: u64, enabled: bool) -> Result<()> {
+        let mut s = self.graphs.lock();
+        let e = s.execs.get_mut(&exec).ok_or(Error::INVALID_VALUE)?;
+        let (_, op) = e.steps.iter().find(|(n, _)| *n == node).ok_or(Error::INVALID_VALUE)?;
+        if !matches!(op.kind(), NodeType::Kernel | NodeType::Memcpy | NodeType::Memset) {
+            return Err(Error::INVALID_VALUE);
+        }
+        if enabled {
+            e.disabled.remove(&node);
+        } else {
+            e.disabled.insert(node);
+        }
+        Ok(())
+    }
+
+    /// `cudaGraphNodeGetEnabled`.
+    pub fn graph_node_enabled(&self, exec: u64, node: u64) -> Result<bool> {
+        let s = self.graphs.lock();
+        let e = s.execs.get(&exec).ok_or(Error::INVALID_VALUE)?;
+        if !e.steps.iter().any(|(n, _)| *n == node) {
+            return Err(Error::INVALID_VALUE);
+        }
+        Ok(!e.disabled.contains(&node))
     }
 
     /// `cudaGraphExecDestroy`.
@@ -670,6 +755,9 @@ impl Cuda {
         self.with_graphs(|s| {
             let e = s.execs.remove(&exec).ok_or(Error::INVALID_VALUE)?;
             s.release_all(e.owned);
+            for (_, op) in &e.steps {
+                s.release_alloc(op);
+            }
             Ok(())
         })
     }
@@ -723,6 +811,10 @@ impl Cuda {
             if kind != old_kind {
                 return Err(failure(3, steps[i].0)); // cudaGraphExecUpdateErrorNodeTypeChanged
             }
+            let (new, old) = (&steps[i].1, &e.steps[i].1);
+            if is_memory_op(new) && !same_memory_op(new, old) {
+                return Err(failure(5, steps[i].0)); // cudaGraphExecUpdateErrorParametersChanged
+            }
         }
         // The executable graph keeps answering to its original nodes' handles.
         for (new, old) in steps.into_iter().zip(e.steps.iter_mut()) {
@@ -737,16 +829,21 @@ impl Cuda {
     /// `cudaGraphLaunch`: runs the executable graph's steps on `stream`, in order. On a capturing stream
     /// the graph is recorded as a child-graph node instead.
     pub fn graph_launch(&self, exec: u64, stream: u64) -> Result<()> {
-        let steps: Vec<NodeOp> = {
+        let (steps, flags): (Vec<NodeOp>, u64) = {
             let s = self.graphs.lock();
             let e = s.execs.get(&exec).ok_or(Error::INVALID_VALUE)?;
-            e.steps.iter().map(|(_, op)| op.clone()).collect()
+            let on = e.steps.iter().filter(|(n, _)| !e.disabled.contains(n));
+            (on.map(|(_, op)| op.clone()).collect(), e.flags)
         };
         if self.stream_is_capturing(stream)? {
+            if steps.iter().any(is_memory_op) {
+                return Err(Error::NOT_SUPPORTED);
+            }
             return self.capture_steps(stream, steps);
         }
         self.enter_stream(stream)?;
         self.check_sticky()?;
+        self.with_graphs(|s| s.check_allocs_before_launch(&steps, flags))?;
         for op in steps {
             self.run_step(&op, stream)?;
         }
@@ -778,6 +875,10 @@ impl Cuda {
                 self.memset_elements(m.ptr, m.pitch, m.value, m.element, m.width, m.height)
             }
             NodeOp::Host { f, data } => self.launch_host_fn(stream, *f, *data as *mut libc::c_void),
+            NodeOp::EventRecord(e) => self.event_record(*e, stream),
+            NodeOp::EventWait(e) => self.stream_wait_event(stream, *e),
+            NodeOp::MemAlloc { ptr, .. } => self.with_graphs(|s| s.graph_alloc_runs(*ptr)),
+            NodeOp::MemFree(ptr) => self.with_graphs(|s| s.graph_free_runs(*ptr)),
             NodeOp::Graph(_) | NodeOp::Empty => Ok(()),
         }
     }
@@ -788,5 +889,14 @@ impl Cuda {
             return Err(Error::INVALID_VALUE);
         }
         self.stream_flags_priority(stream).map(|_| ())
+    }
+}
+
+/// Whether two memory nodes' operations are the same (an executable graph's cannot change).
+fn same_memory_op(a: &NodeOp, b: &NodeOp) -> bool {
+    match (a, b) {
+        (NodeOp::MemAlloc { ptr: p, size: n }, NodeOp::MemAlloc { ptr: q, size: m }) => p == q && n == m,
+        (NodeOp::MemFree(p), NodeOp::MemFree(q)) => p == q,
+        _ => false,
     }
 }

@@ -215,6 +215,14 @@ impl Cuda {
         if ptr == 0 {
             return Ok(());
         }
+        if let Some(r) = self.free_graph_alloc(ptr) {
+            return r;
+        }
+        self.free_now(ptr)
+    }
+
+    /// Gives device memory back (a graph allocation's too, once its graph is done with it).
+    pub(crate) fn free_now(&self, ptr: u64) -> Result<()> {
         let mut inner = self.lock();
         inner.flush_printf();
         match inner.memory.kinds.get(&ptr) {

@@ -294,6 +294,11 @@ impl Cuda {
         Ok(handle)
     }
 
+    /// Whether `event` exists (`cudaErrorInvalidResourceHandle` otherwise).
+    pub(crate) fn event_exists(&self, event: u64) -> Result<()> {
+        self.event_get(event).map(|_| ())
+    }
+
     fn event_get(&self, event: u64) -> Result<Event> {
         let t = self.streams.table.lock().unwrap_or_else(|e| e.into_inner());
         t.events.get(&event).copied().ok_or(Error::INVALID_RESOURCE_HANDLE)

@@ -30,17 +30,11 @@ pub(crate) struct UserObject {
 /// References held by a graph or an executable graph: object → count.
 pub(crate) type Owned = HashMap<u64, u64>;
 
-/// A destructor due to run once the lock is released.
-pub(crate) struct Doomed {
-    destroy: HostFn,
-    data: usize,
-}
-
-impl Doomed {
-    fn run(self) {
-        // SAFETY: the program's destructor with the program's pointer, called once, as CUDA calls it.
-        unsafe { (self.destroy)(self.data as *mut libc::c_void) }
-    }
+/// Work due once the graph lock is released: a user object's destructor, or a graph allocation's memory
+/// to give back (`graph_memory.rs`).
+pub(crate) enum Doomed {
+    Destructor { destroy: HostFn, data: usize },
+    Memory(u64),
 }
 
 /// The largest count one call may retain or release (`INT_MAX`).
@@ -63,7 +57,7 @@ impl State {
         o.refs -= count;
         if o.refs == 0 {
             if let Some(o) = self.user_objects.remove(&obj) {
-                self.doomed.push(Doomed { destroy: o.destroy, data: o.data });
+                self.doomed.push(Doomed::Destructor { destroy: o.destroy, data: o.data });
             }
         }
         Ok(())
@@ -86,7 +80,7 @@ impl State {
 }
 
 impl Cuda {
-    /// Runs `f` on the graph state, then the destructors it doomed, with the lock released.
+    /// Runs `f` on the graph state, then what it doomed, with the lock released.
     pub(crate) fn with_graphs<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         let (r, doomed) = {
             let mut s = self.graphs.lock();
@@ -94,7 +88,13 @@ impl Cuda {
             (r, std::mem::take(&mut s.doomed))
         };
         for d in doomed {
-            d.run();
+            match d {
+                // SAFETY: the program's destructor with the program's pointer, called once, as CUDA calls it.
+                Doomed::Destructor { destroy, data } => unsafe { destroy(data as *mut libc::c_void) },
+                Doomed::Memory(ptr) => {
+                    let _ = self.free_now(ptr);
+                }
+            }
         }
         r
     }

@@ -654,10 +654,7 @@ pub unsafe extern "C" fn cuMemAllocAsync(ptr: *mut CUdeviceptr, size: usize, str
 
 #[no_mangle]
 pub extern "C" fn cuMemFreeAsync(ptr: CUdeviceptr, stream: CUstream) -> CUresult {
-    ret(with_context().and_then(|c| {
-        c.enter_stream(stream as u64)?;
-        c.free(ptr)
-    }))
+    ret(with_context().and_then(|c| c.free_async(ptr, stream as u64)))
 }
 
 per_thread! {

@@ -205,11 +205,11 @@ pub(crate) unsafe fn alloc_async(ptr: *mut CUdeviceptr, size: usize, pool: Optio
         return ret(Err(Error::INVALID_VALUE));
     }
     let result = with_context().and_then(|c| {
-        c.enter_stream(stream as u64)?;
         if size == 0 {
+            c.enter_stream(stream as u64)?;
             return Err(Error::INVALID_VALUE);
         }
-        c.malloc_from_pool(size as u64, pool)
+        c.malloc_async(size as u64, pool, stream as u64)
     });
     // SAFETY: the caller's promise.
     ret(result.and_then(|p| unsafe { out(ptr, p) }))

@@ -467,6 +467,9 @@ pub struct cudaHostNodeParams {
 /// `cudaGraphExecUpdateResultInfo`: the driver's `CUgraphExecUpdateResultInfo`.
 pub type cudaGraphExecUpdateResultInfo = cudadrv::graph_edit::CUgraphExecUpdateResultInfo;
 
+/// `cudaMemAllocNodeParams`: the driver's `CUDA_MEM_ALLOC_NODE_PARAMS`.
+pub type cudaMemAllocNodeParams = cudadrv::graph_nodes::CUDA_MEM_ALLOC_NODE_PARAMS;
+
 /// `cudaGraphEdgeData`: the driver's `CUgraphEdgeData` (lockstep's edges are all the default kind).
 pub type cudaGraphEdgeData = cudadrv::graph_edit::CUgraphEdgeData;
 

@@ -666,3 +666,168 @@ pub extern "C" fn cudaGraphRetainUserObject(
 pub extern "C" fn cudaGraphReleaseUserObject(graph: cudaGraph_t, object: cudaUserObject_t, count: u32) -> cudaError_t {
     ret(cuda().graph_release_user_object(graph as u64, object as u64, count))
 }
+
+// ---- event and memory nodes, enabling nodes, graph memory (shared with the driver shell) -------------
+
+use crate::abi::cudaMemAllocNodeParams;
+use cudadrv::graph_nodes as nodes;
+
+/// # Safety
+/// `node` is valid for a write; `deps` for `n` reads.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphAddEventRecordNode(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    event: *mut c_void,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, NodeOp::EventRecord(event as u64), d)) }
+}
+
+/// # Safety
+/// `node` is valid for a write; `deps` for `n` reads.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphAddEventWaitNode(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    event: *mut c_void,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, NodeOp::EventWait(event as u64), d)) }
+}
+
+/// # Safety
+/// `event` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphEventRecordNodeGetEvent(
+    node: cudaGraphNode_t,
+    event: *mut *mut c_void,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { nodes::node_event(node, true, event) })
+}
+
+/// # Safety
+/// `event` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t, event: *mut *mut c_void) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { nodes::node_event(node, false, event) })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphEventRecordNodeSetEvent(node: cudaGraphNode_t, event: *mut c_void) -> cudaError_t {
+    ret(nodes::set_node_event(std::ptr::null_mut(), node, true, event))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphEventWaitNodeSetEvent(node: cudaGraphNode_t, event: *mut c_void) -> cudaError_t {
+    ret(nodes::set_node_event(std::ptr::null_mut(), node, false, event))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphExecEventRecordNodeSetEvent(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    event: *mut c_void,
+) -> cudaError_t {
+    ret(nodes::set_node_event(exec, node, true, event))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphExecEventWaitNodeSetEvent(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    event: *mut c_void,
+) -> cudaError_t {
+    ret(nodes::set_node_event(exec, node, false, event))
+}
+
+/// # Safety
+/// `node` is valid for a write, `deps` for `n` reads, `params` for a read and a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphAddMemAllocNode(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    params: *mut cudaMemAllocNodeParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { nodes::add_mem_alloc_node(node, graph, deps, n, params) })
+}
+
+/// # Safety
+/// `node` is valid for a write; `deps` for `n` reads.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphAddMemFreeNode(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    ptr: *mut c_void,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe { add(node, deps, n, |d| cuda().graph_add_mem_free_node(graph as u64, d, ptr as u64)) }
+}
+
+/// # Safety
+/// `params` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphMemAllocNodeGetParams(
+    node: cudaGraphNode_t,
+    params: *mut cudaMemAllocNodeParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { nodes::mem_alloc_node_params(node, params) })
+}
+
+/// # Safety
+/// `ptr` is valid for a write of a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphMemFreeNodeGetParams(node: cudaGraphNode_t, ptr: *mut c_void) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { nodes::mem_free_node_ptr(node, ptr.cast()) })
+}
+
+/// # Safety
+/// `value` is valid for a write of a `u64`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaDeviceGetGraphMemAttribute(device: i32, attr: i32, value: *mut c_void) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { nodes::graph_mem_attribute(device, attr, value) })
+}
+
+/// # Safety
+/// `value` is valid for a read of a `u64`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaDeviceSetGraphMemAttribute(device: i32, attr: i32, value: *mut c_void) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { nodes::set_graph_mem_attribute(device, attr, value) })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaDeviceGraphMemTrim(device: i32) -> cudaError_t {
+    ret(if device == 0 { Ok(()) } else { Err(Error::INVALID_DEVICE) })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphNodeSetEnabled(exec: cudaGraphExec_t, node: cudaGraphNode_t, enabled: u32) -> cudaError_t {
+    ret(cuda().graph_node_set_enabled(exec as u64, node as u64, enabled != 0))
+}
+
+/// # Safety
+/// `enabled` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphNodeGetEnabled(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    enabled: *mut u32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { nodes::node_enabled(exec, node, enabled) })
+}

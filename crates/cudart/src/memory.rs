@@ -118,7 +118,7 @@ unsafe fn malloc_async(ptr: *mut *mut c_void, size: usize, pool: Option<u64>, st
         return ret(Err(Error::INVALID_VALUE));
     }
     let c = cuda();
-    let result = c.enter_stream(stream as u64).and_then(|()| c.malloc_from_pool(size as u64, pool));
+    let result = c.malloc_async(size as u64, pool, stream as u64);
     // SAFETY: the caller's promise.
     ret(result.and_then(|p| unsafe { out(ptr, p as *mut c_void) }))
 }
@@ -151,10 +151,7 @@ unsafe_ptsz!(
 
 #[no_mangle]
 pub extern "C" fn cudaFreeAsync(ptr: *mut c_void, stream: cudaStream_t) -> cudaError_t {
-    if let Err(e) = cuda().enter_stream(stream as u64) {
-        return ret(Err(e));
-    }
-    cudaFree(ptr)
+    ret(cuda().free_async(ptr as u64, stream as u64))
 }
 
 ptsz!(cudaFreeAsync_ptsz => cudaFreeAsync(ptr: *mut c_void, stream: cudaStream_t));

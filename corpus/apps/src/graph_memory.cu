@@ -1,0 +1,168 @@
+// CUDA Graphs with memory and event nodes: cudaMallocAsync/cudaFreeAsync captured as allocation and free
+// nodes (the address fixed at capture, usable by the captured kernels, the graph run again after its free);
+// an explicit allocation node freed outside the graph by cudaFree, relaunching while an allocation is still
+// live refused unless the graph was instantiated with cudaGraphInstantiateFlagAutoFreeOnLaunch; the graph
+// memory attributes; event record and wait nodes (an event recorded by the graph); disabling a kernel node
+// in the executable graph; cloning a graph with memory nodes refused.
+#include "common.h"
+
+constexpr int N = 4096;
+
+__global__ void iota(int *x, int base, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = base + i;
+}
+
+__global__ void add(int *dst, const int *a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) dst[i] += a[i];
+}
+
+static void expect_error(cudaError_t got, cudaError_t want, const char *what) {
+  printf("%s: %s\n", what, cudaGetErrorName(got));
+  if (got != want) FAIL("%s: expected %s\n", what, cudaGetErrorName(want));
+  cudaGetLastError();
+}
+
+static unsigned long long attr(cudaGraphMemAttributeType a) {
+  unsigned long long v = 0;
+  CHECK(cudaDeviceGetGraphMemAttribute(0, a, &v));
+  return v;
+}
+
+static void check_sum(const int *d, long long want, const char *what) {
+  static int h[N];
+  CHECK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+  long long s = 0;
+  for (int i = 0; i < N; i++) s += h[i];
+  printf("%s: sum %lld\n", what, s);
+  if (s != want) FAIL("%s: sum %lld, expected %lld\n", what, s, want);
+}
+
+int main() {
+  const int blocks = (N + 255) / 256;
+  const long long iota_sum = (long long)N * (N - 1) / 2;
+  int *out;
+  CHECK(cudaMalloc(&out, N * sizeof(int)));
+  CHECK(cudaMemset(out, 0, N * sizeof(int)));
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+
+  // 1. Stream-ordered allocation captured: tmp = iota(100); out += tmp; free(tmp).
+  int *tmp = nullptr;
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  CHECK(cudaMallocAsync(&tmp, N * sizeof(int), s));
+  iota<<<blocks, 256, 0, s>>>(tmp, 100, N);
+  add<<<blocks, 256, 0, s>>>(out, tmp, N);
+  CHECK(cudaFreeAsync(tmp, s));
+  cudaGraph_t g;
+  CHECK(cudaStreamEndCapture(s, &g));
+  size_t count = 0;
+  CHECK(cudaGraphGetNodes(g, nullptr, &count));
+  cudaGraphNode_t nodes[8];
+  CHECK(cudaGraphGetNodes(g, nodes, &count));
+  cudaGraphNodeType first, last;
+  CHECK(cudaGraphNodeGetType(nodes[0], &first));
+  CHECK(cudaGraphNodeGetType(nodes[count - 1], &last));
+  printf("captured: %zu nodes, first is an allocation: %d, last a free: %d\n", count,
+         first == cudaGraphNodeTypeMemAlloc, last == cudaGraphNodeTypeMemFree);
+  cudaMemAllocNodeParams ap;
+  CHECK(cudaGraphMemAllocNodeGetParams(nodes[0], &ap));
+  printf("allocation node: %zu bytes at the captured address: %d\n", ap.bytesize, ap.dptr == tmp);
+  cudaGraph_t copy;
+  expect_error(cudaGraphClone(&copy, g), cudaErrorNotSupported, "clone of a graph with memory nodes");
+  cudaGraphExec_t e;
+  CHECK(cudaGraphInstantiate(&e, g, 0));
+  CHECK(cudaGraphLaunch(e, s));
+  CHECK(cudaGraphLaunch(e, s));  // freed at the end of the first launch: runs again
+  CHECK(cudaStreamSynchronize(s));
+  check_sum(out, 2 * (iota_sum + 100LL * N), "two launches");
+  CHECK(cudaGraphExecDestroy(e));
+  CHECK(cudaGraphDestroy(g));
+
+  // 2. An allocation node without a free node: live after the launch, a second launch refused, cudaFree
+  //    ends it; with AutoFreeOnLaunch a relaunch frees it itself.
+  CHECK(cudaGraphCreate(&g, 0));
+  cudaMemAllocNodeParams p = {};
+  p.poolProps.allocType = cudaMemAllocationTypePinned;
+  p.poolProps.location.type = cudaMemLocationTypeDevice;
+  p.poolProps.location.id = 0;
+  p.bytesize = N * sizeof(int);
+  cudaGraphNode_t alloc, fill;
+  CHECK(cudaGraphAddMemAllocNode(&alloc, g, nullptr, 0, &p));
+  int *buf = static_cast<int *>(p.dptr);
+  cudaKernelNodeParams kp = {};
+  int base = 7, n = N;
+  void *args[] = {&buf, &base, &n};
+  kp.func = (void *)iota;
+  kp.gridDim = dim3(blocks);
+  kp.blockDim = dim3(256);
+  kp.kernelParams = args;
+  CHECK(cudaGraphAddKernelNode(&fill, g, &alloc, 1, &kp));
+  printf("reserved after the node: %llu bytes, used %llu\n", attr(cudaGraphMemAttrReservedMemCurrent),
+         attr(cudaGraphMemAttrUsedMemCurrent));
+  CHECK(cudaGraphInstantiate(&e, g, 0));
+  CHECK(cudaGraphLaunch(e, s));
+  CHECK(cudaStreamSynchronize(s));
+  check_sum(buf, iota_sum + 7LL * N, "the graph's allocation after its launch");
+  printf("used while live: %llu bytes\n", attr(cudaGraphMemAttrUsedMemCurrent));
+  expect_error(cudaGraphLaunch(e, s), cudaErrorInvalidValue, "relaunch while the allocation is live");
+  CHECK(cudaFree(buf));
+  printf("used after cudaFree: %llu bytes\n", attr(cudaGraphMemAttrUsedMemCurrent));
+  CHECK(cudaGraphLaunch(e, s));
+  CHECK(cudaStreamSynchronize(s));
+  CHECK(cudaGraphExecDestroy(e));
+  CHECK(cudaGraphInstantiate(&e, g, cudaGraphInstantiateFlagAutoFreeOnLaunch));
+  CHECK(cudaGraphLaunch(e, s));  // the allocation from the last launch is freed first
+  CHECK(cudaStreamSynchronize(s));
+  check_sum(buf, iota_sum + 7LL * N, "AutoFreeOnLaunch relaunch");
+  CHECK(cudaFreeAsync(buf, s));
+  CHECK(cudaStreamSynchronize(s));
+  expect_error(cudaFree(buf), cudaErrorInvalidValue, "freeing it twice");
+  CHECK(cudaGraphExecDestroy(e));
+  CHECK(cudaGraphDestroy(g));
+  unsigned long long zero = 0;
+  CHECK(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh, &zero));
+  printf("after the graph is gone: reserved %llu bytes, used high %llu\n",
+         attr(cudaGraphMemAttrReservedMemCurrent), attr(cudaGraphMemAttrUsedMemHigh));
+
+  // 3. Event record and wait nodes, and a disabled kernel node.
+  cudaEvent_t done;
+  CHECK(cudaEventCreate(&done));
+  CHECK(cudaGraphCreate(&g, 0));
+  cudaGraphNode_t k1, rec, wait, k2;
+  int *outp = out;
+  int b2 = 1;
+  void *args2[] = {&outp, &b2, &n};
+  kp.kernelParams = args2;
+  CHECK(cudaGraphAddKernelNode(&k1, g, nullptr, 0, &kp));
+  CHECK(cudaGraphAddEventRecordNode(&rec, g, &k1, 1, done));
+  CHECK(cudaGraphAddEventWaitNode(&wait, g, &rec, 1, done));
+  base = 1000;
+  void *args3[] = {&outp, &base, &n};
+  kp.kernelParams = args3;
+  CHECK(cudaGraphAddKernelNode(&k2, g, &wait, 1, &kp));
+  cudaEvent_t got;
+  CHECK(cudaGraphEventRecordNodeGetEvent(rec, &got));
+  printf("event nodes: record node's event is ours: %d\n", got == done);
+  CHECK(cudaGraphInstantiate(&e, g, 0));
+  CHECK(cudaGraphLaunch(e, s));
+  CHECK(cudaStreamSynchronize(s));
+  printf("event recorded by the graph: %s\n", cudaGetErrorName(cudaEventQuery(done)));
+  check_sum(out, iota_sum + 1000LL * N, "both kernels");
+  CHECK(cudaGraphNodeSetEnabled(e, k2, 0));
+  unsigned int on = 1;
+  CHECK(cudaGraphNodeGetEnabled(e, k2, &on));
+  CHECK(cudaGraphLaunch(e, s));
+  CHECK(cudaStreamSynchronize(s));
+  printf("second kernel enabled: %u\n", on);
+  check_sum(out, iota_sum + 1LL * N, "second kernel disabled");
+  expect_error(cudaGraphNodeSetEnabled(e, rec, 0), cudaErrorInvalidValue, "disabling an event node");
+  CHECK(cudaGraphExecDestroy(e));
+  CHECK(cudaGraphDestroy(g));
+  CHECK(cudaEventDestroy(done));
+  CHECK(cudaStreamDestroy(s));
+  CHECK(cudaFree(out));
+  printf("graph_memory: ok\n");
+  return 0;
+}
