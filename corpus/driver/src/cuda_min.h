@@ -187,4 +187,20 @@ CUresult cuUserObjectCreate(void **object, void *ptr, void (*destroy)(void *), u
                             unsigned int flags);
 CUresult cuUserObjectRelease(void *object, unsigned int count);
 CUresult cuGraphRetainUserObject(void *graph, void *object, unsigned int count, unsigned int flags);
+typedef union {
+    char pad[64];
+    struct {
+        void *base_ptr;
+        size_t num_bytes;
+        float hitRatio;
+        int hitProp, missProp;
+    } accessPolicyWindow;
+    int priority;
+    int syncPolicy;
+} CUstreamAttrValue;
+CUresult cuStreamGetAttribute(CUstream stream, int attr, CUstreamAttrValue *value);
+CUresult cuStreamSetAttribute(CUstream stream, int attr, const CUstreamAttrValue *value);
+CUresult cuStreamCopyAttributes(CUstream dst, CUstream src);
+CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, int priority);
+CUresult cuStreamGetPriority(CUstream stream, int *priority);
 #endif

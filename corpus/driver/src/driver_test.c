@@ -13,6 +13,7 @@
      driver_test batch                   cuMemcpyBatchAsync (both forms) and the capture status of streams
      driver_test pools                   memory pools: default, created, current; attributes, access, errors
      driver_test graphs FILE.ptx         stream capture of launches into a graph, instantiated and launched
+     driver_test stream_attrs            stream attributes: set, read back, copied; a priority; refusals
      driver_test graph_nodes FILE.ptx    a graph built node by node: kernel, set, copy, host, empty and child
                                          nodes, edges, parameters, clones, updates and user objects */
 #include <dlfcn.h>
@@ -581,6 +582,40 @@ static void run_graph_nodes(CUmodule mod) {
     CHECK(cuMemFree_v2(dy));
 }
 
+/* Stream attributes are kept and read back (the priority is the stream's); an access policy window must be
+   empty (no persisting L2), an unknown attribute is refused. */
+static void run_stream_attrs(void) {
+    CUstream a, b;
+    CHECK(cuStreamCreateWithPriority(&a, 1, 0));
+    CHECK(cuStreamCreate(&b, 1));
+    CUstreamAttrValue v;
+    memset(&v, 0x55, sizeof v);
+    CHECK(cuStreamGetAttribute(a, 8 /* priority */, &v));
+    EXPECT(v.priority == 0);
+    v.priority = -1;
+    CHECK(cuStreamSetAttribute(a, 8, &v));
+    int p = 0;
+    CHECK(cuStreamGetPriority(a, &p));
+    EXPECT(p == -1);
+    memset(&v, 0, sizeof v);
+    v.syncPolicy = 2 /* CU_SYNC_POLICY_YIELD */;
+    CHECK(cuStreamSetAttribute(a, 3 /* synchronization policy */, &v));
+    memset(&v, 0, sizeof v);
+    v.accessPolicyWindow.num_bytes = 1 << 20;
+    EXPECT(cuStreamSetAttribute(a, 1 /* access policy window */, &v) == 1 /* CUDA_ERROR_INVALID_VALUE */);
+    v.accessPolicyWindow.num_bytes = 0;
+    CHECK(cuStreamSetAttribute(a, 1, &v));
+    EXPECT(cuStreamSetAttribute(a, 7 /* not a stream attribute */, &v) == 1);
+    CHECK(cuStreamCopyAttributes(b, a));
+    memset(&v, 0, sizeof v);
+    CHECK(cuStreamGetAttribute(b, 3, &v));
+    EXPECT(v.syncPolicy == 2);
+    CHECK(cuStreamGetPriority(b, &p));
+    EXPECT(p == -1);
+    CHECK(cuStreamDestroy_v2(a));
+    CHECK(cuStreamDestroy_v2(b));
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: driver_test MODE [FILES]\n");
@@ -665,6 +700,8 @@ int main(int argc, char **argv) {
         CHECK(cuModuleLoad(&mod, argv[2]));
         run_graphs(mod);
         CHECK(cuModuleUnload(mod));
+    } else if (!strcmp(mode, "stream_attrs")) {
+        run_stream_attrs();
     } else if (!strcmp(mode, "graph_nodes") && argc == 3) {
         CHECK(cuModuleLoad(&mod, argv[2]));
         run_graph_nodes(mod);

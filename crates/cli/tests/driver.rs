@@ -136,6 +136,7 @@ fn a_child_forked_after_cu_init_cannot_use_the_driver() {
 #[test]
 fn batched_copies_follow_the_rules_and_no_stream_is_capturing() {
     mode_passes(&["batch"]);
+    mode_passes(&["stream_attrs"]);
 }
 
 #[test]

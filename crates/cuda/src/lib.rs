@@ -66,7 +66,7 @@ pub use launch::{pop_call_configuration, push_call_configuration, CallConfig, Fu
 pub use memory::{Array, ArrayDesc, CopyKind, MemoryType, PointerAttributes};
 pub use properties::Properties;
 pub use report::{KernelReport, Report};
-pub use stream::{EventFlags, HostFn, StreamCallback, LEGACY_STREAM, PER_THREAD_STREAM};
+pub use stream::{EventFlags, HostFn, StreamAttrValue, StreamCallback, LEGACY_STREAM, PER_THREAD_STREAM};
 
 /// What most calls return.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

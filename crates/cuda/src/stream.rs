@@ -49,9 +49,30 @@ pub(crate) struct Streams {
 #[derive(Default)]
 struct Table {
     streams: HashMap<u64, Stream>,
+    /// Stream attributes set (`cudaStreamSetAttribute`), by stream and attribute id: the value union's bytes.
+    attributes: HashMap<u64, HashMap<i32, StreamAttrValue>>,
     events: HashMap<u64, Event>,
     next_stream: u64,
     next_event: u64,
+}
+
+/// Size of `cudaStreamAttrValue` (`cudaLaunchAttributeValue`), a union.
+pub const STREAM_ATTR_BYTES: usize = 64;
+/// A stream attribute's value, as its union's bytes.
+pub type StreamAttrValue = [u8; STREAM_ATTR_BYTES];
+
+/// `cudaLaunchAttributeID`s a stream takes: the access policy window, the synchronization policy, the
+/// priority, the memory synchronization domain map and domain.
+const ATTR_ACCESS_POLICY_WINDOW: i32 = 1;
+const ATTR_PRIORITY: i32 = 8;
+const STREAM_ATTRS: [i32; 5] = [ATTR_ACCESS_POLICY_WINDOW, 3, ATTR_PRIORITY, 9, 10];
+
+fn check_stream_attr(attr: i32) -> Result<()> {
+    if STREAM_ATTRS.contains(&attr) {
+        Ok(())
+    } else {
+        Err(Error::INVALID_VALUE)
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -207,6 +228,7 @@ impl Cuda {
         }
         self.enter_stream(stream)?;
         let mut t = self.streams.table.lock().unwrap_or_else(|e| e.into_inner());
+        t.attributes.remove(&stream);
         t.streams.remove(&stream).map(|_| ()).ok_or(Error::INVALID_RESOURCE_HANDLE)
     }
 
@@ -233,6 +255,61 @@ impl Cuda {
         let key = self.stream_key(stream)?;
         let t = self.streams.table.lock().unwrap_or_else(|e| e.into_inner());
         Ok(t.streams.get(&key).map_or((0, 0), |s| (s.flags, s.priority)))
+    }
+
+    /// `cudaStreamGetAttribute`: the value set, or the default (zeros; the stream's priority for
+    /// `cudaLaunchAttributePriority`).
+    pub fn stream_attribute(&self, stream: u64, attr: i32) -> Result<StreamAttrValue> {
+        check_stream_attr(attr)?;
+        let key = self.stream_key(stream)?;
+        let t = self.streams.table.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = t.attributes.get(&key).and_then(|a| a.get(&attr)) {
+            return Ok(*v);
+        }
+        let mut v = [0u8; STREAM_ATTR_BYTES];
+        if attr == ATTR_PRIORITY {
+            let priority = t.streams.get(&key).map_or(0, |s| s.priority);
+            v[..4].copy_from_slice(&priority.to_le_bytes());
+        }
+        Ok(v)
+    }
+
+    /// `cudaStreamSetAttribute`: kept and read back; they change nothing in how lockstep runs the stream. An
+    /// access policy window must fit `cudaDevAttrMaxAccessPolicyWindowSize`, which is 0 (no persisting L2):
+    /// only an empty window is accepted.
+    pub fn set_stream_attribute(&self, stream: u64, attr: i32, value: StreamAttrValue) -> Result<()> {
+        check_stream_attr(attr)?;
+        let key = self.stream_key(stream)?;
+        if attr == ATTR_ACCESS_POLICY_WINDOW {
+            let num_bytes = u64::from_le_bytes(value[8..16].try_into().unwrap_or_default());
+            if num_bytes > 0 {
+                return Err(Error::INVALID_VALUE);
+            }
+        }
+        let mut t = self.streams.table.lock().unwrap_or_else(|e| e.into_inner());
+        if attr == ATTR_PRIORITY {
+            let (least, greatest) = Cuda::stream_priority_range();
+            let priority = i32::from_le_bytes(value[..4].try_into().unwrap_or_default()).clamp(greatest, least);
+            if let Some(s) = t.streams.get_mut(&key) {
+                s.priority = priority;
+            }
+        }
+        t.attributes.entry(key).or_default().insert(attr, value);
+        Ok(())
+    }
+
+    /// `cudaStreamCopyAttributes`: `dst` gets `src`'s attributes.
+    pub fn stream_copy_attributes(&self, dst: u64, src: u64) -> Result<()> {
+        let (dst, src) = (self.stream_key(dst)?, self.stream_key(src)?);
+        let mut t = self.streams.table.lock().unwrap_or_else(|e| e.into_inner());
+        let attrs = t.attributes.get(&src).cloned().unwrap_or_default();
+        if let (Some(p), true) = (t.streams.get(&src).map(|s| s.priority), t.streams.contains_key(&dst)) {
+            if let Some(d) = t.streams.get_mut(&dst) {
+                d.priority = p;
+            }
+        }
+        t.attributes.insert(dst, attrs);
+        Ok(())
     }
 
     /// `cudaStreamWaitEvent`: work is done when enqueued, so the event has happened (or was never

@@ -67,7 +67,7 @@ mod memory;
 mod module;
 pub mod pool;
 pub mod proc;
-mod stream;
+pub mod stream;
 pub mod symbols;
 mod tensormap;
 pub mod unsupported;

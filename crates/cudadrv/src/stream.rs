@@ -199,3 +199,64 @@ per_thread! {
     cuEventRecord_ptsz => cuEventRecord(event: CUevent, stream: CUstream);
     cuEventRecordWithFlags_ptsz => cuEventRecordWithFlags(event: CUevent, stream: CUstream, _flags: u32);
 }
+
+// ---- stream attributes --------------------------------------------------------------------------------
+
+/// `cuStreamGetAttribute` and `cudaStreamGetAttribute`: the 64-byte value union (`CUstreamAttrValue`).
+///
+/// # Safety
+/// `value` is valid for a write of 64 bytes.
+pub unsafe fn get_attribute(stream: u64, attr: i32, value: *mut c_void) -> cuda::Result<()> {
+    if value.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    let v = with_context()?.stream_attribute(stream, attr)?;
+    // SAFETY: the caller's promise.
+    unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), value.cast::<u8>(), v.len()) };
+    Ok(())
+}
+
+/// `cuStreamSetAttribute` and `cudaStreamSetAttribute` (see `cuda::Cuda::set_stream_attribute`).
+///
+/// # Safety
+/// `value` is valid for a read of 64 bytes.
+pub unsafe fn set_attribute(stream: u64, attr: i32, value: *const c_void) -> cuda::Result<()> {
+    if value.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: the caller's promise.
+    let v = unsafe { value.cast::<cuda::StreamAttrValue>().read_unaligned() };
+    with_context()?.set_stream_attribute(stream, attr, v)
+}
+
+/// # Safety
+/// As [`get_attribute`].
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetAttribute(stream: CUstream, attr: i32, value: *mut c_void) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { get_attribute(stream as u64, attr, value) })
+}
+
+/// # Safety
+/// As [`set_attribute`].
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamSetAttribute(stream: CUstream, attr: i32, value: *const c_void) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { set_attribute(stream as u64, attr, value) })
+}
+
+#[no_mangle]
+pub extern "C" fn cuStreamCopyAttributes(dst: CUstream, src: CUstream) -> CUresult {
+    ret(with_context().and_then(|c| c.stream_copy_attributes(dst as u64, src as u64)))
+}
+
+/// As [`cuStreamCopyAttributes`], the null streams meaning the calling thread's default stream.
+#[no_mangle]
+pub extern "C" fn cuStreamCopyAttributes_ptsz(dst: CUstream, src: CUstream) -> CUresult {
+    cuStreamCopyAttributes(crate::per_thread_stream(dst), crate::per_thread_stream(src))
+}
+
+per_thread! {
+    cuStreamGetAttribute_ptsz => cuStreamGetAttribute(stream: CUstream, attr: i32, value: *mut c_void);
+    cuStreamSetAttribute_ptsz => cuStreamSetAttribute(stream: CUstream, attr: i32, value: *const c_void);
+}

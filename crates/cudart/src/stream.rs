@@ -281,3 +281,34 @@ pub unsafe extern "C" fn cudaEventElapsedTime(ms: *mut f32, start: cudaEvent_t, 
     // SAFETY: the caller's promise.
     ret(cuda().event_elapsed(start as u64, end as u64).and_then(|t| unsafe { out(ms, t) }))
 }
+
+/// # Safety
+/// `value` is valid for a write of a `cudaStreamAttrValue` (64 bytes).
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamGetAttribute(stream: cudaStream_t, attr: i32, value: *mut c_void) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { cudadrv::stream::get_attribute(stream as u64, attr, value) })
+}
+
+unsafe_ptsz!(cudaStreamGetAttribute_ptsz => cudaStreamGetAttribute(stream: cudaStream_t, attr: i32, value: *mut c_void));
+
+/// # Safety
+/// `value` is valid for a read of a `cudaStreamAttrValue` (64 bytes).
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamSetAttribute(stream: cudaStream_t, attr: i32, value: *const c_void) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { cudadrv::stream::set_attribute(stream as u64, attr, value) })
+}
+
+unsafe_ptsz!(cudaStreamSetAttribute_ptsz => cudaStreamSetAttribute(stream: cudaStream_t, attr: i32, value: *const c_void));
+
+#[no_mangle]
+pub extern "C" fn cudaStreamCopyAttributes(dst: cudaStream_t, src: cudaStream_t) -> cudaError_t {
+    ret(cuda().stream_copy_attributes(dst as u64, src as u64))
+}
+
+/// As [`cudaStreamCopyAttributes`], the null streams meaning the calling thread's default stream.
+#[no_mangle]
+pub extern "C" fn cudaStreamCopyAttributes_ptsz(dst: cudaStream_t, src: cudaStream_t) -> cudaError_t {
+    cudaStreamCopyAttributes(crate::per_thread(dst) as cudaStream_t, crate::per_thread(src) as cudaStream_t)
+}
