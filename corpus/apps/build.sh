@@ -80,6 +80,7 @@ PROGRAMS=(
   "array_copies|array_copies.cu|${SM80[*]} -Xcompiler=-Wno-deprecated-declarations"
   "graphs|graphs.cu|${SM80[*]} -std=c++17"
   "graph_memory|graph_memory.cu|${SM80[*]} -std=c++17"
+  "memcpy_batch|memcpy_batch.cu|${SM80[*]}"
 )
 
 main() {

@@ -55,7 +55,7 @@ macro_rules! alias {
     };
 }
 
-mod abi;
+pub mod abi;
 mod context;
 mod device;
 pub mod error;
@@ -63,7 +63,7 @@ pub mod graph;
 pub mod graph_edit;
 pub mod graph_nodes;
 mod launch;
-mod memory;
+pub mod memory;
 mod module;
 pub mod pool;
 pub mod proc;

@@ -271,7 +271,8 @@ per_thread! {
 /// `dsts`, `srcs` and `sizes` hold `count` elements, `attrs` and `idxs` `num_attrs`; the copies are of
 /// memory the program owns.
 #[allow(clippy::too_many_arguments)]
-unsafe fn copy_batch(
+pub unsafe fn copy_batch(
+    c: &cuda::Cuda,
     dsts: *const CUdeviceptr,
     srcs: *const CUdeviceptr,
     sizes: *const usize,
@@ -282,7 +283,6 @@ unsafe fn copy_batch(
     stream: CUstream,
 ) -> Result<(), (Error, Option<usize>)> {
     let whole = |e: Error| (e, None);
-    let c = with_context().map_err(whole)?;
     let pointers_null = [dsts.is_null(), srcs.is_null(), sizes.is_null(), attrs.is_null(), idxs.is_null()];
     if count == 0 || num_attrs == 0 || num_attrs > count || pointers_null.contains(&true) {
         return Err(whole(Error::INVALID_VALUE));
@@ -326,7 +326,10 @@ pub unsafe extern "C" fn cuMemcpyBatchAsync_v2(
     stream: CUstream,
 ) -> CUresult {
     // SAFETY: the caller's promise.
-    ret(unsafe { copy_batch(dsts, srcs, sizes, count, attrs, idxs, num_attrs, stream) }.map_err(|(e, _)| e))
+    ret(with_context()
+        .map_err(|e| (e, None))
+        .and_then(|c| unsafe { copy_batch(c, dsts, srcs, sizes, count, attrs, idxs, num_attrs, stream) })
+        .map_err(|(e, _)| e))
 }
 
 /// CUDA 12.8's form, which also names the copy that failed (`SIZE_MAX` for an error of the whole batch).
@@ -347,7 +350,9 @@ pub unsafe extern "C" fn cuMemcpyBatchAsync(
     stream: CUstream,
 ) -> CUresult {
     // SAFETY: the caller's promise.
-    let result = unsafe { copy_batch(dsts, srcs, sizes, count, attrs, idxs, num_attrs, stream) };
+    let result = with_context()
+        .map_err(|e| (e, None))
+        .and_then(|c| unsafe { copy_batch(c, dsts, srcs, sizes, count, attrs, idxs, num_attrs, stream) });
     if let Err((_, index)) = result {
         if !fail.is_null() {
             // SAFETY: the caller's promise.
@@ -801,4 +806,25 @@ pub extern "C" fn cuPointerSetAttribute(_value: *const c_void, attribute: i32, p
         Ok(())
     });
     ret(result)
+}
+
+/// One copy with attributes: a batch of one (`cuMemcpyWithAttributesAsync`, CUDA 13).
+///
+/// # Safety
+/// As [`copy_batch`], for one copy.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyWithAttributesAsync(
+    dst: CUdeviceptr,
+    src: CUdeviceptr,
+    size: usize,
+    attr: *mut CUmemcpyAttributes,
+    stream: CUstream,
+) -> CUresult {
+    // SAFETY: the caller's promise: one copy and one attribute.
+    ret(with_context()
+        .and_then(|c| unsafe { copy_batch(c, &dst, &src, &size, 1, attr, &0, 1, stream) }.map_err(|(e, _)| e)))
+}
+
+per_thread! {
+    cuMemcpyWithAttributesAsync_ptsz => cuMemcpyWithAttributesAsync(dst: CUdeviceptr, src: CUdeviceptr, size: usize, attr: *mut CUmemcpyAttributes, stream: CUstream);
 }

@@ -626,3 +626,49 @@ ptsz!(
 pub extern "C" fn cudaMemAdvise(ptr: *const c_void, _n: usize, advice: i32, _location: u64) -> cudaError_t {
     ret(if ptr.is_null() || !(1..=6).contains(&advice) { Err(Error::INVALID_VALUE) } else { Ok(()) })
 }
+
+/// `cudaMemcpyBatchAsync` (CUDA 13's form): the driver's `cuMemcpyBatchAsync_v2`, whose rules it shares.
+///
+/// # Safety
+/// `dsts`, `srcs` and `sizes` hold `count` elements, `attrs` and `idxs` `num_attrs`; the copies are of
+/// memory the program owns.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cudaMemcpyBatchAsync(
+    dsts: *const *mut c_void,
+    srcs: *const *const c_void,
+    sizes: *const usize,
+    count: usize,
+    attrs: *mut cudadrv::abi::CUmemcpyAttributes,
+    idxs: *mut usize,
+    num_attrs: usize,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    // SAFETY: the caller's promise; pointers and `CUdeviceptr`s have one size.
+    let r = unsafe {
+        cudadrv::memory::copy_batch(cuda(), dsts.cast(), srcs.cast(), sizes, count, attrs, idxs, num_attrs, stream)
+    };
+    ret(r.map_err(|(e, _)| e))
+}
+
+unsafe_ptsz!(cudaMemcpyBatchAsync_ptsz => cudaMemcpyBatchAsync(dsts: *const *mut c_void, srcs: *const *const c_void, sizes: *const usize, count: usize, attrs: *mut cudadrv::abi::CUmemcpyAttributes, idxs: *mut usize, num_attrs: usize, stream: cudaStream_t));
+
+/// `cudaMemcpyWithAttributesAsync`: a batch of one copy.
+///
+/// # Safety
+/// As [`cudaMemcpyBatchAsync`], for one copy.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemcpyWithAttributesAsync(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    attr: *mut cudadrv::abi::CUmemcpyAttributes,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    let (dst, src) = (dst as u64, src as u64);
+    // SAFETY: the caller's promise: one copy and one attribute.
+    let r = unsafe { cudadrv::memory::copy_batch(cuda(), &dst, &src, &size, 1, attr, &0, 1, stream) };
+    ret(r.map_err(|(e, _)| e))
+}
+
+unsafe_ptsz!(cudaMemcpyWithAttributesAsync_ptsz => cudaMemcpyWithAttributesAsync(dst: *mut c_void, src: *const c_void, size: usize, attr: *mut cudadrv::abi::CUmemcpyAttributes, stream: cudaStream_t));
