@@ -2,7 +2,9 @@
 // release threshold, cudaMallocAsync/cudaFreeAsync around kernels in a stream,
 // a pool of the program's own (cudaMemPoolCreate) with cudaMallocFromPoolAsync,
 // its usage counters and high watermarks, access descriptors, the device's
-// current pool, and the documented errors of misuse.
+// current pool, and the documented errors of misuse; CUDA 13's pools by location
+// (cudaMemGetDefaultMemPool/GetMemPool/SetMemPool): the device's, a pinned host
+// pool and a managed pool, allocations from them used by kernels.
 #include "common.h"
 
 __global__ void fill(int *a, int n, int base) {
@@ -137,6 +139,58 @@ int main() {
   CHECK(cudaMemPoolDestroy(pool));
   CHECK(cudaDeviceGetMemPool(&cur, 0));
   if (cur != def) FAIL("the default pool is not current after the destroy");
+
+  // Pools by location (CUDA 13). The device's pinned default is cudaDeviceGetDefaultMemPool's.
+  cudaMemLocation dev_loc = {};
+  dev_loc.type = cudaMemLocationTypeDevice;
+  dev_loc.id = 0;
+  cudaMemPool_t by_loc;
+  CHECK(cudaMemGetDefaultMemPool(&by_loc, &dev_loc, cudaMemAllocationTypePinned));
+  if (by_loc != def) FAIL("the device's default pool by location differs");
+  cudaMemLocation host_loc = {};
+  host_loc.type = cudaMemLocationTypeHost;
+  cudaMemPool_t host_pool, host_cur;
+  CHECK(cudaMemGetDefaultMemPool(&host_pool, &host_loc, cudaMemAllocationTypePinned));
+  CHECK(cudaMemGetMemPool(&host_cur, &host_loc, cudaMemAllocationTypePinned));
+  if (host_pool == def || host_cur != host_pool) FAIL("the host pool");
+  int *h;
+  CHECK(cudaMallocFromPoolAsync((void **)&h, 128 * sizeof(int), host_pool, s));
+  fill<<<1, 128, 0, s>>>(h, 128, 11);
+  CHECK_LAUNCH();
+  CHECK(cudaStreamSynchronize(s));
+  cudaPointerAttributes pa;
+  CHECK(cudaPointerGetAttributes(&pa, h));
+  printf("host pool: h[127] = %d read by the host, memory type host: %d\n", h[127], pa.type == cudaMemoryTypeHost);
+  if (h[127] != 138) FAIL("h[127] = %d", h[127]);
+  CHECK(cudaFreeAsync(h, s));
+  cudaMemLocation none = {};
+  none.type = cudaMemLocationTypeNone;
+  cudaMemPool_t managed_pool;
+  CHECK(cudaMemGetDefaultMemPool(&managed_pool, &none, cudaMemAllocationTypeManaged));
+  int *m;
+  CHECK(cudaMallocFromPoolAsync((void **)&m, 128 * sizeof(int), managed_pool, s));
+  fill<<<1, 128, 0, s>>>(m, 128, 20);
+  CHECK_LAUNCH();
+  CHECK(cudaStreamSynchronize(s));
+  CHECK(cudaPointerGetAttributes(&pa, m));
+  printf("managed pool: m[0] = %d, memory type managed: %d\n", m[0], pa.type == cudaMemoryTypeManaged);
+  CHECK(cudaFreeAsync(m, s));
+  cudaMemPoolProps hp = {};
+  hp.allocType = cudaMemAllocationTypePinned;
+  hp.location = host_loc;
+  cudaMemPool_t own_host;
+  CHECK(cudaMemPoolCreate(&own_host, &hp));
+  CHECK(cudaMemSetMemPool(&host_loc, cudaMemAllocationTypePinned, own_host));
+  CHECK(cudaMemGetMemPool(&host_cur, &host_loc, cudaMemAllocationTypePinned));
+  if (host_cur != own_host) FAIL("cudaMemSetMemPool did not take");
+  EXPECT_ERR(cudaMemSetMemPool(&dev_loc, cudaMemAllocationTypePinned, own_host), cudaErrorInvalidValue);
+  EXPECT_ERR(cudaMemPoolDestroy(host_pool), cudaErrorInvalidValue);
+  EXPECT_ERR(cudaMemGetDefaultMemPool(&other, &none, cudaMemAllocationTypePinned), cudaErrorInvalidValue);
+  cudaGetLastError();
+  CHECK(cudaMemPoolDestroy(own_host));
+  CHECK(cudaMemGetMemPool(&host_cur, &host_loc, cudaMemAllocationTypePinned));
+  if (host_cur != host_pool) FAIL("the host's default pool is not current after the destroy");
+  printf("pools by location: device, host and managed\n");
   CHECK(cudaStreamDestroy(s));
   printf("PASSED\n");
   return 0;

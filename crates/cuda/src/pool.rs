@@ -58,8 +58,50 @@ impl PoolAttr {
 /// `cudaMemAccessFlagsProtReadWrite`.
 pub const ACCESS_READ_WRITE: i32 = 3;
 
+/// Where a pool's memory lives and of which kind (`cudaMemAllocationType` and `cudaMemLocation`): the
+/// device, page-locked host memory (as a whole or NUMA node 0, the only one lockstep presents), or managed
+/// memory (with no preferred location, or preferring the device or the host).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Place {
+    pub alloc_type: i32,
+    pub location_type: i32,
+    pub id: i32,
+}
+
+/// `cudaMemAllocationTypePinned`, `cudaMemAllocationTypeManaged`.
+const PINNED: i32 = 1;
+const MANAGED: i32 = 2;
+/// `cudaMemLocationType`: none, device, host, host NUMA node, device locality domain.
+const LOC_NONE: i32 = 0;
+const LOC_DEVICE: i32 = 1;
+const LOC_HOST: i32 = 2;
+const LOC_HOST_NUMA: i32 = 3;
+const LOC_LOCALITY_DOMAIN: i32 = 6;
+
+impl Place {
+    /// The device's own pinned memory: the pools of `cudaDeviceGetDefaultMemPool` and `cudaMallocAsync`.
+    const DEVICE: Place = Place { alloc_type: PINNED, location_type: LOC_DEVICE, id: 0 };
+
+    /// A place pools can have (the ids a location type ignores read as 0); `cudaErrorInvalidValue` for the
+    /// combinations CUDA refuses, `cudaErrorNotSupported` for device locality domains.
+    pub fn new(alloc_type: i32, location_type: i32, id: i32) -> Result<Place> {
+        let id = match (alloc_type, location_type) {
+            (PINNED | MANAGED, LOC_DEVICE) => {
+                check_device(id)?;
+                0
+            }
+            (PINNED | MANAGED, LOC_HOST) | (MANAGED, LOC_NONE) => 0,
+            (PINNED | MANAGED, LOC_HOST_NUMA) if id == 0 => 0,
+            (PINNED, LOC_LOCALITY_DOMAIN) => return Err(Error::NOT_SUPPORTED),
+            _ => return Err(Error::INVALID_VALUE),
+        };
+        Ok(Place { alloc_type, location_type, id })
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Pool {
+    place: Place,
     /// The three reuse policies (all enabled by default).
     reuse: [bool; 3],
     release_threshold: u64,
@@ -71,8 +113,16 @@ struct Pool {
 }
 
 impl Pool {
-    fn new() -> Pool {
-        Pool { reuse: [true; 3], release_threshold: 0, used: 0, used_high: 0, reserved_high: 0, destroyed: false }
+    fn new(place: Place) -> Pool {
+        Pool {
+            place,
+            reuse: [true; 3],
+            release_threshold: 0,
+            used: 0,
+            used_high: 0,
+            reserved_high: 0,
+            destroyed: false,
+        }
     }
 }
 
@@ -82,6 +132,10 @@ pub(crate) struct Pools {
     pools: HashMap<u64, Pool>,
     /// `cudaDeviceSetMemPool`'s pool: what `cudaMallocAsync` allocates from.
     current: u64,
+    /// The default and current pools of the other places (`cudaMemGetDefaultMemPool`, `cudaMemSetMemPool`),
+    /// made when first asked for.
+    defaults: HashMap<Place, u64>,
+    currents: HashMap<Place, u64>,
     next: u64,
     /// Live allocations made from a pool: base address → (pool, size).
     owners: HashMap<u64, (u64, u64)>,
@@ -90,8 +144,10 @@ pub(crate) struct Pools {
 impl Default for Pools {
     fn default() -> Pools {
         Pools {
-            pools: HashMap::from([(DEFAULT_POOL, Pool::new())]),
+            pools: HashMap::from([(DEFAULT_POOL, Pool::new(Place::DEVICE))]),
             current: DEFAULT_POOL,
+            defaults: HashMap::new(),
+            currents: HashMap::new(),
             next: DEFAULT_POOL + 1,
             owners: HashMap::new(),
         }
@@ -99,6 +155,41 @@ impl Default for Pools {
 }
 
 impl Pools {
+    fn create(&mut self, place: Place) -> u64 {
+        let handle = self.next;
+        self.next += 1;
+        self.pools.insert(handle, Pool::new(place));
+        handle
+    }
+
+    /// The default pool of `place`.
+    fn default_of(&mut self, place: Place) -> u64 {
+        if place == Place::DEVICE {
+            return DEFAULT_POOL;
+        }
+        if let Some(&p) = self.defaults.get(&place) {
+            return p;
+        }
+        let p = self.create(place);
+        self.defaults.insert(place, p);
+        p
+    }
+
+    /// The current pool of `place`.
+    fn current_of(&mut self, place: Place) -> u64 {
+        if place == Place::DEVICE {
+            return self.current;
+        }
+        match self.currents.get(&place) {
+            Some(&p) => p,
+            None => self.default_of(place),
+        }
+    }
+
+    fn is_default(&self, pool: u64) -> bool {
+        pool == DEFAULT_POOL || self.defaults.values().any(|&p| p == pool)
+    }
+
     fn live(&mut self, pool: u64) -> Result<&mut Pool> {
         self.pools.get_mut(&pool).filter(|p| !p.destroyed).ok_or(Error::INVALID_VALUE)
     }
@@ -150,39 +241,52 @@ impl Cuda {
     /// `cudaDeviceSetMemPool`.
     pub fn set_mem_pool(&self, device: i32, pool: u64) -> Result<()> {
         check_device(device)?;
-        let mut inner = self.lock();
-        inner.pools.live(pool)?;
-        inner.pools.current = pool;
-        Ok(())
+        self.set_mem_pool_of(Place::DEVICE, pool)
     }
 
-    /// `cudaMemPoolCreate` of a pinned pool on device 0 (`location_type` `cudaMemLocationTypeDevice`);
-    /// `handle_types` must be none (pools cannot be shared between processes here).
-    pub fn mem_pool_create(&self, alloc_type: i32, handle_types: i32, location_type: i32, device: i32) -> Result<u64> {
-        // cudaMemAllocationTypePinned; cudaMemLocationTypeDevice.
-        if alloc_type != 1 || location_type != 1 {
-            return Err(Error::INVALID_VALUE);
-        }
-        check_device(device)?;
+    /// `cudaMemPoolCreate` of a pool of any [`Place`]; `handle_types` must be none (pools cannot be shared
+    /// between processes here).
+    pub fn mem_pool_create(&self, alloc_type: i32, handle_types: i32, location_type: i32, id: i32) -> Result<u64> {
+        let place = Place::new(alloc_type, location_type, id)?;
         if handle_types != 0 {
             return Err(Error::NOT_SUPPORTED);
         }
+        Ok(self.lock().pools.create(place))
+    }
+
+    /// `cudaMemGetDefaultMemPool`: the default pool of a place (the device's is `cudaDeviceGetDefaultMemPool`'s).
+    pub fn default_mem_pool_of(&self, place: Place) -> Result<u64> {
+        Ok(self.lock().pools.default_of(place))
+    }
+
+    /// `cudaMemGetMemPool`: the place's current pool (the device's is `cudaDeviceGetMemPool`'s).
+    pub fn mem_pool_of(&self, place: Place) -> Result<u64> {
+        Ok(self.lock().pools.current_of(place))
+    }
+
+    /// `cudaMemSetMemPool`: `pool` must be of `place`.
+    pub fn set_mem_pool_of(&self, place: Place, pool: u64) -> Result<()> {
         let mut inner = self.lock();
         let pools = &mut inner.pools;
-        let handle = pools.next;
-        pools.next += 1;
-        pools.pools.insert(handle, Pool::new());
-        Ok(handle)
+        if pools.live(pool)?.place != place {
+            return Err(Error::INVALID_VALUE);
+        }
+        if place == Place::DEVICE {
+            pools.current = pool;
+        } else {
+            pools.currents.insert(place, pool);
+        }
+        Ok(())
     }
 
     /// `cudaMemPoolDestroy`: not the default pool; a pool with live allocations goes once they are freed;
     /// the device's current pool reverts to the default.
     pub fn mem_pool_destroy(&self, pool: u64) -> Result<()> {
-        if pool == DEFAULT_POOL {
-            return Err(Error::INVALID_VALUE);
-        }
         let mut inner = self.lock();
         let pools = &mut inner.pools;
+        if pools.is_default(pool) {
+            return Err(Error::INVALID_VALUE);
+        }
         let p = pools.live(pool)?;
         if p.used == 0 {
             pools.pools.remove(&pool);
@@ -192,6 +296,7 @@ impl Cuda {
         if pools.current == pool {
             pools.current = DEFAULT_POOL;
         }
+        pools.currents.retain(|_, p| *p != pool);
         Ok(())
     }
 
@@ -262,13 +367,17 @@ impl Cuda {
 
     /// `cudaMallocAsync` (`pool` `None`: the device's current pool) and `cudaMallocFromPoolAsync`.
     pub fn malloc_from_pool(&self, size: u64, pool: Option<u64>) -> Result<u64> {
-        let pool = {
+        let (pool, place) = {
             let mut inner = self.lock();
             let pool = pool.unwrap_or(inner.pools.current);
-            inner.pools.live(pool)?;
-            pool
+            let place = inner.pools.live(pool)?.place;
+            (pool, place)
         };
-        let ptr = self.malloc(size)?;
+        let ptr = match (place.alloc_type, place.location_type) {
+            (MANAGED, _) => self.malloc_managed(size, 1 /* cudaMemAttachGlobal */)?,
+            (_, LOC_DEVICE) => self.malloc(size)?,
+            _ => self.malloc_host(size, 0)?,
+        };
         if ptr != 0 {
             self.lock().pools.allocated(pool, ptr, size);
         }
@@ -327,10 +436,38 @@ mod tests {
     }
 
     #[test]
+    fn places_have_default_and_current_pools() {
+        let c = cuda();
+        let device = Place::new(1, 1, 0).unwrap();
+        assert_eq!(c.default_mem_pool_of(device), Ok(DEFAULT_POOL));
+        let host = Place::new(1, 2, 5).unwrap();
+        assert_eq!(host, Place::new(1, 2, 0).unwrap(), "the host's id is ignored");
+        let host_default = c.default_mem_pool_of(host).unwrap();
+        assert_eq!(c.default_mem_pool_of(host), Ok(host_default), "made once");
+        assert_eq!(c.mem_pool_of(host), Ok(host_default));
+        let managed = Place::new(2, 0, 0).unwrap();
+        let managed_default = c.default_mem_pool_of(managed).unwrap();
+        assert_ne!(managed_default, host_default);
+        assert_eq!(c.set_mem_pool_of(host, managed_default), Err(Error::INVALID_VALUE));
+        let own = c.mem_pool_create(1, 0, 2, 0).unwrap();
+        c.set_mem_pool_of(host, own).unwrap();
+        assert_eq!(c.mem_pool_of(host), Ok(own));
+        assert_eq!(c.mem_pool(0), Ok(DEFAULT_POOL), "the device's current pool is its own");
+        assert_eq!(c.mem_pool_destroy(host_default), Err(Error::INVALID_VALUE), "a default pool");
+        c.mem_pool_destroy(own).unwrap();
+        assert_eq!(c.mem_pool_of(host), Ok(host_default));
+    }
+
+    #[test]
     fn creation_is_checked() {
         let c = cuda();
         assert_eq!(c.mem_pool_create(0, 0, 1, 0), Err(Error::INVALID_VALUE));
-        assert_eq!(c.mem_pool_create(1, 0, 2, 0), Err(Error::INVALID_VALUE));
+        assert_eq!(c.mem_pool_create(1, 0, 0, 0), Err(Error::INVALID_VALUE), "pinned memory needs a location");
+        assert_eq!(c.mem_pool_create(2, 0, 6, 0), Err(Error::INVALID_VALUE), "managed locality domain");
+        assert_eq!(c.mem_pool_create(1, 0, 6, 0), Err(Error::NOT_SUPPORTED));
+        assert_eq!(c.mem_pool_create(1, 0, 3, 1), Err(Error::INVALID_VALUE), "one NUMA node");
+        let host = c.mem_pool_create(1, 0, 2, 7).unwrap();
+        assert_eq!(c.set_mem_pool(0, host), Err(Error::INVALID_VALUE), "not the device's");
         assert_eq!(c.mem_pool_create(1, 0, 1, 3), Err(Error::INVALID_DEVICE));
         assert_eq!(c.mem_pool_create(1, 1, 1, 0), Err(Error::NOT_SUPPORTED));
         assert_eq!(c.mem_pool_access(DEFAULT_POOL, 1, 0), Ok(ACCESS_READ_WRITE));

@@ -218,3 +218,82 @@ pub(crate) unsafe fn alloc_async(ptr: *mut CUdeviceptr, size: usize, pool: Optio
 per_thread! {
     cuMemAllocFromPoolAsync_ptsz => cuMemAllocFromPoolAsync(ptr: *mut CUdeviceptr, size: usize, pool: CUmemoryPool, stream: CUstream);
 }
+
+// ---- pools by location (CUDA 13) ----------------------------------------------------------------------
+
+/// The place a `CUmemLocation` and `CUmemAllocationType` name.
+///
+/// # Safety
+/// A non-null `location` is valid for a read.
+unsafe fn place(location: *const CUmemLocation, alloc_type: i32) -> cuda::Result<cuda::pool::Place> {
+    if location.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: the caller's promise.
+    let l = unsafe { location.read_unaligned() };
+    cuda::pool::Place::new(alloc_type, l.type_ as i32, l.id)
+}
+
+/// `cuMemGetDefaultMemPool` and `cudaMemGetDefaultMemPool`, or with `current` `cuMemGetMemPool` and
+/// `cudaMemGetMemPool`.
+///
+/// # Safety
+/// `pool` is valid for a write of a handle, `location` for a read.
+pub unsafe fn pool_of(
+    pool: *mut CUmemoryPool,
+    location: *const CUmemLocation,
+    alloc_type: i32,
+    current: bool,
+) -> cuda::Result<()> {
+    // SAFETY: the caller's promise.
+    let place = unsafe { place(location, alloc_type) }?;
+    let h = if current { cuda().mem_pool_of(place)? } else { cuda().default_mem_pool_of(place)? };
+    // SAFETY: the caller's promise.
+    unsafe { out(pool, h as CUmemoryPool) }
+}
+
+/// `cuMemSetMemPool` and `cudaMemSetMemPool`.
+///
+/// # Safety
+/// `location` is valid for a read.
+pub unsafe fn set_pool_of(location: *const CUmemLocation, alloc_type: i32, pool: CUmemoryPool) -> cuda::Result<()> {
+    // SAFETY: the caller's promise.
+    let place = unsafe { place(location, alloc_type) }?;
+    cuda().set_mem_pool_of(place, pool as u64)
+}
+
+/// # Safety
+/// As [`pool_of`].
+#[no_mangle]
+pub unsafe extern "C" fn cuMemGetDefaultMemPool(
+    pool: *mut CUmemoryPool,
+    location: *const CUmemLocation,
+    alloc_type: i32,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { pool_of(pool, location, alloc_type, false) })
+}
+
+/// # Safety
+/// As [`pool_of`].
+#[no_mangle]
+pub unsafe extern "C" fn cuMemGetMemPool(
+    pool: *mut CUmemoryPool,
+    location: *const CUmemLocation,
+    alloc_type: i32,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { pool_of(pool, location, alloc_type, true) })
+}
+
+/// # Safety
+/// As [`set_pool_of`].
+#[no_mangle]
+pub unsafe extern "C" fn cuMemSetMemPool(
+    location: *const CUmemLocation,
+    alloc_type: i32,
+    pool: CUmemoryPool,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { set_pool_of(location, alloc_type, pool) })
+}

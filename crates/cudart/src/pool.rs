@@ -87,3 +87,39 @@ pub unsafe extern "C" fn cudaMemPoolGetAccess(
     // SAFETY: the caller's promise (`cudaMemLocation` is `CUmemLocation`).
     ret(unsafe { cudadrv::pool::access(flags, pool as u64, location.cast()) })
 }
+
+/// # Safety
+/// `pool` is valid for a write of a handle, `location` for a read.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemGetDefaultMemPool(
+    pool: *mut cudaMemPool_t,
+    location: *const cudaMemLocation,
+    alloc_type: i32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise (the location structures have one layout).
+    ret(unsafe { cudadrv::pool::pool_of(pool.cast(), location.cast(), alloc_type, false) })
+}
+
+/// # Safety
+/// `pool` is valid for a write of a handle, `location` for a read.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemGetMemPool(
+    pool: *mut cudaMemPool_t,
+    location: *const cudaMemLocation,
+    alloc_type: i32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { cudadrv::pool::pool_of(pool.cast(), location.cast(), alloc_type, true) })
+}
+
+/// # Safety
+/// `location` is valid for a read.
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemSetMemPool(
+    location: *const cudaMemLocation,
+    alloc_type: i32,
+    pool: cudaMemPool_t,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { cudadrv::pool::set_pool_of(location.cast(), alloc_type, pool) })
+}
