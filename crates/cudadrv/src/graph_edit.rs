@@ -350,8 +350,13 @@ pub unsafe extern "C" fn cuGraphAddMemcpyNode(
     })
 }
 
-/// A set node's operation.
-fn memset_op(p: &CUDA_MEMSET_NODE_PARAMS) -> cuda::Result<NodeOp> {
+/// A set node's operation from its parameters (the runtime's `cudaMemsetParams` too).
+///
+/// # Safety
+/// A non-null `p` points at valid parameters.
+pub unsafe fn memset_op(p: *const CUDA_MEMSET_NODE_PARAMS) -> cuda::Result<NodeOp> {
+    // SAFETY: the caller's promise.
+    let p = unsafe { read(p) }?;
     let element = u64::from(p.elementSize);
     if ![1, 2, 4].contains(&element) || p.dst == 0 {
         return Err(Error::INVALID_VALUE);
@@ -359,6 +364,107 @@ fn memset_op(p: &CUDA_MEMSET_NODE_PARAMS) -> cuda::Result<NodeOp> {
     let (width, height) = (p.width as u64, p.height as u64);
     let pitch = if height > 1 { p.pitch as u64 } else { width * element };
     Ok(NodeOp::Memset(SetNode { ptr: p.dst, pitch, value: p.value, element, width, height }))
+}
+
+/// A host node's operation from its parameters (the runtime's `cudaHostNodeParams` too).
+///
+/// # Safety
+/// A non-null `p` points at valid parameters.
+pub unsafe fn host_op(p: *const CUDA_HOST_NODE_PARAMS) -> cuda::Result<NodeOp> {
+    // SAFETY: the caller's promise.
+    let p = unsafe { read(p) }?;
+    Ok(NodeOp::Host { f: p.fn_.ok_or(Error::INVALID_VALUE)?, data: p.userData as u64 })
+}
+
+/// `cuGraphMemsetNodeGetParams` and the runtime's.
+///
+/// # Safety
+/// `params` is valid for a write.
+pub unsafe fn memset_params(node: CUgraphNode, params: *mut CUDA_MEMSET_NODE_PARAMS) -> cuda::Result<()> {
+    let NodeOp::Memset(m) = cuda().graph_node_op(node as u64)? else { return Err(Error::INVALID_VALUE) };
+    let p = CUDA_MEMSET_NODE_PARAMS {
+        dst: m.ptr,
+        pitch: m.pitch as usize,
+        value: m.value,
+        elementSize: m.element as u32,
+        width: m.width as usize,
+        height: m.height as usize,
+    };
+    // SAFETY: the caller's promise.
+    unsafe { out(params, p) }
+}
+
+/// `cuGraphHostNodeGetParams` and the runtime's.
+///
+/// # Safety
+/// `params` is valid for a write.
+pub unsafe fn host_params(node: CUgraphNode, params: *mut CUDA_HOST_NODE_PARAMS) -> cuda::Result<()> {
+    let NodeOp::Host { f, data } = cuda().graph_node_op(node as u64)? else { return Err(Error::INVALID_VALUE) };
+    // SAFETY: the caller's promise.
+    unsafe { out(params, CUDA_HOST_NODE_PARAMS { fn_: Some(f), userData: data as *mut c_void }) }
+}
+
+/// # Safety
+/// As [`memset_params`].
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphMemsetNodeGetParams(
+    node: CUgraphNode,
+    params: *mut CUDA_MEMSET_NODE_PARAMS,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { memset_params(node, params) })
+}
+
+/// # Safety
+/// `params` points at valid parameters.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphMemsetNodeSetParams(
+    node: CUgraphNode,
+    params: *const CUDA_MEMSET_NODE_PARAMS,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { memset_op(params) }.and_then(|op| cuda().graph_node_set_op(node as u64, op)))
+}
+
+/// # Safety
+/// `params` points at valid parameters.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphExecMemsetNodeSetParams(
+    exec: CUgraphExec,
+    node: CUgraphNode,
+    params: *const CUDA_MEMSET_NODE_PARAMS,
+    _ctx: *mut c_void,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { memset_op(params) }.and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
+}
+
+/// # Safety
+/// As [`host_params`].
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphHostNodeGetParams(node: CUgraphNode, params: *mut CUDA_HOST_NODE_PARAMS) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { host_params(node, params) })
+}
+
+/// # Safety
+/// `params` points at valid parameters.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphHostNodeSetParams(node: CUgraphNode, params: *const CUDA_HOST_NODE_PARAMS) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { host_op(params) }.and_then(|op| cuda().graph_node_set_op(node as u64, op)))
+}
+
+/// # Safety
+/// `params` points at valid parameters.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphExecHostNodeSetParams(
+    exec: CUgraphExec,
+    node: CUgraphNode,
+    params: *const CUDA_HOST_NODE_PARAMS,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { host_op(params) }.and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
 }
 
 /// # Safety
@@ -373,7 +479,7 @@ pub unsafe extern "C" fn cuGraphAddMemsetNode(
     _ctx: *mut c_void,
 ) -> CUresult {
     // SAFETY: the caller's promise.
-    ret(unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, memset_op(&read(params)?)?, d)) })
+    ret(unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, memset_op(params)?, d)) })
 }
 
 /// # Safety
@@ -387,13 +493,7 @@ pub unsafe extern "C" fn cuGraphAddHostNode(
     params: *const CUDA_HOST_NODE_PARAMS,
 ) -> CUresult {
     // SAFETY: the caller's promise.
-    ret(unsafe {
-        add(node, deps, n, |d| {
-            let p = read(params)?;
-            let op = NodeOp::Host { f: p.fn_.ok_or(Error::INVALID_VALUE)?, data: p.userData as u64 };
-            cuda().graph_add_node(graph as u64, op, d)
-        })
-    })
+    ret(unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, host_op(params)?, d)) })
 }
 
 /// # Safety

@@ -444,25 +444,11 @@ pub struct cudaKernelNodeParams {
     pub extra: *mut *mut c_void,
 }
 
-/// `cudaMemsetParams`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct cudaMemsetParams {
-    pub dst: *mut c_void,
-    pub pitch: usize,
-    pub value: u32,
-    pub elementSize: u32,
-    pub width: usize,
-    pub height: usize,
-}
+/// `cudaMemsetParams`: the driver's `CUDA_MEMSET_NODE_PARAMS` (`dst` a pointer as an integer).
+pub type cudaMemsetParams = cudadrv::graph_edit::CUDA_MEMSET_NODE_PARAMS;
 
-/// `cudaHostNodeParams`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct cudaHostNodeParams {
-    pub fn_: Option<cuda::HostFn>,
-    pub userData: *mut c_void,
-}
+/// `cudaHostNodeParams`: the driver's `CUDA_HOST_NODE_PARAMS`.
+pub type cudaHostNodeParams = cudadrv::graph_edit::CUDA_HOST_NODE_PARAMS;
 
 /// `cudaGraphExecUpdateResultInfo`: the driver's `CUgraphExecUpdateResultInfo`.
 pub type cudaGraphExecUpdateResultInfo = cudadrv::graph_edit::CUgraphExecUpdateResultInfo;

@@ -4,7 +4,7 @@
 
 use std::ffi::c_void;
 
-use cuda::{CallConfig, CopyKind, Error, Kernel, NodeOp, SetNode};
+use cuda::{CallConfig, CopyKind, Error, Kernel, NodeOp};
 
 // Node lists are written as the driver shell writes them (`cudaGraphNode_t` is `CUgraphNode`).
 use crate::abi::{
@@ -14,7 +14,7 @@ use crate::abi::{
 };
 use crate::{cuda, out, ret};
 use cudadrv::graph::write_list;
-use cudadrv::graph_edit::write_nodes_and_edges;
+use cudadrv::graph_edit::{host_op, memset_op, write_nodes_and_edges};
 
 // ---- graphs and nodes -----------------------------------------------------------------------------
 
@@ -482,32 +482,6 @@ pub unsafe extern "C" fn cudaGraphChildGraphNodeGetGraph(
     ret(cuda().graph_child_graph(node as u64).and_then(|g| unsafe { out(graph, g as cudaGraph_t) }))
 }
 
-/// A host node's operation from `cudaHostNodeParams`.
-///
-/// # Safety
-/// A non-null `p` points at valid parameters.
-unsafe fn host_op(p: *const cudaHostNodeParams) -> cuda::Result<NodeOp> {
-    // SAFETY: the caller's promise.
-    let p = unsafe { read(p) }?;
-    Ok(NodeOp::Host { f: p.fn_.ok_or(Error::INVALID_VALUE)?, data: p.userData as u64 })
-}
-
-/// A set node's operation from `cudaMemsetParams`.
-///
-/// # Safety
-/// A non-null `p` points at valid parameters.
-unsafe fn memset_op(p: *const cudaMemsetParams) -> cuda::Result<NodeOp> {
-    // SAFETY: the caller's promise.
-    let p = unsafe { read(p) }?;
-    let element = u64::from(p.elementSize);
-    if ![1, 2, 4].contains(&element) || p.dst.is_null() {
-        return Err(Error::INVALID_VALUE);
-    }
-    let (width, height) = (p.width as u64, p.height as u64);
-    let pitch = if height > 1 { p.pitch as u64 } else { width * element };
-    Ok(NodeOp::Memset(SetNode { ptr: p.dst as u64, pitch, value: p.value, element, width, height }))
-}
-
 /// A 1-D copy node's operation.
 fn copy_1d_op(dst: *mut c_void, src: *const c_void, count: usize, kind: i32) -> cuda::Result<NodeOp> {
     let kind = CopyKind::from_raw(kind)?;
@@ -524,14 +498,8 @@ pub unsafe extern "C" fn cudaGraphHostNodeGetParams(
     node: cudaGraphNode_t,
     params: *mut cudaHostNodeParams,
 ) -> cudaError_t {
-    let result = cuda().graph_node_op(node as u64).and_then(|op| match op {
-        // SAFETY: the caller's promise.
-        NodeOp::Host { f, data } => unsafe {
-            out(params, cudaHostNodeParams { fn_: Some(f), userData: data as *mut c_void })
-        },
-        _ => Err(Error::INVALID_VALUE),
-    });
-    ret(result)
+    // SAFETY: the caller's promise.
+    ret(unsafe { cudadrv::graph_edit::host_params(node, params) })
 }
 
 /// # Safety
@@ -552,22 +520,8 @@ pub unsafe extern "C" fn cudaGraphMemsetNodeGetParams(
     node: cudaGraphNode_t,
     params: *mut cudaMemsetParams,
 ) -> cudaError_t {
-    let result = cuda().graph_node_op(node as u64).and_then(|op| match op {
-        NodeOp::Memset(m) => {
-            let p = cudaMemsetParams {
-                dst: m.ptr as *mut c_void,
-                pitch: m.pitch as usize,
-                value: m.value,
-                elementSize: m.element as u32,
-                width: m.width as usize,
-                height: m.height as usize,
-            };
-            // SAFETY: the caller's promise.
-            unsafe { out(params, p) }
-        }
-        _ => Err(Error::INVALID_VALUE),
-    });
-    ret(result)
+    // SAFETY: the caller's promise.
+    ret(unsafe { cudadrv::graph_edit::memset_params(node, params) })
 }
 
 /// # Safety
