@@ -198,6 +198,11 @@ typedef union {
     int priority;
     int syncPolicy;
 } CUstreamAttrValue;
+CUresult cuGraphNodeFindInClone(void **node, void *original, void *clone);
+CUresult cuGraphNodeGetLocalId(void *node, unsigned int *id);
+CUresult cuGraphGetId(void *graph, unsigned int *id);
+CUresult cuGraphDebugDotPrint(void *graph, const char *path, unsigned int flags);
+CUresult cuGraphExecGetFlags(void *exec, unsigned long long *flags);
 CUresult cuStreamGetAttribute(CUstream stream, int attr, CUstreamAttrValue *value);
 CUresult cuStreamSetAttribute(CUstream stream, int attr, const CUstreamAttrValue *value);
 CUresult cuStreamCopyAttributes(CUstream dst, CUstream src);

@@ -552,8 +552,28 @@ static void run_graph_nodes(CUmodule mod) {
     CHECK(cuMemcpyDtoH_v2(y, dy, sizeof y));
     for (int i = 0; i < N; i++) EXPECT(y[i] == 1.0f + 5.0f * i);
     CHECK(cuGraphKernelNodeSetParams_v2(kernel, &kp));
-    void *clone;
+    void *clone, *kernel_copy;
     CHECK(cuGraphClone(&clone, graph));
+    CHECK(cuGraphNodeFindInClone(&kernel_copy, kernel, clone));
+    unsigned int local = 99, kernel_local = 98;
+    CHECK(cuGraphNodeGetLocalId(kernel_copy, &local));
+    CHECK(cuGraphNodeGetLocalId(kernel, &kernel_local));
+    EXPECT(kernel_copy != kernel && local == 1 && kernel_local == 1);
+    unsigned long long flags = 99;
+    CHECK(cuGraphExecGetFlags(exec, &flags));
+    EXPECT(flags == 0); /* the upload flag is not an instantiation flag */
+    char dot_path[64];
+    snprintf(dot_path, sizeof dot_path, "/tmp/lockstep-driver-test-%d.dot", (int)getpid());
+    CHECK(cuGraphDebugDotPrint(graph, dot_path, 0));
+    size_t dot_size = 0;
+    char *dot = read_file(dot_path, &dot_size);
+    unsigned int graph_id = 0;
+    CHECK(cuGraphGetId(graph, &graph_id));
+    char head[64];
+    snprintf(head, sizeof head, "digraph \"graph_%u\"", graph_id);
+    EXPECT(strncmp(dot, head, strlen(head)) == 0 && strstr(dot, "saxpy") && strstr(dot, "MEMSET"));
+    free(dot);
+    unlink(dot_path);
     CHECK(cuGraphDestroy(graph));
     EXPECT(destroyed == 0);
     a = 0.0f; /* the nodes copied the arguments */

@@ -175,40 +175,47 @@ pub struct UpdateFailure {
     pub node: u64,
 }
 
-struct Node {
-    graph: u64,
-    op: NodeOp,
-    deps: Vec<u64>,
+pub(crate) struct Node {
+    pub(crate) graph: u64,
+    pub(crate) op: NodeOp,
+    pub(crate) deps: Vec<u64>,
+    /// The node's number in its graph (`cudaGraphNodeGetLocalId`): its creation order, never reused.
+    pub(crate) local_id: u32,
 }
 
 #[derive(Default)]
-struct Graph {
+pub(crate) struct Graph {
     /// Nodes in creation order.
-    nodes: Vec<u64>,
+    pub(crate) nodes: Vec<u64>,
+    /// The local id of the next node made.
+    next_local: u32,
+    /// For a clone (`cudaGraphClone`, a child-graph node's copy): original node → its copy here
+    /// (`cudaGraphNodeFindInClone`).
+    pub(crate) clone_of: HashMap<u64, u64>,
     /// Child graphs owned by this graph's child-graph nodes (destroyed with it).
-    children: Vec<u64>,
+    pub(crate) children: Vec<u64>,
     /// References to user objects the graph holds.
     owned: Owned,
 }
 
 /// An executable graph: the operations in the order they run, each with the node it came from.
-struct Exec {
+pub(crate) struct Exec {
     steps: Vec<(u64, NodeOp)>,
     /// For `cudaGraphExecUpdate`: each step's kind and its dependencies as step indices.
     shape: Vec<(NodeType, Vec<usize>)>,
     /// References to user objects: the graph's and its child graphs', taken at instantiation.
     owned: Owned,
     /// The instantiation flags (`cudaGraphInstantiateFlagAutoFreeOnLaunch` matters at launch).
-    flags: u64,
+    pub(crate) flags: u64,
     /// Nodes switched off (`cudaGraphNodeSetEnabled`): their steps do nothing.
     disabled: HashSet<u64>,
 }
 
 #[derive(Default)]
 pub(crate) struct State {
-    graphs: HashMap<u64, Graph>,
-    nodes: HashMap<u64, Node>,
-    execs: HashMap<u64, Exec>,
+    pub(crate) graphs: HashMap<u64, Graph>,
+    pub(crate) nodes: HashMap<u64, Node>,
+    pub(crate) execs: HashMap<u64, Exec>,
     next: u64,
     pub(crate) captures: Captures,
     pub(crate) user_objects: HashMap<u64, UserObject>,
@@ -263,10 +270,11 @@ impl State {
                 g.children.push(child);
             }
         }
-        self.nodes.insert(h, Node { graph, op, deps: deps.to_vec() });
-        if let Some(g) = self.graphs.get_mut(&graph) {
-            g.nodes.push(h);
-        }
+        let g = self.graphs.get_mut(&graph).ok_or(Error::INVALID_VALUE)?;
+        g.nodes.push(h);
+        let local_id = g.next_local;
+        g.next_local += 1;
+        self.nodes.insert(h, Node { graph, op, deps: deps.to_vec(), local_id });
         Ok(h)
     }
 
@@ -324,6 +332,9 @@ impl State {
         for n in order {
             let deps: Vec<u64> = self.nodes[&n].deps.iter().map(|d| map[d]).collect();
             self.node_mut(map[&n])?.deps = deps;
+        }
+        if let Some(g) = self.graphs.get_mut(&copy) {
+            g.clone_of = map.clone();
         }
         let owned = self.graphs.get(&graph).map(|g| g.owned.clone()).unwrap_or_default();
         let owned = self.retain_all(&owned);

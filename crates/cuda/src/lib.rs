@@ -37,6 +37,7 @@ mod context;
 mod devrt;
 pub mod error;
 pub mod graph;
+pub mod graph_info;
 pub mod graph_memory;
 pub mod image;
 mod launch;

@@ -186,3 +186,44 @@ fn a_kernel_node_with_an_impossible_shape_is_refused_when_made() {
     let r = unsafe { c.graph_add_kernel_node(g, &[], kernel, config(Dim3::new(32, 1, 1)), std::ptr::null()) };
     assert_eq!(r, Err(Error::INVALID_DEVICE_FUNCTION));
 }
+
+#[test]
+fn ids_clones_and_the_graphviz_file() {
+    static LOG: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    let c = cuda();
+    let s = slots(&LOG, 3);
+    let g = c.graph_create(0).unwrap();
+    let a = c.graph_add_node(g, host(&s[0]), &[]).unwrap();
+    let b = c.graph_add_node(g, NodeOp::Empty, &[a]).unwrap();
+    let child = c.graph_create(0).unwrap();
+    c.graph_add_node(child, host(&s[1]), &[]).unwrap();
+    let ch = c.graph_add_node(g, NodeOp::Graph(child), &[b]).unwrap();
+    assert_eq!((c.graph_node_local_id(a), c.graph_node_local_id(ch)), (Ok(0), Ok(2)));
+    c.graph_destroy_node(b).unwrap();
+    let d = c.graph_add_node(g, NodeOp::Empty, &[a]).unwrap();
+    assert_eq!(c.graph_node_local_id(d), Ok(3), "local ids are not reused");
+    let id = c.graph_id(g).unwrap();
+    assert_eq!(c.graph_node_tools_id(d), Ok((u64::from(id) << 32) | 3));
+    let copy = c.graph_clone(g).unwrap();
+    let d2 = c.graph_node_find_in_clone(d, copy).unwrap();
+    assert_ne!(d2, d);
+    assert_eq!(c.graph_node_type(d2), Ok(NodeType::Empty));
+    assert_eq!(c.graph_node_find_in_clone(d, g), Err(Error::INVALID_VALUE), "not a clone");
+    let exec = c.graph_instantiate(g, 1).unwrap();
+    assert_eq!(c.graph_exec_flags(exec), Ok(1));
+    assert_ne!(c.graph_exec_id(exec).unwrap(), id);
+
+    let path = std::env::temp_dir().join(format!("lockstep-graph-{}.dot", std::process::id()));
+    c.graph_debug_dot_print(g, &path).unwrap();
+    let dot = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(dot.starts_with(&format!("digraph \"graph_{id}\"")), "{dot}");
+    assert!(dot.contains("subgraph \"cluster_graph_") && dot.contains("HOST") && dot.contains("EMPTY"), "{dot}");
+    assert!(dot.contains(&format!("\"graph_{id}_node_0\" -> \"graph_{id}_node_3\";")), "{dot}");
+    let bad = std::env::temp_dir().join("lockstep-no-such-dir").join("g.dot");
+    assert_eq!(c.graph_debug_dot_print(g, &bad), Err(Error::OPERATING_SYSTEM));
+    c.graph_exec_destroy(exec).unwrap();
+    c.graph_destroy(copy).unwrap();
+    c.graph_destroy(g).unwrap();
+    c.graph_destroy(child).unwrap();
+}

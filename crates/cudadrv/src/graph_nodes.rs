@@ -1,8 +1,10 @@
-//! Event and memory nodes of graphs, node enabling and the graph memory attributes, through the driver
+//! Event and memory nodes of graphs, node enabling, the graph memory attributes, ids and the Graphviz file
+//! (`cuGraphDebugDotPrint`), through the driver
 //! API; the runtime's `cudaGraph*` forms take the same structures and call the shared functions here. The
 //! semantics are `cuda::graph` (events) and `cuda::graph_memory` (allocations).
 
 use std::ffi::c_void;
+use std::os::unix::ffi::OsStrExt;
 
 use cuda::graph_memory::GraphMemAttr;
 use cuda::{Error, NodeOp};
@@ -333,4 +335,81 @@ mod tests {
         assert_eq!(std::mem::size_of::<CUDA_MEM_ALLOC_NODE_PARAMS>(), 120);
         assert_eq!(std::mem::offset_of!(CUDA_MEM_ALLOC_NODE_PARAMS, dptr), 112);
     }
+}
+
+// ---- ids, clones, flags, the Graphviz file ------------------------------------------------------------
+
+/// # Safety
+/// `id` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphGetId(graph: CUgraph, id: *mut u32) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_id(graph as u64).and_then(|v| unsafe { out(id, v) }))
+}
+
+/// # Safety
+/// `id` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphExecGetId(exec: CUgraphExec, id: *mut u32) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_exec_id(exec as u64).and_then(|v| unsafe { out(id, v) }))
+}
+
+/// # Safety
+/// `flags` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphExecGetFlags(exec: CUgraphExec, flags: *mut u64) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_exec_flags(exec as u64).and_then(|v| unsafe { out(flags, v) }))
+}
+
+/// # Safety
+/// `id` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphNodeGetLocalId(node: CUgraphNode, id: *mut u32) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_node_local_id(node as u64).and_then(|v| unsafe { out(id, v) }))
+}
+
+/// # Safety
+/// `id` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphNodeGetToolsId(node: CUgraphNode, id: *mut u64) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_node_tools_id(node as u64).and_then(|v| unsafe { out(id, v) }))
+}
+
+/// # Safety
+/// `node` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphNodeFindInClone(
+    node: *mut CUgraphNode,
+    original: CUgraphNode,
+    clone: CUgraph,
+) -> CUresult {
+    let found = cuda().graph_node_find_in_clone(original as u64, clone as u64);
+    // SAFETY: the caller's promise.
+    ret(found.and_then(|n| unsafe { out(node, n as CUgraphNode) }))
+}
+
+/// `cuGraphDebugDotPrint` and `cudaGraphDebugDotPrint`.
+///
+/// # Safety
+/// `path` is a NUL-terminated string.
+pub unsafe fn debug_dot_print(graph: CUgraph, path: *const std::ffi::c_char) -> cuda::Result<()> {
+    if path.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: the caller's promise.
+    let bytes = unsafe { std::ffi::CStr::from_ptr(path) }.to_bytes();
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(bytes));
+    cuda().graph_debug_dot_print(graph as u64, path)
+}
+
+/// # Safety
+/// As [`debug_dot_print`].
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphDebugDotPrint(graph: CUgraph, path: *const std::ffi::c_char, _flags: u32) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { debug_dot_print(graph, path) })
 }

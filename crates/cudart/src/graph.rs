@@ -785,3 +785,68 @@ pub unsafe extern "C" fn cudaGraphNodeGetEnabled(
     // SAFETY: the caller's promise.
     ret(unsafe { nodes::node_enabled(exec, node, enabled) })
 }
+
+/// # Safety
+/// `id` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphGetId(graph: cudaGraph_t, id: *mut u32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_id(graph as u64).and_then(|v| unsafe { out(id, v) }))
+}
+
+/// # Safety
+/// `id` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphExecGetId(exec: cudaGraphExec_t, id: *mut u32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_exec_id(exec as u64).and_then(|v| unsafe { out(id, v) }))
+}
+
+/// # Safety
+/// `flags` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphExecGetFlags(exec: cudaGraphExec_t, flags: *mut u64) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_exec_flags(exec as u64).and_then(|v| unsafe { out(flags, v) }))
+}
+
+/// # Safety
+/// `id` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphNodeGetLocalId(node: cudaGraphNode_t, id: *mut u32) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_node_local_id(node as u64).and_then(|v| unsafe { out(id, v) }))
+}
+
+/// # Safety
+/// `id` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphNodeGetToolsId(node: cudaGraphNode_t, id: *mut u64) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(cuda().graph_node_tools_id(node as u64).and_then(|v| unsafe { out(id, v) }))
+}
+
+/// # Safety
+/// `node` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphNodeFindInClone(
+    node: *mut cudaGraphNode_t,
+    original: cudaGraphNode_t,
+    clone: cudaGraph_t,
+) -> cudaError_t {
+    let found = cuda().graph_node_find_in_clone(original as u64, clone as u64);
+    // SAFETY: the caller's promise.
+    ret(found.and_then(|n| unsafe { out(node, n as cudaGraphNode_t) }))
+}
+
+/// # Safety
+/// `path` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphDebugDotPrint(
+    graph: cudaGraph_t,
+    path: *const std::ffi::c_char,
+    _flags: u32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { nodes::debug_dot_print(graph, path) })
+}
