@@ -123,7 +123,7 @@ fn dot_label(names: &Names, op: &NodeOp) -> String {
             let (g, b) = (k.grid, k.block);
             format!(
                 "KERNEL | {} | grid ({}, {}, {}) block ({}, {}, {}) shared {}",
-                escape(&name),
+                escape(name),
                 g.x,
                 g.y,
                 g.z,

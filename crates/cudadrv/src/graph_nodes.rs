@@ -325,18 +325,6 @@ pub unsafe extern "C" fn cuGraphNodeGetEnabled(exec: CUgraphExec, node: CUgraphN
     ret(unsafe { node_enabled(exec, node, enabled) })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn structures_have_cuda_layouts() {
-        assert_eq!(std::mem::size_of::<CUmemPoolProps>(), 88);
-        assert_eq!(std::mem::size_of::<CUDA_MEM_ALLOC_NODE_PARAMS>(), 120);
-        assert_eq!(std::mem::offset_of!(CUDA_MEM_ALLOC_NODE_PARAMS, dptr), 112);
-    }
-}
-
 // ---- ids, clones, flags, the Graphviz file ------------------------------------------------------------
 
 /// # Safety
@@ -412,4 +400,16 @@ pub unsafe fn debug_dot_print(graph: CUgraph, path: *const std::ffi::c_char) -> 
 pub unsafe extern "C" fn cuGraphDebugDotPrint(graph: CUgraph, path: *const std::ffi::c_char, _flags: u32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { debug_dot_print(graph, path) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn structures_have_cuda_layouts() {
+        assert_eq!(std::mem::size_of::<CUmemPoolProps>(), 88);
+        assert_eq!(std::mem::size_of::<CUDA_MEM_ALLOC_NODE_PARAMS>(), 120);
+        assert_eq!(std::mem::offset_of!(CUDA_MEM_ALLOC_NODE_PARAMS, dptr), 112);
+    }
 }
