@@ -3,7 +3,10 @@
 // an explicit allocation node freed outside the graph by cudaFree, relaunching while an allocation is still
 // live refused unless the graph was instantiated with cudaGraphInstantiateFlagAutoFreeOnLaunch; the graph
 // memory attributes; event record and wait nodes (an event recorded by the graph); disabling a kernel node
-// in the executable graph; cloning a graph with memory nodes refused.
+// in the executable graph; cloning a graph with memory nodes refused. The generic node API of CUDA 12.2+
+// (cudaGraphAddNode, cudaGraphNodeGetParams/SetParams, cudaGraphExecNodeSetParams): allocation, set,
+// kernel, copy and free nodes from cudaGraphNodeParams, a child graph with memory nodes moved into its
+// parent, parameters read back and changed.
 #include "common.h"
 
 constexpr int N = 4096;
@@ -161,6 +164,83 @@ int main() {
   CHECK(cudaGraphExecDestroy(e));
   CHECK(cudaGraphDestroy(g));
   CHECK(cudaEventDestroy(done));
+
+  // 4. The generic node API: alloc -> set 0x01010101 -> iota(base 5) -> copy into out -> free, in a child
+  //    graph moved into its parent.
+  cudaGraph_t child;
+  CHECK(cudaGraphCreate(&child, 0));
+  cudaGraphNodeParams gp = {};
+  gp.type = cudaGraphNodeTypeMemAlloc;
+  gp.alloc.poolProps.allocType = cudaMemAllocationTypePinned;
+  gp.alloc.poolProps.location.type = cudaMemLocationTypeDevice;
+  gp.alloc.bytesize = N * sizeof(int);
+  cudaGraphNode_t galloc, gset, gkernel, gcopy, gfree;
+  CHECK(cudaGraphAddNode(&galloc, child, nullptr, nullptr, 0, &gp));
+  int *scratch = static_cast<int *>(gp.alloc.dptr);
+  gp = {};
+  gp.type = cudaGraphNodeTypeMemset;
+  gp.memset.dst = scratch;
+  gp.memset.value = 0x01010101;
+  gp.memset.elementSize = 4;
+  gp.memset.width = N;
+  gp.memset.height = 1;
+  CHECK(cudaGraphAddNode(&gset, child, &galloc, nullptr, 1, &gp));
+  gp = {};
+  gp.type = cudaGraphNodeTypeKernel;
+  int gbase = 5;
+  void *gargs[] = {&scratch, &gbase, &n};
+  gp.kernel.func = (void *)iota;
+  gp.kernel.gridDim = dim3(blocks);
+  gp.kernel.blockDim = dim3(256);
+  gp.kernel.kernelParams = gargs;
+  CHECK(cudaGraphAddNode(&gkernel, child, &gset, nullptr, 1, &gp));
+  gp = {};
+  gp.type = cudaGraphNodeTypeMemcpy;
+  gp.memcpy.copyParams.srcPtr = make_cudaPitchedPtr(scratch, N * sizeof(int), N * sizeof(int), 1);
+  gp.memcpy.copyParams.dstPtr = make_cudaPitchedPtr(out, N * sizeof(int), N * sizeof(int), 1);
+  gp.memcpy.copyParams.extent = make_cudaExtent(N * sizeof(int), 1, 1);
+  gp.memcpy.copyParams.kind = cudaMemcpyDeviceToDevice;
+  CHECK(cudaGraphAddNode(&gcopy, child, &gkernel, nullptr, 1, &gp));
+  gp = {};
+  gp.type = cudaGraphNodeTypeMemFree;
+  gp.free.dptr = scratch;
+  CHECK(cudaGraphAddNode(&gfree, child, &gcopy, nullptr, 1, &gp));
+  cudaGraphNodeParams read_back = {};
+  CHECK(cudaGraphNodeGetParams(gkernel, &read_back));
+  printf("generic kernel node: type %d, grid %u, block %u, base %d\n", (int)read_back.type,
+         read_back.kernel.gridDim.x, read_back.kernel.blockDim.x, *(int *)read_back.kernel.kernelParams[1]);
+  CHECK(cudaGraphNodeGetParams(gcopy, &read_back));
+  printf("generic copy node: %zu bytes\n", read_back.memcpy.copyParams.extent.width);
+  CHECK(cudaGraphCreate(&g, 0));
+  gp = {};
+  gp.type = cudaGraphNodeTypeGraph;
+  gp.graph.graph = child;
+  gp.graph.ownership = cudaGraphChildGraphOwnershipMove;
+  cudaGraphNode_t gchild;
+  CHECK(cudaGraphAddNode(&gchild, g, nullptr, nullptr, 0, &gp));
+  CHECK(cudaGraphInstantiate(&e, g, 0));
+  CHECK(cudaGraphLaunch(e, s));
+  CHECK(cudaStreamSynchronize(s));
+  check_sum(out, iota_sum + 5LL * N, "generic nodes in a moved child graph");
+  gp = {};
+  gp.type = cudaGraphNodeTypeKernel;
+  gbase = 9;
+  gp.kernel.func = (void *)iota;
+  gp.kernel.gridDim = dim3(blocks);
+  gp.kernel.blockDim = dim3(256);
+  gp.kernel.kernelParams = gargs;
+  CHECK(cudaGraphExecNodeSetParams(e, gkernel, &gp));
+  CHECK(cudaGraphLaunch(e, s));
+  CHECK(cudaStreamSynchronize(s));
+  check_sum(out, iota_sum + 9LL * N, "kernel changed in the executable graph");
+  gp = {};
+  gp.type = cudaGraphNodeTypeMemFree;
+  gp.free.dptr = scratch;
+  expect_error(cudaGraphNodeSetParams(gfree, &gp), cudaErrorNotSupported, "changing a free node");
+  gp.type = cudaGraphNodeTypeEmpty;
+  expect_error(cudaGraphNodeSetParams(gkernel, &gp), cudaErrorInvalidValue, "another node type");
+  CHECK(cudaGraphExecDestroy(e));
+  CHECK(cudaGraphDestroy(g));  // and the child graph it owns
   CHECK(cudaStreamDestroy(s));
   CHECK(cudaFree(out));
   printf("graph_memory: ok\n");

@@ -198,6 +198,18 @@ typedef union {
     int priority;
     int syncPolicy;
 } CUstreamAttrValue;
+typedef struct {
+    int type;
+    int reserved0[3];
+    union {
+        long long reserved1[29];
+        CUDA_KERNEL_NODE_PARAMS kernel;
+    };
+    long long reserved2;
+} CUgraphNodeParams;
+CUresult cuGraphAddNode_v2(void **node, void *graph, void *const *deps, const void *edges, size_t n,
+                           CUgraphNodeParams *params);
+CUresult cuGraphNodeGetParams(void *node, CUgraphNodeParams *params);
 CUresult cuGraphNodeFindInClone(void **node, void *original, void *clone);
 CUresult cuGraphNodeGetLocalId(void *node, unsigned int *id);
 CUresult cuGraphGetId(void *graph, unsigned int *id);

@@ -516,7 +516,13 @@ static void run_graph_nodes(CUmodule mod) {
     CHECK(cuGraphAddKernelNode_v2(&child_kernel, child_graph, NULL, 0, &kp));
     CHECK(cuGraphAddChildGraphNode(&child, graph, &kernel, 1, child_graph));
     CHECK(cuGraphDestroy(child_graph)); /* the node holds its own copy */
-    CHECK(cuGraphAddEmptyNode(&empty, graph, &kernel, 1));
+    /* The empty node through the generic API; the kernel node read back through it. */
+    CUgraphNodeParams gp;
+    memset(&gp, 0, sizeof gp);
+    gp.type = 5; /* CU_GRAPH_NODE_TYPE_EMPTY */
+    CHECK(cuGraphAddNode_v2(&empty, graph, &kernel, NULL, 1, &gp));
+    CHECK(cuGraphNodeGetParams(kernel, &gp));
+    EXPECT(gp.type == 0 && gp.kernel.func == f && gp.kernel.blockDimX == 128 && *(int *)gp.kernel.kernelParams[0] == N);
     CHECK(cuGraphAddDependencies_v2(graph, &child, &copy, NULL, 1));
 
     size_t edges = 0;

@@ -510,6 +510,17 @@ impl Cuda {
         s.add_node(graph, op, deps)
     }
 
+    /// A child-graph node that takes `child` itself instead of a copy (`cudaGraphChildGraphOwnershipMove`):
+    /// the parent owns it from now on and destroys it with itself; it may hold memory nodes.
+    pub fn graph_add_child_graph_moved(&self, graph: u64, deps: &[u64], child: u64) -> Result<u64> {
+        let mut s = self.graphs.lock();
+        let owned = s.graphs.values().any(|g| g.children.contains(&child));
+        if child == graph || !s.graphs.contains_key(&child) || owned {
+            return Err(Error::INVALID_VALUE);
+        }
+        s.add_node(graph, NodeOp::Graph(child), deps)
+    }
+
     /// `cudaGraphAddKernelNode`: the arguments are copied now.
     ///
     /// # Safety

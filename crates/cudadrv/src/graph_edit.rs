@@ -74,7 +74,7 @@ pub unsafe fn write_nodes_and_edges(
 ///
 /// # Safety
 /// A non-null `p` is valid for `n` reads.
-unsafe fn check_edges(p: *const CUgraphEdgeData, n: usize) -> cuda::Result<()> {
+pub unsafe fn check_edges(p: *const CUgraphEdgeData, n: usize) -> cuda::Result<()> {
     if p.is_null() {
         return Ok(());
     }
@@ -214,7 +214,7 @@ pub struct CUDA_HOST_NODE_PARAMS {
 }
 
 /// A kernel node's function and shape (the `extra` form of the arguments is not supported).
-fn kernel_launch(p: &CUDA_KERNEL_NODE_PARAMS) -> cuda::Result<(Kernel, CallConfig)> {
+pub fn kernel_launch(p: &CUDA_KERNEL_NODE_PARAMS) -> cuda::Result<(Kernel, CallConfig)> {
     let function = if p.func.is_null() { p.kern } else { p.func };
     if function.is_null() {
         return Err(Error::INVALID_DEVICE_FUNCTION);
@@ -268,25 +268,35 @@ pub unsafe extern "C" fn cuGraphKernelNodeGetParams_v2(
     params: *mut CUDA_KERNEL_NODE_PARAMS,
 ) -> CUresult {
     let result = cuda().graph_kernel_node_params(node as u64).and_then(|(kernel, grid, block, shared, pointers)| {
-        let (Kernel::HostStub(f) | Kernel::Function(f)) = kernel;
-        let p = CUDA_KERNEL_NODE_PARAMS {
-            func: f as CUfunction,
-            gridDimX: grid.x,
-            gridDimY: grid.y,
-            gridDimZ: grid.z,
-            blockDimX: block.x,
-            blockDimY: block.y,
-            blockDimZ: block.z,
-            sharedMemBytes: shared as u32,
-            kernelParams: pointers as *mut *mut c_void,
-            extra: std::ptr::null_mut(),
-            kern: std::ptr::null_mut(),
-            ctx: std::ptr::null_mut(),
-        };
         // SAFETY: the caller's promise.
-        unsafe { out(params, p) }
+        unsafe { out(params, kernel_params_of(kernel, grid, block, shared, pointers)) }
     });
     ret(result)
+}
+
+/// A kernel node's parameters as the driver writes them (`kernelParams` into the node's own copy).
+pub fn kernel_params_of(
+    kernel: Kernel,
+    grid: cuda::Dim3,
+    block: cuda::Dim3,
+    shared: u64,
+    pointers: u64,
+) -> CUDA_KERNEL_NODE_PARAMS {
+    let (Kernel::HostStub(f) | Kernel::Function(f)) = kernel;
+    CUDA_KERNEL_NODE_PARAMS {
+        func: f as CUfunction,
+        gridDimX: grid.x,
+        gridDimY: grid.y,
+        gridDimZ: grid.z,
+        blockDimX: block.x,
+        blockDimY: block.y,
+        blockDimZ: block.z,
+        sharedMemBytes: shared as u32,
+        kernelParams: pointers as *mut *mut c_void,
+        extra: std::ptr::null_mut(),
+        kern: std::ptr::null_mut(),
+        ctx: std::ptr::null_mut(),
+    }
 }
 
 /// # Safety

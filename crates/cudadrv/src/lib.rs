@@ -61,6 +61,7 @@ mod device;
 pub mod error;
 pub mod graph;
 pub mod graph_edit;
+pub mod graph_generic;
 pub mod graph_nodes;
 mod launch;
 pub mod memory;

@@ -467,6 +467,38 @@ pub(crate) fn copy_3d_node(p: &CUDA_MEMCPY3D) -> cuda::Result<cuda::CopyNode> {
     })
 }
 
+/// A graph copy node as a `CUDA_MEMCPY3D` of unified addresses (`cuGraphNodeGetParams`).
+pub(crate) fn copy_3d_params(c: &cuda::CopyNode) -> CUDA_MEMCPY3D {
+    let rows = |slice: u64, pitch: u64| if pitch == 0 { c.height } else { slice / pitch };
+    CUDA_MEMCPY3D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: CU_MEMORYTYPE_UNIFIED,
+        srcHost: std::ptr::null(),
+        srcDevice: c.src,
+        srcArray: std::ptr::null_mut(),
+        reserved0: std::ptr::null_mut(),
+        srcPitch: c.spitch as usize,
+        srcHeight: rows(c.sslice, c.spitch) as usize,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: CU_MEMORYTYPE_UNIFIED,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: c.dst,
+        dstArray: std::ptr::null_mut(),
+        reserved1: std::ptr::null_mut(),
+        dstPitch: c.dpitch as usize,
+        dstHeight: rows(c.dslice, c.dpitch) as usize,
+        WidthInBytes: c.width as usize,
+        Height: c.height as usize,
+        Depth: c.depth as usize,
+    }
+}
+
 /// # Safety
 /// `p` points at a `CUDA_MEMCPY3D` describing memory the program owns.
 unsafe fn copy_3d(p: *const CUDA_MEMCPY3D, stream: Option<CUstream>) -> CUresult {

@@ -76,6 +76,16 @@ fn kernel_launch(p: &cudaKernelNodeParams) -> cuda::Result<(Kernel, CallConfig)>
     Ok((Kernel::HostStub(p.func as u64), config))
 }
 
+/// The copy a `cudaMemcpy3DParms` describes.
+fn copy_node(p: &cudaMemcpy3DParms) -> cuda::Result<cuda::CopyNode> {
+    let kind = CopyKind::from_raw(p.kind)?;
+    let (src, spitch, sslice, selem) = crate::memory::side_3d(p.srcArray, p.srcPos, p.srcPtr)?;
+    let (dst, dpitch, dslice, delem) = crate::memory::side_3d(p.dstArray, p.dstPos, p.dstPtr)?;
+    let width = p.extent.width as u64 * selem.max(delem);
+    let (height, depth) = (p.extent.height.max(1) as u64, p.extent.depth.max(1) as u64);
+    Ok(cuda::CopyNode { dst, dpitch, dslice, src, spitch, sslice, width, height, depth, kind })
+}
+
 /// Reads a parameter structure.
 ///
 /// # Safety
@@ -120,16 +130,7 @@ pub unsafe extern "C" fn cudaGraphAddMemcpyNode(
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
     unsafe {
-        add(node, deps, n, |d| {
-            let p = read(params)?;
-            let kind = CopyKind::from_raw(p.kind)?;
-            let (src, spitch, sslice, selem) = crate::memory::side_3d(p.srcArray, p.srcPos, p.srcPtr)?;
-            let (dst, dpitch, dslice, delem) = crate::memory::side_3d(p.dstArray, p.dstPos, p.dstPtr)?;
-            let width = p.extent.width as u64 * selem.max(delem);
-            let (height, depth) = (p.extent.height.max(1) as u64, p.extent.depth.max(1) as u64);
-            let copy = cuda::CopyNode { dst, dpitch, dslice, src, spitch, sslice, width, height, depth, kind };
-            cuda().graph_add_node(graph as u64, NodeOp::Memcpy(copy), d)
-        })
+        add(node, deps, n, |d| cuda().graph_add_node(graph as u64, NodeOp::Memcpy(copy_node(&read(params)?)?), d))
     }
 }
 
@@ -849,4 +850,211 @@ pub unsafe extern "C" fn cudaGraphDebugDotPrint(
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { nodes::debug_dot_print(graph, path) })
+}
+
+// ---- the generic node functions (`cudadrv::graph_generic`, with the runtime's kernel and copy members) --
+
+use cudadrv::graph_generic::{self as generic, Flavor, GraphNodeParams};
+
+/// `cudaKernelNodeParamsV2`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+#[allow(non_snake_case)]
+struct KernelNodeParamsV2 {
+    func: *mut c_void,
+    gridDim: dim3,
+    blockDim: dim3,
+    sharedMemBytes: u32,
+    kernelParams: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    ctx: *mut c_void,
+    /// `cudaKernelFunctionType`: unspecified (deduced), a `__global__` function's address, a
+    /// `cudaKernel_t`, a `cudaFunction_t`.
+    functionType: i32,
+}
+
+/// # Safety
+/// `u` points at a `cudaKernelNodeParamsV2`.
+unsafe fn runtime_kernel(u: *const u8) -> cuda::Result<(Kernel, CallConfig, *const *const c_void)> {
+    // SAFETY: the caller's promise.
+    let p = unsafe { u.cast::<KernelNodeParamsV2>().read_unaligned() };
+    let v1 = cudaKernelNodeParams {
+        func: p.func,
+        gridDim: p.gridDim,
+        blockDim: p.blockDim,
+        sharedMemBytes: p.sharedMemBytes,
+        kernelParams: p.kernelParams,
+        extra: p.extra,
+    };
+    let (mut kernel, config) = kernel_launch(&v1)?;
+    // A handle from the driver or the library API, said so or not a registered kernel's address.
+    let f = p.func as u64;
+    if matches!(p.functionType, 2 | 3) || (p.functionType == 0 && cuda().kernel_name(f).is_err()) {
+        kernel = Kernel::Function(f);
+    }
+    Ok((kernel, config, p.kernelParams as *const *const c_void))
+}
+
+/// # Safety
+/// `u` is valid for a write of a `cudaKernelNodeParamsV2`.
+unsafe fn runtime_kernel_out(
+    u: *mut u8,
+    kernel: Kernel,
+    grid: cuda::Dim3,
+    block: cuda::Dim3,
+    shared: u64,
+    pointers: u64,
+) {
+    let (f, kind) = match kernel {
+        Kernel::HostStub(f) => (f, 1),
+        Kernel::Function(f) => (f, 3),
+    };
+    let p = KernelNodeParamsV2 {
+        func: f as *mut c_void,
+        gridDim: dim3 { x: grid.x, y: grid.y, z: grid.z },
+        blockDim: dim3 { x: block.x, y: block.y, z: block.z },
+        sharedMemBytes: shared as u32,
+        kernelParams: pointers as *mut *mut c_void,
+        extra: std::ptr::null_mut(),
+        ctx: std::ptr::null_mut(),
+        functionType: kind,
+    };
+    // SAFETY: the caller's promise.
+    unsafe { u.cast::<KernelNodeParamsV2>().write_unaligned(p) }
+}
+
+/// # Safety
+/// `u` points at a `cudaMemcpy3DParms`.
+unsafe fn runtime_memcpy(u: *const u8) -> cuda::Result<cuda::CopyNode> {
+    // SAFETY: the caller's promise.
+    copy_node(&unsafe { u.cast::<cudaMemcpy3DParms>().read_unaligned() })
+}
+
+/// # Safety
+/// `u` is valid for a write of a `cudaMemcpy3DParms`.
+unsafe fn runtime_memcpy_out(u: *mut u8, c: &cuda::CopyNode) {
+    let rows = |slice: u64, pitch: u64| if pitch == 0 { c.height } else { slice / pitch } as usize;
+    let side = |ptr: u64, pitch: u64, slice: u64| crate::abi::cudaPitchedPtr {
+        ptr: ptr as *mut c_void,
+        pitch: pitch as usize,
+        xsize: c.width as usize,
+        ysize: rows(slice, pitch),
+    };
+    let kind = match c.kind {
+        CopyKind::HostToHost => 0,
+        CopyKind::HostToDevice => 1,
+        CopyKind::DeviceToHost => 2,
+        CopyKind::DeviceToDevice => 3,
+        CopyKind::Default => 4,
+    };
+    let origin = crate::abi::cudaPos { x: 0, y: 0, z: 0 };
+    let p = cudaMemcpy3DParms {
+        srcArray: std::ptr::null_mut(),
+        srcPos: origin,
+        srcPtr: side(c.src, c.spitch, c.sslice),
+        dstArray: std::ptr::null_mut(),
+        dstPos: origin,
+        dstPtr: side(c.dst, c.dpitch, c.dslice),
+        extent: crate::abi::cudaExtent { width: c.width as usize, height: c.height as usize, depth: c.depth as usize },
+        kind,
+    };
+    // SAFETY: the caller's promise.
+    unsafe { u.cast::<cudaMemcpy3DParms>().write_unaligned(p) }
+}
+
+/// The runtime API's kernel and copy members.
+static RUNTIME: Flavor = Flavor {
+    kernel: runtime_kernel,
+    kernel_out: runtime_kernel_out,
+    memcpy: runtime_memcpy,
+    memcpy_out: runtime_memcpy_out,
+};
+
+/// # Safety
+/// As `cudadrv::graph_generic::add_node`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphAddNode(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    edges: *const cudaGraphEdgeData,
+    n: usize,
+    params: *mut GraphNodeParams,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { generic::add_node(&RUNTIME, node, graph, deps, edges, n, params) })
+}
+
+/// # Safety
+/// As `cudadrv::graph_generic::set_params`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphNodeSetParams(node: cudaGraphNode_t, params: *mut GraphNodeParams) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { generic::set_params(&RUNTIME, std::ptr::null_mut(), node, params) })
+}
+
+/// # Safety
+/// As `cudadrv::graph_generic::set_params`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphExecNodeSetParams(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    params: *mut GraphNodeParams,
+) -> cudaError_t {
+    if exec.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    ret(unsafe { generic::set_params(&RUNTIME, exec, node, params) })
+}
+
+/// # Safety
+/// As `cudadrv::graph_generic::get_params`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphNodeGetParams(node: cudaGraphNode_t, params: *mut GraphNodeParams) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { generic::get_params(&RUNTIME, node, params) })
+}
+
+/// # Safety
+/// `params` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphMemcpyNodeGetParams(
+    node: cudaGraphNode_t,
+    params: *mut cudaMemcpy3DParms,
+) -> cudaError_t {
+    if params.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    match cuda().graph_node_op(node as u64) {
+        // SAFETY: the caller's promise.
+        Ok(NodeOp::Memcpy(c)) => ret(Ok(unsafe { runtime_memcpy_out(params.cast(), &c) })),
+        Ok(_) => ret(Err(Error::INVALID_VALUE)),
+        Err(e) => ret(Err(e)),
+    }
+}
+
+/// # Safety
+/// `params` points at valid parameters.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphMemcpyNodeSetParams(
+    node: cudaGraphNode_t,
+    params: *const cudaMemcpy3DParms,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    let op = unsafe { read(params) }.and_then(|p| copy_node(&p));
+    ret(op.and_then(|c| cuda().graph_node_set_op(node as u64, NodeOp::Memcpy(c))))
+}
+
+/// # Safety
+/// `params` points at valid parameters.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphExecMemcpyNodeSetParams(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    params: *const cudaMemcpy3DParms,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    let op = unsafe { read(params) }.and_then(|p| copy_node(&p));
+    ret(op.and_then(|c| cuda().graph_exec_set_op(exec as u64, node as u64, NodeOp::Memcpy(c))))
 }
