@@ -359,8 +359,11 @@ pub unsafe extern "C" fn cuGraphMemcpyNodeGetParams(node: CUgraphNode, params: *
         return ret(Err(Error::INVALID_VALUE));
     }
     match cuda().graph_node_op(node as u64) {
-        // SAFETY: the caller's promise.
-        Ok(NodeOp::Memcpy(c)) => ret(Ok(unsafe { params.write_unaligned(crate::memory::copy_3d_params(&c)) })),
+        Ok(NodeOp::Memcpy(c)) => {
+            // SAFETY: the caller's promise.
+            unsafe { params.write_unaligned(crate::memory::copy_3d_params(&c)) };
+            ret(Ok(()))
+        }
         Ok(_) => ret(Err(Error::INVALID_VALUE)),
         Err(e) => ret(Err(e)),
     }

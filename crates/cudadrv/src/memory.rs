@@ -469,7 +469,7 @@ pub(crate) fn copy_3d_node(p: &CUDA_MEMCPY3D) -> cuda::Result<cuda::CopyNode> {
 
 /// A graph copy node as a `CUDA_MEMCPY3D` of unified addresses (`cuGraphNodeGetParams`).
 pub(crate) fn copy_3d_params(c: &cuda::CopyNode) -> CUDA_MEMCPY3D {
-    let rows = |slice: u64, pitch: u64| if pitch == 0 { c.height } else { slice / pitch };
+    let rows = |slice: u64, pitch: u64| slice.checked_div(pitch).unwrap_or(c.height);
     CUDA_MEMCPY3D {
         srcXInBytes: 0,
         srcY: 0,

@@ -933,7 +933,7 @@ unsafe fn runtime_memcpy(u: *const u8) -> cuda::Result<cuda::CopyNode> {
 /// # Safety
 /// `u` is valid for a write of a `cudaMemcpy3DParms`.
 unsafe fn runtime_memcpy_out(u: *mut u8, c: &cuda::CopyNode) {
-    let rows = |slice: u64, pitch: u64| if pitch == 0 { c.height } else { slice / pitch } as usize;
+    let rows = |slice: u64, pitch: u64| slice.checked_div(pitch).unwrap_or(c.height) as usize;
     let side = |ptr: u64, pitch: u64, slice: u64| crate::abi::cudaPitchedPtr {
         ptr: ptr as *mut c_void,
         pitch: pitch as usize,
@@ -1027,8 +1027,11 @@ pub unsafe extern "C" fn cudaGraphMemcpyNodeGetParams(
         return ret(Err(Error::INVALID_VALUE));
     }
     match cuda().graph_node_op(node as u64) {
-        // SAFETY: the caller's promise.
-        Ok(NodeOp::Memcpy(c)) => ret(Ok(unsafe { runtime_memcpy_out(params.cast(), &c) })),
+        Ok(NodeOp::Memcpy(c)) => {
+            // SAFETY: the caller's promise.
+            unsafe { runtime_memcpy_out(params.cast(), &c) };
+            ret(Ok(()))
+        }
         Ok(_) => ret(Err(Error::INVALID_VALUE)),
         Err(e) => ret(Err(e)),
     }
