@@ -81,6 +81,7 @@ PROGRAMS=(
   "graphs|graphs.cu|${SM80[*]} -std=c++17"
   "graph_memory|graph_memory.cu|${SM80[*]} -std=c++17"
   "memcpy_batch|memcpy_batch.cu|${SM80[*]}"
+  "library|library.cu|${SM80[*]} -std=c++17"
 )
 
 main() {

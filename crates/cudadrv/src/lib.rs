@@ -65,7 +65,7 @@ pub mod graph_generic;
 pub mod graph_nodes;
 mod launch;
 pub mod memory;
-mod module;
+pub mod module;
 pub mod pool;
 pub mod proc;
 pub mod stream;

@@ -75,6 +75,7 @@ mod capture;
 mod device;
 mod graph;
 mod launch;
+mod library;
 mod memory;
 mod pool;
 mod stream;
