@@ -6,7 +6,8 @@
 // in the executable graph; cloning a graph with memory nodes refused. The generic node API of CUDA 12.2+
 // (cudaGraphAddNode, cudaGraphNodeGetParams/SetParams, cudaGraphExecNodeSetParams): allocation, set,
 // kernel, copy and free nodes from cudaGraphNodeParams, a child graph with memory nodes moved into its
-// parent, parameters read back and changed.
+// parent, parameters read back and changed. Kernel node launch attributes: set, read back, copied, and
+// the refusals of a cluster of two CTAs, an access policy window and a node that is not a kernel.
 #include "common.h"
 
 constexpr int N = 4096;
@@ -241,6 +242,57 @@ int main() {
   expect_error(cudaGraphNodeSetParams(gkernel, &gp), cudaErrorInvalidValue, "another node type");
   CHECK(cudaGraphExecDestroy(e));
   CHECK(cudaGraphDestroy(g));  // and the child graph it owns
+
+  // 5. Kernel node launch attributes (a grid of 4 CTAs: cooperative launches must fit the device at once).
+  CHECK(cudaGraphCreate(&g, 0));
+  constexpr int M = 1024;
+  int *small;
+  CHECK(cudaMalloc(&small, M * sizeof(int)));
+  int m = M;
+  void *args5[] = {&small, &base, &m};
+  kp.kernelParams = args5;
+  kp.gridDim = dim3(M / 256);
+  cudaGraphNode_t ka, kb, ke;
+  CHECK(cudaGraphAddKernelNode(&ka, g, nullptr, 0, &kp));
+  CHECK(cudaGraphAddKernelNode(&kb, g, &ka, 1, &kp));
+  CHECK(cudaGraphAddEmptyNode(&ke, g, &kb, 1));
+  cudaLaunchAttributeValue v = {};
+  v.priority = 3;
+  CHECK(cudaGraphKernelNodeSetAttribute(ka, cudaLaunchAttributePriority, &v));
+  v = {};
+  v.cooperative = 1;
+  CHECK(cudaGraphKernelNodeSetAttribute(ka, cudaLaunchAttributeCooperative, &v));
+  CHECK(cudaGraphKernelNodeCopyAttributes(kb, ka));
+  v = {};
+  CHECK(cudaGraphKernelNodeGetAttribute(kb, cudaLaunchAttributePriority, &v));
+  int copied_priority = v.priority;
+  CHECK(cudaGraphKernelNodeGetAttribute(kb, cudaLaunchAttributeCooperative, &v));
+  printf("kernel node attributes copied: priority %d, cooperative %d\n", copied_priority, v.cooperative);
+  v = {};
+  v.clusterDim.x = 2;
+  v.clusterDim.y = 1;
+  v.clusterDim.z = 1;
+  expect_error(cudaGraphKernelNodeSetAttribute(ka, cudaLaunchAttributeClusterDimension, &v),
+               cudaErrorInvalidClusterSize, "a cluster of two CTAs");
+  v = {};
+  v.accessPolicyWindow.num_bytes = 4096;
+  expect_error(cudaGraphKernelNodeSetAttribute(ka, cudaLaunchAttributeAccessPolicyWindow, &v),
+               cudaErrorInvalidValue, "an access policy window");
+  v = {};
+  expect_error(cudaGraphKernelNodeSetAttribute(ke, cudaLaunchAttributePriority, &v), cudaErrorInvalidValue,
+               "an attribute of an empty node");
+  CHECK(cudaGraphInstantiate(&e, g, 0));
+  CHECK(cudaGraphLaunch(e, s));  // cooperative launches of a small grid
+  CHECK(cudaStreamSynchronize(s));
+  static int hs[M];
+  CHECK(cudaMemcpy(hs, small, sizeof hs, cudaMemcpyDeviceToHost));
+  long long small_sum = 0;
+  for (int i = 0; i < M; i++) small_sum += hs[i];
+  printf("cooperative kernel nodes: sum %lld\n", small_sum);
+  if (small_sum != (long long)M * (M - 1) / 2 + 1000LL * M) FAIL("cooperative kernel nodes\n");
+  CHECK(cudaFree(small));
+  CHECK(cudaGraphExecDestroy(e));
+  CHECK(cudaGraphDestroy(g));
   CHECK(cudaStreamDestroy(s));
   CHECK(cudaFree(out));
   printf("graph_memory: ok\n");

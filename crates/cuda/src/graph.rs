@@ -181,6 +181,8 @@ pub(crate) struct Node {
     pub(crate) deps: Vec<u64>,
     /// The node's number in its graph (`cudaGraphNodeGetLocalId`): its creation order, never reused.
     pub(crate) local_id: u32,
+    /// A kernel node's launch attributes set (`cudaGraphKernelNodeSetAttribute`), as their value unions.
+    pub(crate) attributes: HashMap<i32, crate::StreamAttrValue>,
 }
 
 #[derive(Default)]
@@ -274,7 +276,7 @@ impl State {
         g.nodes.push(h);
         let local_id = g.next_local;
         g.next_local += 1;
-        self.nodes.insert(h, Node { graph, op, deps: deps.to_vec(), local_id });
+        self.nodes.insert(h, Node { graph, op, deps: deps.to_vec(), local_id, attributes: HashMap::new() });
         Ok(h)
     }
 
@@ -331,7 +333,10 @@ impl State {
         }
         for n in order {
             let deps: Vec<u64> = self.nodes[&n].deps.iter().map(|d| map[d]).collect();
-            self.node_mut(map[&n])?.deps = deps;
+            let attributes = self.nodes[&n].attributes.clone();
+            let copy = self.node_mut(map[&n])?;
+            copy.deps = deps;
+            copy.attributes = attributes;
         }
         if let Some(g) = self.graphs.get_mut(&copy) {
             g.clone_of = map.clone();
@@ -403,7 +408,7 @@ impl State {
         self.nodes.get(&node).map(|n| n.deps.clone()).unwrap_or_default()
     }
 
-    fn node_mut(&mut self, node: u64) -> Result<&mut Node> {
+    pub(crate) fn node_mut(&mut self, node: u64) -> Result<&mut Node> {
         self.nodes.get_mut(&node).ok_or(Error::INVALID_VALUE)
     }
 }
@@ -711,7 +716,10 @@ impl Cuda {
         }
         // SAFETY: the caller's promise.
         let k = unsafe { self.kernel_node(kernel, config, Params::Pointers(args))? };
-        self.graphs.lock().node_mut(node)?.op = NodeOp::Kernel(Box::new(k));
+        let mut s = self.graphs.lock();
+        let n = s.node_mut(node)?;
+        n.op = NodeOp::Kernel(Box::new(k));
+        crate::graph_attributes::apply_attributes(n);
         Ok(())
     }
 
@@ -798,12 +806,14 @@ impl Cuda {
         args: *const *const libc::c_void,
     ) -> Result<()> {
         // SAFETY: the caller's promise.
-        let k = unsafe { self.kernel_node(kernel, config, Params::Pointers(args))? };
+        let mut k = unsafe { self.kernel_node(kernel, config, Params::Pointers(args))? };
         let mut s = self.graphs.lock();
         let e = s.execs.get_mut(&exec).ok_or(Error::INVALID_VALUE)?;
         let step = e.steps.iter_mut().find(|(n, _)| *n == node).ok_or(Error::INVALID_VALUE)?;
         match &step.1 {
             NodeOp::Kernel(old) if old.kernel == kernel => {
+                // The node's launch attributes (cooperative) stay with it.
+                k.cooperative = old.cooperative;
                 step.1 = NodeOp::Kernel(Box::new(k));
                 Ok(())
             }

@@ -37,6 +37,7 @@ mod context;
 mod devrt;
 pub mod error;
 pub mod graph;
+pub mod graph_attributes;
 pub mod graph_info;
 pub mod graph_memory;
 pub mod image;
@@ -48,7 +49,7 @@ pub mod pool;
 pub mod properties;
 mod registry;
 mod report;
-mod stream;
+pub(crate) mod stream;
 pub mod unsupported;
 pub mod user_object;
 

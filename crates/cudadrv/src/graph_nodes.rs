@@ -402,6 +402,56 @@ pub unsafe extern "C" fn cuGraphDebugDotPrint(graph: CUgraph, path: *const std::
     ret(unsafe { debug_dot_print(graph, path) })
 }
 
+// ---- kernel node attributes ---------------------------------------------------------------------------
+
+/// `cuGraphKernelNodeGetAttribute` and the runtime's: the 64-byte value union.
+///
+/// # Safety
+/// `value` is valid for a write of 64 bytes.
+pub unsafe fn kernel_node_attribute(node: CUgraphNode, attr: i32, value: *mut c_void) -> cuda::Result<()> {
+    if value.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    let v = cuda().graph_kernel_node_attribute(node as u64, attr)?;
+    // SAFETY: the caller's promise.
+    unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), value.cast::<u8>(), v.len()) };
+    Ok(())
+}
+
+/// `cuGraphKernelNodeSetAttribute` and the runtime's (see `cuda::graph_attributes`).
+///
+/// # Safety
+/// `value` is valid for a read of 64 bytes.
+pub unsafe fn set_kernel_node_attribute(node: CUgraphNode, attr: i32, value: *const c_void) -> cuda::Result<()> {
+    if value.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: the caller's promise.
+    let v = unsafe { value.cast::<cuda::StreamAttrValue>().read_unaligned() };
+    cuda().graph_kernel_node_set_attribute(node as u64, attr, v)
+}
+
+/// # Safety
+/// As [`kernel_node_attribute`].
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphKernelNodeGetAttribute(node: CUgraphNode, attr: i32, value: *mut c_void) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { kernel_node_attribute(node, attr, value) })
+}
+
+/// # Safety
+/// As [`set_kernel_node_attribute`].
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphKernelNodeSetAttribute(node: CUgraphNode, attr: i32, value: *const c_void) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(unsafe { set_kernel_node_attribute(node, attr, value) })
+}
+
+#[no_mangle]
+pub extern "C" fn cuGraphKernelNodeCopyAttributes(dst: CUgraphNode, src: CUgraphNode) -> CUresult {
+    ret(cuda().graph_kernel_node_copy_attributes(dst as u64, src as u64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1061,3 +1061,32 @@ pub unsafe extern "C" fn cudaGraphExecMemcpyNodeSetParams(
     let op = unsafe { read(params) }.and_then(|p| copy_node(&p));
     ret(op.and_then(|c| cuda().graph_exec_set_op(exec as u64, node as u64, NodeOp::Memcpy(c))))
 }
+
+/// # Safety
+/// `value` is valid for a write of a `cudaLaunchAttributeValue` (64 bytes).
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphKernelNodeGetAttribute(
+    node: cudaGraphNode_t,
+    attr: i32,
+    value: *mut c_void,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { nodes::kernel_node_attribute(node, attr, value) })
+}
+
+/// # Safety
+/// `value` is valid for a read of a `cudaLaunchAttributeValue` (64 bytes).
+#[no_mangle]
+pub unsafe extern "C" fn cudaGraphKernelNodeSetAttribute(
+    node: cudaGraphNode_t,
+    attr: i32,
+    value: *const c_void,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    ret(unsafe { nodes::set_kernel_node_attribute(node, attr, value) })
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphKernelNodeCopyAttributes(dst: cudaGraphNode_t, src: cudaGraphNode_t) -> cudaError_t {
+    ret(cuda().graph_kernel_node_copy_attributes(dst as u64, src as u64))
+}
