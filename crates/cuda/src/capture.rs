@@ -35,6 +35,8 @@ struct Sequence {
     mode: i32,
     thread: ThreadId,
     invalidated: bool,
+    /// The graph is the program's (`cudaStreamBeginCaptureToGraph`): a failed capture leaves it alone.
+    programs_graph: bool,
 }
 
 /// A stream's part in a capture sequence: the sequence and the nodes its next work depends on.
@@ -68,6 +70,16 @@ impl Cuda {
     /// `cudaStreamBeginCapture`: the legacy stream cannot capture (`cudaErrorInvalidValue`, as documented),
     /// nor a stream already capturing (`cudaErrorIllegalState`).
     pub fn begin_capture(&self, stream: u64, mode: i32) -> Result<()> {
+        self.begin_capture_into(stream, mode, None)
+    }
+
+    /// `cudaStreamBeginCaptureToGraph`: the capture adds to the program's `graph`, its first work after
+    /// `deps` (nodes of that graph).
+    pub fn begin_capture_to_graph(&self, stream: u64, graph: u64, deps: &[u64], mode: i32) -> Result<()> {
+        self.begin_capture_into(stream, mode, Some((graph, deps)))
+    }
+
+    fn begin_capture_into(&self, stream: u64, mode: i32, target: Option<(u64, &[u64])>) -> Result<()> {
         if !(0..=MODE_RELAXED).contains(&mode) {
             return Err(Error::INVALID_VALUE);
         }
@@ -83,13 +95,46 @@ impl Cuda {
         if s.captures.streams.contains_key(&key) {
             return Err(Error::ILLEGAL_STATE);
         }
-        let graph = s.new_graph();
+        let (graph, deps) = match target {
+            Some((graph, deps)) => {
+                let nodes = s.graph_nodes_of(graph).ok_or(Error::INVALID_VALUE)?;
+                if deps.iter().any(|d| !nodes.contains(d)) {
+                    return Err(Error::INVALID_VALUE);
+                }
+                (graph, deps.to_vec())
+            }
+            None => (s.new_graph(), Vec::new()),
+        };
         let c = &mut s.captures;
         c.next += 1;
         let id = c.next;
         let thread = std::thread::current().id();
-        c.sequences.insert(id, Sequence { origin: key, graph, mode, thread, invalidated: false });
-        c.streams.insert(key, Member { sequence: id, deps: Vec::new() });
+        let programs_graph = target.is_some();
+        c.sequences.insert(id, Sequence { origin: key, graph, mode, thread, invalidated: false, programs_graph });
+        c.streams.insert(key, Member { sequence: id, deps });
+        Ok(())
+    }
+
+    /// `cudaStreamUpdateCaptureDependencies`: the capturing stream's next work depends on `deps` (nodes of
+    /// the capture's graph) as well as (`set` false) or instead of (`set` true) what it did.
+    pub fn update_capture_dependencies(&self, stream: u64, deps: &[u64], set: bool) -> Result<()> {
+        let key = self.stream_key(stream)?;
+        let mut s = self.graphs.lock();
+        let seq = s.captures.streams.get(&key).map(|m| m.sequence).ok_or(Error::ILLEGAL_STATE)?;
+        let graph = s.captures.sequences[&seq].graph;
+        let nodes = s.graph_nodes_of(graph).ok_or(Error::ILLEGAL_STATE)?;
+        if deps.iter().any(|d| !nodes.contains(d)) {
+            return Err(Error::INVALID_VALUE);
+        }
+        let m = s.captures.streams.get_mut(&key).ok_or(Error::ILLEGAL_STATE)?;
+        if set {
+            m.deps.clear();
+        }
+        for d in deps {
+            if !m.deps.contains(d) {
+                m.deps.push(*d);
+            }
+        }
         Ok(())
     }
 
@@ -124,7 +169,9 @@ impl State {
         let ancestors = s.ancestors(&origin_deps);
         let unjoined = members.iter().any(|(_, deps)| deps.iter().any(|d| !ancestors.contains(d)));
         if seq.invalidated || unjoined {
-            let _ = s.destroy_graph(seq.graph);
+            if !seq.programs_graph {
+                let _ = s.destroy_graph(seq.graph);
+            }
             return Err(if seq.invalidated {
                 Error::STREAM_CAPTURE_INVALIDATED
             } else {

@@ -294,6 +294,11 @@ impl State {
         Ok(())
     }
 
+    /// The nodes of `graph`, if it exists.
+    pub(crate) fn graph_nodes_of(&self, graph: u64) -> Option<Vec<u64>> {
+        self.graphs.get(&graph).map(|g| g.nodes.clone())
+    }
+
     pub(crate) fn graph_exists(&self, graph: u64) -> bool {
         self.graphs.contains_key(&graph)
     }

@@ -227,3 +227,42 @@ fn ids_clones_and_the_graphviz_file() {
     c.graph_destroy(g).unwrap();
     c.graph_destroy(child).unwrap();
 }
+
+#[test]
+fn capture_into_the_programs_graph_and_update_its_dependencies() {
+    static LOG: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    let c = cuda();
+    let s = slots(&LOG, 4);
+    let data = |k: usize| &s[k] as *const Slot as *mut libc::c_void;
+    let g = c.graph_create(0).unwrap();
+    let first = c.graph_add_node(g, host(&s[0]), &[]).unwrap();
+    let other = c.graph_add_node(g, host(&s[3]), &[]).unwrap();
+    let stream = c.stream_create(0x1, 0).unwrap();
+    let elsewhere = c.graph_create(0).unwrap();
+    let foreign = c.graph_add_node(elsewhere, NodeOp::Empty, &[]).unwrap();
+    assert_eq!(c.begin_capture_to_graph(stream, g, &[foreign], 0), Err(Error::INVALID_VALUE), "not g's node");
+    c.begin_capture_to_graph(stream, g, &[first], 0).unwrap();
+    c.launch_host_fn(stream, log_tag, data(1)).unwrap();
+    // The next work also waits for `other`; then only for `other`.
+    c.update_capture_dependencies(stream, &[other], false).unwrap();
+    c.launch_host_fn(stream, log_tag, data(2)).unwrap();
+    assert_eq!(c.update_capture_dependencies(stream, &[foreign], true), Err(Error::INVALID_VALUE));
+    assert_eq!(c.end_capture(stream), Ok(g));
+    assert_eq!(c.update_capture_dependencies(stream, &[other], true), Err(Error::ILLEGAL_STATE), "not capturing");
+    assert!(LOG.lock().unwrap().is_empty(), "captured, not run");
+    let nodes = c.graph_nodes(g).unwrap();
+    assert_eq!(nodes.len(), 4);
+    assert_eq!(c.graph_node_dependencies(nodes[2]).unwrap(), vec![first]);
+    let mut deps = c.graph_node_dependencies(nodes[3]).unwrap();
+    deps.sort_unstable();
+    let mut want = vec![nodes[2], other];
+    want.sort_unstable();
+    assert_eq!(deps, want);
+    // A failed capture into the program's graph leaves the graph.
+    c.begin_capture_to_graph(stream, g, &[], 0).unwrap();
+    assert_eq!(c.stream_synchronize(stream), Err(Error::STREAM_CAPTURE_UNSUPPORTED));
+    assert_eq!(c.end_capture(stream), Err(Error::STREAM_CAPTURE_INVALIDATED));
+    assert_eq!(c.graph_nodes(g).unwrap().len(), 4);
+    c.graph_destroy(g).unwrap();
+    c.graph_destroy(elsewhere).unwrap();
+}

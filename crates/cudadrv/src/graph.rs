@@ -408,3 +408,96 @@ pub extern "C" fn cuGraphRetainUserObject(graph: CUgraph, object: CUuserObject, 
 pub extern "C" fn cuGraphReleaseUserObject(graph: CUgraph, object: CUuserObject, count: u32) -> CUresult {
     ret(cuda().graph_release_user_object(graph as u64, object as u64, count))
 }
+
+/// `cuStreamBeginCaptureToGraph` and `cudaStreamBeginCaptureToGraph`: capture into the program's graph,
+/// after `deps`.
+///
+/// # Safety
+/// `deps` (and `edges`, if not null) are valid for `n` reads.
+pub unsafe fn begin_capture_to_graph(
+    stream: u64,
+    graph: CUgraph,
+    deps: *const CUgraphNode,
+    edges: *const crate::graph_edit::CUgraphEdgeData,
+    n: usize,
+    mode: i32,
+) -> cuda::Result<()> {
+    // SAFETY: the caller's promise.
+    let d = unsafe {
+        crate::graph_edit::check_edges(edges, n)?;
+        crate::graph_edit::handles(deps, n)?
+    };
+    cuda().begin_capture_to_graph(stream, graph as u64, &d, mode)
+}
+
+/// `cuStreamUpdateCaptureDependencies` (all forms) and the runtime's: flags 0 adds `deps` to the stream's
+/// current dependencies, 1 replaces them.
+///
+/// # Safety
+/// `deps` (and `edges`, if not null) are valid for `n` reads.
+pub unsafe fn update_capture_dependencies(
+    stream: u64,
+    deps: *const CUgraphNode,
+    edges: *const crate::graph_edit::CUgraphEdgeData,
+    n: usize,
+    flags: u32,
+) -> cuda::Result<()> {
+    if flags > 1 {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: the caller's promise.
+    let d = unsafe {
+        crate::graph_edit::check_edges(edges, n)?;
+        crate::graph_edit::handles(deps, n)?
+    };
+    cuda().update_capture_dependencies(stream, &d, flags == 1)
+}
+
+/// # Safety
+/// As [`begin_capture_to_graph`].
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamBeginCaptureToGraph(
+    stream: CUstream,
+    graph: CUgraph,
+    deps: *const CUgraphNode,
+    edges: *const crate::graph_edit::CUgraphEdgeData,
+    n: usize,
+    mode: i32,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(with_context().and_then(|_| unsafe { begin_capture_to_graph(stream as u64, graph, deps, edges, n, mode) }))
+}
+
+/// # Safety
+/// As [`update_capture_dependencies`].
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamUpdateCaptureDependencies(
+    stream: CUstream,
+    deps: *mut CUgraphNode,
+    n: usize,
+    flags: u32,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(with_context()
+        .and_then(|_| unsafe { update_capture_dependencies(stream as u64, deps, std::ptr::null(), n, flags) }))
+}
+
+/// # Safety
+/// As [`update_capture_dependencies`].
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamUpdateCaptureDependencies_v2(
+    stream: CUstream,
+    deps: *mut CUgraphNode,
+    edges: *const crate::graph_edit::CUgraphEdgeData,
+    n: usize,
+    flags: u32,
+) -> CUresult {
+    // SAFETY: the caller's promise.
+    ret(with_context().and_then(|_| unsafe { update_capture_dependencies(stream as u64, deps, edges, n, flags) }))
+}
+
+per_thread! {
+    cuStreamBeginCaptureToGraph_ptsz => cuStreamBeginCaptureToGraph(stream: CUstream, graph: CUgraph, deps: *const CUgraphNode, edges: *const crate::graph_edit::CUgraphEdgeData, n: usize, mode: i32);
+    cuStreamUpdateCaptureDependencies_ptsz => cuStreamUpdateCaptureDependencies(stream: CUstream, deps: *mut CUgraphNode, n: usize, flags: u32);
+    cuStreamUpdateCaptureDependencies_v2_ptsz => cuStreamUpdateCaptureDependencies_v2(stream: CUstream, deps: *mut CUgraphNode, edges: *const crate::graph_edit::CUgraphEdgeData, n: usize, flags: u32);
+}

@@ -70,3 +70,38 @@ unsafe_ptsz!(
         count: *mut usize,
     )
 );
+
+/// # Safety
+/// `deps` (and `edges`, if not null) are valid for `n` reads.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamBeginCaptureToGraph(
+    stream: cudaStream_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    edges: *const cudaGraphEdgeData,
+    n: usize,
+    mode: i32,
+) -> cudaError_t {
+    cuda();
+    // SAFETY: the caller's promise.
+    ret(unsafe { cudadrv::graph::begin_capture_to_graph(stream as u64, graph, deps, edges, n, mode) })
+}
+
+unsafe_ptsz!(cudaStreamBeginCaptureToGraph_ptsz => cudaStreamBeginCaptureToGraph(stream: cudaStream_t, graph: cudaGraph_t, deps: *const cudaGraphNode_t, edges: *const cudaGraphEdgeData, n: usize, mode: i32));
+
+/// # Safety
+/// `deps` (and `edges`, if not null) are valid for `n` reads.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamUpdateCaptureDependencies(
+    stream: cudaStream_t,
+    deps: *mut cudaGraphNode_t,
+    edges: *const cudaGraphEdgeData,
+    n: usize,
+    flags: u32,
+) -> cudaError_t {
+    cuda();
+    // SAFETY: the caller's promise.
+    ret(unsafe { cudadrv::graph::update_capture_dependencies(stream as u64, deps, edges, n, flags) })
+}
+
+unsafe_ptsz!(cudaStreamUpdateCaptureDependencies_ptsz => cudaStreamUpdateCaptureDependencies(stream: cudaStream_t, deps: *mut cudaGraphNode_t, edges: *const cudaGraphEdgeData, n: usize, flags: u32));
