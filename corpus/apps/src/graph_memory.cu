@@ -7,10 +7,14 @@
 // (cudaGraphAddNode, cudaGraphNodeGetParams/SetParams, cudaGraphExecNodeSetParams): allocation, set,
 // kernel, copy and free nodes from cudaGraphNodeParams, a child graph with memory nodes moved into its
 // parent, parameters read back and changed. Kernel node launch attributes: set, read back, copied, and
-// the refusals of a cluster of two CTAs, an access policy window and a node that is not a kernel.
+// the refusals of a cluster of two CTAs, an access policy window and a node that is not a kernel. Copy
+// nodes to and from a __device__ variable (cudaGraphAddMemcpyNodeToSymbol/FromSymbol), changed in the
+// graph and in the executable graph.
 #include "common.h"
 
 constexpr int N = 4096;
+
+__device__ int g_table[8];
 
 __global__ void iota(int *x, int base, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -51,6 +55,8 @@ int main() {
   CHECK(cudaMemset(out, 0, N * sizeof(int)));
   cudaStream_t s;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaStream_t s2;
+  CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
 
   // 1. Stream-ordered allocation captured: tmp = iota(100); out += tmp; free(tmp).
   int *tmp = nullptr;
@@ -293,6 +299,32 @@ int main() {
   CHECK(cudaFree(small));
   CHECK(cudaGraphExecDestroy(e));
   CHECK(cudaGraphDestroy(g));
+
+  // 6. Copy nodes to and from a symbol: in = 10..17 -> g_table[2..6) -> back[0..4).
+  static int in[8] = {10, 11, 12, 13, 14, 15, 16, 17}, back[4];
+  CHECK(cudaGraphCreate(&g, 0));
+  cudaGraphNode_t to_sym, from_sym;
+  CHECK(cudaGraphAddMemcpyNodeToSymbol(&to_sym, g, nullptr, 0, g_table, in, 4 * sizeof(int), 2 * sizeof(int),
+                                       cudaMemcpyHostToDevice));
+  CHECK(cudaGraphAddMemcpyNodeFromSymbol(&from_sym, g, &to_sym, 1, back, g_table, 4 * sizeof(int),
+                                         2 * sizeof(int), cudaMemcpyDeviceToHost));
+  expect_error(cudaGraphAddMemcpyNodeToSymbol(&to_sym, g, nullptr, 0, g_table, in, 8 * sizeof(int),
+                                              4 * sizeof(int), cudaMemcpyHostToDevice),
+               cudaErrorInvalidValue, "a symbol copy past the variable's end");
+  CHECK(cudaGraphInstantiate(&e, g, 0));
+  CHECK(cudaGraphLaunch(e, s2));
+  CHECK(cudaStreamSynchronize(s2));
+  printf("through the symbol: %d %d %d %d\n", back[0], back[1], back[2], back[3]);
+  // The executable graph copies from in[4..8) instead.
+  CHECK(cudaGraphExecMemcpyNodeSetParamsToSymbol(e, to_sym, g_table, in + 4, 4 * sizeof(int), 2 * sizeof(int),
+                                                 cudaMemcpyHostToDevice));
+  CHECK(cudaGraphLaunch(e, s2));
+  CHECK(cudaStreamSynchronize(s2));
+  printf("after the executable graph's change: %d %d %d %d\n", back[0], back[1], back[2], back[3]);
+  if (back[0] != 14 || back[3] != 17) FAIL("symbol copy nodes\n");
+  CHECK(cudaGraphExecDestroy(e));
+  CHECK(cudaGraphDestroy(g));
+  CHECK(cudaStreamDestroy(s2));
   CHECK(cudaStreamDestroy(s));
   CHECK(cudaFree(out));
   printf("graph_memory: ok\n");

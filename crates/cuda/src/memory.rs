@@ -548,6 +548,30 @@ impl Cuda {
         }
     }
 
+    /// The copy of a graph node to (`to_symbol`) or from the variable of host shadow `symbol`
+    /// (`cudaGraphAddMemcpyNodeToSymbol`, `...FromSymbol`): the symbol's address now, the direction and
+    /// range checked as the stream API checks them.
+    pub fn symbol_copy_node(
+        &self,
+        symbol: u64,
+        other: u64,
+        n: u64,
+        offset: u64,
+        kind: CopyKind,
+        to_symbol: bool,
+    ) -> Result<crate::graph::CopyNode> {
+        let allowed = if to_symbol { CopyKind::HostToDevice } else { CopyKind::DeviceToHost };
+        if !matches!(kind, CopyKind::DeviceToDevice | CopyKind::Default) && kind != allowed {
+            return Err(Error::INVALID_MEMCPY_DIRECTION);
+        }
+        let (ptr, size) = self.symbol(symbol)?;
+        if offset.checked_add(n).is_none_or(|end| end > size) {
+            return Err(Error::INVALID_VALUE);
+        }
+        let (dst, src) = if to_symbol { (ptr + offset, other) } else { (other, ptr + offset) };
+        Ok(crate::graph::CopyNode::linear(dst, src, n, kind))
+    }
+
     /// `cudaMemcpyFromSymbol`.
     /// With a stream, `cudaMemcpyFromSymbolAsync` (recorded as a copy node while the stream captures).
     pub fn memcpy_from_symbol(

@@ -1090,3 +1090,118 @@ pub unsafe extern "C" fn cudaGraphKernelNodeSetAttribute(
 pub extern "C" fn cudaGraphKernelNodeCopyAttributes(dst: cudaGraphNode_t, src: cudaGraphNode_t) -> cudaError_t {
     ret(cuda().graph_kernel_node_copy_attributes(dst as u64, src as u64))
 }
+
+// ---- copy nodes to and from symbols ----------------------------------------------------------------------
+
+/// A symbol copy node's operation.
+fn symbol_op(
+    symbol: *const c_void,
+    other: *const c_void,
+    n: usize,
+    offset: usize,
+    k: i32,
+    to: bool,
+) -> cuda::Result<NodeOp> {
+    let kind = CopyKind::from_raw(k)?;
+    cuda().symbol_copy_node(symbol as u64, other as u64, n as u64, offset as u64, kind, to).map(NodeOp::Memcpy)
+}
+
+/// # Safety
+/// `node` is valid for a write; `deps` for `n` reads.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cudaGraphAddMemcpyNodeToSymbol(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    symbol: *const c_void,
+    src: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: i32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe {
+        add(node, deps, n, |d| {
+            cuda().graph_add_node(graph as u64, symbol_op(symbol, src, count, offset, kind, true)?, d)
+        })
+    }
+}
+
+/// # Safety
+/// `node` is valid for a write; `deps` for `n` reads.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cudaGraphAddMemcpyNodeFromSymbol(
+    node: *mut cudaGraphNode_t,
+    graph: cudaGraph_t,
+    deps: *const cudaGraphNode_t,
+    n: usize,
+    dst: *mut c_void,
+    symbol: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: i32,
+) -> cudaError_t {
+    // SAFETY: the caller's promise.
+    unsafe {
+        add(node, deps, n, |d| {
+            cuda().graph_add_node(graph as u64, symbol_op(symbol, dst, count, offset, kind, false)?, d)
+        })
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphMemcpyNodeSetParamsToSymbol(
+    node: cudaGraphNode_t,
+    symbol: *const c_void,
+    src: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: i32,
+) -> cudaError_t {
+    ret(symbol_op(symbol, src, count, offset, kind, true).and_then(|op| cuda().graph_node_set_op(node as u64, op)))
+}
+
+#[no_mangle]
+pub extern "C" fn cudaGraphMemcpyNodeSetParamsFromSymbol(
+    node: cudaGraphNode_t,
+    dst: *mut c_void,
+    symbol: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: i32,
+) -> cudaError_t {
+    ret(symbol_op(symbol, dst, count, offset, kind, false).and_then(|op| cuda().graph_node_set_op(node as u64, op)))
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn cudaGraphExecMemcpyNodeSetParamsToSymbol(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    symbol: *const c_void,
+    src: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: i32,
+) -> cudaError_t {
+    let op = symbol_op(symbol, src, count, offset, kind, true);
+    ret(op.and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn cudaGraphExecMemcpyNodeSetParamsFromSymbol(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    dst: *mut c_void,
+    symbol: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: i32,
+) -> cudaError_t {
+    let op = symbol_op(symbol, dst, count, offset, kind, false);
+    ret(op.and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
+}
