@@ -202,15 +202,17 @@ pub(crate) struct Graph {
 
 /// An executable graph: the operations in the order they run, each with the node it came from.
 pub(crate) struct Exec {
-    steps: Vec<(u64, NodeOp)>,
+    pub(crate) steps: Vec<(u64, NodeOp)>,
     /// For `cudaGraphExecUpdate`: each step's kind and its dependencies as step indices.
-    shape: Vec<(NodeType, Vec<usize>)>,
+    pub(crate) shape: Vec<(NodeType, Vec<usize>)>,
     /// References to user objects: the graph's and its child graphs', taken at instantiation.
     owned: Owned,
     /// The instantiation flags (`cudaGraphInstantiateFlagAutoFreeOnLaunch` matters at launch).
     pub(crate) flags: u64,
     /// Nodes switched off (`cudaGraphNodeSetEnabled`): their steps do nothing.
     disabled: HashSet<u64>,
+    /// Each child-graph node's steps: (first, count), after its own empty step.
+    pub(crate) children: HashMap<u64, (usize, usize)>,
 }
 
 #[derive(Default)]
@@ -384,11 +386,12 @@ impl State {
     }
 
     /// The graph flattened into steps (child graphs expanded in place) and their shape.
-    fn flatten(
+    pub(crate) fn flatten(
         &self,
         graph: u64,
         steps: &mut Vec<(u64, NodeOp)>,
         shape: &mut Vec<(NodeType, Vec<usize>)>,
+        children: &mut HashMap<u64, (usize, usize)>,
     ) -> Result<()> {
         let order = self.topological(graph)?;
         let mut index = HashMap::new();
@@ -401,7 +404,9 @@ impl State {
                 NodeOp::Kernel(k) => steps.push((n, NodeOp::Kernel(k.clone()))),
                 NodeOp::Graph(child) => {
                     steps.push((n, NodeOp::Empty));
-                    self.flatten(*child, steps, shape)?;
+                    let start = steps.len();
+                    self.flatten(*child, steps, shape, children)?;
+                    children.insert(n, (start, steps.len() - start));
                 }
                 op => steps.push((n, op.clone())),
             }
@@ -746,7 +751,8 @@ impl Cuda {
         }
         let mut s = self.graphs.lock();
         let (mut steps, mut shape) = (Vec::new(), Vec::new());
-        s.flatten(graph, &mut steps, &mut shape)?;
+        let mut children = HashMap::new();
+        s.flatten(graph, &mut steps, &mut shape, &mut children)?;
         let mut owned = Owned::new();
         s.owned_deep(graph, &mut owned);
         let owned = s.retain_all(&owned);
@@ -754,7 +760,7 @@ impl Cuda {
             s.retain_alloc(op);
         }
         let h = s.handle(EXEC_WINDOW);
-        s.execs.insert(h, Exec { steps, shape, owned, flags, disabled: HashSet::new() });
+        s.execs.insert(h, Exec { steps, shape, owned, flags, disabled: HashSet::new(), children });
         Ok(h)
     }
 
@@ -835,7 +841,7 @@ impl Cuda {
             return Err((Error::INVALID_VALUE, None));
         }
         let (mut steps, mut shape) = (Vec::new(), Vec::new());
-        s.flatten(graph, &mut steps, &mut shape).map_err(|e| (e, None))?;
+        s.flatten(graph, &mut steps, &mut shape, &mut HashMap::new()).map_err(|e| (e, None))?;
         let e = s.execs.get_mut(&exec).ok_or((Error::INVALID_VALUE, None))?;
         let failure = |result: i32, node: u64| (Error::GRAPH_EXEC_UPDATE_FAILURE, Some(UpdateFailure { result, node }));
         if shape.len() != e.shape.len() {
@@ -859,6 +865,32 @@ impl Cuda {
                 NodeOp::Kernel(k) => NodeOp::Kernel(k.clone()),
                 op => op,
             };
+        }
+        Ok(())
+    }
+
+    /// `cudaGraphExecChildGraphNodeSetParams`: the executable graph's copy of child-graph node `node` takes
+    /// the parameters of `child`, which must have the copy's topology (as `cudaGraphExecUpdate` requires);
+    /// graphs with memory nodes cannot be changed this way.
+    pub fn graph_exec_child_graph_set_params(&self, exec: u64, node: u64, child: u64) -> Result<()> {
+        let mut s = self.graphs.lock();
+        let (mut steps, mut shape) = (Vec::new(), Vec::new());
+        s.flatten(child, &mut steps, &mut shape, &mut HashMap::new())?;
+        let e = s.execs.get_mut(&exec).ok_or(Error::INVALID_VALUE)?;
+        let &(start, len) = e.children.get(&node).ok_or(Error::INVALID_VALUE)?;
+        let old = &e.steps[start..start + len];
+        if steps.iter().chain(old).any(|(_, op)| is_memory_op(op)) {
+            return Err(Error::NOT_SUPPORTED);
+        }
+        let same_shape = shape.len() == len
+            && shape.iter().zip(&e.shape[start..start + len]).all(|((kind, deps), (old_kind, old_deps))| {
+                kind == old_kind && deps.iter().map(|d| d + start).eq(old_deps.iter().copied())
+            });
+        if !same_shape {
+            return Err(Error::INVALID_VALUE);
+        }
+        for ((_, new), (_, op)) in steps.into_iter().zip(&mut e.steps[start..start + len]) {
+            *op = new;
         }
         Ok(())
     }

@@ -75,7 +75,6 @@ macro_rules! for_each_unsupported_runtime_function {
             cudaGraphAddExternalSemaphoresWaitNode,
             cudaGraphConditionalHandleCreate,
             cudaGraphConditionalHandleCreate_v2,
-            cudaGraphExecChildGraphNodeSetParams,
             cudaGraphExecExternalSemaphoresSignalNodeSetParams,
             cudaGraphExecExternalSemaphoresWaitNodeSetParams,
             cudaGraphExternalSemaphoresSignalNodeGetParams,

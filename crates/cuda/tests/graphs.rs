@@ -266,3 +266,31 @@ fn capture_into_the_programs_graph_and_update_its_dependencies() {
     c.graph_destroy(g).unwrap();
     c.graph_destroy(elsewhere).unwrap();
 }
+
+#[test]
+fn an_executable_graphs_child_graph_takes_another_graphs_parameters() {
+    static LOG: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    let c = cuda();
+    let s = slots(&LOG, 5);
+    let child = c.graph_create(0).unwrap();
+    let a = c.graph_add_node(child, host(&s[0]), &[]).unwrap();
+    c.graph_add_node(child, host(&s[1]), &[a]).unwrap();
+    let g = c.graph_create(0).unwrap();
+    let node = c.graph_add_node(g, NodeOp::Graph(child), &[]).unwrap();
+    let exec = c.graph_instantiate(g, 0).unwrap();
+    let other = c.graph_create(0).unwrap();
+    let b = c.graph_add_node(other, host(&s[2]), &[]).unwrap();
+    c.graph_add_node(other, host(&s[3]), &[b]).unwrap();
+    c.graph_exec_child_graph_set_params(exec, node, other).unwrap();
+    let unlike = c.graph_create(0).unwrap();
+    c.graph_add_node(unlike, host(&s[4]), &[]).unwrap();
+    assert_eq!(c.graph_exec_child_graph_set_params(exec, node, unlike), Err(Error::INVALID_VALUE), "topology");
+    let stream = c.stream_create(0, 0).unwrap();
+    c.graph_launch(exec, stream).unwrap();
+    c.stream_synchronize(stream).unwrap();
+    assert_eq!(*LOG.lock().unwrap(), vec![2, 3]);
+    for h in [g, child, other, unlike] {
+        c.graph_destroy(h).unwrap();
+    }
+    c.graph_exec_destroy(exec).unwrap();
+}

@@ -628,6 +628,11 @@ pub unsafe extern "C" fn cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph:
     ret(cuda().graph_child_graph(node as u64).and_then(|g| unsafe { out(graph, g as CUgraph) }))
 }
 
+#[no_mangle]
+pub extern "C" fn cuGraphExecChildGraphNodeSetParams(exec: CUgraphExec, node: CUgraphNode, child: CUgraph) -> CUresult {
+    ret(cuda().graph_exec_child_graph_set_params(exec as u64, node as u64, child as u64))
+}
+
 /// # Safety
 /// `graph` is valid for a write of a handle.
 #[no_mangle]

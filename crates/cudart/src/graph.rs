@@ -1205,3 +1205,12 @@ pub extern "C" fn cudaGraphExecMemcpyNodeSetParamsFromSymbol(
     let op = symbol_op(symbol, dst, count, offset, kind, false);
     ret(op.and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
 }
+
+#[no_mangle]
+pub extern "C" fn cudaGraphExecChildGraphNodeSetParams(
+    exec: cudaGraphExec_t,
+    node: cudaGraphNode_t,
+    child: cudaGraph_t,
+) -> cudaError_t {
+    ret(cuda().graph_exec_child_graph_set_params(exec as u64, node as u64, child as u64))
+}
