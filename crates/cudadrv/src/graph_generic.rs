@@ -298,32 +298,9 @@ pub unsafe extern "C" fn cuGraphAddNode_v2(
 }
 
 /// # Safety
-/// As [`add_node`].
-#[no_mangle]
-pub unsafe extern "C" fn cuGraphAddNode_v3(
-    node: *mut CUgraphNode,
-    graph: CUgraph,
-    deps: *const CUgraphNode,
-    edges: *const CUgraphEdgeData,
-    n: usize,
-    params: *mut GraphNodeParams,
-) -> CUresult {
-    // SAFETY: the caller's promise.
-    ret(unsafe { add_node(&DRIVER, node, graph, deps, edges, n, params) })
-}
-
-/// # Safety
 /// As [`set_params`].
 #[no_mangle]
 pub unsafe extern "C" fn cuGraphNodeSetParams(node: CUgraphNode, params: *mut GraphNodeParams) -> CUresult {
-    // SAFETY: the caller's promise.
-    ret(unsafe { set_params(&DRIVER, std::ptr::null_mut(), node, params) })
-}
-
-/// # Safety
-/// As [`set_params`].
-#[no_mangle]
-pub unsafe extern "C" fn cuGraphNodeSetParams_v2(node: CUgraphNode, params: *mut GraphNodeParams) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { set_params(&DRIVER, std::ptr::null_mut(), node, params) })
 }
@@ -390,6 +367,11 @@ pub unsafe extern "C" fn cuGraphExecMemcpyNodeSetParams(
     // SAFETY: the caller's promise.
     let copy = unsafe { driver_memcpy(params.cast()) };
     ret(copy.and_then(|c| cuda().graph_exec_set_op(exec as u64, node as u64, NodeOp::Memcpy(c))))
+}
+
+alias! {
+    cuGraphAddNode_v3 => cuGraphAddNode_v2(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, edges: *const CUgraphEdgeData, n: usize, params: *mut GraphNodeParams);
+    cuGraphNodeSetParams_v2 => cuGraphNodeSetParams(node: CUgraphNode, params: *mut GraphNodeParams);
 }
 
 #[cfg(test)]
