@@ -7,10 +7,10 @@
 use std::collections::HashMap;
 
 use crate::graph::{Node, NodeOp};
+use crate::stream::{check_access_policy_window, ATTR_ACCESS_POLICY_WINDOW as ACCESS_POLICY_WINDOW};
 use crate::{Cuda, Error, Result, StreamAttrValue};
 
 /// `cudaLaunchAttributeID`s a kernel node takes.
-const ACCESS_POLICY_WINDOW: i32 = 1;
 const COOPERATIVE: i32 = 2;
 const CLUSTER_DIMENSION: i32 = 4;
 const NODE_ATTRIBUTES: [i32; 11] = [ACCESS_POLICY_WINDOW, COOPERATIVE, CLUSTER_DIMENSION, 5, 6, 8, 9, 10, 11, 13, 14];
@@ -33,12 +33,9 @@ impl Cuda {
         if !NODE_ATTRIBUTES.contains(&attr) {
             return Err(Error::INVALID_VALUE);
         }
-        match attr {
-            ACCESS_POLICY_WINDOW if u64::from_le_bytes(value[8..16].try_into().unwrap_or_default()) > 0 => {
-                return Err(Error::INVALID_VALUE);
-            }
-            CLUSTER_DIMENSION => self.check_cluster([word(&value, 0), word(&value, 1), word(&value, 2)])?,
-            _ => {}
+        check_access_policy_window(attr, &value)?;
+        if attr == CLUSTER_DIMENSION {
+            self.check_cluster([word(&value, 0), word(&value, 1), word(&value, 2)])?;
         }
         let mut s = self.graphs.lock();
         let n = s.node_mut(node)?;

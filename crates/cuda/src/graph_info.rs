@@ -61,7 +61,9 @@ impl Cuda {
             if !s.graphs.contains_key(&graph) {
                 return Err(Error::INVALID_VALUE);
             }
-            s.nodes.values().filter_map(|n| if let NodeOp::Kernel(k) = &n.op { Some(k.kernel) } else { None }).collect()
+            let mut kernels = Vec::new();
+            graph_kernels(&s, graph, &mut kernels);
+            kernels
         };
         let names: HashMap<(bool, u64), String> = kernels
             .into_iter()
@@ -83,6 +85,17 @@ impl Cuda {
             self.warn("graph dot print", &format!("warning: cudaGraphDebugDotPrint: {}: {e}", path.display()));
             Error::OPERATING_SYSTEM
         })
+    }
+}
+
+/// The kernels of `graph`'s nodes and of its child graphs'.
+fn graph_kernels(s: &State, graph: u64, out: &mut Vec<Kernel>) {
+    for n in s.graphs.get(&graph).map_or(&[][..], |g| &g.nodes[..]) {
+        match &s.nodes[n].op {
+            NodeOp::Kernel(k) => out.push(k.kernel),
+            NodeOp::Graph(child) => graph_kernels(s, *child, out),
+            _ => {}
+        }
     }
 }
 

@@ -139,24 +139,20 @@ impl Cuda {
     /// `args` must point at one pointer per kernel parameter, each pointing at that parameter's bytes (what
     /// nvcc's launch stubs pass); it may be null for a kernel without parameters.
     pub unsafe fn launch(&self, host_fn: u64, config: CallConfig, args: *const *const libc::c_void) -> Result<()> {
-        let kernel = self.runtime_kernel(host_fn);
         // SAFETY: the caller's promise.
-        unsafe { self.launch_kernel(kernel, config, Params::Pointers(args)) }
+        unsafe { self.launch_kernel(Kernel::HostStub(host_fn), config, Params::Pointers(args)) }
     }
 
-    /// What the runtime's launches take as a kernel: a registered kernel's address, or a `cudaKernel_t`
-    /// (`cudaLibraryGetKernel`, a function handle of a loaded module).
-    pub fn runtime_kernel(&self, f: u64) -> Kernel {
-        let inner = self.lock();
-        if inner.registry.kernel_name(f).is_none() && inner.modules.function(f).is_some() {
-            Kernel::Function(f)
-        } else {
-            Kernel::HostStub(f)
-        }
-    }
-
-    /// The loaded module and function of a kernel, and the dynamic shared memory limit the program set.
+    /// The loaded module and function of a kernel, and the dynamic shared memory limit the program set. A
+    /// "kernel address" the program registered no kernel at but that is a loaded module's function handle is
+    /// that function: the runtime takes a `cudaKernel_t` (`cudaLibraryGetKernel`) where it takes a kernel.
     fn resolve(&self, inner: &mut Inner, kernel: Kernel) -> Result<(ModuleId, FuncId, Option<i32>)> {
+        let kernel = match kernel {
+            Kernel::HostStub(f) if !inner.registry.has_kernel(f) && inner.modules.function(f).is_some() => {
+                Kernel::Function(f)
+            }
+            k => k,
+        };
         match kernel {
             Kernel::HostStub(host_fn) => {
                 let (module, func) = inner.kernel(host_fn, self)?;

@@ -63,9 +63,19 @@ pub type StreamAttrValue = [u8; STREAM_ATTR_BYTES];
 
 /// `cudaLaunchAttributeID`s a stream takes: the access policy window, the synchronization policy, the
 /// priority, the memory synchronization domain map and domain.
-const ATTR_ACCESS_POLICY_WINDOW: i32 = 1;
+pub(crate) const ATTR_ACCESS_POLICY_WINDOW: i32 = 1;
 const ATTR_PRIORITY: i32 = 8;
 const STREAM_ATTRS: [i32; 5] = [ATTR_ACCESS_POLICY_WINDOW, 3, ATTR_PRIORITY, 9, 10];
+
+/// An access policy window must fit `cudaDevAttrMaxAccessPolicyWindowSize`, which is 0 (no persisting L2):
+/// only an empty one does (`num_bytes`, after the base pointer, is 0). Streams and kernel nodes check it.
+pub(crate) fn check_access_policy_window(attr: i32, value: &StreamAttrValue) -> Result<()> {
+    let num_bytes = u64::from_le_bytes(value[8..16].try_into().unwrap_or_default());
+    if attr == ATTR_ACCESS_POLICY_WINDOW && num_bytes > 0 {
+        return Err(Error::INVALID_VALUE);
+    }
+    Ok(())
+}
 
 fn check_stream_attr(attr: i32) -> Result<()> {
     if STREAM_ATTRS.contains(&attr) {
@@ -280,12 +290,7 @@ impl Cuda {
     pub fn set_stream_attribute(&self, stream: u64, attr: i32, value: StreamAttrValue) -> Result<()> {
         check_stream_attr(attr)?;
         let key = self.stream_key(stream)?;
-        if attr == ATTR_ACCESS_POLICY_WINDOW {
-            let num_bytes = u64::from_le_bytes(value[8..16].try_into().unwrap_or_default());
-            if num_bytes > 0 {
-                return Err(Error::INVALID_VALUE);
-            }
-        }
+        check_access_policy_window(attr, &value)?;
         let mut t = self.streams.table.lock().unwrap_or_else(|e| e.into_inner());
         if attr == ATTR_PRIORITY {
             let (least, greatest) = Cuda::stream_priority_range();

@@ -16,7 +16,7 @@ use crate::graph_edit::add;
 use crate::{cuda, out, ret};
 
 /// `CUevent`: an opaque handle.
-type CUevent = *mut c_void;
+pub type CUevent = *mut c_void;
 
 /// `CUDA_MEM_ALLOC_NODE_PARAMS` (and `cudaMemAllocNodeParams`): the pool's properties, peer access, the
 /// size, and the address the node gets.
@@ -44,18 +44,35 @@ pub unsafe fn node_event(node: CUgraphNode, record: bool, event: *mut CUevent) -
     unsafe { out(event, e as CUevent) }
 }
 
-/// An event node's operation.
-fn event_op(event: CUevent, record: bool) -> cuda::Result<NodeOp> {
-    if event.is_null() {
-        return Err(Error::INVALID_RESOURCE_HANDLE);
-    }
+/// An event node's operation (the core checks that the event exists).
+fn event_op(event: CUevent, record: bool) -> NodeOp {
     let e = event as u64;
-    Ok(if record { NodeOp::EventRecord(e) } else { NodeOp::EventWait(e) })
+    if record {
+        NodeOp::EventRecord(e)
+    } else {
+        NodeOp::EventWait(e)
+    }
+}
+
+/// `cuGraphAddEventRecordNode`/`WaitNode` (`record` false) and the runtime's.
+///
+/// # Safety
+/// `node` is valid for a write; `deps` for `n` reads.
+pub unsafe fn add_event_node(
+    node: *mut CUgraphNode,
+    graph: CUgraph,
+    deps: *const CUgraphNode,
+    n: usize,
+    event: CUevent,
+    record: bool,
+) -> cuda::Result<()> {
+    // SAFETY: the caller's promise.
+    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, event_op(event, record), d)) }
 }
 
 /// Sets an event node's event in the graph (`exec` null) or in an executable graph.
 pub fn set_node_event(exec: CUgraphExec, node: CUgraphNode, record: bool, event: CUevent) -> cuda::Result<()> {
-    let op = event_op(event, record)?;
+    let op = event_op(event, record);
     if exec.is_null() {
         cuda().graph_node_set_op(node as u64, op)
     } else {
@@ -74,7 +91,7 @@ pub unsafe extern "C" fn cuGraphAddEventRecordNode(
     event: CUevent,
 ) -> CUresult {
     // SAFETY: the caller's promise.
-    ret(unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, event_op(event, true)?, d)) })
+    ret(unsafe { add_event_node(node, graph, deps, n, event, true) })
 }
 
 /// # Safety
@@ -88,7 +105,7 @@ pub unsafe extern "C" fn cuGraphAddEventWaitNode(
     event: CUevent,
 ) -> CUresult {
     // SAFETY: the caller's promise.
-    ret(unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, event_op(event, false)?, d)) })
+    ret(unsafe { add_event_node(node, graph, deps, n, event, false) })
 }
 
 /// # Safety
@@ -414,8 +431,7 @@ pub unsafe fn kernel_node_attribute(node: CUgraphNode, attr: i32, value: *mut c_
     }
     let v = cuda().graph_kernel_node_attribute(node as u64, attr)?;
     // SAFETY: the caller's promise.
-    unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), value.cast::<u8>(), v.len()) };
-    Ok(())
+    unsafe { crate::stream::attr_value_out(value, v) }
 }
 
 /// `cuGraphKernelNodeSetAttribute` and the runtime's (see `cuda::graph_attributes`).
@@ -423,11 +439,8 @@ pub unsafe fn kernel_node_attribute(node: CUgraphNode, attr: i32, value: *mut c_
 /// # Safety
 /// `value` is valid for a read of 64 bytes.
 pub unsafe fn set_kernel_node_attribute(node: CUgraphNode, attr: i32, value: *const c_void) -> cuda::Result<()> {
-    if value.is_null() {
-        return Err(Error::INVALID_VALUE);
-    }
     // SAFETY: the caller's promise.
-    let v = unsafe { value.cast::<cuda::StreamAttrValue>().read_unaligned() };
+    let v = unsafe { crate::stream::attr_value_in(value) }?;
     cuda().graph_kernel_node_set_attribute(node as u64, attr, v)
 }
 

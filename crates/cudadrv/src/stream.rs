@@ -202,6 +202,27 @@ per_thread! {
 
 // ---- stream attributes --------------------------------------------------------------------------------
 
+/// Reads a launch attribute's 64-byte value union (`CUstreamAttrValue`, `CUlaunchAttributeValue`).
+///
+/// # Safety
+/// A non-null `value` is valid for a read of 64 bytes.
+pub(crate) unsafe fn attr_value_in(value: *const c_void) -> cuda::Result<cuda::StreamAttrValue> {
+    if value.is_null() {
+        return Err(Error::INVALID_VALUE);
+    }
+    // SAFETY: the caller's promise.
+    Ok(unsafe { value.cast::<cuda::StreamAttrValue>().read_unaligned() })
+}
+
+/// Writes a launch attribute's value union.
+///
+/// # Safety
+/// A non-null `value` is valid for a write of 64 bytes.
+pub(crate) unsafe fn attr_value_out(value: *mut c_void, v: cuda::StreamAttrValue) -> cuda::Result<()> {
+    // SAFETY: the caller's promise.
+    unsafe { out(value.cast::<cuda::StreamAttrValue>(), v) }
+}
+
 /// `cuStreamGetAttribute` and `cudaStreamGetAttribute`: the 64-byte value union (`CUstreamAttrValue`).
 ///
 /// # Safety
@@ -212,8 +233,7 @@ pub unsafe fn get_attribute(stream: u64, attr: i32, value: *mut c_void) -> cuda:
     }
     let v = with_context()?.stream_attribute(stream, attr)?;
     // SAFETY: the caller's promise.
-    unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), value.cast::<u8>(), v.len()) };
-    Ok(())
+    unsafe { attr_value_out(value, v) }
 }
 
 /// `cuStreamSetAttribute` and `cudaStreamSetAttribute` (see `cuda::Cuda::set_stream_attribute`).
@@ -221,11 +241,8 @@ pub unsafe fn get_attribute(stream: u64, attr: i32, value: *mut c_void) -> cuda:
 /// # Safety
 /// `value` is valid for a read of 64 bytes.
 pub unsafe fn set_attribute(stream: u64, attr: i32, value: *const c_void) -> cuda::Result<()> {
-    if value.is_null() {
-        return Err(Error::INVALID_VALUE);
-    }
     // SAFETY: the caller's promise.
-    let v = unsafe { value.cast::<cuda::StreamAttrValue>().read_unaligned() };
+    let v = unsafe { attr_value_in(value) }?;
     with_context()?.set_stream_attribute(stream, attr, v)
 }
 

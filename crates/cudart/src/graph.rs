@@ -638,7 +638,7 @@ pub unsafe extern "C" fn cudaGraphAddEventRecordNode(
     event: *mut c_void,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, NodeOp::EventRecord(event as u64), d)) }
+    ret(unsafe { nodes::add_event_node(node, graph, deps, n, event, true) })
 }
 
 /// # Safety
@@ -652,7 +652,7 @@ pub unsafe extern "C" fn cudaGraphAddEventWaitNode(
     event: *mut c_void,
 ) -> cudaError_t {
     // SAFETY: the caller's promise.
-    unsafe { add(node, deps, n, |d| cuda().graph_add_node(graph as u64, NodeOp::EventWait(event as u64), d)) }
+    ret(unsafe { nodes::add_event_node(node, graph, deps, n, event, false) })
 }
 
 /// # Safety
