@@ -121,6 +121,12 @@ thread_local! {
     static LAST_ERROR: Cell<i32> = const { Cell::new(0) };
 }
 
+/// Records `code` as the calling thread's last error without the device (the C shells' panic fallback,
+/// which must not take a lock a panicking call may have held).
+pub fn set_last_error(code: i32) {
+    LAST_ERROR.with(|l| l.set(code));
+}
+
 impl Cuda {
     /// The process's instance, created from the environment on first use.
     pub fn get() -> &'static Cuda {

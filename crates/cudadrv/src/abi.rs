@@ -166,6 +166,21 @@ pub struct CUmemPoolProps {
     pub reserved: [u8; 54],
 }
 
+/// What an exported function returns when lockstep panics inside it (`#[cshell::export]`).
+pub trait Fallback {
+    /// How the value is named in the message.
+    const NAME: &'static str;
+    fn fallback() -> Self;
+}
+
+/// `CUDA_ERROR_UNKNOWN`.
+impl Fallback for crate::error::CUresult {
+    const NAME: &'static str = "CUDA_ERROR_UNKNOWN";
+    fn fallback() -> crate::error::CUresult {
+        999
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ use crate::{check_device, cuda, out, ret, with_context};
 
 /// # Safety
 /// `ctx` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, device: CUdevice) -> CUresult {
     let c = cuda();
     let result = check_device(device).and_then(|()| c.primary_context_retain());
@@ -16,17 +16,17 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, device: C
     ret(result.and_then(|h| unsafe { out(ctx, h as CUcontext) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuDevicePrimaryCtxRelease_v2(device: CUdevice) -> CUresult {
     ret(check_device(device).and_then(|()| cuda().primary_context_release()))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuDevicePrimaryCtxSetFlags_v2(device: CUdevice, flags: u32) -> CUresult {
     ret(check_device(device).and_then(|()| cuda().primary_context_set_flags(flags)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuDevicePrimaryCtxReset_v2(device: CUdevice) -> CUresult {
     ret(check_device(device).and_then(|()| cuda().primary_context_reset()))
 }
@@ -39,7 +39,7 @@ alias! {
 
 /// # Safety
 /// `flags` and `active` are valid for writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(device: CUdevice, flags: *mut u32, active: *mut i32) -> CUresult {
     let result = check_device(device).and_then(|()| cuda().primary_context_state()).and_then(|(f, a)| {
         // SAFETY: the caller's promise.
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(device: CUdevice, flags: *mu
 
 /// # Safety
 /// `ctx` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxCreate_v2(ctx: *mut CUcontext, flags: u32, device: CUdevice) -> CUresult {
     let result = check_device(device).and_then(|()| cuda().context_create(flags));
     // SAFETY: the caller's promise.
@@ -65,7 +65,7 @@ pub unsafe extern "C" fn cuCtxCreate_v2(ctx: *mut CUcontext, flags: u32, device:
 ///
 /// # Safety
 /// `ctx` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxCreate_v3(
     ctx: *mut CUcontext,
     _params: *mut std::ffi::c_void,
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn cuCtxCreate_v3(
 ///
 /// # Safety
 /// `ctx` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxCreate_v4(
     ctx: *mut CUcontext,
     _params: *mut std::ffi::c_void,
@@ -96,19 +96,19 @@ alias! {
     cuCtxCreate => cuCtxCreate_v2(ctx: *mut CUcontext, flags: u32, device: CUdevice);
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuCtxDestroy_v2(ctx: CUcontext) -> CUresult {
     ret(cuda().context_destroy(ctx as u64))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult {
     ret(cuda().context_push(ctx as u64))
 }
 
 /// # Safety
 /// `ctx` is null or valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxPopCurrent_v2(ctx: *mut CUcontext) -> CUresult {
     let result = cuda().context_pop().map(|h| {
         if !ctx.is_null() {
@@ -125,14 +125,14 @@ alias! {
     cuCtxPopCurrent => cuCtxPopCurrent_v2(ctx: *mut CUcontext);
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
     ret(cuda().context_set_current(ctx as u64))
 }
 
 /// # Safety
 /// `ctx` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxGetCurrent(ctx: *mut CUcontext) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().context_get_current().and_then(|h| unsafe { out(ctx, h as CUcontext) }))
@@ -140,7 +140,7 @@ pub unsafe extern "C" fn cuCtxGetCurrent(ctx: *mut CUcontext) -> CUresult {
 
 /// # Safety
 /// `device` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult {
     // SAFETY: the caller's promise.
     ret(with_context().and_then(|_| unsafe { out(device, 0) }))
@@ -150,7 +150,7 @@ pub unsafe extern "C" fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult {
 ///
 /// # Safety
 /// `device` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxGetDevice_v2(device: *mut CUdevice, ctx: CUcontext) -> CUresult {
     let c = cuda();
     let result = if ctx.is_null() {
@@ -166,7 +166,7 @@ pub unsafe extern "C" fn cuCtxGetDevice_v2(device: *mut CUdevice, ctx: CUcontext
 
 /// # Safety
 /// `flags` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxGetFlags(flags: *mut u32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().context_flags().and_then(|f| unsafe { out(flags, f) }))
@@ -174,7 +174,7 @@ pub unsafe extern "C" fn cuCtxGetFlags(flags: *mut u32) -> CUresult {
 
 /// # Safety
 /// `id` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxGetId(ctx: CUcontext, id: *mut u64) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().context_id(ctx as u64).and_then(|i| unsafe { out(id, i) }))
@@ -182,7 +182,7 @@ pub unsafe extern "C" fn cuCtxGetId(ctx: CUcontext, id: *mut u64) -> CUresult {
 
 /// # Safety
 /// `version` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut u32) -> CUresult {
     let c = cuda();
     let result = if ctx.is_null() { c.current_context().map(|_| ()) } else { c.context_id(ctx as u64).map(|_| ()) };
@@ -191,13 +191,13 @@ pub unsafe extern "C" fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut u32) -
     ret(result.and_then(|()| unsafe { out(version, 3020) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuCtxSynchronize() -> CUresult {
     ret(with_context().and_then(|c| c.synchronize()))
 }
 
 /// CUDA 13's form, naming the context (null: the current one).
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuCtxSynchronize_v2(ctx: CUcontext) -> CUresult {
     let c = cuda();
     if !ctx.is_null() && !c.is_context(ctx as u64) {
@@ -206,27 +206,27 @@ pub extern "C" fn cuCtxSynchronize_v2(ctx: CUcontext) -> CUresult {
     cuCtxSynchronize()
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuCtxSetLimit(limit: u32, value: usize) -> CUresult {
     ret(with_context().and_then(|c| c.set_limit(limit, value as u64)))
 }
 
 /// # Safety
 /// `value` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxGetLimit(value: *mut usize, limit: u32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(with_context().and_then(|c| c.limit(limit)).and_then(|v| unsafe { out(value, v as usize) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuCtxSetCacheConfig(config: i32) -> CUresult {
     ret(with_context().and_then(|c| c.set_cache_config(config)))
 }
 
 /// # Safety
 /// `config` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxGetCacheConfig(config: *mut i32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(with_context().and_then(|c| unsafe { out(config, c.cache_config()) }))
@@ -234,7 +234,7 @@ pub unsafe extern "C" fn cuCtxGetCacheConfig(config: *mut i32) -> CUresult {
 
 /// # Safety
 /// `least` and `greatest` are null or valid for writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuCtxGetStreamPriorityRange(least: *mut i32, greatest: *mut i32) -> CUresult {
     let result = with_context().map(|_| {
         let (l, g) = cuda::Cuda::stream_priority_range();
@@ -251,7 +251,7 @@ pub unsafe extern "C" fn cuCtxGetStreamPriorityRange(least: *mut i32, greatest: 
     ret(result)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuCtxResetPersistingL2Cache() -> CUresult {
     ret(with_context().map(|_| ()))
 }

@@ -14,7 +14,7 @@ pub const DRIVER_VERSION: i32 = 13050;
 /// The device's UUID (the same as the runtime reports).
 const UUID: [u8; 16] = *b"lockstep-cpu-dev";
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuInit(flags: u32) -> CUresult {
     ret(cuda().driver_init(flags))
 }
@@ -60,7 +60,7 @@ fn preload_nvjitlink() {
 
 /// # Safety
 /// `version` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDriverGetVersion(version: *mut i32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { out(version, DRIVER_VERSION) })
@@ -68,7 +68,7 @@ pub unsafe extern "C" fn cuDriverGetVersion(version: *mut i32) -> CUresult {
 
 /// # Safety
 /// `device` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceGet(device: *mut CUdevice, ordinal: i32) -> CUresult {
     let c = cuda();
     // SAFETY: the caller's promise.
@@ -77,7 +77,7 @@ pub unsafe extern "C" fn cuDeviceGet(device: *mut CUdevice, ordinal: i32) -> CUr
 
 /// # Safety
 /// `count` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceGetCount(count: *mut i32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().driver_initialized().and_then(|()| unsafe { out(count, 1) }))
@@ -85,7 +85,7 @@ pub unsafe extern "C" fn cuDeviceGetCount(count: *mut i32) -> CUresult {
 
 /// # Safety
 /// `name` has room for `len` bytes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: i32, device: CUdevice) -> CUresult {
     let c = cuda();
     let result = c.driver_initialized().and_then(|()| check_device(device)).and_then(|()| {
@@ -106,7 +106,7 @@ pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: i32, device: CU
 
 /// # Safety
 /// `uuid` is valid for a write of 16 bytes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceGetUuid(uuid: *mut [u8; 16], device: CUdevice) -> CUresult {
     let c = cuda();
     // SAFETY: the caller's promise.
@@ -119,7 +119,7 @@ alias! {
 
 /// # Safety
 /// `bytes` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, device: CUdevice) -> CUresult {
     let c = cuda();
     let total = c.properties().total_global_mem as usize;
@@ -131,7 +131,7 @@ pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, device: CUdevice
 ///
 /// # Safety
 /// `bytes` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceTotalMem(bytes: *mut u32, device: CUdevice) -> CUresult {
     let c = cuda();
     let total = c.properties().total_global_mem.min(u64::from(u32::MAX)) as u32;
@@ -143,7 +143,7 @@ pub unsafe extern "C" fn cuDeviceTotalMem(bytes: *mut u32, device: CUdevice) -> 
 ///
 /// # Safety
 /// `value` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceGetAttribute(value: *mut i32, attribute: i32, device: CUdevice) -> CUresult {
     let c = cuda();
     let result = c.driver_initialized().and_then(|()| check_device(device)).and_then(|()| {
@@ -156,7 +156,7 @@ pub unsafe extern "C" fn cuDeviceGetAttribute(value: *mut i32, attribute: i32, d
 
 /// # Safety
 /// `major` and `minor` are valid for writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceComputeCapability(major: *mut i32, minor: *mut i32, device: CUdevice) -> CUresult {
     let c = cuda();
     let (ma, mi) = cuda::properties::COMPUTE_CAPABILITY;
@@ -169,7 +169,7 @@ pub unsafe extern "C" fn cuDeviceComputeCapability(major: *mut i32, minor: *mut 
 
 /// # Safety
 /// `prop` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceGetProperties(prop: *mut CUdevprop, device: CUdevice) -> CUresult {
     let c = cuda();
     let result = c.driver_initialized().and_then(|()| check_device(device)).and_then(|()| {
@@ -194,7 +194,7 @@ pub unsafe extern "C" fn cuDeviceGetProperties(prop: *mut CUdevprop, device: CUd
 
 /// # Safety
 /// `bus_id` has room for `len` bytes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceGetPCIBusId(bus_id: *mut c_char, len: i32, device: CUdevice) -> CUresult {
     let result = check_device(device).and_then(|()| {
         let id = format!("{}\0", cuda::properties::PCI_BUS_ID).into_bytes();
@@ -210,7 +210,7 @@ pub unsafe extern "C" fn cuDeviceGetPCIBusId(bus_id: *mut c_char, len: i32, devi
 
 /// # Safety
 /// `device` is valid for a write; `bus_id` is NUL-terminated.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceGetByPCIBusId(device: *mut CUdevice, bus_id: *const c_char) -> CUresult {
     // SAFETY: the caller's promise.
     let result = unsafe { text(bus_id) }.and_then(|id| {
@@ -227,7 +227,7 @@ pub unsafe extern "C" fn cuDeviceGetByPCIBusId(device: *mut CUdevice, bus_id: *c
 ///
 /// # Safety
 /// `can` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceCanAccessPeer(can: *mut i32, device: CUdevice, peer: CUdevice) -> CUresult {
     // SAFETY: the caller's promise.
     ret(check_device(device).and(check_device(peer)).and_then(|()| unsafe { out(can, 0) }))
@@ -235,14 +235,14 @@ pub unsafe extern "C" fn cuDeviceCanAccessPeer(can: *mut i32, device: CUdevice, 
 
 /// # Safety
 /// `name` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGetErrorName(code: CUresult, name: *mut *const c_char) -> CUresult {
     string_of(code, name, |c| error::name(c).map(static_c_string))
 }
 
 /// # Safety
 /// `string` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGetErrorString(code: CUresult, string: *mut *const c_char) -> CUresult {
     string_of(code, string, |c| error::description(c).map(static_c_string))
 }
@@ -277,19 +277,19 @@ pub(crate) fn static_c_string(s: &str) -> *const c_char {
     leaked.as_ptr()
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuProfilerStart() -> CUresult {
     CUDA_SUCCESS
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuProfilerStop() -> CUresult {
     CUDA_SUCCESS
 }
 
 /// # Safety
 /// `table` and `id` are readable/writable pointers (unused: lockstep has no private export tables).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGetExportTable(_table: *mut *const std::ffi::c_void, _id: *const [u8; 16]) -> CUresult {
     // NVIDIA's runtime reads private tables through this; lockstep's runtime does not, and nothing else may.
     crate::error::CUDA_ERROR_NOT_SUPPORTED

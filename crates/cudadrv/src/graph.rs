@@ -17,14 +17,14 @@ pub type CUgraph = *mut c_void;
 pub type CUgraphExec = *mut c_void;
 pub type CUgraphNode = *mut c_void;
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuStreamBeginCapture_v2(stream: CUstream, mode: i32) -> CUresult {
     ret(with_context().and_then(|c| c.begin_capture(stream as u64, mode)))
 }
 
 /// # Safety
 /// `graph` is valid for a write; a failed capture writes a null graph.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamEndCapture(stream: CUstream, graph: *mut CUgraph) -> CUresult {
     if graph.is_null() {
         return ret(Err(Error::INVALID_VALUE));
@@ -37,7 +37,7 @@ pub unsafe extern "C" fn cuStreamEndCapture(stream: CUstream, graph: *mut CUgrap
 
 /// # Safety
 /// `status` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamIsCapturing(stream: CUstream, status: *mut u32) -> CUresult {
     let result = with_context().and_then(|c| c.capture_info(stream as u64));
     // SAFETY: the caller's promise.
@@ -128,7 +128,7 @@ unsafe fn driver_capture_info(
 
 /// # Safety
 /// `status` is valid for a write; `id` is null or valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamGetCaptureInfo(stream: CUstream, status: *mut u32, id: *mut u64) -> CUresult {
     let n = std::ptr::null_mut();
     // SAFETY: the caller's promise.
@@ -139,7 +139,7 @@ pub unsafe extern "C" fn cuStreamGetCaptureInfo(stream: CUstream, status: *mut u
 ///
 /// # Safety
 /// As [`cuStreamGetCaptureInfo`], for each non-null output.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamGetCaptureInfo_v2(
     stream: CUstream,
     status: *mut u32,
@@ -156,7 +156,7 @@ pub unsafe extern "C" fn cuStreamGetCaptureInfo_v2(
 ///
 /// # Safety
 /// As [`cuStreamGetCaptureInfo`], for each non-null output.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamGetCaptureInfo_v3(
     stream: CUstream,
     status: *mut u32,
@@ -172,21 +172,21 @@ pub unsafe extern "C" fn cuStreamGetCaptureInfo_v3(
 
 /// # Safety
 /// `graph` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphCreate(graph: *mut CUgraph, flags: u32) -> CUresult {
     let result = with_context().and_then(|c| c.graph_create(flags));
     // SAFETY: the caller's promise.
     ret(result.and_then(|g| unsafe { out(graph, g as CUgraph) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphDestroy(graph: CUgraph) -> CUresult {
     ret(cuda().graph_destroy(graph as u64))
 }
 
 /// # Safety
 /// `count` is valid for reads and writes, `nodes` (if not null) for `*count` writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().graph_nodes(graph as u64).and_then(|l| unsafe { write_list(&l, nodes, count) }))
@@ -194,7 +194,7 @@ pub unsafe extern "C" fn cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode
 
 /// # Safety
 /// As [`cuGraphGetNodes`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphGetRootNodes(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().graph_root_nodes(graph as u64).and_then(|l| unsafe { write_list(&l, nodes, count) }))
@@ -227,7 +227,7 @@ pub unsafe fn write_list(list: &[u64], nodes: *mut CUgraphNode, count: *mut usiz
 
 /// # Safety
 /// `kind` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphNodeGetType(node: CUgraphNode, kind: *mut i32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().graph_node_type(node as u64).and_then(|t| unsafe { out(kind, t as i32) }))
@@ -235,7 +235,7 @@ pub unsafe extern "C" fn cuGraphNodeGetType(node: CUgraphNode, kind: *mut i32) -
 
 /// # Safety
 /// `exec` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphInstantiateWithFlags(exec: *mut CUgraphExec, graph: CUgraph, flags: u64) -> CUresult {
     let result = with_context().and_then(|c| c.graph_instantiate(graph as u64, flags));
     // SAFETY: the caller's promise.
@@ -247,7 +247,7 @@ pub unsafe extern "C" fn cuGraphInstantiateWithFlags(exec: *mut CUgraphExec, gra
 ///
 /// # Safety
 /// `exec` is valid for a write; `error_node` is null or valid for a write; `log` for `size` bytes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphInstantiate_v2(
     exec: *mut CUgraphExec,
     graph: CUgraph,
@@ -315,7 +315,7 @@ pub unsafe fn instantiate_with_params(
 
 /// # Safety
 /// As [`instantiate_with_params`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphInstantiateWithParams(
     exec: *mut CUgraphExec,
     graph: CUgraph,
@@ -325,17 +325,17 @@ pub unsafe extern "C" fn cuGraphInstantiateWithParams(
     ret(with_context().and_then(|c| unsafe { instantiate_with_params(c, exec, graph, params) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphLaunch(exec: CUgraphExec, stream: CUstream) -> CUresult {
     ret(with_context().and_then(|c| c.graph_launch(exec as u64, stream as u64)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphUpload(exec: CUgraphExec, stream: CUstream) -> CUresult {
     ret(with_context().and_then(|c| c.graph_upload(exec as u64, stream as u64)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphExecDestroy(exec: CUgraphExec) -> CUresult {
     ret(cuda().graph_exec_destroy(exec as u64))
 }
@@ -377,7 +377,7 @@ pub unsafe fn user_object_create(
 
 /// # Safety
 /// As [`user_object_create`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuUserObjectCreate(
     object: *mut CUuserObject,
     data: *mut c_void,
@@ -389,22 +389,22 @@ pub unsafe extern "C" fn cuUserObjectCreate(
     ret(unsafe { user_object_create(object, data, destroy, initial, flags) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuUserObjectRetain(object: CUuserObject, count: u32) -> CUresult {
     ret(cuda().user_object_retain(object as u64, count))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuUserObjectRelease(object: CUuserObject, count: u32) -> CUresult {
     ret(cuda().user_object_release(object as u64, count))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphRetainUserObject(graph: CUgraph, object: CUuserObject, count: u32, flags: u32) -> CUresult {
     ret(cuda().graph_retain_user_object(graph as u64, object as u64, count, flags))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphReleaseUserObject(graph: CUgraph, object: CUuserObject, count: u32) -> CUresult {
     ret(cuda().graph_release_user_object(graph as u64, object as u64, count))
 }
@@ -455,7 +455,7 @@ pub unsafe fn update_capture_dependencies(
 
 /// # Safety
 /// As [`begin_capture_to_graph`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamBeginCaptureToGraph(
     stream: CUstream,
     graph: CUgraph,
@@ -470,7 +470,7 @@ pub unsafe extern "C" fn cuStreamBeginCaptureToGraph(
 
 /// # Safety
 /// As [`update_capture_dependencies`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamUpdateCaptureDependencies(
     stream: CUstream,
     deps: *mut CUgraphNode,
@@ -484,7 +484,7 @@ pub unsafe extern "C" fn cuStreamUpdateCaptureDependencies(
 
 /// # Safety
 /// As [`update_capture_dependencies`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamUpdateCaptureDependencies_v2(
     stream: CUstream,
     deps: *mut CUgraphNode,

@@ -239,7 +239,7 @@ pub fn kernel_launch(p: &CUDA_KERNEL_NODE_PARAMS) -> cuda::Result<(Kernel, CallC
 
 /// # Safety
 /// `params` points at valid parameters whose `kernelParams` hold one pointer per kernel parameter.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddKernelNode_v2(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -262,7 +262,7 @@ pub unsafe extern "C" fn cuGraphAddKernelNode_v2(
 ///
 /// # Safety
 /// `params` is valid for a write of the structure.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphKernelNodeGetParams_v2(
     node: CUgraphNode,
     params: *mut CUDA_KERNEL_NODE_PARAMS,
@@ -301,7 +301,7 @@ pub fn kernel_params_of(
 
 /// # Safety
 /// As [`cuGraphAddKernelNode_v2`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphKernelNodeSetParams_v2(
     node: CUgraphNode,
     params: *const CUDA_KERNEL_NODE_PARAMS,
@@ -318,7 +318,7 @@ pub unsafe extern "C" fn cuGraphKernelNodeSetParams_v2(
 
 /// # Safety
 /// As [`cuGraphAddKernelNode_v2`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphExecKernelNodeSetParams_v2(
     exec: CUgraphExec,
     node: CUgraphNode,
@@ -342,7 +342,7 @@ pub unsafe extern "C" fn cuGraphExecKernelNodeSetParams_v2(
 
 /// # Safety
 /// `params` points at a valid `CUDA_MEMCPY3D`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddMemcpyNode(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -416,7 +416,7 @@ pub unsafe fn host_params(node: CUgraphNode, params: *mut CUDA_HOST_NODE_PARAMS)
 
 /// # Safety
 /// As [`memset_params`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphMemsetNodeGetParams(
     node: CUgraphNode,
     params: *mut CUDA_MEMSET_NODE_PARAMS,
@@ -427,7 +427,7 @@ pub unsafe extern "C" fn cuGraphMemsetNodeGetParams(
 
 /// # Safety
 /// `params` points at valid parameters.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphMemsetNodeSetParams(
     node: CUgraphNode,
     params: *const CUDA_MEMSET_NODE_PARAMS,
@@ -438,7 +438,7 @@ pub unsafe extern "C" fn cuGraphMemsetNodeSetParams(
 
 /// # Safety
 /// `params` points at valid parameters.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphExecMemsetNodeSetParams(
     exec: CUgraphExec,
     node: CUgraphNode,
@@ -451,7 +451,7 @@ pub unsafe extern "C" fn cuGraphExecMemsetNodeSetParams(
 
 /// # Safety
 /// As [`host_params`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphHostNodeGetParams(node: CUgraphNode, params: *mut CUDA_HOST_NODE_PARAMS) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { host_params(node, params) })
@@ -459,7 +459,7 @@ pub unsafe extern "C" fn cuGraphHostNodeGetParams(node: CUgraphNode, params: *mu
 
 /// # Safety
 /// `params` points at valid parameters.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphHostNodeSetParams(node: CUgraphNode, params: *const CUDA_HOST_NODE_PARAMS) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { host_op(params) }.and_then(|op| cuda().graph_node_set_op(node as u64, op)))
@@ -467,7 +467,7 @@ pub unsafe extern "C" fn cuGraphHostNodeSetParams(node: CUgraphNode, params: *co
 
 /// # Safety
 /// `params` points at valid parameters.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphExecHostNodeSetParams(
     exec: CUgraphExec,
     node: CUgraphNode,
@@ -479,7 +479,7 @@ pub unsafe extern "C" fn cuGraphExecHostNodeSetParams(
 
 /// # Safety
 /// `params` points at valid parameters.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddMemsetNode(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -494,7 +494,7 @@ pub unsafe extern "C" fn cuGraphAddMemsetNode(
 
 /// # Safety
 /// `params` points at valid parameters.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddHostNode(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -508,7 +508,7 @@ pub unsafe extern "C" fn cuGraphAddHostNode(
 
 /// # Safety
 /// `deps` is valid for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddChildGraphNode(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -522,7 +522,7 @@ pub unsafe extern "C" fn cuGraphAddChildGraphNode(
 
 /// # Safety
 /// `deps` is valid for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddEmptyNode(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -537,7 +537,7 @@ pub unsafe extern "C" fn cuGraphAddEmptyNode(
 
 /// # Safety
 /// As [`edit_dependencies`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddDependencies_v2(
     graph: CUgraph,
     from: *const CUgraphNode,
@@ -551,7 +551,7 @@ pub unsafe extern "C" fn cuGraphAddDependencies_v2(
 
 /// # Safety
 /// As [`edit_dependencies`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphRemoveDependencies_v2(
     graph: CUgraph,
     from: *const CUgraphNode,
@@ -565,7 +565,7 @@ pub unsafe extern "C" fn cuGraphRemoveDependencies_v2(
 
 /// # Safety
 /// As [`get_edges`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphGetEdges_v2(
     graph: CUgraph,
     from: *mut CUgraphNode,
@@ -579,7 +579,7 @@ pub unsafe extern "C" fn cuGraphGetEdges_v2(
 
 /// # Safety
 /// As [`write_nodes_and_edges`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphNodeGetDependencies_v2(
     node: CUgraphNode,
     deps: *mut CUgraphNode,
@@ -594,7 +594,7 @@ pub unsafe extern "C" fn cuGraphNodeGetDependencies_v2(
 
 /// # Safety
 /// As [`write_nodes_and_edges`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphNodeGetDependentNodes_v2(
     node: CUgraphNode,
     nodes: *mut CUgraphNode,
@@ -609,33 +609,33 @@ pub unsafe extern "C" fn cuGraphNodeGetDependentNodes_v2(
 
 /// # Safety
 /// `clone` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphClone(clone: *mut CUgraph, graph: CUgraph) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().graph_clone(graph as u64).and_then(|g| unsafe { out(clone, g as CUgraph) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphDestroyNode(node: CUgraphNode) -> CUresult {
     ret(cuda().graph_destroy_node(node as u64))
 }
 
 /// # Safety
 /// `graph` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().graph_child_graph(node as u64).and_then(|g| unsafe { out(graph, g as CUgraph) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphExecChildGraphNodeSetParams(exec: CUgraphExec, node: CUgraphNode, child: CUgraph) -> CUresult {
     ret(cuda().graph_exec_child_graph_set_params(exec as u64, node as u64, child as u64))
 }
 
 /// # Safety
 /// `graph` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphNodeGetContainingGraph(node: CUgraphNode, graph: *mut CUgraph) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().graph_node_graph(node as u64).and_then(|g| unsafe { out(graph, g as CUgraph) }))
@@ -679,7 +679,7 @@ pub unsafe fn exec_update(
 
 /// # Safety
 /// As [`exec_update`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphExecUpdate_v2(
     exec: CUgraphExec,
     graph: CUgraph,
@@ -729,7 +729,7 @@ unsafe fn kernel_params_v1(p: *const CUDA_KERNEL_NODE_PARAMS_v1) -> cuda::Result
 
 /// # Safety
 /// As [`cuGraphAddKernelNode_v2`], with the old structure.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddKernelNode(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -746,7 +746,7 @@ pub unsafe extern "C" fn cuGraphAddKernelNode(
 
 /// # Safety
 /// `params` is valid for a write of the old structure.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphKernelNodeGetParams(
     node: CUgraphNode,
     params: *mut CUDA_KERNEL_NODE_PARAMS_v1,
@@ -776,7 +776,7 @@ pub unsafe extern "C" fn cuGraphKernelNodeGetParams(
 
 /// # Safety
 /// As [`cuGraphAddKernelNode`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphKernelNodeSetParams(
     node: CUgraphNode,
     params: *const CUDA_KERNEL_NODE_PARAMS_v1,
@@ -790,7 +790,7 @@ pub unsafe extern "C" fn cuGraphKernelNodeSetParams(
 
 /// # Safety
 /// As [`cuGraphAddKernelNode`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphExecKernelNodeSetParams(
     exec: CUgraphExec,
     node: CUgraphNode,
@@ -805,7 +805,7 @@ pub unsafe extern "C" fn cuGraphExecKernelNodeSetParams(
 
 /// # Safety
 /// `from` and `to` are valid for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddDependencies(
     graph: CUgraph,
     from: *const CUgraphNode,
@@ -818,7 +818,7 @@ pub unsafe extern "C" fn cuGraphAddDependencies(
 
 /// # Safety
 /// `from` and `to` are valid for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphRemoveDependencies(
     graph: CUgraph,
     from: *const CUgraphNode,
@@ -831,7 +831,7 @@ pub unsafe extern "C" fn cuGraphRemoveDependencies(
 
 /// # Safety
 /// As [`get_edges`] without edge data.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphGetEdges(
     graph: CUgraph,
     from: *mut CUgraphNode,
@@ -844,7 +844,7 @@ pub unsafe extern "C" fn cuGraphGetEdges(
 
 /// # Safety
 /// As [`write_list`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphNodeGetDependencies(
     node: CUgraphNode,
     deps: *mut CUgraphNode,
@@ -856,7 +856,7 @@ pub unsafe extern "C" fn cuGraphNodeGetDependencies(
 
 /// # Safety
 /// As [`write_list`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphNodeGetDependentNodes(
     node: CUgraphNode,
     nodes: *mut CUgraphNode,
@@ -870,7 +870,7 @@ pub unsafe extern "C" fn cuGraphNodeGetDependentNodes(
 ///
 /// # Safety
 /// `error_node` and `result` are valid for writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphExecUpdate(
     exec: CUgraphExec,
     graph: CUgraph,

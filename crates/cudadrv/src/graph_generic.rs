@@ -270,7 +270,7 @@ pub static DRIVER: Flavor = Flavor {
 ///
 /// # Safety
 /// As [`add_node`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddNode(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -284,7 +284,7 @@ pub unsafe extern "C" fn cuGraphAddNode(
 
 /// # Safety
 /// As [`add_node`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddNode_v2(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -299,7 +299,7 @@ pub unsafe extern "C" fn cuGraphAddNode_v2(
 
 /// # Safety
 /// As [`set_params`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphNodeSetParams(node: CUgraphNode, params: *mut GraphNodeParams) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { set_params(&DRIVER, std::ptr::null_mut(), node, params) })
@@ -307,7 +307,7 @@ pub unsafe extern "C" fn cuGraphNodeSetParams(node: CUgraphNode, params: *mut Gr
 
 /// # Safety
 /// As [`set_params`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphExecNodeSetParams(
     exec: CUgraphExec,
     node: CUgraphNode,
@@ -322,7 +322,7 @@ pub unsafe extern "C" fn cuGraphExecNodeSetParams(
 
 /// # Safety
 /// As [`get_params`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphNodeGetParams(node: CUgraphNode, params: *mut GraphNodeParams) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { get_params(&DRIVER, node, params) })
@@ -330,7 +330,7 @@ pub unsafe extern "C" fn cuGraphNodeGetParams(node: CUgraphNode, params: *mut Gr
 
 /// # Safety
 /// `params` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphMemcpyNodeGetParams(node: CUgraphNode, params: *mut CUDA_MEMCPY3D) -> CUresult {
     if params.is_null() {
         return ret(Err(Error::INVALID_VALUE));
@@ -348,7 +348,7 @@ pub unsafe extern "C" fn cuGraphMemcpyNodeGetParams(node: CUgraphNode, params: *
 
 /// # Safety
 /// `params` points at valid parameters.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphMemcpyNodeSetParams(node: CUgraphNode, params: *const CUDA_MEMCPY3D) -> CUresult {
     // SAFETY: the caller's promise.
     let copy = unsafe { driver_memcpy(params.cast()) };
@@ -357,7 +357,7 @@ pub unsafe extern "C" fn cuGraphMemcpyNodeSetParams(node: CUgraphNode, params: *
 
 /// # Safety
 /// `params` points at valid parameters.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphExecMemcpyNodeSetParams(
     exec: CUgraphExec,
     node: CUgraphNode,

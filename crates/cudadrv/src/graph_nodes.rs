@@ -82,7 +82,7 @@ pub fn set_node_event(exec: CUgraphExec, node: CUgraphNode, record: bool, event:
 
 /// # Safety
 /// `node` is valid for a write; `deps` for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddEventRecordNode(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -96,7 +96,7 @@ pub unsafe extern "C" fn cuGraphAddEventRecordNode(
 
 /// # Safety
 /// `node` is valid for a write; `deps` for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddEventWaitNode(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -110,7 +110,7 @@ pub unsafe extern "C" fn cuGraphAddEventWaitNode(
 
 /// # Safety
 /// `event` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphEventRecordNodeGetEvent(node: CUgraphNode, event: *mut CUevent) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { node_event(node, true, event) })
@@ -118,28 +118,28 @@ pub unsafe extern "C" fn cuGraphEventRecordNodeGetEvent(node: CUgraphNode, event
 
 /// # Safety
 /// `event` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphEventWaitNodeGetEvent(node: CUgraphNode, event: *mut CUevent) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { node_event(node, false, event) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphEventRecordNodeSetEvent(node: CUgraphNode, event: CUevent) -> CUresult {
     ret(set_node_event(std::ptr::null_mut(), node, true, event))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphEventWaitNodeSetEvent(node: CUgraphNode, event: CUevent) -> CUresult {
     ret(set_node_event(std::ptr::null_mut(), node, false, event))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphExecEventRecordNodeSetEvent(exec: CUgraphExec, node: CUgraphNode, event: CUevent) -> CUresult {
     ret(set_node_event(exec, node, true, event))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphExecEventWaitNodeSetEvent(exec: CUgraphExec, node: CUgraphNode, event: CUevent) -> CUresult {
     ret(set_node_event(exec, node, false, event))
 }
@@ -182,7 +182,7 @@ pub unsafe fn add_mem_alloc_node(
 
 /// # Safety
 /// As [`add_mem_alloc_node`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddMemAllocNode(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -196,7 +196,7 @@ pub unsafe extern "C" fn cuGraphAddMemAllocNode(
 
 /// # Safety
 /// `node` is valid for a write; `deps` for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphAddMemFreeNode(
     node: *mut CUgraphNode,
     graph: CUgraph,
@@ -237,7 +237,7 @@ pub unsafe fn mem_alloc_node_params(node: CUgraphNode, params: *mut CUDA_MEM_ALL
 
 /// # Safety
 /// As [`mem_alloc_node_params`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphMemAllocNodeGetParams(
     node: CUgraphNode,
     params: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
@@ -260,7 +260,7 @@ pub unsafe fn mem_free_node_ptr(node: CUgraphNode, ptr: *mut CUdeviceptr) -> cud
 
 /// # Safety
 /// As [`mem_free_node_ptr`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphMemFreeNodeGetParams(node: CUgraphNode, ptr: *mut CUdeviceptr) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { mem_free_node_ptr(node, ptr) })
@@ -297,7 +297,7 @@ pub unsafe fn set_graph_mem_attribute(device: i32, attr: i32, value: *mut c_void
 
 /// # Safety
 /// As [`graph_mem_attribute`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceGetGraphMemAttribute(device: i32, attr: i32, value: *mut c_void) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { graph_mem_attribute(device, attr, value) })
@@ -305,21 +305,21 @@ pub unsafe extern "C" fn cuDeviceGetGraphMemAttribute(device: i32, attr: i32, va
 
 /// # Safety
 /// As [`set_graph_mem_attribute`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceSetGraphMemAttribute(device: i32, attr: i32, value: *mut c_void) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { set_graph_mem_attribute(device, attr, value) })
 }
 
 /// Graph memory goes back as soon as no graph holds it: nothing is kept to trim.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuDeviceGraphMemTrim(device: i32) -> CUresult {
     ret(if device == 0 { Ok(()) } else { Err(Error::INVALID_DEVICE) })
 }
 
 // ---- enabling nodes ---------------------------------------------------------------------------------
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphNodeSetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: u32) -> CUresult {
     ret(cuda().graph_node_set_enabled(exec as u64, node as u64, enabled != 0))
 }
@@ -336,7 +336,7 @@ pub unsafe fn node_enabled(exec: CUgraphExec, node: CUgraphNode, enabled: *mut u
 
 /// # Safety
 /// As [`node_enabled`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphNodeGetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: *mut u32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { node_enabled(exec, node, enabled) })
@@ -346,7 +346,7 @@ pub unsafe extern "C" fn cuGraphNodeGetEnabled(exec: CUgraphExec, node: CUgraphN
 
 /// # Safety
 /// `id` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphGetId(graph: CUgraph, id: *mut u32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().graph_id(graph as u64).and_then(|v| unsafe { out(id, v) }))
@@ -354,7 +354,7 @@ pub unsafe extern "C" fn cuGraphGetId(graph: CUgraph, id: *mut u32) -> CUresult 
 
 /// # Safety
 /// `id` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphExecGetId(exec: CUgraphExec, id: *mut u32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().graph_exec_id(exec as u64).and_then(|v| unsafe { out(id, v) }))
@@ -362,7 +362,7 @@ pub unsafe extern "C" fn cuGraphExecGetId(exec: CUgraphExec, id: *mut u32) -> CU
 
 /// # Safety
 /// `flags` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphExecGetFlags(exec: CUgraphExec, flags: *mut u64) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().graph_exec_flags(exec as u64).and_then(|v| unsafe { out(flags, v) }))
@@ -370,7 +370,7 @@ pub unsafe extern "C" fn cuGraphExecGetFlags(exec: CUgraphExec, flags: *mut u64)
 
 /// # Safety
 /// `id` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphNodeGetLocalId(node: CUgraphNode, id: *mut u32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().graph_node_local_id(node as u64).and_then(|v| unsafe { out(id, v) }))
@@ -378,7 +378,7 @@ pub unsafe extern "C" fn cuGraphNodeGetLocalId(node: CUgraphNode, id: *mut u32) 
 
 /// # Safety
 /// `id` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphNodeGetToolsId(node: CUgraphNode, id: *mut u64) -> CUresult {
     // SAFETY: the caller's promise.
     ret(cuda().graph_node_tools_id(node as u64).and_then(|v| unsafe { out(id, v) }))
@@ -386,7 +386,7 @@ pub unsafe extern "C" fn cuGraphNodeGetToolsId(node: CUgraphNode, id: *mut u64) 
 
 /// # Safety
 /// `node` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphNodeFindInClone(
     node: *mut CUgraphNode,
     original: CUgraphNode,
@@ -413,7 +413,7 @@ pub unsafe fn debug_dot_print(graph: CUgraph, path: *const std::ffi::c_char) -> 
 
 /// # Safety
 /// As [`debug_dot_print`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphDebugDotPrint(graph: CUgraph, path: *const std::ffi::c_char, _flags: u32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { debug_dot_print(graph, path) })
@@ -446,7 +446,7 @@ pub unsafe fn set_kernel_node_attribute(node: CUgraphNode, attr: i32, value: *co
 
 /// # Safety
 /// As [`kernel_node_attribute`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphKernelNodeGetAttribute(node: CUgraphNode, attr: i32, value: *mut c_void) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { kernel_node_attribute(node, attr, value) })
@@ -454,13 +454,13 @@ pub unsafe extern "C" fn cuGraphKernelNodeGetAttribute(node: CUgraphNode, attr: 
 
 /// # Safety
 /// As [`set_kernel_node_attribute`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGraphKernelNodeSetAttribute(node: CUgraphNode, attr: i32, value: *const c_void) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { set_kernel_node_attribute(node, attr, value) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuGraphKernelNodeCopyAttributes(dst: CUgraphNode, src: CUgraphNode) -> CUresult {
     ret(cuda().graph_kernel_node_copy_attributes(dst as u64, src as u64))
 }

@@ -93,7 +93,7 @@ fn device_dim(d: [u32; 3]) -> cuda::Dim3 {
 
 /// # Safety
 /// `kernel_params` or `extra` as the CUDA documentation describes (see [`params`]).
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cuLaunchKernel(
     function: CUfunction,
@@ -128,7 +128,7 @@ pub unsafe extern "C" fn cuLaunchKernel(
 ///
 /// # Safety
 /// As [`cuLaunchKernel`].
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cuLaunchCooperativeKernel(
     function: CUfunction,
@@ -213,7 +213,7 @@ unsafe fn launch_ex(
 
 /// # Safety
 /// As [`launch_ex`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLaunchKernelEx(
     config: *const CUlaunchConfig,
     function: CUfunction,
@@ -226,7 +226,7 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
 
 /// # Safety
 /// As [`launch_ex`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLaunchKernelEx_ptsz(
     config: *const CUlaunchConfig,
     function: CUfunction,
@@ -244,7 +244,7 @@ per_thread! {
 
 /// # Safety
 /// `f` is a function the program provides; `data` is what it expects.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLaunchHostFunc(stream: CUstream, f: Option<cuda::HostFn>, data: *mut c_void) -> CUresult {
     let result = with_context().and_then(|c| {
         let f = f.ok_or(Error::INVALID_VALUE)?;
@@ -257,7 +257,7 @@ pub unsafe extern "C" fn cuLaunchHostFunc(stream: CUstream, f: Option<cuda::Host
 ///
 /// # Safety
 /// As [`cuLaunchHostFunc`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLaunchHostFunc_v2(
     stream: CUstream,
     f: Option<cuda::HostFn>,
@@ -277,7 +277,7 @@ per_thread! {
 
 /// # Safety
 /// `blocks` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
     blocks: *mut i32,
     function: CUfunction,
@@ -292,7 +292,7 @@ pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
 
 /// # Safety
 /// As [`cuOccupancyMaxActiveBlocksPerMultiprocessor`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     blocks: *mut i32,
     function: CUfunction,
@@ -312,7 +312,7 @@ type BlockToShared = Option<unsafe extern "C" fn(i32) -> usize>;
 ///
 /// # Safety
 /// `min_grid` and `block` are valid for writes; `to_shared` is null or a function of the program.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(
     min_grid: *mut i32,
     block: *mut i32,
@@ -356,7 +356,7 @@ pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(
 
 /// # Safety
 /// As [`cuOccupancyMaxPotentialBlockSize`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSizeWithFlags(
     min_grid: *mut i32,
     block: *mut i32,
@@ -372,7 +372,7 @@ pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSizeWithFlags(
 
 /// # Safety
 /// `shared` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock(
     shared: *mut usize,
     function: CUfunction,

@@ -18,7 +18,7 @@ macro_rules! per_thread {
         $(
             /// # Safety
             #[doc = concat!("As [`", stringify!($base), "`].")]
-            #[no_mangle]
+            #[cshell::export]
             #[allow(clippy::too_many_arguments, unused_unsafe)]
             pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::error::CUresult {
                 // SAFETY: the caller's promise.
@@ -45,7 +45,7 @@ macro_rules! alias {
         $(
             /// # Safety
             #[doc = concat!("As [`", stringify!($base), "`].")]
-            #[no_mangle]
+            #[cshell::export]
             #[allow(clippy::too_many_arguments, unused_unsafe)]
             pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::error::CUresult {
                 // SAFETY: the caller's promise.

@@ -15,7 +15,7 @@ use crate::{out, ret, with_context};
 
 /// # Safety
 /// `free` and `total` are valid for writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
     let result = with_context().and_then(|c| c.mem_info()).and_then(|(f, t)| {
         // SAFETY: the caller's promise.
@@ -31,7 +31,7 @@ pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) ->
 ///
 /// # Safety
 /// `ptr` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemAlloc_v2(ptr: *mut CUdeviceptr, size: usize) -> CUresult {
     let result = with_context().and_then(|c| {
         if size == 0 {
@@ -45,7 +45,7 @@ pub unsafe extern "C" fn cuMemAlloc_v2(ptr: *mut CUdeviceptr, size: usize) -> CU
 
 /// # Safety
 /// `ptr` and `pitch` are valid for writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemAllocPitch_v2(
     ptr: *mut CUdeviceptr,
     pitch: *mut usize,
@@ -66,14 +66,14 @@ pub unsafe extern "C" fn cuMemAllocPitch_v2(
     }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
     ret(with_context().and_then(|c| c.free(ptr)))
 }
 
 /// # Safety
 /// `base` and `size` are null or valid for writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemGetAddressRange_v2(
     base: *mut CUdeviceptr,
     size: *mut usize,
@@ -95,7 +95,7 @@ pub unsafe extern "C" fn cuMemGetAddressRange_v2(
 
 /// # Safety
 /// `ptr` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemAllocHost_v2(ptr: *mut *mut c_void, size: usize) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { cuMemHostAlloc(ptr, size, 0) }
@@ -103,7 +103,7 @@ pub unsafe extern "C" fn cuMemAllocHost_v2(ptr: *mut *mut c_void, size: usize) -
 
 /// # Safety
 /// `ptr` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemHostAlloc(ptr: *mut *mut c_void, size: usize, flags: u32) -> CUresult {
     let result = with_context().and_then(|c| {
         if size == 0 {
@@ -115,14 +115,14 @@ pub unsafe extern "C" fn cuMemHostAlloc(ptr: *mut *mut c_void, size: usize, flag
     ret(result.and_then(|p| unsafe { out(ptr, p as *mut c_void) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemFreeHost(ptr: *mut c_void) -> CUresult {
     ret(with_context().and_then(|c| c.free_host(ptr as u64)))
 }
 
 /// # Safety
 /// `dptr` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(
     dptr: *mut CUdeviceptr,
     ptr: *mut c_void,
@@ -140,7 +140,7 @@ pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(
 
 /// # Safety
 /// `flags` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemHostGetFlags(flags: *mut u32, ptr: *mut c_void) -> CUresult {
     // SAFETY: the caller's promise.
     ret(with_context().and_then(|c| c.host_flags(ptr as u64)).and_then(|f| unsafe { out(flags, f) }))
@@ -148,7 +148,7 @@ pub unsafe extern "C" fn cuMemHostGetFlags(flags: *mut u32, ptr: *mut c_void) ->
 
 /// # Safety
 /// `ptr` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemAllocManaged(ptr: *mut CUdeviceptr, size: usize, flags: u32) -> CUresult {
     let result = with_context().and_then(|c| c.malloc_managed(size as u64, flags));
     // SAFETY: the caller's promise.
@@ -157,7 +157,7 @@ pub unsafe extern "C" fn cuMemAllocManaged(ptr: *mut CUdeviceptr, size: usize, f
 
 /// # Safety
 /// `[ptr, ptr + size)` is memory the program owns and keeps until it unregisters it.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemHostRegister_v2(ptr: *mut c_void, size: usize, flags: u32) -> CUresult {
     // SAFETY: the caller's promise.
     ret(with_context().and_then(|c| unsafe { c.host_register(ptr as u64, size as u64, flags) }))
@@ -167,7 +167,7 @@ alias! {
     cuMemHostRegister => cuMemHostRegister_v2(ptr: *mut c_void, size: usize, flags: u32);
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemHostUnregister(ptr: *mut c_void) -> CUresult {
     ret(with_context().and_then(|c| c.host_unregister(ptr as u64)))
 }
@@ -183,48 +183,48 @@ fn copy(dst: u64, src: u64, n: usize, kind: CopyKind, stream: Option<CUstream>) 
 }
 
 /// Unified addressing: either side may be host or device memory.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
     copy(dst, src, n, CopyKind::Default, None)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, n: usize, stream: CUstream) -> CUresult {
     copy(dst, src, n, CopyKind::Default, Some(stream))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {
     copy(dst, src as u64, n, CopyKind::HostToDevice, None)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, n: usize) -> CUresult {
     copy(dst as u64, src, n, CopyKind::DeviceToHost, None)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemcpyDtoD_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
     copy(dst, src, n, CopyKind::DeviceToDevice, None)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, n: usize, stream: CUstream) -> CUresult {
     copy(dst, src as u64, n, CopyKind::HostToDevice, Some(stream))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n: usize, stream: CUstream) -> CUresult {
     copy(dst as u64, src, n, CopyKind::DeviceToHost, Some(stream))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize, stream: CUstream) -> CUresult {
     copy(dst, src, n, CopyKind::DeviceToDevice, Some(stream))
 }
 
 /// One device: a copy between contexts is a copy.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemcpyPeer(
     dst: CUdeviceptr,
     _dst_ctx: *mut c_void,
@@ -235,7 +235,7 @@ pub extern "C" fn cuMemcpyPeer(
     copy(dst, src, n, CopyKind::DeviceToDevice, None)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemcpyPeerAsync(
     dst: CUdeviceptr,
     _dst_ctx: *mut c_void,
@@ -313,7 +313,7 @@ pub unsafe fn copy_batch(
 ///
 /// # Safety
 /// As [`copy_batch`].
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cuMemcpyBatchAsync_v2(
     dsts: *const CUdeviceptr,
@@ -336,7 +336,7 @@ pub unsafe extern "C" fn cuMemcpyBatchAsync_v2(
 ///
 /// # Safety
 /// As [`copy_batch`]; `fail` is null or valid for a write.
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cuMemcpyBatchAsync(
     dsts: *const CUdeviceptr,
@@ -418,7 +418,7 @@ unsafe fn copy_2d(p: *const CUDA_MEMCPY2D, stream: Option<CUstream>) -> CUresult
 
 /// # Safety
 /// As [`copy_2d`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemcpy2D_v2(p: *const CUDA_MEMCPY2D) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { copy_2d(p, None) }
@@ -426,7 +426,7 @@ pub unsafe extern "C" fn cuMemcpy2D_v2(p: *const CUDA_MEMCPY2D) -> CUresult {
 
 /// # Safety
 /// As [`copy_2d`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemcpy2DUnaligned_v2(p: *const CUDA_MEMCPY2D) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { copy_2d(p, None) }
@@ -434,7 +434,7 @@ pub unsafe extern "C" fn cuMemcpy2DUnaligned_v2(p: *const CUDA_MEMCPY2D) -> CUre
 
 /// # Safety
 /// As [`copy_2d`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemcpy2DAsync_v2(p: *const CUDA_MEMCPY2D, stream: CUstream) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { copy_2d(p, Some(stream)) }
@@ -522,7 +522,7 @@ unsafe fn copy_3d(p: *const CUDA_MEMCPY3D, stream: Option<CUstream>) -> CUresult
 
 /// # Safety
 /// As [`copy_3d`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemcpy3D_v2(p: *const CUDA_MEMCPY3D) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { copy_3d(p, None) }
@@ -530,7 +530,7 @@ pub unsafe extern "C" fn cuMemcpy3D_v2(p: *const CUDA_MEMCPY3D) -> CUresult {
 
 /// # Safety
 /// As [`copy_3d`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemcpy3DAsync_v2(p: *const CUDA_MEMCPY3D, stream: CUstream) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { copy_3d(p, Some(stream)) }
@@ -568,27 +568,27 @@ fn set(
     ret(result)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemsetD8_v2(ptr: CUdeviceptr, value: u8, n: usize) -> CUresult {
     set(ptr, 0, value.into(), 1, n, 1, None)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemsetD16_v2(ptr: CUdeviceptr, value: u16, n: usize) -> CUresult {
     set(ptr, 0, value.into(), 2, n, 1, None)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemsetD32_v2(ptr: CUdeviceptr, value: u32, n: usize) -> CUresult {
     set(ptr, 0, value, 4, n, 1, None)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemsetD2D8_v2(ptr: CUdeviceptr, pitch: usize, value: u8, width: usize, height: usize) -> CUresult {
     set(ptr, pitch, value.into(), 1, width, height, None)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemsetD2D16_v2(
     ptr: CUdeviceptr,
     pitch: usize,
@@ -599,7 +599,7 @@ pub extern "C" fn cuMemsetD2D16_v2(
     set(ptr, pitch, value.into(), 2, width, height, None)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemsetD2D32_v2(
     ptr: CUdeviceptr,
     pitch: usize,
@@ -610,22 +610,22 @@ pub extern "C" fn cuMemsetD2D32_v2(
     set(ptr, pitch, value, 4, width, height, None)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemsetD8Async(ptr: CUdeviceptr, value: u8, n: usize, stream: CUstream) -> CUresult {
     set(ptr, 0, value.into(), 1, n, 1, Some(stream))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemsetD16Async(ptr: CUdeviceptr, value: u16, n: usize, stream: CUstream) -> CUresult {
     set(ptr, 0, value.into(), 2, n, 1, Some(stream))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemsetD32Async(ptr: CUdeviceptr, value: u32, n: usize, stream: CUstream) -> CUresult {
     set(ptr, 0, value, 4, n, 1, Some(stream))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemsetD2D8Async(
     ptr: CUdeviceptr,
     pitch: usize,
@@ -637,7 +637,7 @@ pub extern "C" fn cuMemsetD2D8Async(
     set(ptr, pitch, value.into(), 1, width, height, Some(stream))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemsetD2D16Async(
     ptr: CUdeviceptr,
     pitch: usize,
@@ -649,7 +649,7 @@ pub extern "C" fn cuMemsetD2D16Async(
     set(ptr, pitch, value.into(), 2, width, height, Some(stream))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemsetD2D32Async(
     ptr: CUdeviceptr,
     pitch: usize,
@@ -683,13 +683,13 @@ per_thread! {
 
 /// # Safety
 /// `ptr` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemAllocAsync(ptr: *mut CUdeviceptr, size: usize, stream: CUstream) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { crate::pool::alloc_async(ptr, size, None, stream) }
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemFreeAsync(ptr: CUdeviceptr, stream: CUstream) -> CUresult {
     ret(with_context().and_then(|c| c.free_async(ptr, stream as u64)))
 }
@@ -700,7 +700,7 @@ per_thread! {
 }
 
 /// Host and device share memory: prefetching has nothing to move.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemPrefetchAsync_v2(
     _ptr: CUdeviceptr,
     _n: usize,
@@ -712,7 +712,7 @@ pub extern "C" fn cuMemPrefetchAsync_v2(
 }
 
 /// Advice about managed memory is a hint; there is one memory.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemAdvise_v2(_ptr: CUdeviceptr, _n: usize, _advice: i32, _location: u64) -> CUresult {
     ret(with_context().map(|_| ()))
 }
@@ -800,7 +800,7 @@ unsafe fn pointer_attribute(data: *mut c_void, attribute: i32, ptr: CUdeviceptr,
 
 /// # Safety
 /// `data` is valid for a write of the attribute's type.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuPointerGetAttribute(data: *mut c_void, attribute: i32, ptr: CUdeviceptr) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { pointer_attribute(data, attribute, ptr, false) })
@@ -808,7 +808,7 @@ pub unsafe extern "C" fn cuPointerGetAttribute(data: *mut c_void, attribute: i32
 
 /// # Safety
 /// `attributes` holds `n` ids and `data` `n` pointers, each valid for a write of its attribute's type.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuPointerGetAttributes(
     n: u32,
     attributes: *const i32,
@@ -829,7 +829,7 @@ pub unsafe extern "C" fn cuPointerGetAttributes(
 }
 
 /// Only `CU_POINTER_ATTRIBUTE_SYNC_MEMOPS` may be set, and every copy here is synchronous already.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuPointerSetAttribute(_value: *const c_void, attribute: i32, ptr: CUdeviceptr) -> CUresult {
     let result = with_context().and_then(|c| {
         if attribute != 6 || c.pointer_attributes(ptr)?.kind == MemoryType::Unregistered {
@@ -844,7 +844,7 @@ pub extern "C" fn cuPointerSetAttribute(_value: *const c_void, attribute: i32, p
 ///
 /// # Safety
 /// As [`copy_batch`], for one copy.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemcpyWithAttributesAsync(
     dst: CUdeviceptr,
     src: CUdeviceptr,

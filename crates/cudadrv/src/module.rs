@@ -112,7 +112,7 @@ fn read_file(path: &str) -> cuda::Result<Vec<u8>> {
 
 /// # Safety
 /// `module` is valid for a write; `image` is NUL-terminated PTX, a fatbinary or a cubin.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuModuleLoadData(module: *mut CUmodule, image: *const c_void) -> CUresult {
     // SAFETY: the caller's promise.
     let result =
@@ -123,7 +123,7 @@ pub unsafe extern "C" fn cuModuleLoadData(module: *mut CUmodule, image: *const c
 
 /// # Safety
 /// As [`cuModuleLoadData`], with `n` options and values.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuModuleLoadDataEx(
     module: *mut CUmodule,
     image: *const c_void,
@@ -139,7 +139,7 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
 
 /// # Safety
 /// `module` is valid for a write; `fatbin` is a fatbinary (wrapper or container).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuModuleLoadFatBinary(module: *mut CUmodule, fatbin: *const c_void) -> CUresult {
     // SAFETY: the caller's promise.
     let result = unsafe {
@@ -151,7 +151,7 @@ pub unsafe extern "C" fn cuModuleLoadFatBinary(module: *mut CUmodule, fatbin: *c
 
 /// # Safety
 /// `module` is valid for a write; `path` is NUL-terminated.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuModuleLoad(module: *mut CUmodule, path: *const c_char) -> CUresult {
     // SAFETY: the caller's promise.
     let result = unsafe { text(path) }.and_then(|path| {
@@ -164,7 +164,7 @@ pub unsafe extern "C" fn cuModuleLoad(module: *mut CUmodule, path: *const c_char
     ret(result.and_then(|h| unsafe { out(module, h as CUmodule) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuModuleUnload(module: CUmodule) -> CUresult {
     ret(with_context().and_then(|c| c.module_unload(module as u64)))
 }
@@ -173,7 +173,7 @@ pub extern "C" fn cuModuleUnload(module: CUmodule) -> CUresult {
 ///
 /// # Safety
 /// `mode` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuModuleGetLoadingMode(mode: *mut i32) -> CUresult {
     // SAFETY: the caller's promise. CU_MODULE_EAGER_LOADING.
     ret(cuda().driver_initialized().and_then(|()| unsafe { out(mode, 1) }))
@@ -181,7 +181,7 @@ pub unsafe extern "C" fn cuModuleGetLoadingMode(mode: *mut i32) -> CUresult {
 
 /// # Safety
 /// `function` is valid for a write; `name` is NUL-terminated.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuModuleGetFunction(
     function: *mut CUfunction,
     module: CUmodule,
@@ -195,7 +195,7 @@ pub unsafe extern "C" fn cuModuleGetFunction(
 
 /// # Safety
 /// `count` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuModuleGetFunctionCount(count: *mut u32, module: CUmodule) -> CUresult {
     let result = with_context().and_then(|c| c.module_functions(module as u64));
     // SAFETY: the caller's promise.
@@ -204,7 +204,7 @@ pub unsafe extern "C" fn cuModuleGetFunctionCount(count: *mut u32, module: CUmod
 
 /// # Safety
 /// `functions` has room for `n` handles.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuModuleEnumerateFunctions(functions: *mut CUfunction, n: u32, module: CUmodule) -> CUresult {
     let result = with_context().and_then(|c| c.module_functions(module as u64)).and_then(|f| {
         if functions.is_null() {
@@ -221,7 +221,7 @@ pub unsafe extern "C" fn cuModuleEnumerateFunctions(functions: *mut CUfunction, 
 
 /// # Safety
 /// `ptr` and `size` are null or valid for writes; `name` is NUL-terminated.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuModuleGetGlobal_v2(
     ptr: *mut CUdeviceptr,
     size: *mut usize,
@@ -247,7 +247,7 @@ pub unsafe extern "C" fn cuModuleGetGlobal_v2(
 
 /// # Safety
 /// `library` is valid for a write; `code` is an image; the option arrays hold their counts.
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cuLibraryLoadData(
     library: *mut CUlibrary,
@@ -267,7 +267,7 @@ pub unsafe extern "C" fn cuLibraryLoadData(
 
 /// # Safety
 /// `library` is valid for a write; `path` is NUL-terminated; the option arrays hold their counts.
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cuLibraryLoadFromFile(
     library: *mut CUlibrary,
@@ -290,14 +290,14 @@ pub unsafe extern "C" fn cuLibraryLoadFromFile(
     ret(result.and_then(|h| unsafe { out(library, h as CUlibrary) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuLibraryUnload(library: CUlibrary) -> CUresult {
     cuModuleUnload(library)
 }
 
 /// # Safety
 /// `kernel` is valid for a write; `name` is NUL-terminated.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLibraryGetKernel(
     kernel: *mut CUkernel,
     library: CUlibrary,
@@ -309,7 +309,7 @@ pub unsafe extern "C" fn cuLibraryGetKernel(
 
 /// # Safety
 /// `module` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLibraryGetModule(module: *mut CUmodule, library: CUlibrary) -> CUresult {
     let result = with_context().and_then(|c| c.module_name(library as u64));
     // SAFETY: the caller's promise.
@@ -318,7 +318,7 @@ pub unsafe extern "C" fn cuLibraryGetModule(module: *mut CUmodule, library: CUli
 
 /// # Safety
 /// `count` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLibraryGetKernelCount(count: *mut u32, library: CUlibrary) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { cuModuleGetFunctionCount(count, library) }
@@ -326,7 +326,7 @@ pub unsafe extern "C" fn cuLibraryGetKernelCount(count: *mut u32, library: CUlib
 
 /// # Safety
 /// `kernels` has room for `n` handles.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLibraryEnumerateKernels(kernels: *mut CUkernel, n: u32, library: CUlibrary) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { cuModuleEnumerateFunctions(kernels, n, library) }
@@ -334,7 +334,7 @@ pub unsafe extern "C" fn cuLibraryEnumerateKernels(kernels: *mut CUkernel, n: u3
 
 /// # Safety
 /// As [`cuModuleGetGlobal_v2`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLibraryGetGlobal(
     ptr: *mut CUdeviceptr,
     size: *mut usize,
@@ -349,7 +349,7 @@ pub unsafe extern "C" fn cuLibraryGetGlobal(
 ///
 /// # Safety
 /// As [`cuModuleGetGlobal_v2`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLibraryGetManaged(
     ptr: *mut CUdeviceptr,
     size: *mut usize,
@@ -362,7 +362,7 @@ pub unsafe extern "C" fn cuLibraryGetManaged(
 
 /// # Safety
 /// `function` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuKernelGetFunction(function: *mut CUfunction, kernel: CUkernel) -> CUresult {
     let result = with_context().and_then(|c| c.function_module(kernel as u64));
     // SAFETY: the caller's promise.
@@ -371,7 +371,7 @@ pub unsafe extern "C" fn cuKernelGetFunction(function: *mut CUfunction, kernel: 
 
 /// # Safety
 /// `library` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuKernelGetLibrary(library: *mut CUlibrary, kernel: CUkernel) -> CUresult {
     let result = with_context().and_then(|c| c.function_module(kernel as u64));
     // SAFETY: the caller's promise.
@@ -380,7 +380,7 @@ pub unsafe extern "C" fn cuKernelGetLibrary(library: *mut CUlibrary, kernel: CUk
 
 /// # Safety
 /// `module` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuFuncGetModule(module: *mut CUmodule, function: CUfunction) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { cuKernelGetLibrary(module, function) }
@@ -388,7 +388,7 @@ pub unsafe extern "C" fn cuFuncGetModule(module: *mut CUmodule, function: CUfunc
 
 /// # Safety
 /// `name` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuFuncGetName(name: *mut *const c_char, function: CUfunction) -> CUresult {
     let result = with_context().and_then(|c| c.function_module(function as u64));
     // SAFETY: the caller's promise.
@@ -397,7 +397,7 @@ pub unsafe extern "C" fn cuFuncGetName(name: *mut *const c_char, function: CUfun
 
 /// # Safety
 /// As [`cuFuncGetName`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuKernelGetName(name: *mut *const c_char, kernel: CUkernel) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { cuFuncGetName(name, kernel) }
@@ -405,7 +405,7 @@ pub unsafe extern "C" fn cuKernelGetName(name: *mut *const c_char, kernel: CUker
 
 /// # Safety
 /// `offset` and `size` are null or valid for writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuFuncGetParamInfo(
     function: CUfunction,
     index: usize,
@@ -430,7 +430,7 @@ pub unsafe extern "C" fn cuFuncGetParamInfo(
 
 /// # Safety
 /// `count` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuFuncGetParamCount(function: CUfunction, count: *mut usize) -> CUresult {
     let result = with_context().and_then(|c| c.kernel_params(Kernel::Function(function as u64)));
     // SAFETY: the caller's promise.
@@ -439,7 +439,7 @@ pub unsafe extern "C" fn cuFuncGetParamCount(function: CUfunction, count: *mut u
 
 /// # Safety
 /// As [`cuFuncGetParamCount`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuKernelGetParamCount(kernel: CUkernel, count: *mut usize) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { cuFuncGetParamCount(kernel, count) }
@@ -447,7 +447,7 @@ pub unsafe extern "C" fn cuKernelGetParamCount(kernel: CUkernel, count: *mut usi
 
 /// # Safety
 /// As [`cuFuncGetParamInfo`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuKernelGetParamInfo(
     kernel: CUkernel,
     index: usize,
@@ -460,7 +460,7 @@ pub unsafe extern "C" fn cuKernelGetParamInfo(
 
 /// # Safety
 /// `value` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuFuncGetAttribute(value: *mut i32, attribute: i32, function: CUfunction) -> CUresult {
     let result = with_context().and_then(|c| c.kernel_attributes(Kernel::Function(function as u64))).and_then(|a| {
         let clamp = |v: u64| v.min(i32::MAX as u64) as i32;
@@ -488,7 +488,7 @@ pub unsafe extern "C" fn cuFuncGetAttribute(value: *mut i32, attribute: i32, fun
 
 /// # Safety
 /// As [`cuFuncGetAttribute`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuKernelGetAttribute(
     value: *mut i32,
     attribute: i32,
@@ -503,12 +503,12 @@ pub unsafe extern "C" fn cuKernelGetAttribute(
 }
 
 /// The attributes share the runtime's numbering (`cudaFuncSetAttribute`).
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuFuncSetAttribute(function: CUfunction, attribute: i32, value: i32) -> CUresult {
     ret(with_context().and_then(|c| c.kernel_set_attribute(Kernel::Function(function as u64), attribute, value)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuKernelSetAttribute(attribute: i32, value: i32, kernel: CUkernel, device: CUdevice) -> CUresult {
     if let Err(e) = check_device(device) {
         return ret(Err(e));
@@ -517,12 +517,12 @@ pub extern "C" fn cuKernelSetAttribute(attribute: i32, value: i32, kernel: CUker
 }
 
 /// A cache preference is a hint.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuFuncSetCacheConfig(function: CUfunction, _config: i32) -> CUresult {
     ret(with_context().and_then(|c| c.function_module(function as u64)).map(|_| ()))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuKernelSetCacheConfig(kernel: CUkernel, config: i32, device: CUdevice) -> CUresult {
     if let Err(e) = check_device(device) {
         return ret(Err(e));
@@ -534,14 +534,14 @@ pub extern "C" fn cuKernelSetCacheConfig(kernel: CUkernel, config: i32, device: 
 ///
 /// # Safety
 /// `state` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuFuncIsLoaded(state: *mut i32, function: CUfunction) -> CUresult {
     let result = with_context().and_then(|c| c.function_module(function as u64));
     // SAFETY: the caller's promise. CU_FUNCTION_LOADING_STATE_LOADED.
     ret(result.and_then(|_| unsafe { out(state, 1) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuFuncLoad(function: CUfunction) -> CUresult {
     ret(with_context().and_then(|c| c.function_module(function as u64)).map(|_| ()))
 }
@@ -565,7 +565,7 @@ unsafe impl Send for JitLogsCell {}
 
 /// # Safety
 /// `state` is valid for a write; the option arrays hold `n` entries.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLinkCreate_v2(
     n: u32,
     options: *const CUjit_option,
@@ -584,7 +584,7 @@ pub unsafe extern "C" fn cuLinkCreate_v2(
 
 /// # Safety
 /// `data` holds `size` bytes (PTX may be NUL-terminated); `name` is null or NUL-terminated.
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cuLinkAddData_v2(
     state: CUlinkState,
@@ -609,7 +609,7 @@ pub unsafe extern "C" fn cuLinkAddData_v2(
 
 /// # Safety
 /// `path` is NUL-terminated.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLinkAddFile_v2(
     state: CUlinkState,
     kind: i32,
@@ -643,7 +643,7 @@ fn link_failed<T>(state: CUlinkState, result: &cuda::Result<T>) {
 
 /// # Safety
 /// `image` and `size` are valid for writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuLinkComplete(state: CUlinkState, image: *mut *mut c_void, size: *mut usize) -> CUresult {
     let start = std::time::Instant::now();
     let result = with_context().and_then(|c| c.link_complete(state as u64));
@@ -660,7 +660,7 @@ pub unsafe extern "C" fn cuLinkComplete(state: CUlinkState, image: *mut *mut c_v
     }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuLinkDestroy(state: CUlinkState) -> CUresult {
     link_logs().remove(&(state as u64));
     ret(cuda().link_destroy(state as u64))

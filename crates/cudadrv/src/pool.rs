@@ -13,7 +13,7 @@ use crate::{cuda, out, ret, with_context};
 
 /// # Safety
 /// `pool` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceGetDefaultMemPool(pool: *mut CUmemoryPool, device: CUdevice) -> CUresult {
     let c = cuda();
     let result = c.driver_initialized().and_then(|()| c.default_mem_pool(device));
@@ -23,7 +23,7 @@ pub unsafe extern "C" fn cuDeviceGetDefaultMemPool(pool: *mut CUmemoryPool, devi
 
 /// # Safety
 /// `pool` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, device: CUdevice) -> CUresult {
     let c = cuda();
     let result = c.driver_initialized().and_then(|()| c.mem_pool(device));
@@ -31,7 +31,7 @@ pub unsafe extern "C" fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, device: CUd
     ret(result.and_then(|p| unsafe { out(pool, p as CUmemoryPool) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuDeviceSetMemPool(device: CUdevice, pool: CUmemoryPool) -> CUresult {
     let c = cuda();
     ret(c.driver_initialized().and_then(|()| c.set_mem_pool(device, pool as u64)))
@@ -39,7 +39,7 @@ pub extern "C" fn cuDeviceSetMemPool(device: CUdevice, pool: CUmemoryPool) -> CU
 
 /// # Safety
 /// `pool` is valid for a write of a handle and `props` for a read of `CUmemPoolProps`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemPoolCreate(pool: *mut CUmemoryPool, props: *const CUmemPoolProps) -> CUresult {
     let c = cuda();
     // SAFETY: the caller's promise.
@@ -61,7 +61,7 @@ pub unsafe fn create(pool: *mut CUmemoryPool, props: *const CUmemPoolProps) -> c
     unsafe { out(pool, h as CUmemoryPool) }
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
     ret(cuda().mem_pool_destroy(pool as u64))
 }
@@ -69,7 +69,7 @@ pub extern "C" fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
 /// # Safety
 /// `value` is valid for a write of the attribute's type (`int` for the reuse policies, `cuuint64_t`
 /// otherwise).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemPoolGetAttribute(pool: CUmemoryPool, attr: i32, value: *mut c_void) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { get_attribute(pool as u64, attr, value) })
@@ -95,7 +95,7 @@ pub unsafe fn get_attribute(pool: u64, attr: i32, value: *mut c_void) -> cuda::R
 
 /// # Safety
 /// `value` is valid for a read of the attribute's type (as [`cuMemPoolGetAttribute`]).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemPoolSetAttribute(pool: CUmemoryPool, attr: i32, value: *mut c_void) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { set_attribute(pool as u64, attr, value) })
@@ -121,14 +121,14 @@ pub unsafe fn set_attribute(pool: u64, attr: i32, value: *const c_void) -> cuda:
     cuda().set_mem_pool_attribute(pool, a, v)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuMemPoolTrimTo(pool: CUmemoryPool, _min_bytes_to_keep: usize) -> CUresult {
     ret(cuda().mem_pool_trim_to(pool as u64))
 }
 
 /// # Safety
 /// `descs` is valid for reads of `count` descriptors.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemPoolSetAccess(
     pool: CUmemoryPool,
     descs: *const CUmemAccessDesc,
@@ -158,7 +158,7 @@ pub unsafe fn set_access(pool: u64, descs: *const CUmemAccessDesc, count: usize)
 
 /// # Safety
 /// `flags` is valid for a write of an `int` and `location` for a read of a `CUmemLocation`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemPoolGetAccess(
     flags: *mut i32,
     pool: CUmemoryPool,
@@ -185,7 +185,7 @@ pub unsafe fn access(flags: *mut i32, pool: u64, location: *const CUmemLocation)
 
 /// # Safety
 /// `ptr` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemAllocFromPoolAsync(
     ptr: *mut CUdeviceptr,
     size: usize,
@@ -264,7 +264,7 @@ pub unsafe fn set_pool_of(location: *const CUmemLocation, alloc_type: i32, pool:
 
 /// # Safety
 /// As [`pool_of`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemGetDefaultMemPool(
     pool: *mut CUmemoryPool,
     location: *const CUmemLocation,
@@ -276,7 +276,7 @@ pub unsafe extern "C" fn cuMemGetDefaultMemPool(
 
 /// # Safety
 /// As [`pool_of`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemGetMemPool(
     pool: *mut CUmemoryPool,
     location: *const CUmemLocation,
@@ -288,7 +288,7 @@ pub unsafe extern "C" fn cuMemGetMemPool(
 
 /// # Safety
 /// As [`set_pool_of`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuMemSetMemPool(
     location: *const CUmemLocation,
     alloc_type: i32,

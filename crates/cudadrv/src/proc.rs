@@ -101,7 +101,7 @@ unsafe fn get_proc_address(
 ///
 /// # Safety
 /// As [`get_proc_address`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGetProcAddress(
     symbol: *const c_char,
     pfn: *mut *mut c_void,
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn cuGetProcAddress(
 ///
 /// # Safety
 /// As [`get_proc_address`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuGetProcAddress_v2(
     symbol: *const c_char,
     pfn: *mut *mut c_void,

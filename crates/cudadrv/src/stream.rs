@@ -11,7 +11,7 @@ use crate::{out, ret, with_context};
 
 /// # Safety
 /// `stream` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamCreate(stream: *mut CUstream, flags: u32) -> CUresult {
     // SAFETY: the caller's promise.
     unsafe { cuStreamCreateWithPriority(stream, flags, 0) }
@@ -19,36 +19,36 @@ pub unsafe extern "C" fn cuStreamCreate(stream: *mut CUstream, flags: u32) -> CU
 
 /// # Safety
 /// `stream` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamCreateWithPriority(stream: *mut CUstream, flags: u32, priority: i32) -> CUresult {
     let result = with_context().and_then(|c| c.stream_create(flags, priority));
     // SAFETY: the caller's promise.
     ret(result.and_then(|s| unsafe { out(stream, s as CUstream) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuStreamDestroy_v2(stream: CUstream) -> CUresult {
     ret(with_context().and_then(|c| c.stream_destroy(stream as u64)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuStreamSynchronize(stream: CUstream) -> CUresult {
     ret(with_context().and_then(|c| c.stream_synchronize(stream as u64)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuStreamQuery(stream: CUstream) -> CUresult {
     ret(with_context().and_then(|c| c.stream_query(stream as u64)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuStreamWaitEvent(stream: CUstream, event: CUevent, _flags: u32) -> CUresult {
     ret(with_context().and_then(|c| c.stream_wait_event(stream as u64, event as u64)))
 }
 
 /// # Safety
 /// `callback` is a function of the program; `data` is what it expects.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamAddCallback(
     stream: CUstream,
     callback: Option<cuda::StreamCallback>,
@@ -64,7 +64,7 @@ pub unsafe extern "C" fn cuStreamAddCallback(
 
 /// # Safety
 /// `flags` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamGetFlags(stream: CUstream, flags: *mut u32) -> CUresult {
     let result = with_context().and_then(|c| c.stream_flags_priority(stream as u64));
     // SAFETY: the caller's promise.
@@ -73,7 +73,7 @@ pub unsafe extern "C" fn cuStreamGetFlags(stream: CUstream, flags: *mut u32) -> 
 
 /// # Safety
 /// `priority` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamGetPriority(stream: CUstream, priority: *mut i32) -> CUresult {
     let result = with_context().and_then(|c| c.stream_flags_priority(stream as u64));
     // SAFETY: the caller's promise.
@@ -84,7 +84,7 @@ pub unsafe extern "C" fn cuStreamGetPriority(stream: CUstream, priority: *mut i3
 ///
 /// # Safety
 /// `ctx` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamGetCtx(stream: CUstream, ctx: *mut CUcontext) -> CUresult {
     let result = with_context().and_then(|c| {
         c.stream_flags_priority(stream as u64)?;
@@ -98,7 +98,7 @@ pub unsafe extern "C" fn cuStreamGetCtx(stream: CUstream, ctx: *mut CUcontext) -
 ///
 /// # Safety
 /// `ctx` and `green` are null or valid for writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamGetCtx_v2(stream: CUstream, ctx: *mut CUcontext, green: *mut *mut c_void) -> CUresult {
     if !green.is_null() {
         // SAFETY: the caller's promise.
@@ -110,7 +110,7 @@ pub unsafe extern "C" fn cuStreamGetCtx_v2(stream: CUstream, ctx: *mut CUcontext
 
 /// # Safety
 /// `device` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamGetDevice(stream: CUstream, device: *mut CUdevice) -> CUresult {
     let result = with_context().and_then(|c| c.stream_flags_priority(stream as u64));
     // SAFETY: the caller's promise.
@@ -121,7 +121,7 @@ pub unsafe extern "C" fn cuStreamGetDevice(stream: CUstream, device: *mut CUdevi
 ///
 /// # Safety
 /// `id` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamGetId(stream: CUstream, id: *mut u64) -> CUresult {
     let result = with_context().and_then(|c| c.stream_flags_priority(stream as u64));
     // SAFETY: the caller's promise.
@@ -149,41 +149,41 @@ per_thread! {
 
 /// # Safety
 /// `event` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuEventCreate(event: *mut CUevent, flags: u32) -> CUresult {
     let result = with_context().and_then(|c| c.event_create(flags));
     // SAFETY: the caller's promise.
     ret(result.and_then(|e| unsafe { out(event, e as CUevent) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuEventDestroy_v2(event: CUevent) -> CUresult {
     ret(with_context().and_then(|c| c.event_destroy(event as u64)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuEventRecord(event: CUevent, stream: CUstream) -> CUresult {
     ret(with_context().and_then(|c| c.event_record(event as u64, stream as u64)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuEventRecordWithFlags(event: CUevent, stream: CUstream, _flags: u32) -> CUresult {
     cuEventRecord(event, stream)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuEventQuery(event: CUevent) -> CUresult {
     ret(with_context().and_then(|c| c.event_query(event as u64)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuEventSynchronize(event: CUevent) -> CUresult {
     ret(with_context().and_then(|c| c.event_synchronize(event as u64)))
 }
 
 /// # Safety
 /// `ms` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuEventElapsedTime_v2(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult {
     let result = with_context().and_then(|c| c.event_elapsed(start as u64, end as u64));
     // SAFETY: the caller's promise.
@@ -248,7 +248,7 @@ pub unsafe fn set_attribute(stream: u64, attr: i32, value: *const c_void) -> cud
 
 /// # Safety
 /// As [`get_attribute`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamGetAttribute(stream: CUstream, attr: i32, value: *mut c_void) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { get_attribute(stream as u64, attr, value) })
@@ -256,19 +256,19 @@ pub unsafe extern "C" fn cuStreamGetAttribute(stream: CUstream, attr: i32, value
 
 /// # Safety
 /// As [`set_attribute`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuStreamSetAttribute(stream: CUstream, attr: i32, value: *const c_void) -> CUresult {
     // SAFETY: the caller's promise.
     ret(unsafe { set_attribute(stream as u64, attr, value) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuStreamCopyAttributes(dst: CUstream, src: CUstream) -> CUresult {
     ret(with_context().and_then(|c| c.stream_copy_attributes(dst as u64, src as u64)))
 }
 
 /// As [`cuStreamCopyAttributes`], the null streams meaning the calling thread's default stream.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cuStreamCopyAttributes_ptsz(dst: CUstream, src: CUstream) -> CUresult {
     cuStreamCopyAttributes(crate::per_thread_stream(dst), crate::per_thread_stream(src))
 }

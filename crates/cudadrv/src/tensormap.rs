@@ -46,7 +46,7 @@ fn encoded(function: &str, r: Result<[u8; tensormap::SIZE], EncodeError>, map: *
 
 /// # Safety
 /// `map` is valid for a write of 128 bytes; the arrays hold `rank` values (`rank - 1` strides).
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cuTensorMapEncodeTiled(
     map: *mut c_void,
@@ -89,7 +89,7 @@ pub unsafe extern "C" fn cuTensorMapEncodeTiled(
 
 /// # Safety
 /// `map` is valid for reads and writes of 128 bytes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cuTensorMapReplaceAddress(map: *mut c_void, address: *mut c_void) -> CUresult {
     let result = (|| {
         if map.is_null() || !(map as usize).is_multiple_of(64) {

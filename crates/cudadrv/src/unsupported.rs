@@ -10,7 +10,7 @@ macro_rules! stubs {
         /// The names of the functions below.
         pub const UNSUPPORTED: &[&str] = &[$(stringify!($name)),*];
         $(
-            #[no_mangle]
+            #[cshell::export]
             pub extern "C" fn $name() -> CUresult {
                 crate::cuda().unsupported_driver(stringify!($name));
                 CUDA_ERROR_NOT_SUPPORTED

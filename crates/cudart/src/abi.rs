@@ -459,6 +459,65 @@ pub type cudaMemAllocNodeParams = cudadrv::graph_nodes::CUDA_MEM_ALLOC_NODE_PARA
 /// `cudaGraphEdgeData`: the driver's `CUgraphEdgeData` (lockstep's edges are all the default kind).
 pub type cudaGraphEdgeData = cudadrv::graph_edit::CUgraphEdgeData;
 
+/// What an exported function returns when lockstep panics inside it (`#[cshell::export]`).
+pub trait Fallback {
+    /// How the value is named in the message.
+    const NAME: &'static str;
+    fn fallback() -> Self;
+}
+
+/// `cudaErrorUnknown`, recorded as the thread's last error as every error is.
+impl Fallback for cudaError_t {
+    const NAME: &'static str = "cudaErrorUnknown";
+    fn fallback() -> cudaError_t {
+        const UNKNOWN: cudaError_t = 999;
+        cuda::set_last_error(UNKNOWN);
+        UNKNOWN
+    }
+}
+
+/// `__cudaPushCallConfiguration`'s status.
+impl Fallback for u32 {
+    const NAME: &'static str = "cudaErrorUnknown";
+    fn fallback() -> u32 {
+        <cudaError_t as Fallback>::fallback() as u32
+    }
+}
+
+/// `__cudaInitModule`'s flag.
+impl Fallback for std::ffi::c_char {
+    const NAME: &'static str = "0";
+    fn fallback() -> std::ffi::c_char {
+        0
+    }
+}
+
+impl<T> Fallback for *const T {
+    const NAME: &'static str = "a null pointer";
+    fn fallback() -> *const T {
+        std::ptr::null()
+    }
+}
+
+impl<T> Fallback for *mut T {
+    const NAME: &'static str = "a null pointer";
+    fn fallback() -> *mut T {
+        std::ptr::null_mut()
+    }
+}
+
+impl Fallback for () {
+    const NAME: &'static str = "nothing";
+    fn fallback() {}
+}
+
+impl Fallback for cudaChannelFormatDesc {
+    const NAME: &'static str = "an empty channel description";
+    fn fallback() -> cudaChannelFormatDesc {
+        cudaChannelFormatDesc { x: 0, y: 0, z: 0, w: 0, f: 3 }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

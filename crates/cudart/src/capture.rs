@@ -6,7 +6,7 @@ use cuda::Error;
 use crate::abi::{cudaError_t, cudaGraphEdgeData, cudaGraphNode_t, cudaGraph_t, cudaStream_t};
 use crate::{cuda, out, ret};
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaStreamBeginCapture(stream: cudaStream_t, mode: i32) -> cudaError_t {
     ret(cuda().begin_capture(stream as u64, mode))
 }
@@ -15,7 +15,7 @@ ptsz!(cudaStreamBeginCapture_ptsz => cudaStreamBeginCapture(stream: cudaStream_t
 
 /// # Safety
 /// `graph` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamEndCapture(stream: cudaStream_t, graph: *mut cudaGraph_t) -> cudaError_t {
     if graph.is_null() {
         return ret(Err(Error::INVALID_VALUE));
@@ -30,7 +30,7 @@ unsafe_ptsz!(cudaStreamEndCapture_ptsz => cudaStreamEndCapture(stream: cudaStrea
 
 /// # Safety
 /// `status` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamIsCapturing(stream: cudaStream_t, status: *mut i32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().capture_info(stream as u64).and_then(|i| unsafe { out(status, i.status as i32) }))
@@ -43,7 +43,7 @@ unsafe_ptsz!(cudaStreamIsCapturing_ptsz => cudaStreamIsCapturing(stream: cudaStr
 ///
 /// # Safety
 /// Each non-null pointer is valid for a write of its type.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamGetCaptureInfo(
     stream: cudaStream_t,
     status: *mut i32,
@@ -73,7 +73,7 @@ unsafe_ptsz!(
 
 /// # Safety
 /// `deps` (and `edges`, if not null) are valid for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamBeginCaptureToGraph(
     stream: cudaStream_t,
     graph: cudaGraph_t,
@@ -91,7 +91,7 @@ unsafe_ptsz!(cudaStreamBeginCaptureToGraph_ptsz => cudaStreamBeginCaptureToGraph
 
 /// # Safety
 /// `deps` (and `edges`, if not null) are valid for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamUpdateCaptureDependencies(
     stream: cudaStream_t,
     deps: *mut cudaGraphNode_t,

@@ -13,33 +13,33 @@ const VERSION: i32 = 13050;
 
 /// # Safety
 /// `count` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetDeviceCount(count: *mut i32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { out(count, 1) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaSetDevice(device: i32) -> cudaError_t {
     ret(check_device(device))
 }
 
 /// # Safety
 /// `device` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetDevice(device: *mut i32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { out(device, 0) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaInitDevice(device: i32, _device_flags: u32, _flags: u32) -> cudaError_t {
     ret(check_device(device))
 }
 
 /// # Safety
 /// `devices` points at `len` ints.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaSetValidDevices(devices: *mut i32, len: i32) -> cudaError_t {
     if len <= 0 || devices.is_null() {
         return ret(Err(Error::INVALID_VALUE));
@@ -51,7 +51,7 @@ pub unsafe extern "C" fn cudaSetValidDevices(devices: *mut i32, len: i32) -> cud
 
 /// # Safety
 /// `device` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaChooseDevice(device: *mut i32, _prop: *const cudaDeviceProp) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { out(device, 0) })
@@ -61,7 +61,7 @@ pub unsafe extern "C" fn cudaChooseDevice(device: *mut i32, _prop: *const cudaDe
 ///
 /// # Safety
 /// `prop` is valid for a write of `cudaDeviceProp`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetDeviceProperties(prop: *mut cudaDeviceProp, device: i32) -> cudaError_t {
     let c = cuda();
     let result = check_device(device).and_then(|()| {
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn cudaGetDeviceProperties(prop: *mut cudaDeviceProp, devi
 ///
 /// # Safety
 /// `prop` is valid for a write of CUDA 12's `cudaDeviceProp`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetDeviceProperties_v2(prop: *mut cudaDeviceProp12, device: i32) -> cudaError_t {
     let c = cuda();
     let result = check_device(device).and_then(|()| {
@@ -265,7 +265,7 @@ fn device_prop(c: &cuda::Cuda) -> cudaDeviceProp {
 
 /// # Safety
 /// `value` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDeviceGetAttribute(value: *mut i32, attr: i32, device: i32) -> cudaError_t {
     let c = cuda();
     let result = check_device(device).and_then(|()| {
@@ -276,101 +276,101 @@ pub unsafe extern "C" fn cudaDeviceGetAttribute(value: *mut i32, attr: i32, devi
     ret(result)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaDeviceSynchronize() -> cudaError_t {
     ret(cuda().synchronize())
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaDeviceReset() -> cudaError_t {
     ret(cuda().reset())
 }
 
 /// Deprecated since CUDA 4 (removed from CUDA 13's headers); older suites still call it.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaThreadSynchronize() -> cudaError_t {
     cudaDeviceSynchronize()
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaThreadExit() -> cudaError_t {
     cudaDeviceReset()
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaSetDeviceFlags(flags: u32) -> cudaError_t {
     ret(cuda().set_device_flags(flags))
 }
 
 /// # Safety
 /// `flags` is valid for a write of an `unsigned int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetDeviceFlags(flags: *mut u32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { out(flags, cuda().device_flags()) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaDeviceSetLimit(limit: u32, value: usize) -> cudaError_t {
     ret(cuda().set_limit(limit, value as u64))
 }
 
 /// # Safety
 /// `value` is valid for a write of a `size_t`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDeviceGetLimit(value: *mut usize, limit: u32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().limit(limit).and_then(|v| unsafe { out(value, v as usize) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaThreadSetLimit(limit: u32, value: usize) -> cudaError_t {
     cudaDeviceSetLimit(limit, value)
 }
 
 /// # Safety
 /// As [`cudaDeviceGetLimit`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaThreadGetLimit(value: *mut usize, limit: u32) -> cudaError_t {
     // SAFETY: the caller's promise.
     unsafe { cudaDeviceGetLimit(value, limit) }
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaDeviceSetCacheConfig(config: i32) -> cudaError_t {
     ret(cuda().set_cache_config(config))
 }
 
 /// # Safety
 /// `config` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDeviceGetCacheConfig(config: *mut i32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { out(config, cuda().cache_config()) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaThreadSetCacheConfig(config: i32) -> cudaError_t {
     cudaDeviceSetCacheConfig(config)
 }
 
 /// # Safety
 /// As [`cudaDeviceGetCacheConfig`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaThreadGetCacheConfig(config: *mut i32) -> cudaError_t {
     // SAFETY: the caller's promise.
     unsafe { cudaDeviceGetCacheConfig(config) }
 }
 
 /// Shared-memory bank size: a hint with no meaning here (4-byte banks are what the statistics model).
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaDeviceSetSharedMemConfig(config: i32) -> cudaError_t {
     ret(if (0..=2).contains(&config) { Ok(()) } else { Err(Error::INVALID_VALUE) })
 }
 
 /// # Safety
 /// `config` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDeviceGetSharedMemConfig(config: *mut i32) -> cudaError_t {
     // SAFETY: the caller's promise (1: cudaSharedMemBankSizeFourByte).
     ret(unsafe { out(config, 1) })
@@ -378,7 +378,7 @@ pub unsafe extern "C" fn cudaDeviceGetSharedMemConfig(config: *mut i32) -> cudaE
 
 /// # Safety
 /// Both pointers are null or valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDeviceGetStreamPriorityRange(least: *mut i32, greatest: *mut i32) -> cudaError_t {
     let (l, g) = cuda::Cuda::stream_priority_range();
     // SAFETY: the caller's promise; either pointer may be null.
@@ -395,7 +395,7 @@ pub unsafe extern "C" fn cudaDeviceGetStreamPriorityRange(least: *mut i32, great
 
 /// # Safety
 /// `pci_bus_id` has room for `len` bytes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDeviceGetPCIBusId(pci_bus_id: *mut c_char, len: i32, device: i32) -> cudaError_t {
     let result = check_device(device).and_then(|()| {
         let id = format!("{}\0", cuda::properties::PCI_BUS_ID).into_bytes();
@@ -411,7 +411,7 @@ pub unsafe extern "C" fn cudaDeviceGetPCIBusId(pci_bus_id: *mut c_char, len: i32
 
 /// # Safety
 /// `device` is valid for a write of an `int`; `pci_bus_id` is a NUL-terminated string.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDeviceGetByPCIBusId(device: *mut i32, pci_bus_id: *const c_char) -> cudaError_t {
     if pci_bus_id.is_null() {
         return ret(Err(Error::INVALID_VALUE));
@@ -429,7 +429,7 @@ pub unsafe extern "C" fn cudaDeviceGetByPCIBusId(device: *mut i32, pci_bus_id: *
 ///
 /// # Safety
 /// `can` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDeviceCanAccessPeer(can: *mut i32, device: i32, peer: i32) -> cudaError_t {
     let result = check_device(device).and(check_device(peer)).and_then(|()| {
         // SAFETY: the caller's promise.
@@ -438,19 +438,19 @@ pub unsafe extern "C" fn cudaDeviceCanAccessPeer(can: *mut i32, device: i32, pee
     ret(result)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaDeviceEnablePeerAccess(peer: i32, _flags: u32) -> cudaError_t {
     ret(check_device(peer).and(Err(Error::INVALID_DEVICE)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaDeviceDisablePeerAccess(peer: i32) -> cudaError_t {
     ret(check_device(peer).and(Err(Error::PEER_ACCESS_NOT_ENABLED)))
 }
 
 /// # Safety
 /// `version` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDriverGetVersion(version: *mut i32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { out(version, VERSION) })
@@ -458,30 +458,30 @@ pub unsafe extern "C" fn cudaDriverGetVersion(version: *mut i32) -> cudaError_t 
 
 /// # Safety
 /// `version` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaRuntimeGetVersion(version: *mut i32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { out(version, VERSION) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGetLastError() -> cudaError_t {
     cuda().take_last_error()
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaPeekAtLastError() -> cudaError_t {
     cuda().peek_last_error()
 }
 
 /// The enumerator's name, as a static C string ("unrecognized error code" for an unknown value).
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGetErrorName(error: cudaError_t) -> *const c_char {
     static_c_str(cuda::error::name_of(error))
 }
 
 /// The error's description, as NVIDIA's runtime words it.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGetErrorString(error: cudaError_t) -> *const c_char {
     static_c_str(cuda::error::description_of(error))
 }
@@ -501,12 +501,12 @@ fn static_c_str(s: &'static str) -> *const c_char {
 }
 
 /// Profiling brackets: nothing to start or stop.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaProfilerStart() -> cudaError_t {
     0
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaProfilerStop() -> cudaError_t {
     0
 }
@@ -550,7 +550,7 @@ unsafe fn driver_entry_point(
 
 /// # Safety
 /// As [`driver_entry_point`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetDriverEntryPointByVersion(
     symbol: *const std::ffi::c_char,
     pfn: *mut *mut std::ffi::c_void,
@@ -564,7 +564,7 @@ pub unsafe extern "C" fn cudaGetDriverEntryPointByVersion(
 
 /// # Safety
 /// As [`driver_entry_point`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetDriverEntryPointByVersion_ptsz(
     symbol: *const std::ffi::c_char,
     pfn: *mut *mut std::ffi::c_void,
@@ -580,7 +580,7 @@ pub unsafe extern "C" fn cudaGetDriverEntryPointByVersion_ptsz(
 ///
 /// # Safety
 /// As [`driver_entry_point`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetDriverEntryPoint(
     symbol: *const std::ffi::c_char,
     pfn: *mut *mut std::ffi::c_void,
@@ -593,7 +593,7 @@ pub unsafe extern "C" fn cudaGetDriverEntryPoint(
 
 /// # Safety
 /// As [`driver_entry_point`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetDriverEntryPoint_ptsz(
     symbol: *const std::ffi::c_char,
     pfn: *mut *mut std::ffi::c_void,

@@ -20,20 +20,20 @@ use cudadrv::graph_edit::{host_op, memset_op, write_nodes_and_edges};
 
 /// # Safety
 /// `graph` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphCreate(graph: *mut cudaGraph_t, flags: u32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().graph_create(flags).and_then(|g| unsafe { out(graph, g as cudaGraph_t) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphDestroy(graph: cudaGraph_t) -> cudaError_t {
     ret(cuda().graph_destroy(graph as u64))
 }
 
 /// # Safety
 /// `clone` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphClone(clone: *mut cudaGraph_t, graph: cudaGraph_t) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().graph_clone(graph as u64).and_then(|g| unsafe { out(clone, g as cudaGraph_t) }))
@@ -100,7 +100,7 @@ unsafe fn read<T>(p: *const T) -> cuda::Result<T> {
 
 /// # Safety
 /// `params` points at valid parameters whose `kernelParams` hold one pointer per kernel parameter.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphAddKernelNode(
     node: *mut cudaGraphNode_t,
     graph: cudaGraph_t,
@@ -120,7 +120,7 @@ pub unsafe extern "C" fn cudaGraphAddKernelNode(
 
 /// # Safety
 /// `params` points at a valid `cudaMemcpy3DParms`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphAddMemcpyNode(
     node: *mut cudaGraphNode_t,
     graph: cudaGraph_t,
@@ -136,7 +136,7 @@ pub unsafe extern "C" fn cudaGraphAddMemcpyNode(
 
 /// # Safety
 /// `deps` is valid for `n` reads.
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cudaGraphAddMemcpyNode1D(
     node: *mut cudaGraphNode_t,
@@ -154,7 +154,7 @@ pub unsafe extern "C" fn cudaGraphAddMemcpyNode1D(
 
 /// # Safety
 /// `params` points at a valid `cudaMemsetParams`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphAddMemsetNode(
     node: *mut cudaGraphNode_t,
     graph: cudaGraph_t,
@@ -168,7 +168,7 @@ pub unsafe extern "C" fn cudaGraphAddMemsetNode(
 
 /// # Safety
 /// `params` points at a valid `cudaHostNodeParams`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphAddHostNode(
     node: *mut cudaGraphNode_t,
     graph: cudaGraph_t,
@@ -182,7 +182,7 @@ pub unsafe extern "C" fn cudaGraphAddHostNode(
 
 /// # Safety
 /// `deps` is valid for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphAddChildGraphNode(
     node: *mut cudaGraphNode_t,
     graph: cudaGraph_t,
@@ -196,7 +196,7 @@ pub unsafe extern "C" fn cudaGraphAddChildGraphNode(
 
 /// # Safety
 /// `deps` is valid for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphAddEmptyNode(
     node: *mut cudaGraphNode_t,
     graph: cudaGraph_t,
@@ -209,7 +209,7 @@ pub unsafe extern "C" fn cudaGraphAddEmptyNode(
 
 /// # Safety
 /// `from` and `to` are valid for `n` reads, `edges` (if not null) too.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphAddDependencies(
     graph: cudaGraph_t,
     from: *const cudaGraphNode_t,
@@ -223,7 +223,7 @@ pub unsafe extern "C" fn cudaGraphAddDependencies(
 
 /// # Safety
 /// As [`cudaGraphAddDependencies`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphRemoveDependencies(
     graph: cudaGraph_t,
     from: *const cudaGraphNode_t,
@@ -237,7 +237,7 @@ pub unsafe extern "C" fn cudaGraphRemoveDependencies(
 
 /// # Safety
 /// `graph` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphNodeGetContainingGraph(
     node: cudaGraphNode_t,
     graph: *mut cudaGraph_t,
@@ -248,7 +248,7 @@ pub unsafe extern "C" fn cudaGraphNodeGetContainingGraph(
 
 /// # Safety
 /// `count` is valid for reads and writes, `nodes` (if not null) for `*count` writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphGetNodes(
     graph: cudaGraph_t,
     nodes: *mut cudaGraphNode_t,
@@ -260,7 +260,7 @@ pub unsafe extern "C" fn cudaGraphGetNodes(
 
 /// # Safety
 /// As [`cudaGraphGetNodes`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphGetRootNodes(
     graph: cudaGraph_t,
     nodes: *mut cudaGraphNode_t,
@@ -272,7 +272,7 @@ pub unsafe extern "C" fn cudaGraphGetRootNodes(
 
 /// # Safety
 /// `count` is valid for reads and writes; `from`, `to` and `edges` (if not null) for `*count` writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphGetEdges(
     graph: cudaGraph_t,
     from: *mut cudaGraphNode_t,
@@ -286,7 +286,7 @@ pub unsafe extern "C" fn cudaGraphGetEdges(
 
 /// # Safety
 /// `count` is valid for reads and writes; `deps` and `edges` (if not null) for `*count` writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphNodeGetDependencies(
     node: cudaGraphNode_t,
     deps: *mut cudaGraphNode_t,
@@ -301,7 +301,7 @@ pub unsafe extern "C" fn cudaGraphNodeGetDependencies(
 
 /// # Safety
 /// `kind` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphNodeGetType(node: cudaGraphNode_t, kind: *mut i32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().graph_node_type(node as u64).and_then(|t| unsafe { out(kind, t as i32) }))
@@ -312,7 +312,7 @@ pub unsafe extern "C" fn cudaGraphNodeGetType(node: cudaGraphNode_t, kind: *mut 
 ///
 /// # Safety
 /// `params` is valid for a write of `cudaKernelNodeParams`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphKernelNodeGetParams(
     node: cudaGraphNode_t,
     params: *mut cudaKernelNodeParams,
@@ -337,7 +337,7 @@ pub unsafe extern "C" fn cudaGraphKernelNodeGetParams(
 
 /// # Safety
 /// As [`cudaGraphAddKernelNode`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphKernelNodeSetParams(
     node: cudaGraphNode_t,
     params: *const cudaKernelNodeParams,
@@ -357,7 +357,7 @@ pub unsafe extern "C" fn cudaGraphKernelNodeSetParams(
 
 /// # Safety
 /// `exec` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphInstantiate(
     exec: *mut cudaGraphExec_t,
     graph: cudaGraph_t,
@@ -372,7 +372,7 @@ pub unsafe extern "C" fn cudaGraphInstantiate(
 
 /// # Safety
 /// As [`cudaGraphInstantiate`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphInstantiateWithFlags(
     exec: *mut cudaGraphExec_t,
     graph: cudaGraph_t,
@@ -384,7 +384,7 @@ pub unsafe extern "C" fn cudaGraphInstantiateWithFlags(
 
 /// # Safety
 /// `exec` is valid for a write of a handle, `params` for reads and writes of a `cudaGraphInstantiateParams`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphInstantiateWithParams(
     exec: *mut cudaGraphExec_t,
     graph: cudaGraph_t,
@@ -394,19 +394,19 @@ pub unsafe extern "C" fn cudaGraphInstantiateWithParams(
     ret(unsafe { cudadrv::graph::instantiate_with_params(cuda(), exec.cast(), graph, params) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphExecDestroy(exec: cudaGraphExec_t) -> cudaError_t {
     ret(cuda().graph_exec_destroy(exec as u64))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphLaunch(exec: cudaGraphExec_t, stream: cudaStream_t) -> cudaError_t {
     ret(cuda().graph_launch(exec as u64, stream as u64))
 }
 
 ptsz!(cudaGraphLaunch_ptsz => cudaGraphLaunch(exec: cudaGraphExec_t, stream: cudaStream_t));
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphUpload(exec: cudaGraphExec_t, stream: cudaStream_t) -> cudaError_t {
     ret(cuda().graph_upload(exec as u64, stream as u64))
 }
@@ -415,7 +415,7 @@ ptsz!(cudaGraphUpload_ptsz => cudaGraphUpload(exec: cudaGraphExec_t, stream: cud
 
 /// # Safety
 /// As [`cudaGraphAddKernelNode`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphExecKernelNodeSetParams(
     exec: cudaGraphExec_t,
     node: cudaGraphNode_t,
@@ -440,7 +440,7 @@ pub unsafe extern "C" fn cudaGraphExecKernelNodeSetParams(
 
 /// # Safety
 /// `info` is valid for a write of `cudaGraphExecUpdateResultInfo`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphExecUpdate(
     exec: cudaGraphExec_t,
     graph: cudaGraph_t,
@@ -454,7 +454,7 @@ pub unsafe extern "C" fn cudaGraphExecUpdate(
 
 /// # Safety
 /// `count` is valid for reads and writes; `nodes` and `edges` (if not null) for `*count` writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphNodeGetDependentNodes(
     node: cudaGraphNode_t,
     nodes: *mut cudaGraphNode_t,
@@ -467,14 +467,14 @@ pub unsafe extern "C" fn cudaGraphNodeGetDependentNodes(
         .and_then(|l| unsafe { write_nodes_and_edges(&l, nodes, edges, count) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphDestroyNode(node: cudaGraphNode_t) -> cudaError_t {
     ret(cuda().graph_destroy_node(node as u64))
 }
 
 /// # Safety
 /// `graph` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphChildGraphNodeGetGraph(
     node: cudaGraphNode_t,
     graph: *mut cudaGraph_t,
@@ -494,7 +494,7 @@ fn copy_1d_op(dst: *mut c_void, src: *const c_void, count: usize, kind: i32) -> 
 
 /// # Safety
 /// `params` is valid for a write of `cudaHostNodeParams`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphHostNodeGetParams(
     node: cudaGraphNode_t,
     params: *mut cudaHostNodeParams,
@@ -505,7 +505,7 @@ pub unsafe extern "C" fn cudaGraphHostNodeGetParams(
 
 /// # Safety
 /// `params` points at valid `cudaHostNodeParams`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphHostNodeSetParams(
     node: cudaGraphNode_t,
     params: *const cudaHostNodeParams,
@@ -516,7 +516,7 @@ pub unsafe extern "C" fn cudaGraphHostNodeSetParams(
 
 /// # Safety
 /// `params` is valid for a write of `cudaMemsetParams`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphMemsetNodeGetParams(
     node: cudaGraphNode_t,
     params: *mut cudaMemsetParams,
@@ -527,7 +527,7 @@ pub unsafe extern "C" fn cudaGraphMemsetNodeGetParams(
 
 /// # Safety
 /// `params` points at valid `cudaMemsetParams`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphMemsetNodeSetParams(
     node: cudaGraphNode_t,
     params: *const cudaMemsetParams,
@@ -536,7 +536,7 @@ pub unsafe extern "C" fn cudaGraphMemsetNodeSetParams(
     ret(unsafe { memset_op(params) }.and_then(|op| cuda().graph_node_set_op(node as u64, op)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphMemcpyNodeSetParams1D(
     node: cudaGraphNode_t,
     dst: *mut c_void,
@@ -549,7 +549,7 @@ pub extern "C" fn cudaGraphMemcpyNodeSetParams1D(
 
 /// # Safety
 /// `params` points at valid `cudaHostNodeParams`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphExecHostNodeSetParams(
     exec: cudaGraphExec_t,
     node: cudaGraphNode_t,
@@ -561,7 +561,7 @@ pub unsafe extern "C" fn cudaGraphExecHostNodeSetParams(
 
 /// # Safety
 /// `params` points at valid `cudaMemsetParams`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphExecMemsetNodeSetParams(
     exec: cudaGraphExec_t,
     node: cudaGraphNode_t,
@@ -571,7 +571,7 @@ pub unsafe extern "C" fn cudaGraphExecMemsetNodeSetParams(
     ret(unsafe { memset_op(params) }.and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphExecMemcpyNodeSetParams1D(
     exec: cudaGraphExec_t,
     node: cudaGraphNode_t,
@@ -585,7 +585,7 @@ pub extern "C" fn cudaGraphExecMemcpyNodeSetParams1D(
 
 /// # Safety
 /// `object` is valid for a write of a handle; `destroy` may be called with `data` once, from any thread.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaUserObjectCreate(
     object: *mut cudaUserObject_t,
     data: *mut c_void,
@@ -597,17 +597,17 @@ pub unsafe extern "C" fn cudaUserObjectCreate(
     ret(unsafe { cudadrv::graph::user_object_create(object, data, destroy, initial, flags) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaUserObjectRetain(object: cudaUserObject_t, count: u32) -> cudaError_t {
     ret(cuda().user_object_retain(object as u64, count))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaUserObjectRelease(object: cudaUserObject_t, count: u32) -> cudaError_t {
     ret(cuda().user_object_release(object as u64, count))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphRetainUserObject(
     graph: cudaGraph_t,
     object: cudaUserObject_t,
@@ -617,7 +617,7 @@ pub extern "C" fn cudaGraphRetainUserObject(
     ret(cuda().graph_retain_user_object(graph as u64, object as u64, count, flags))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphReleaseUserObject(graph: cudaGraph_t, object: cudaUserObject_t, count: u32) -> cudaError_t {
     ret(cuda().graph_release_user_object(graph as u64, object as u64, count))
 }
@@ -629,7 +629,7 @@ use cudadrv::graph_nodes as nodes;
 
 /// # Safety
 /// `node` is valid for a write; `deps` for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphAddEventRecordNode(
     node: *mut cudaGraphNode_t,
     graph: cudaGraph_t,
@@ -643,7 +643,7 @@ pub unsafe extern "C" fn cudaGraphAddEventRecordNode(
 
 /// # Safety
 /// `node` is valid for a write; `deps` for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphAddEventWaitNode(
     node: *mut cudaGraphNode_t,
     graph: cudaGraph_t,
@@ -657,7 +657,7 @@ pub unsafe extern "C" fn cudaGraphAddEventWaitNode(
 
 /// # Safety
 /// `event` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphEventRecordNodeGetEvent(
     node: cudaGraphNode_t,
     event: *mut *mut c_void,
@@ -668,23 +668,23 @@ pub unsafe extern "C" fn cudaGraphEventRecordNodeGetEvent(
 
 /// # Safety
 /// `event` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t, event: *mut *mut c_void) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { nodes::node_event(node, false, event) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphEventRecordNodeSetEvent(node: cudaGraphNode_t, event: *mut c_void) -> cudaError_t {
     ret(nodes::set_node_event(std::ptr::null_mut(), node, true, event))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphEventWaitNodeSetEvent(node: cudaGraphNode_t, event: *mut c_void) -> cudaError_t {
     ret(nodes::set_node_event(std::ptr::null_mut(), node, false, event))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphExecEventRecordNodeSetEvent(
     exec: cudaGraphExec_t,
     node: cudaGraphNode_t,
@@ -693,7 +693,7 @@ pub extern "C" fn cudaGraphExecEventRecordNodeSetEvent(
     ret(nodes::set_node_event(exec, node, true, event))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphExecEventWaitNodeSetEvent(
     exec: cudaGraphExec_t,
     node: cudaGraphNode_t,
@@ -704,7 +704,7 @@ pub extern "C" fn cudaGraphExecEventWaitNodeSetEvent(
 
 /// # Safety
 /// `node` is valid for a write, `deps` for `n` reads, `params` for a read and a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphAddMemAllocNode(
     node: *mut cudaGraphNode_t,
     graph: cudaGraph_t,
@@ -718,7 +718,7 @@ pub unsafe extern "C" fn cudaGraphAddMemAllocNode(
 
 /// # Safety
 /// `node` is valid for a write; `deps` for `n` reads.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphAddMemFreeNode(
     node: *mut cudaGraphNode_t,
     graph: cudaGraph_t,
@@ -732,7 +732,7 @@ pub unsafe extern "C" fn cudaGraphAddMemFreeNode(
 
 /// # Safety
 /// `params` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphMemAllocNodeGetParams(
     node: cudaGraphNode_t,
     params: *mut cudaMemAllocNodeParams,
@@ -743,7 +743,7 @@ pub unsafe extern "C" fn cudaGraphMemAllocNodeGetParams(
 
 /// # Safety
 /// `ptr` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphMemFreeNodeGetParams(node: cudaGraphNode_t, ptr: *mut c_void) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { nodes::mem_free_node_ptr(node, ptr.cast()) })
@@ -751,7 +751,7 @@ pub unsafe extern "C" fn cudaGraphMemFreeNodeGetParams(node: cudaGraphNode_t, pt
 
 /// # Safety
 /// `value` is valid for a write of a `u64`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDeviceGetGraphMemAttribute(device: i32, attr: i32, value: *mut c_void) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { nodes::graph_mem_attribute(device, attr, value) })
@@ -759,25 +759,25 @@ pub unsafe extern "C" fn cudaDeviceGetGraphMemAttribute(device: i32, attr: i32, 
 
 /// # Safety
 /// `value` is valid for a read of a `u64`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDeviceSetGraphMemAttribute(device: i32, attr: i32, value: *mut c_void) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { nodes::set_graph_mem_attribute(device, attr, value) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaDeviceGraphMemTrim(device: i32) -> cudaError_t {
     ret(if device == 0 { Ok(()) } else { Err(Error::INVALID_DEVICE) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphNodeSetEnabled(exec: cudaGraphExec_t, node: cudaGraphNode_t, enabled: u32) -> cudaError_t {
     ret(cuda().graph_node_set_enabled(exec as u64, node as u64, enabled != 0))
 }
 
 /// # Safety
 /// `enabled` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphNodeGetEnabled(
     exec: cudaGraphExec_t,
     node: cudaGraphNode_t,
@@ -789,7 +789,7 @@ pub unsafe extern "C" fn cudaGraphNodeGetEnabled(
 
 /// # Safety
 /// `id` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphGetId(graph: cudaGraph_t, id: *mut u32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().graph_id(graph as u64).and_then(|v| unsafe { out(id, v) }))
@@ -797,7 +797,7 @@ pub unsafe extern "C" fn cudaGraphGetId(graph: cudaGraph_t, id: *mut u32) -> cud
 
 /// # Safety
 /// `id` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphExecGetId(exec: cudaGraphExec_t, id: *mut u32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().graph_exec_id(exec as u64).and_then(|v| unsafe { out(id, v) }))
@@ -805,7 +805,7 @@ pub unsafe extern "C" fn cudaGraphExecGetId(exec: cudaGraphExec_t, id: *mut u32)
 
 /// # Safety
 /// `flags` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphExecGetFlags(exec: cudaGraphExec_t, flags: *mut u64) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().graph_exec_flags(exec as u64).and_then(|v| unsafe { out(flags, v) }))
@@ -813,7 +813,7 @@ pub unsafe extern "C" fn cudaGraphExecGetFlags(exec: cudaGraphExec_t, flags: *mu
 
 /// # Safety
 /// `id` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphNodeGetLocalId(node: cudaGraphNode_t, id: *mut u32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().graph_node_local_id(node as u64).and_then(|v| unsafe { out(id, v) }))
@@ -821,7 +821,7 @@ pub unsafe extern "C" fn cudaGraphNodeGetLocalId(node: cudaGraphNode_t, id: *mut
 
 /// # Safety
 /// `id` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphNodeGetToolsId(node: cudaGraphNode_t, id: *mut u64) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().graph_node_tools_id(node as u64).and_then(|v| unsafe { out(id, v) }))
@@ -829,7 +829,7 @@ pub unsafe extern "C" fn cudaGraphNodeGetToolsId(node: cudaGraphNode_t, id: *mut
 
 /// # Safety
 /// `node` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphNodeFindInClone(
     node: *mut cudaGraphNode_t,
     original: cudaGraphNode_t,
@@ -842,7 +842,7 @@ pub unsafe extern "C" fn cudaGraphNodeFindInClone(
 
 /// # Safety
 /// `path` is a NUL-terminated string.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphDebugDotPrint(
     graph: cudaGraph_t,
     path: *const std::ffi::c_char,
@@ -972,7 +972,7 @@ static RUNTIME: Flavor = Flavor {
 
 /// # Safety
 /// As `cudadrv::graph_generic::add_node`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphAddNode(
     node: *mut cudaGraphNode_t,
     graph: cudaGraph_t,
@@ -987,7 +987,7 @@ pub unsafe extern "C" fn cudaGraphAddNode(
 
 /// # Safety
 /// As `cudadrv::graph_generic::set_params`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphNodeSetParams(node: cudaGraphNode_t, params: *mut GraphNodeParams) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { generic::set_params(&RUNTIME, std::ptr::null_mut(), node, params) })
@@ -995,7 +995,7 @@ pub unsafe extern "C" fn cudaGraphNodeSetParams(node: cudaGraphNode_t, params: *
 
 /// # Safety
 /// As `cudadrv::graph_generic::set_params`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphExecNodeSetParams(
     exec: cudaGraphExec_t,
     node: cudaGraphNode_t,
@@ -1010,7 +1010,7 @@ pub unsafe extern "C" fn cudaGraphExecNodeSetParams(
 
 /// # Safety
 /// As `cudadrv::graph_generic::get_params`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphNodeGetParams(node: cudaGraphNode_t, params: *mut GraphNodeParams) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { generic::get_params(&RUNTIME, node, params) })
@@ -1018,7 +1018,7 @@ pub unsafe extern "C" fn cudaGraphNodeGetParams(node: cudaGraphNode_t, params: *
 
 /// # Safety
 /// `params` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphMemcpyNodeGetParams(
     node: cudaGraphNode_t,
     params: *mut cudaMemcpy3DParms,
@@ -1039,7 +1039,7 @@ pub unsafe extern "C" fn cudaGraphMemcpyNodeGetParams(
 
 /// # Safety
 /// `params` points at valid parameters.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphMemcpyNodeSetParams(
     node: cudaGraphNode_t,
     params: *const cudaMemcpy3DParms,
@@ -1051,7 +1051,7 @@ pub unsafe extern "C" fn cudaGraphMemcpyNodeSetParams(
 
 /// # Safety
 /// `params` points at valid parameters.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphExecMemcpyNodeSetParams(
     exec: cudaGraphExec_t,
     node: cudaGraphNode_t,
@@ -1064,7 +1064,7 @@ pub unsafe extern "C" fn cudaGraphExecMemcpyNodeSetParams(
 
 /// # Safety
 /// `value` is valid for a write of a `cudaLaunchAttributeValue` (64 bytes).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphKernelNodeGetAttribute(
     node: cudaGraphNode_t,
     attr: i32,
@@ -1076,7 +1076,7 @@ pub unsafe extern "C" fn cudaGraphKernelNodeGetAttribute(
 
 /// # Safety
 /// `value` is valid for a read of a `cudaLaunchAttributeValue` (64 bytes).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGraphKernelNodeSetAttribute(
     node: cudaGraphNode_t,
     attr: i32,
@@ -1086,7 +1086,7 @@ pub unsafe extern "C" fn cudaGraphKernelNodeSetAttribute(
     ret(unsafe { nodes::set_kernel_node_attribute(node, attr, value) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphKernelNodeCopyAttributes(dst: cudaGraphNode_t, src: cudaGraphNode_t) -> cudaError_t {
     ret(cuda().graph_kernel_node_copy_attributes(dst as u64, src as u64))
 }
@@ -1108,7 +1108,7 @@ fn symbol_op(
 
 /// # Safety
 /// `node` is valid for a write; `deps` for `n` reads.
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cudaGraphAddMemcpyNodeToSymbol(
     node: *mut cudaGraphNode_t,
@@ -1131,7 +1131,7 @@ pub unsafe extern "C" fn cudaGraphAddMemcpyNodeToSymbol(
 
 /// # Safety
 /// `node` is valid for a write; `deps` for `n` reads.
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cudaGraphAddMemcpyNodeFromSymbol(
     node: *mut cudaGraphNode_t,
@@ -1152,7 +1152,7 @@ pub unsafe extern "C" fn cudaGraphAddMemcpyNodeFromSymbol(
     }
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphMemcpyNodeSetParamsToSymbol(
     node: cudaGraphNode_t,
     symbol: *const c_void,
@@ -1164,7 +1164,7 @@ pub extern "C" fn cudaGraphMemcpyNodeSetParamsToSymbol(
     ret(symbol_op(symbol, src, count, offset, kind, true).and_then(|op| cuda().graph_node_set_op(node as u64, op)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphMemcpyNodeSetParamsFromSymbol(
     node: cudaGraphNode_t,
     dst: *mut c_void,
@@ -1176,7 +1176,7 @@ pub extern "C" fn cudaGraphMemcpyNodeSetParamsFromSymbol(
     ret(symbol_op(symbol, dst, count, offset, kind, false).and_then(|op| cuda().graph_node_set_op(node as u64, op)))
 }
 
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn cudaGraphExecMemcpyNodeSetParamsToSymbol(
     exec: cudaGraphExec_t,
@@ -1191,7 +1191,7 @@ pub extern "C" fn cudaGraphExecMemcpyNodeSetParamsToSymbol(
     ret(op.and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
 }
 
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn cudaGraphExecMemcpyNodeSetParamsFromSymbol(
     exec: cudaGraphExec_t,
@@ -1206,7 +1206,7 @@ pub extern "C" fn cudaGraphExecMemcpyNodeSetParamsFromSymbol(
     ret(op.and_then(|op| cuda().graph_exec_set_op(exec as u64, node as u64, op)))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaGraphExecChildGraphNodeSetParams(
     exec: cudaGraphExec_t,
     node: cudaGraphNode_t,

@@ -21,22 +21,22 @@ unsafe fn text(s: *const c_char) -> String {
     unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c_void {
     cuda().register_fatbin(fat_cubin as u64) as *mut *mut c_void
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn __cudaRegisterFatBinaryEnd(_handle: *mut *mut c_void) {}
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn __cudaUnregisterFatBinary(handle: *mut *mut c_void) {
     cuda().unregister_fatbin(handle as u64);
 }
 
 /// # Safety
 /// `device_name` is a NUL-terminated string (nvcc passes the kernel's mangled name).
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn __cudaRegisterFunction(
     handle: *mut *mut c_void,
@@ -57,7 +57,7 @@ pub unsafe extern "C" fn __cudaRegisterFunction(
 
 /// # Safety
 /// `device_name` is a NUL-terminated string.
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn __cudaRegisterVar(
     handle: *mut *mut c_void,
@@ -77,7 +77,7 @@ pub unsafe extern "C" fn __cudaRegisterVar(
 /// # Safety
 /// `device_name` is a NUL-terminated string; `host_var_ptr` is the program's pointer variable for the
 /// managed variable, which loading the module writes.
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn __cudaRegisterManagedVar(
     handle: *mut *mut c_void,
@@ -95,26 +95,26 @@ pub unsafe extern "C" fn __cudaRegisterManagedVar(
 }
 
 /// Loads the module so that managed variables have their addresses; returns 1 on success.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn __cudaInitModule(handle: *mut *mut c_void) -> c_char {
     c_char::from(cuda().init_module(handle as u64).is_ok())
 }
 
 /// Texture and surface references were removed in CUDA 12; registering one is harmless, using one is not
 /// possible.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn __cudaRegisterTexture() {}
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn __cudaRegisterSurface() {}
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn __cudaRegisterHostVar() {}
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn __cudaRegisterUnifiedTable() {}
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn __cudaPushCallConfiguration(grid: dim3, block: dim3, shared: usize, stream: cudaStream_t) -> u32 {
     cuda::push_call_configuration(CallConfig {
         grid: grid.into(),
@@ -128,7 +128,7 @@ pub extern "C" fn __cudaPushCallConfiguration(grid: dim3, block: dim3, shared: u
 
 /// # Safety
 /// The pointers are valid for writes of their types (nvcc's launch stub passes locals).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn __cudaPopCallConfiguration(
     grid: *mut dim3,
     block: *mut dim3,
@@ -150,7 +150,7 @@ pub unsafe extern "C" fn __cudaPopCallConfiguration(
 ///
 /// # Safety
 /// `kernel` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn __cudaGetKernel(kernel: *mut *const c_void, host_fun: *const c_void) -> cudaError_t {
     if !cuda().is_kernel(host_fun as u64) {
         return ret(Err(Error::INVALID_DEVICE_FUNCTION));
@@ -161,7 +161,7 @@ pub unsafe extern "C" fn __cudaGetKernel(kernel: *mut *const c_void, host_fun: *
 
 /// # Safety
 /// As [`cudaGetKernel`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetKernel(kernel: *mut *const c_void, host_fun: *const c_void) -> cudaError_t {
     // SAFETY: the caller's promise.
     unsafe { __cudaGetKernel(kernel, host_fun) }
@@ -219,7 +219,7 @@ unsafe fn launch_cooperative(
 
 /// # Safety
 /// As [`launch`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn __cudaLaunchKernel(
     kernel: *const c_void,
     grid: dim3,
@@ -245,7 +245,7 @@ unsafe_ptsz!(
 
 /// # Safety
 /// As [`launch`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaLaunchKernel(
     func: *const c_void,
     grid: dim3,
@@ -274,7 +274,7 @@ unsafe_ptsz!(
 ///
 /// # Safety
 /// As [`launch`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaLaunchCooperativeKernel(
     func: *const c_void,
     grid: dim3,
@@ -340,7 +340,7 @@ unsafe fn launch_ex(
 
 /// # Safety
 /// As [`launch_ex`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaLaunchKernelExC(
     config: *const cudaLaunchConfig_t,
     func: *const c_void,
@@ -352,7 +352,7 @@ pub unsafe extern "C" fn cudaLaunchKernelExC(
 
 /// # Safety
 /// As [`launch_ex`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaLaunchKernelExC_ptsz(
     config: *const cudaLaunchConfig_t,
     func: *const c_void,
@@ -364,7 +364,7 @@ pub unsafe extern "C" fn cudaLaunchKernelExC_ptsz(
 
 /// # Safety
 /// `attr` is valid for a write of `cudaFuncAttributes`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaFuncGetAttributes(attr: *mut cudaFuncAttributes, func: *const c_void) -> cudaError_t {
     let result = cuda().func_attributes(func as u64).and_then(|a| {
         let c = cudaFuncAttributes {
@@ -385,13 +385,13 @@ pub unsafe extern "C" fn cudaFuncGetAttributes(attr: *mut cudaFuncAttributes, fu
     ret(result)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaFuncSetAttribute(func: *const c_void, attr: i32, value: i32) -> cudaError_t {
     ret(cuda().func_set_attribute(func as u64, attr, value))
 }
 
 /// Cache and shared-memory bank configuration are hints with no meaning on a CPU.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaFuncSetCacheConfig(func: *const c_void, config: i32) -> cudaError_t {
     let c = cuda();
     ret(if !c.is_kernel(func as u64) {
@@ -403,7 +403,7 @@ pub extern "C" fn cudaFuncSetCacheConfig(func: *const c_void, config: i32) -> cu
     })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaFuncSetSharedMemConfig(func: *const c_void, config: i32) -> cudaError_t {
     let c = cuda();
     ret(if !c.is_kernel(func as u64) {
@@ -417,7 +417,7 @@ pub extern "C" fn cudaFuncSetSharedMemConfig(func: *const c_void, config: i32) -
 
 /// # Safety
 /// `name` is valid for a write of a pointer; the string returned lives as long as the process.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaFuncGetName(name: *mut *const c_char, func: *const c_void) -> cudaError_t {
     let result = cuda().kernel_name(func as u64).and_then(|n| {
         let leaked = std::ffi::CString::new(n).map_err(|_| Error::INVALID_VALUE)?.into_raw();
@@ -429,7 +429,7 @@ pub unsafe extern "C" fn cudaFuncGetName(name: *mut *const c_char, func: *const 
 
 /// # Safety
 /// `count` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaFuncGetParamCount(func: *const c_void, count: *mut usize) -> cudaError_t {
     let result = cuda().kernel_params(cuda::Kernel::HostStub(func as u64));
     // SAFETY: the caller's promise.
@@ -440,7 +440,7 @@ pub unsafe extern "C" fn cudaFuncGetParamCount(func: *const c_void, count: *mut 
 ///
 /// # Safety
 /// `offset` is valid for a write, and `size` when it is not null.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaFuncGetParamInfo(
     func: *const c_void,
     index: usize,
@@ -463,7 +463,7 @@ pub unsafe extern "C" fn cudaFuncGetParamInfo(
 
 /// # Safety
 /// `function` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetFuncBySymbol(function: *mut *const c_void, symbol: *const c_void) -> cudaError_t {
     if !cuda().is_kernel(symbol as u64) {
         return ret(Err(Error::INVALID_DEVICE_FUNCTION));
@@ -474,7 +474,7 @@ pub unsafe extern "C" fn cudaGetFuncBySymbol(function: *mut *const c_void, symbo
 
 /// # Safety
 /// `blocks` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaOccupancyMaxActiveBlocksPerMultiprocessor(
     blocks: *mut i32,
     func: *const c_void,
@@ -487,7 +487,7 @@ pub unsafe extern "C" fn cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 
 /// # Safety
 /// As [`cudaOccupancyMaxActiveBlocksPerMultiprocessor`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     blocks: *mut i32,
     func: *const c_void,
@@ -501,7 +501,7 @@ pub unsafe extern "C" fn cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 
 /// # Safety
 /// `size` is valid for a write of a `size_t`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaOccupancyAvailableDynamicSMemPerBlock(
     size: *mut usize,
     func: *const c_void,

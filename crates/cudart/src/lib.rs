@@ -14,7 +14,7 @@
 /// `unsafe_ptds!` for an `unsafe` base.
 macro_rules! ptds {
     ($name:ident => $base:ident($($arg:ident: $ty:ty),* $(,)?)) => {
-        #[no_mangle]
+        #[cshell::export]
         #[allow(clippy::too_many_arguments)]
         pub extern "C" fn $name($($arg: $ty),*) -> $crate::abi::cudaError_t {
             $base($($arg),*)
@@ -26,7 +26,7 @@ macro_rules! unsafe_ptds {
     ($name:ident => $base:ident($($arg:ident: $ty:ty),* $(,)?)) => {
         /// # Safety
         #[doc = concat!("As [`", stringify!($base), "`].")]
-        #[no_mangle]
+        #[cshell::export]
         #[allow(clippy::too_many_arguments)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::abi::cudaError_t {
             // SAFETY: the caller's promise.
@@ -39,7 +39,7 @@ macro_rules! unsafe_ptds {
 /// parameter named `stream`). `unsafe_ptsz!` for an `unsafe` base.
 macro_rules! ptsz {
     ($name:ident => $base:ident($($arg:ident: $ty:ty),* $(,)?)) => {
-        #[no_mangle]
+        #[cshell::export]
         #[allow(clippy::too_many_arguments)]
         pub extern "C" fn $name($($arg: $ty),*) -> $crate::abi::cudaError_t {
             $base($(ptsz_arg!($arg, $arg)),*)
@@ -51,7 +51,7 @@ macro_rules! unsafe_ptsz {
     ($name:ident => $base:ident($($arg:ident: $ty:ty),* $(,)?)) => {
         /// # Safety
         #[doc = concat!("As [`", stringify!($base), "`].")]
-        #[no_mangle]
+        #[cshell::export]
         #[allow(clippy::too_many_arguments)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::abi::cudaError_t {
             // SAFETY: the caller's promise.

@@ -23,7 +23,7 @@ fn from_driver(r: CUresult) -> cudaError_t {
 
 /// # Safety
 /// As `cuLibraryLoadData`.
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cudaLibraryLoadData(
     library: *mut Library,
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn cudaLibraryLoadData(
 
 /// # Safety
 /// As `cuLibraryLoadFromFile`.
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cudaLibraryLoadFromFile(
     library: *mut Library,
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn cudaLibraryLoadFromFile(
     })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaLibraryUnload(library: Library) -> cudaError_t {
     cuda();
     from_driver(drv::cuLibraryUnload(library))
@@ -89,7 +89,7 @@ pub extern "C" fn cudaLibraryUnload(library: Library) -> cudaError_t {
 
 /// # Safety
 /// `kernel` is valid for a write; `name` is NUL-terminated.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaLibraryGetKernel(
     kernel: *mut KernelHandle,
     library: Library,
@@ -102,7 +102,7 @@ pub unsafe extern "C" fn cudaLibraryGetKernel(
 
 /// # Safety
 /// `ptr` and `size` are valid for writes (or null); `name` is NUL-terminated.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaLibraryGetGlobal(
     ptr: *mut *mut c_void,
     size: *mut usize,
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn cudaLibraryGetGlobal(
 
 /// # Safety
 /// As [`cudaLibraryGetGlobal`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaLibraryGetManaged(
     ptr: *mut *mut c_void,
     size: *mut usize,
@@ -130,7 +130,7 @@ pub unsafe extern "C" fn cudaLibraryGetManaged(
 
 /// # Safety
 /// `count` is valid for a write.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaLibraryGetKernelCount(count: *mut u32, library: Library) -> cudaError_t {
     cuda();
     // SAFETY: the caller's promise.
@@ -139,7 +139,7 @@ pub unsafe extern "C" fn cudaLibraryGetKernelCount(count: *mut u32, library: Lib
 
 /// # Safety
 /// `kernels` has room for `n` handles.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaLibraryEnumerateKernels(
     kernels: *mut KernelHandle,
     n: u32,
@@ -151,7 +151,7 @@ pub unsafe extern "C" fn cudaLibraryEnumerateKernels(
 }
 
 /// The settable attributes (dynamic shared memory, carveout, cluster requirements) have the driver's numbers.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaKernelSetAttributeForDevice(
     kernel: KernelHandle,
     attr: i32,

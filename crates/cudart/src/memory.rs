@@ -14,7 +14,7 @@ fn kind(k: i32) -> cuda::Result<CopyKind> {
 
 /// # Safety
 /// `ptr` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMalloc(ptr: *mut *mut c_void, size: usize) -> cudaError_t {
     if ptr.is_null() {
         return ret(Err(Error::INVALID_VALUE));
@@ -23,14 +23,14 @@ pub unsafe extern "C" fn cudaMalloc(ptr: *mut *mut c_void, size: usize) -> cudaE
     ret(cuda().malloc(size as u64).and_then(|p| unsafe { out(ptr, p as *mut c_void) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaFree(ptr: *mut c_void) -> cudaError_t {
     ret(cuda().free(ptr as u64))
 }
 
 /// # Safety
 /// `ptr` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMallocHost(ptr: *mut *mut c_void, size: usize) -> cudaError_t {
     // SAFETY: the caller's promise.
     unsafe { cudaHostAlloc(ptr, size, 0) }
@@ -38,7 +38,7 @@ pub unsafe extern "C" fn cudaMallocHost(ptr: *mut *mut c_void, size: usize) -> c
 
 /// # Safety
 /// `ptr` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaHostAlloc(ptr: *mut *mut c_void, size: usize, flags: u32) -> cudaError_t {
     if ptr.is_null() {
         return ret(Err(Error::INVALID_VALUE));
@@ -47,14 +47,14 @@ pub unsafe extern "C" fn cudaHostAlloc(ptr: *mut *mut c_void, size: usize, flags
     ret(cuda().malloc_host(size as u64, flags).and_then(|p| unsafe { out(ptr, p as *mut c_void) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaFreeHost(ptr: *mut c_void) -> cudaError_t {
     ret(cuda().free_host(ptr as u64))
 }
 
 /// # Safety
 /// `ptr` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMallocManaged(ptr: *mut *mut c_void, size: usize, flags: u32) -> cudaError_t {
     if ptr.is_null() {
         return ret(Err(Error::INVALID_VALUE));
@@ -65,7 +65,7 @@ pub unsafe extern "C" fn cudaMallocManaged(ptr: *mut *mut c_void, size: usize, f
 
 /// # Safety
 /// `ptr` and `pitch` are valid for writes.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMallocPitch(
     ptr: *mut *mut c_void,
     pitch: *mut usize,
@@ -84,7 +84,7 @@ pub unsafe extern "C" fn cudaMallocPitch(
 
 /// # Safety
 /// `pitched` is valid for a write of a `cudaPitchedPtr`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMalloc3D(pitched: *mut cudaPitchedPtr, extent: cudaExtent) -> cudaError_t {
     if pitched.is_null() {
         return ret(Err(Error::INVALID_VALUE));
@@ -103,7 +103,7 @@ pub unsafe extern "C" fn cudaMalloc3D(pitched: *mut cudaPitchedPtr, extent: cuda
 ///
 /// # Safety
 /// `ptr` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMallocAsync(ptr: *mut *mut c_void, size: usize, stream: cudaStream_t) -> cudaError_t {
     // SAFETY: the caller's promise.
     unsafe { malloc_async(ptr, size, None, stream) }
@@ -129,7 +129,7 @@ unsafe_ptsz!(cudaMallocAsync_ptsz => cudaMallocAsync(ptr: *mut *mut c_void, size
 ///
 /// # Safety
 /// As [`cudaMallocAsync`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMallocFromPoolAsync(
     ptr: *mut *mut c_void,
     size: usize,
@@ -149,7 +149,7 @@ unsafe_ptsz!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaFreeAsync(ptr: *mut c_void, stream: cudaStream_t) -> cudaError_t {
     ret(cuda().free_async(ptr as u64, stream as u64))
 }
@@ -158,20 +158,20 @@ ptsz!(cudaFreeAsync_ptsz => cudaFreeAsync(ptr: *mut c_void, stream: cudaStream_t
 
 /// # Safety
 /// `[ptr, ptr + size)` stays valid until `cudaHostUnregister`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaHostRegister(ptr: *mut c_void, size: usize, flags: u32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { cuda().host_register(ptr as u64, size as u64, flags) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaHostUnregister(ptr: *mut c_void) -> cudaError_t {
     ret(cuda().host_unregister(ptr as u64))
 }
 
 /// # Safety
 /// `device_ptr` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaHostGetDevicePointer(
     device_ptr: *mut *mut c_void,
     host: *mut c_void,
@@ -186,7 +186,7 @@ pub unsafe extern "C" fn cudaHostGetDevicePointer(
 
 /// # Safety
 /// `flags` is valid for a write of an `unsigned int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaHostGetFlags(flags: *mut u32, host: *mut c_void) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().host_flags(host as u64).and_then(|f| unsafe { out(flags, f) }))
@@ -194,7 +194,7 @@ pub unsafe extern "C" fn cudaHostGetFlags(flags: *mut u32, host: *mut c_void) ->
 
 /// # Safety
 /// `attributes` is valid for a write of `cudaPointerAttributes`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaPointerGetAttributes(
     attributes: *mut cudaPointerAttributes,
     ptr: *const c_void,
@@ -215,7 +215,7 @@ pub unsafe extern "C" fn cudaPointerGetAttributes(
 
 /// # Safety
 /// Both pointers are valid for writes of `size_t`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMemGetInfo(free: *mut usize, total: *mut usize) -> cudaError_t {
     let result = cuda().mem_info().and_then(|(f, t)| {
         // SAFETY: the caller's promise.
@@ -226,14 +226,14 @@ pub unsafe extern "C" fn cudaMemGetInfo(free: *mut usize, total: *mut usize) -> 
 
 // ---- copies and sets ------------------------------------------------------------------------------
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpy(dst: *mut c_void, src: *const c_void, n: usize, k: i32) -> cudaError_t {
     ret(kind(k).and_then(|k| cuda().memcpy(dst as u64, src as u64, n as u64, k)))
 }
 
 ptds!(cudaMemcpy_ptds => cudaMemcpy(dst: *mut c_void, src: *const c_void, n: usize, k: i32));
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpyAsync(
     dst: *mut c_void,
     src: *const c_void,
@@ -255,7 +255,7 @@ ptsz!(
 );
 
 /// One device: peer copies are plain copies when both devices are 0.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpyPeer(
     dst: *mut c_void,
     dst_device: i32,
@@ -269,7 +269,7 @@ pub extern "C" fn cudaMemcpyPeer(
     cudaMemcpy(dst, src, n, 3)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpyPeerAsync(
     dst: *mut c_void,
     dst_device: i32,
@@ -284,7 +284,7 @@ pub extern "C" fn cudaMemcpyPeerAsync(
     cudaMemcpyAsync(dst, src, n, 3, stream)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpy2D(
     dst: *mut c_void,
     dpitch: usize,
@@ -312,7 +312,7 @@ ptds!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn cudaMemcpy2DAsync(
     dst: *mut c_void,
@@ -370,7 +370,7 @@ pub(crate) fn side_3d(
 
 /// # Safety
 /// `p` points at a valid `cudaMemcpy3DParms`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMemcpy3D(p: *const cudaMemcpy3DParms) -> cudaError_t {
     if p.is_null() {
         return ret(Err(Error::INVALID_VALUE));
@@ -395,7 +395,7 @@ unsafe_ptds!(cudaMemcpy3D_ptds => cudaMemcpy3D(p: *const cudaMemcpy3DParms));
 
 /// # Safety
 /// As [`cudaMemcpy3D`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMemcpy3DAsync(p: *const cudaMemcpy3DParms, stream: cudaStream_t) -> cudaError_t {
     if let Err(e) = cuda().enter_stream(stream as u64) {
         return ret(Err(e));
@@ -406,28 +406,28 @@ pub unsafe extern "C" fn cudaMemcpy3DAsync(p: *const cudaMemcpy3DParms, stream: 
 
 unsafe_ptsz!(cudaMemcpy3DAsync_ptsz => cudaMemcpy3DAsync(p: *const cudaMemcpy3DParms, stream: cudaStream_t));
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemset(ptr: *mut c_void, value: i32, n: usize) -> cudaError_t {
     ret(cuda().memset(ptr as u64, value, n as u64))
 }
 
 ptds!(cudaMemset_ptds => cudaMemset(ptr: *mut c_void, value: i32, n: usize));
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemsetAsync(ptr: *mut c_void, value: i32, n: usize, stream: cudaStream_t) -> cudaError_t {
     ret(cuda().memset_async(ptr as u64, n as u64, value, n as u64, 1, stream as u64))
 }
 
 ptsz!(cudaMemsetAsync_ptsz => cudaMemsetAsync(ptr: *mut c_void, value: i32, n: usize, stream: cudaStream_t));
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemset2D(ptr: *mut c_void, pitch: usize, value: i32, width: usize, height: usize) -> cudaError_t {
     ret(cuda().memset_2d(ptr as u64, pitch as u64, value, width as u64, height as u64))
 }
 
 ptds!(cudaMemset2D_ptds => cudaMemset2D(ptr: *mut c_void, pitch: usize, value: i32, width: usize, height: usize));
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemset2DAsync(
     ptr: *mut c_void,
     pitch: usize,
@@ -450,7 +450,7 @@ ptsz!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemset3D(p: cudaPitchedPtr, value: i32, extent: cudaExtent) -> cudaError_t {
     let slice = p.pitch as u64 * p.ysize.max(1) as u64;
     let result = (0..extent.depth.max(1) as u64).try_for_each(|z| {
@@ -467,7 +467,7 @@ pub extern "C" fn cudaMemset3D(p: cudaPitchedPtr, value: i32, extent: cudaExtent
 
 ptds!(cudaMemset3D_ptds => cudaMemset3D(p: cudaPitchedPtr, value: i32, extent: cudaExtent));
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemset3DAsync(
     p: cudaPitchedPtr,
     value: i32,
@@ -491,7 +491,7 @@ ptsz!(
 
 // ---- symbols --------------------------------------------------------------------------------------
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpyToSymbol(
     symbol: *const c_void,
     src: *const c_void,
@@ -512,7 +512,7 @@ ptds!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpyToSymbolAsync(
     symbol: *const c_void,
     src: *const c_void,
@@ -536,7 +536,7 @@ ptsz!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpyFromSymbol(
     dst: *mut c_void,
     symbol: *const c_void,
@@ -557,7 +557,7 @@ ptds!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpyFromSymbolAsync(
     dst: *mut c_void,
     symbol: *const c_void,
@@ -583,7 +583,7 @@ ptsz!(
 
 /// # Safety
 /// `ptr` is valid for a write of a pointer.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetSymbolAddress(ptr: *mut *mut c_void, symbol: *const c_void) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().symbol(symbol as u64).and_then(|(p, _)| unsafe { out(ptr, p as *mut c_void) }))
@@ -591,7 +591,7 @@ pub unsafe extern "C" fn cudaGetSymbolAddress(ptr: *mut *mut c_void, symbol: *co
 
 /// # Safety
 /// `size` is valid for a write of a `size_t`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetSymbolSize(size: *mut usize, symbol: *const c_void) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().symbol(symbol as u64).and_then(|(_, s)| unsafe { out(size, s as usize) }))
@@ -600,7 +600,7 @@ pub unsafe extern "C" fn cudaGetSymbolSize(size: *mut usize, symbol: *const c_vo
 // ---- managed-memory hints -------------------------------------------------------------------------
 
 /// Host and device share every byte already: prefetching has nothing to move.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemPrefetchAsync(
     _ptr: *const c_void,
     _n: usize,
@@ -622,7 +622,7 @@ ptsz!(
 );
 
 /// Advice about where managed memory should live: accepted, with nothing to act on.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemAdvise(ptr: *const c_void, _n: usize, advice: i32, _location: u64) -> cudaError_t {
     ret(if ptr.is_null() || !(1..=6).contains(&advice) { Err(Error::INVALID_VALUE) } else { Ok(()) })
 }
@@ -632,7 +632,7 @@ pub extern "C" fn cudaMemAdvise(ptr: *const c_void, _n: usize, advice: i32, _loc
 /// # Safety
 /// `dsts`, `srcs` and `sizes` hold `count` elements, `attrs` and `idxs` `num_attrs`; the copies are of
 /// memory the program owns.
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn cudaMemcpyBatchAsync(
     dsts: *const *mut c_void,
@@ -657,7 +657,7 @@ unsafe_ptsz!(cudaMemcpyBatchAsync_ptsz => cudaMemcpyBatchAsync(dsts: *const *mut
 ///
 /// # Safety
 /// As [`cudaMemcpyBatchAsync`], for one copy.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMemcpyWithAttributesAsync(
     dst: *mut c_void,
     src: *const c_void,

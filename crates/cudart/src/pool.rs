@@ -10,7 +10,7 @@ use crate::{cuda, out, ret};
 
 /// # Safety
 /// `pool` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDeviceGetDefaultMemPool(pool: *mut cudaMemPool_t, device: i32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().default_mem_pool(device).and_then(|p| unsafe { out(pool, p as cudaMemPool_t) }))
@@ -18,26 +18,26 @@ pub unsafe extern "C" fn cudaDeviceGetDefaultMemPool(pool: *mut cudaMemPool_t, d
 
 /// # Safety
 /// `pool` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaDeviceGetMemPool(pool: *mut cudaMemPool_t, device: i32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().mem_pool(device).and_then(|p| unsafe { out(pool, p as cudaMemPool_t) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaDeviceSetMemPool(device: i32, pool: cudaMemPool_t) -> cudaError_t {
     ret(cuda().set_mem_pool(device, pool as u64))
 }
 
 /// # Safety
 /// `pool` is valid for a write of a handle and `props` for a read of `cudaMemPoolProps`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMemPoolCreate(pool: *mut cudaMemPool_t, props: *const cudaMemPoolProps) -> cudaError_t {
     // SAFETY: the caller's promise (`cudaMemPoolProps` is `CUmemPoolProps`).
     ret(unsafe { cudadrv::pool::create(pool, props.cast()) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemPoolDestroy(pool: cudaMemPool_t) -> cudaError_t {
     ret(cuda().mem_pool_destroy(pool as u64))
 }
@@ -45,7 +45,7 @@ pub extern "C" fn cudaMemPoolDestroy(pool: cudaMemPool_t) -> cudaError_t {
 /// # Safety
 /// `value` is valid for a write of the attribute's type (`int` for the reuse policies, `cuuint64_t`
 /// otherwise).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMemPoolGetAttribute(pool: cudaMemPool_t, attr: i32, value: *mut c_void) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { cudadrv::pool::get_attribute(pool as u64, attr, value) })
@@ -53,20 +53,20 @@ pub unsafe extern "C" fn cudaMemPoolGetAttribute(pool: cudaMemPool_t, attr: i32,
 
 /// # Safety
 /// `value` is valid for a read of the attribute's type (as [`cudaMemPoolGetAttribute`]).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMemPoolSetAttribute(pool: cudaMemPool_t, attr: i32, value: *mut c_void) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { cudadrv::pool::set_attribute(pool as u64, attr, value) })
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemPoolTrimTo(pool: cudaMemPool_t, _min_bytes_to_keep: usize) -> cudaError_t {
     ret(cuda().mem_pool_trim_to(pool as u64))
 }
 
 /// # Safety
 /// `descs` is valid for reads of `count` descriptors.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMemPoolSetAccess(
     pool: cudaMemPool_t,
     descs: *const cudaMemAccessDesc,
@@ -78,7 +78,7 @@ pub unsafe extern "C" fn cudaMemPoolSetAccess(
 
 /// # Safety
 /// `flags` is valid for a write of an `int` and `location` for a read of a `cudaMemLocation`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMemPoolGetAccess(
     flags: *mut i32,
     pool: cudaMemPool_t,
@@ -90,7 +90,7 @@ pub unsafe extern "C" fn cudaMemPoolGetAccess(
 
 /// # Safety
 /// `pool` is valid for a write of a handle, `location` for a read.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMemGetDefaultMemPool(
     pool: *mut cudaMemPool_t,
     location: *const cudaMemLocation,
@@ -102,7 +102,7 @@ pub unsafe extern "C" fn cudaMemGetDefaultMemPool(
 
 /// # Safety
 /// `pool` is valid for a write of a handle, `location` for a read.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMemGetMemPool(
     pool: *mut cudaMemPool_t,
     location: *const cudaMemLocation,
@@ -114,7 +114,7 @@ pub unsafe extern "C" fn cudaMemGetMemPool(
 
 /// # Safety
 /// `location` is valid for a read.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMemSetMemPool(
     location: *const cudaMemLocation,
     alloc_type: i32,

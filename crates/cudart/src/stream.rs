@@ -9,7 +9,7 @@ use crate::{cuda, out, ret};
 
 /// # Safety
 /// `stream` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamCreate(stream: *mut cudaStream_t) -> cudaError_t {
     // SAFETY: the caller's promise.
     unsafe { cudaStreamCreateWithPriority(stream, 0, 0) }
@@ -17,7 +17,7 @@ pub unsafe extern "C" fn cudaStreamCreate(stream: *mut cudaStream_t) -> cudaErro
 
 /// # Safety
 /// As [`cudaStreamCreate`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamCreateWithFlags(stream: *mut cudaStream_t, flags: u32) -> cudaError_t {
     // SAFETY: the caller's promise.
     unsafe { cudaStreamCreateWithPriority(stream, flags, 0) }
@@ -25,7 +25,7 @@ pub unsafe extern "C" fn cudaStreamCreateWithFlags(stream: *mut cudaStream_t, fl
 
 /// # Safety
 /// As [`cudaStreamCreate`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamCreateWithPriority(
     stream: *mut cudaStream_t,
     flags: u32,
@@ -38,19 +38,19 @@ pub unsafe extern "C" fn cudaStreamCreateWithPriority(
     ret(cuda().stream_create(flags, priority).and_then(|s| unsafe { out(stream, s as cudaStream_t) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaStreamDestroy(stream: cudaStream_t) -> cudaError_t {
     ret(cuda().stream_destroy(stream as u64))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaStreamSynchronize(stream: cudaStream_t) -> cudaError_t {
     ret(cuda().stream_synchronize(stream as u64))
 }
 
 ptsz!(cudaStreamSynchronize_ptsz => cudaStreamSynchronize(stream: cudaStream_t));
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaStreamQuery(stream: cudaStream_t) -> cudaError_t {
     // `cudaErrorNotReady` is an answer, not a failure: it does not become the last error.
     match cuda().stream_query(stream as u64) {
@@ -61,7 +61,7 @@ pub extern "C" fn cudaStreamQuery(stream: cudaStream_t) -> cudaError_t {
 
 ptsz!(cudaStreamQuery_ptsz => cudaStreamQuery(stream: cudaStream_t));
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaStreamWaitEvent(stream: cudaStream_t, event: cudaEvent_t, _flags: u32) -> cudaError_t {
     ret(cuda().stream_wait_event(stream as u64, event as u64))
 }
@@ -70,7 +70,7 @@ ptsz!(cudaStreamWaitEvent_ptsz => cudaStreamWaitEvent(stream: cudaStream_t, even
 
 /// # Safety
 /// `flags` is valid for a write of an `unsigned int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamGetFlags(stream: cudaStream_t, flags: *mut u32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().stream_flags_priority(stream as u64).and_then(|(f, _)| unsafe { out(flags, f) }))
@@ -80,7 +80,7 @@ unsafe_ptsz!(cudaStreamGetFlags_ptsz => cudaStreamGetFlags(stream: cudaStream_t,
 
 /// # Safety
 /// `priority` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamGetPriority(stream: cudaStream_t, priority: *mut i32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().stream_flags_priority(stream as u64).and_then(|(_, p)| unsafe { out(priority, p) }))
@@ -90,7 +90,7 @@ unsafe_ptsz!(cudaStreamGetPriority_ptsz => cudaStreamGetPriority(stream: cudaStr
 
 /// # Safety
 /// `device` is valid for a write of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamGetDevice(stream: cudaStream_t, device: *mut i32) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().stream_flags_priority(stream as u64).and_then(|_| unsafe { out(device, 0) }))
@@ -100,7 +100,7 @@ unsafe_ptsz!(cudaStreamGetDevice_ptsz => cudaStreamGetDevice(stream: cudaStream_
 
 /// # Safety
 /// `id` is valid for a write of an `unsigned long long`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamGetId(stream: cudaStream_t, id: *mut u64) -> cudaError_t {
     let handle = stream as u64;
     // SAFETY: the caller's promise.
@@ -110,7 +110,7 @@ pub unsafe extern "C" fn cudaStreamGetId(stream: cudaStream_t, id: *mut u64) -> 
 unsafe_ptsz!(cudaStreamGetId_ptsz => cudaStreamGetId(stream: cudaStream_t, id: *mut u64));
 
 /// Managed memory needs no attaching: host and device share it always.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaStreamAttachMemAsync(
     stream: cudaStream_t,
     _ptr: *mut c_void,
@@ -134,7 +134,7 @@ ptsz!(
 ///
 /// # Safety
 /// `mode` is valid for reads and writes of an `int`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaThreadExchangeStreamCaptureMode(mode: *mut i32) -> cudaError_t {
     thread_local!(static MODE: std::cell::Cell<i32> = const { std::cell::Cell::new(0) });
     if mode.is_null() {
@@ -153,7 +153,7 @@ pub unsafe extern "C" fn cudaThreadExchangeStreamCaptureMode(mode: *mut i32) -> 
 
 /// # Safety
 /// `f` is a valid function; `user_data` is passed to it unchanged.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaLaunchHostFunc(
     stream: cudaStream_t,
     f: Option<HostFn>,
@@ -173,7 +173,7 @@ unsafe_ptsz!(
 
 /// # Safety
 /// As [`cudaLaunchHostFunc`]; the synchronization mode is moot (the stream waits for the function).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaLaunchHostFunc_v2(
     stream: cudaStream_t,
     f: Option<HostFn>,
@@ -195,7 +195,7 @@ unsafe_ptsz!(
 
 /// # Safety
 /// `f` is a valid callback; `user_data` is passed to it unchanged.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamAddCallback(
     stream: cudaStream_t,
     f: Option<StreamCallback>,
@@ -222,7 +222,7 @@ unsafe_ptsz!(
 
 /// # Safety
 /// `event` is valid for a write of a handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaEventCreate(event: *mut cudaEvent_t) -> cudaError_t {
     // SAFETY: the caller's promise.
     unsafe { cudaEventCreateWithFlags(event, 0) }
@@ -230,7 +230,7 @@ pub unsafe extern "C" fn cudaEventCreate(event: *mut cudaEvent_t) -> cudaError_t
 
 /// # Safety
 /// As [`cudaEventCreate`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaEventCreateWithFlags(event: *mut cudaEvent_t, flags: u32) -> cudaError_t {
     if event.is_null() {
         return ret(Err(Error::INVALID_VALUE));
@@ -239,19 +239,19 @@ pub unsafe extern "C" fn cudaEventCreateWithFlags(event: *mut cudaEvent_t, flags
     ret(cuda().event_create(flags).and_then(|e| unsafe { out(event, e as cudaEvent_t) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaEventDestroy(event: cudaEvent_t) -> cudaError_t {
     ret(cuda().event_destroy(event as u64))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaEventRecord(event: cudaEvent_t, stream: cudaStream_t) -> cudaError_t {
     ret(cuda().event_record(event as u64, stream as u64))
 }
 
 ptsz!(cudaEventRecord_ptsz => cudaEventRecord(event: cudaEvent_t, stream: cudaStream_t));
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaEventRecordWithFlags(event: cudaEvent_t, stream: cudaStream_t, flags: u32) -> cudaError_t {
     if flags & !0x1 != 0 {
         return ret(Err(Error::INVALID_VALUE));
@@ -261,19 +261,19 @@ pub extern "C" fn cudaEventRecordWithFlags(event: cudaEvent_t, stream: cudaStrea
 
 ptsz!(cudaEventRecordWithFlags_ptsz => cudaEventRecordWithFlags(event: cudaEvent_t, stream: cudaStream_t, flags: u32));
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaEventQuery(event: cudaEvent_t) -> cudaError_t {
     ret(cuda().event_query(event as u64))
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaEventSynchronize(event: cudaEvent_t) -> cudaError_t {
     ret(cuda().event_synchronize(event as u64))
 }
 
 /// # Safety
 /// `ms` is valid for a write of a `float`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaEventElapsedTime(ms: *mut f32, start: cudaEvent_t, end: cudaEvent_t) -> cudaError_t {
     if ms.is_null() {
         return ret(Err(Error::INVALID_VALUE));
@@ -284,7 +284,7 @@ pub unsafe extern "C" fn cudaEventElapsedTime(ms: *mut f32, start: cudaEvent_t, 
 
 /// # Safety
 /// `value` is valid for a write of a `cudaStreamAttrValue` (64 bytes).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamGetAttribute(stream: cudaStream_t, attr: i32, value: *mut c_void) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { cudadrv::stream::get_attribute(stream as u64, attr, value) })
@@ -294,7 +294,7 @@ unsafe_ptsz!(cudaStreamGetAttribute_ptsz => cudaStreamGetAttribute(stream: cudaS
 
 /// # Safety
 /// `value` is valid for a read of a `cudaStreamAttrValue` (64 bytes).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaStreamSetAttribute(stream: cudaStream_t, attr: i32, value: *const c_void) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(unsafe { cudadrv::stream::set_attribute(stream as u64, attr, value) })
@@ -302,13 +302,13 @@ pub unsafe extern "C" fn cudaStreamSetAttribute(stream: cudaStream_t, attr: i32,
 
 unsafe_ptsz!(cudaStreamSetAttribute_ptsz => cudaStreamSetAttribute(stream: cudaStream_t, attr: i32, value: *const c_void));
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaStreamCopyAttributes(dst: cudaStream_t, src: cudaStream_t) -> cudaError_t {
     ret(cuda().stream_copy_attributes(dst as u64, src as u64))
 }
 
 /// As [`cudaStreamCopyAttributes`], the null streams meaning the calling thread's default stream.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaStreamCopyAttributes_ptsz(dst: cudaStream_t, src: cudaStream_t) -> cudaError_t {
     cudaStreamCopyAttributes(crate::per_thread(dst) as cudaStream_t, crate::per_thread(src) as cudaStream_t)
 }

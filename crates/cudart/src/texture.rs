@@ -58,14 +58,14 @@ fn channel_desc(f: Format) -> cudaChannelFormatDesc {
     cudaChannelFormatDesc { x: c(0), y: c(1), z: c(2), w: c(3), f: kind }
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaCreateChannelDesc(x: i32, y: i32, z: i32, w: i32, f: i32) -> cudaChannelFormatDesc {
     cudaChannelFormatDesc { x, y, z, w, f }
 }
 
 /// # Safety
 /// `desc` is valid for a write of a `cudaChannelFormatDesc`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetChannelDesc(desc: *mut cudaChannelFormatDesc, array: cudaArray_t) -> cudaError_t {
     // SAFETY: the caller's promise.
     ret(cuda().array(array as u64).and_then(|a| unsafe { out(desc, channel_desc(a.desc.format)) }))
@@ -73,7 +73,7 @@ pub unsafe extern "C" fn cudaGetChannelDesc(desc: *mut cudaChannelFormatDesc, ar
 
 /// # Safety
 /// `array` is valid for a write of a handle; `desc` points at a channel descriptor.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMallocArray(
     array: *mut cudaArray_t,
     desc: *const cudaChannelFormatDesc,
@@ -88,7 +88,7 @@ pub unsafe extern "C" fn cudaMallocArray(
 
 /// # Safety
 /// As [`cudaMallocArray`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaMalloc3DArray(
     array: *mut cudaArray_t,
     desc: *const cudaChannelFormatDesc,
@@ -116,14 +116,14 @@ pub unsafe extern "C" fn cudaMalloc3DArray(
     ret(result)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaFreeArray(array: cudaArray_t) -> cudaError_t {
     ret(cuda().free_array(array as u64))
 }
 
 /// # Safety
 /// Each pointer is null or valid for a write of its type.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaArrayGetInfo(
     desc: *mut cudaChannelFormatDesc,
     extent: *mut cudaExtent,
@@ -156,7 +156,7 @@ fn kind(k: i32) -> cuda::Result<CopyKind> {
     CopyKind::from_raw(k)
 }
 
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn cudaMemcpy2DToArray(
     dst: cudaArray_t,
@@ -196,7 +196,7 @@ ptds!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn cudaMemcpy2DToArrayAsync(
     dst: cudaArray_t,
@@ -229,7 +229,7 @@ ptsz!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn cudaMemcpy2DFromArray(
     dst: *mut c_void,
@@ -269,7 +269,7 @@ ptds!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn cudaMemcpy2DFromArrayAsync(
     dst: *mut c_void,
@@ -340,7 +340,7 @@ fn from_array_1d(
     }
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpyToArray(
     dst: cudaArray_t,
     w_offset: usize,
@@ -363,7 +363,7 @@ ptds!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpyToArrayAsync(
     dst: cudaArray_t,
     w_offset: usize,
@@ -388,7 +388,7 @@ ptsz!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpyFromArray(
     dst: *mut c_void,
     src: cudaArray_t,
@@ -411,7 +411,7 @@ ptds!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpyFromArrayAsync(
     dst: *mut c_void,
     src: cudaArray_t,
@@ -516,7 +516,7 @@ fn sampler(t: &cudaTextureDesc) -> cuda::Result<Sampler> {
 /// # Safety
 /// `object` is valid for a write; the descriptors are valid (the view descriptor is ignored and must be
 /// null).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaCreateTextureObject(
     object: *mut cudaTextureObject_t,
     res: *const cudaResourceDesc,
@@ -541,7 +541,7 @@ pub unsafe extern "C" fn cudaCreateTextureObject(
     ret(result)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaDestroyTextureObject(object: cudaTextureObject_t) -> cudaError_t {
     descriptors().lock().unwrap_or_else(|e| e.into_inner()).remove(&object);
     ret(cuda().destroy_object(object))
@@ -549,7 +549,7 @@ pub extern "C" fn cudaDestroyTextureObject(object: cudaTextureObject_t) -> cudaE
 
 /// # Safety
 /// `object` is valid for a write; `res` is a valid descriptor.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaCreateSurfaceObject(
     object: *mut cudaSurfaceObject_t,
     res: *const cudaResourceDesc,
@@ -571,7 +571,7 @@ pub unsafe extern "C" fn cudaCreateSurfaceObject(
     ret(result)
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaDestroySurfaceObject(object: cudaSurfaceObject_t) -> cudaError_t {
     descriptors().lock().unwrap_or_else(|e| e.into_inner()).remove(&object);
     ret(cuda().destroy_object(object))
@@ -579,7 +579,7 @@ pub extern "C" fn cudaDestroySurfaceObject(object: cudaSurfaceObject_t) -> cudaE
 
 /// # Safety
 /// `res` is valid for a write of a `cudaResourceDesc`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetTextureObjectResourceDesc(
     res: *mut cudaResourceDesc,
     object: cudaTextureObject_t,
@@ -591,7 +591,7 @@ pub unsafe extern "C" fn cudaGetTextureObjectResourceDesc(
 
 /// # Safety
 /// As [`cudaGetTextureObjectResourceDesc`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetSurfaceObjectResourceDesc(
     res: *mut cudaResourceDesc,
     object: cudaSurfaceObject_t,
@@ -602,7 +602,7 @@ pub unsafe extern "C" fn cudaGetSurfaceObjectResourceDesc(
 
 /// # Safety
 /// `tex` is valid for a write of a `cudaTextureDesc`.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn cudaGetTextureObjectTextureDesc(
     tex: *mut cudaTextureDesc,
     object: cudaTextureObject_t,
@@ -612,7 +612,7 @@ pub unsafe extern "C" fn cudaGetTextureObjectTextureDesc(
     ret(found.ok_or(Error::INVALID_VALUE).and_then(|t| unsafe { out(tex, t) }))
 }
 
-#[no_mangle]
+#[cshell::export]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn cudaMemcpy2DArrayToArray(
     dst: cudaArray_t,
@@ -655,7 +655,7 @@ ptds!(
     )
 );
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn cudaMemcpyArrayToArray(
     dst: cudaArray_t,
     w_offset_dst: usize,

@@ -8,7 +8,7 @@ use crate::cuda;
 macro_rules! stubs {
     ($($name:ident),* $(,)?) => {
         $(
-            #[no_mangle]
+            #[cshell::export]
             pub extern "C" fn $name() -> cudaError_t {
                 let c = cuda();
                 let e = c.unsupported(stringify!($name));

@@ -27,6 +27,22 @@ const ERROR_INTERNAL: NvJitLinkResult = 6;
 const ERROR_UNRECOGNIZED_INPUT: NvJitLinkResult = 8;
 const ERROR_NULL_INPUT: NvJitLinkResult = 10;
 
+/// What an exported function returns when lockstep panics inside it (`#[cshell::export]`).
+mod abi {
+    pub trait Fallback {
+        /// How the value is named in the message.
+        const NAME: &'static str;
+        fn fallback() -> Self;
+    }
+
+    impl Fallback for super::NvJitLinkResult {
+        const NAME: &'static str = "NVJITLINK_ERROR_INTERNAL";
+        fn fallback() -> super::NvJitLinkResult {
+            super::ERROR_INTERNAL
+        }
+    }
+}
+
 /// `nvJitLinkInputType`.
 const INPUT_CUBIN: i32 = 1;
 const INPUT_PTX: i32 = 2;
@@ -219,7 +235,7 @@ type Handle = *mut Link;
 
 /// # Safety
 /// `handle` is valid for a write; `options` holds `n` NUL-terminated strings.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkCreate(
     handle: *mut Handle,
     n: u32,
@@ -248,7 +264,7 @@ pub unsafe extern "C" fn nvJitLinkCreate(
 
 /// # Safety
 /// `handle` points at a handle from [`nvJitLinkCreate`] (or null).
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkDestroy(handle: *mut Handle) -> NvJitLinkResult {
     if handle.is_null() {
         return ERROR_NULL_INPUT;
@@ -273,7 +289,7 @@ unsafe fn link<'a>(handle: Handle) -> Option<&'a mut Link> {
 
 /// # Safety
 /// `data` holds `size` bytes; `name` is null or NUL-terminated.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkAddData(
     handle: Handle,
     kind: i32,
@@ -295,7 +311,7 @@ pub unsafe extern "C" fn nvJitLinkAddData(
 
 /// # Safety
 /// `path` is NUL-terminated.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkAddFile(handle: Handle, kind: i32, path: *const c_char) -> NvJitLinkResult {
     // SAFETY: the caller's promise.
     let Some(l) = (unsafe { link(handle) }) else { return ERROR_NULL_INPUT };
@@ -312,7 +328,7 @@ pub unsafe extern "C" fn nvJitLinkAddFile(handle: Handle, kind: i32, path: *cons
 
 /// # Safety
 /// `handle` is a live handle.
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkComplete(handle: Handle) -> NvJitLinkResult {
     // SAFETY: the caller's promise.
     match unsafe { link(handle) } {
@@ -369,7 +385,7 @@ fn with_nul(s: &str) -> Vec<u8> {
 
 /// # Safety
 /// As [`size_of`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkGetLinkedCubinSize(handle: Handle, size: *mut usize) -> NvJitLinkResult {
     // SAFETY: the caller's promise.
     unsafe { size_of(handle, size, |l| l.output().map(<[u8]>::len)) }
@@ -377,7 +393,7 @@ pub unsafe extern "C" fn nvJitLinkGetLinkedCubinSize(handle: Handle, size: *mut 
 
 /// # Safety
 /// As [`copy_out`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkGetLinkedCubin(handle: Handle, cubin: *mut c_void) -> NvJitLinkResult {
     // SAFETY: the caller's promise.
     unsafe { copy_out(handle, cubin, |l| l.output().map(<[u8]>::to_vec)) }
@@ -385,7 +401,7 @@ pub unsafe extern "C" fn nvJitLinkGetLinkedCubin(handle: Handle, cubin: *mut c_v
 
 /// # Safety
 /// As [`size_of`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkGetLinkedPtxSize(handle: Handle, size: *mut usize) -> NvJitLinkResult {
     // SAFETY: the caller's promise.
     unsafe { nvJitLinkGetLinkedCubinSize(handle, size) }
@@ -393,26 +409,26 @@ pub unsafe extern "C" fn nvJitLinkGetLinkedPtxSize(handle: Handle, size: *mut us
 
 /// # Safety
 /// As [`copy_out`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkGetLinkedPtx(handle: Handle, ptx: *mut c_char) -> NvJitLinkResult {
     // SAFETY: the caller's promise.
     unsafe { nvJitLinkGetLinkedCubin(handle, ptx as *mut c_void) }
 }
 
 /// LTO IR output (`-lto` with `-ltoir`) does not exist here.
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn nvJitLinkGetLinkedLTOIRSize(_handle: Handle, _size: *mut usize) -> NvJitLinkResult {
     ERROR_INTERNAL
 }
 
-#[no_mangle]
+#[cshell::export]
 pub extern "C" fn nvJitLinkGetLinkedLTOIR(_handle: Handle, _ltoir: *mut c_void) -> NvJitLinkResult {
     ERROR_INTERNAL
 }
 
 /// # Safety
 /// As [`size_of`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkGetErrorLogSize(handle: Handle, size: *mut usize) -> NvJitLinkResult {
     // SAFETY: the caller's promise.
     unsafe { size_of(handle, size, |l| Some(l.error_log.len() + 1)) }
@@ -420,7 +436,7 @@ pub unsafe extern "C" fn nvJitLinkGetErrorLogSize(handle: Handle, size: *mut usi
 
 /// # Safety
 /// As [`copy_out`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkGetErrorLog(handle: Handle, log: *mut c_char) -> NvJitLinkResult {
     // SAFETY: the caller's promise.
     unsafe { copy_out(handle, log as *mut c_void, |l| Some(with_nul(&l.error_log))) }
@@ -428,7 +444,7 @@ pub unsafe extern "C" fn nvJitLinkGetErrorLog(handle: Handle, log: *mut c_char) 
 
 /// # Safety
 /// As [`size_of`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkGetInfoLogSize(handle: Handle, size: *mut usize) -> NvJitLinkResult {
     // SAFETY: the caller's promise.
     unsafe { size_of(handle, size, |l| Some(l.info_log.len() + 1)) }
@@ -436,7 +452,7 @@ pub unsafe extern "C" fn nvJitLinkGetInfoLogSize(handle: Handle, size: *mut usiz
 
 /// # Safety
 /// As [`copy_out`].
-#[no_mangle]
+#[cshell::export]
 pub unsafe extern "C" fn nvJitLinkGetInfoLog(handle: Handle, log: *mut c_char) -> NvJitLinkResult {
     // SAFETY: the caller's promise.
     unsafe { copy_out(handle, log as *mut c_void, |l| Some(with_nul(&l.info_log))) }
@@ -448,7 +464,7 @@ macro_rules! versioned {
     (@one $name:ident $base:ident ($($arg:ident: $ty:ty),*)) => {
         /// # Safety
         #[doc = concat!("As [`", stringify!($base), "`].")]
-        #[no_mangle]
+        #[cshell::export]
         #[allow(unused_unsafe)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> NvJitLinkResult {
             // SAFETY: the caller's promise.
