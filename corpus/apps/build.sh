@@ -5,6 +5,13 @@
 #   corpus/apps/build.sh            # build everything
 #   corpus/apps/build.sh NAME...    # build only the named programs
 #
+# For a run on a real GPU whose driver is older than this nvcc (it cannot JIT
+# newer PTX: cudaErrorUnsupportedPtxVersion), add SASS for that GPU and build
+# into another folder, leaving the committed binaries alone:
+#
+#   APPS_BIN=/tmp/gpu-bin APPS_EXTRA_FLAGS="-gencode arch=compute_90,code=sm_90" corpus/apps/build.sh
+#   APPS_BIN=/tmp/gpu-bin corpus/apps/check.sh /path/to/nvidia/lib
+#
 # nvcc: $NVCC if set, else nvcc on PATH, else the CUDA 13 toolchain that
 # `corpus/regen.sh --install-only` installs under corpus/.toolchain (installed
 # on demand). Every program links the CUDA runtime dynamically
@@ -94,7 +101,10 @@ main() {
   echo "common flags: ${COMMON[*]}"
 
   rm -rf "$STAGE"
-  mkdir -p "$STAGE/lib" "$HERE/bin"
+  local bin="${APPS_BIN:-$HERE/bin}"
+  # shellcheck disable=SC2206
+  local extra=(${APPS_EXTRA_FLAGS:-})
+  mkdir -p "$STAGE/lib" "$bin"
   cp -r "$HERE/src" "$STAGE/src"
   # nvcc records its library search path in the binaries: run it through a
   # fixed symlink so the checkout's location does not leak into them.
@@ -116,13 +126,13 @@ main() {
     local srcpaths=() s
     for s in "${srcarr[@]}"; do srcpaths+=("src/$s"); done
     echo "build $name: nvcc ${COMMON[*]} ${flagarr[*]} ${srcpaths[*]} -o bin/$name"
-    (cd "$STAGE" && "$staged_nvcc" "${COMMON[@]}" "${flagarr[@]}" -Isrc -L"$STAGE/lib" \
+    (cd "$STAGE" && "$staged_nvcc" "${COMMON[@]}" "${flagarr[@]}" "${extra[@]}" -Isrc -L"$STAGE/lib" \
         "${srcpaths[@]}" -o "$STAGE/$name") || { log "FAILED: $name"; exit 1; }
-    cp "$STAGE/$name" "$HERE/bin/$name"
+    cp "$STAGE/$name" "$bin/$name"
     built=$((built + 1))
   done
   rm -rf "$STAGE"
-  echo "built $built programs into ${HERE#"$CORPUS/"}/bin"
+  echo "built $built programs into $bin"
 }
 
 main "$@"

@@ -9,6 +9,7 @@
 # finds. NAME...: only these programs. stderr is kept out of the comparison
 # (device-side assert messages and runtime diagnostics go there). Each run
 # has a 60 s timeout. Exits 0 when every run passed. Needs no CUDA toolchain.
+# APPS_BIN: run the programs in that folder instead of bin/ (see build.sh).
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,7 +29,7 @@ while IFS=$'\t' read -r name args expected status; do
   argv=()
   [[ $args != - ]] && read -r -a argv <<<"$args"
   label="$name${argv[*]:+ ${argv[*]}}"
-  timeout 60 "$HERE/bin/$name" "${argv[@]}" >"$tmp/out" 2>"$tmp/err"
+  timeout 60 "${APPS_BIN:-$HERE/bin}/$name" "${argv[@]}" >"$tmp/out" 2>"$tmp/err"
   rc=$?
   ok=1
   why=""

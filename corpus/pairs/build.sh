@@ -74,7 +74,12 @@ main() {
   echo "common flags: ${COMMON[*]}"
 
   rm -rf "$STAGE"
-  mkdir -p "$STAGE/lib" "$HERE/bin"
+  # PAIRS_BIN / PAIRS_EXTRA_FLAGS: another output folder and more nvcc flags, for a run on a real GPU
+  # whose driver cannot JIT this nvcc's PTX (add its SASS, e.g. -gencode arch=compute_90,code=sm_90).
+  local bin="${PAIRS_BIN:-$HERE/bin}"
+  # shellcheck disable=SC2206
+  local extra=(${PAIRS_EXTRA_FLAGS:-})
+  mkdir -p "$STAGE/lib" "$bin"
   cp -r "$HERE/src" "$STAGE/src"
   ln -s "$(cd "$nvcc_dir/.." && pwd)" "$STAGE/cuda"
   local staged_nvcc="$STAGE/cuda/bin/$(basename "$nvcc")"
@@ -90,13 +95,13 @@ main() {
     # shellcheck disable=SC2206
     local flagarr=($flags)
     echo "build $name: nvcc ${COMMON[*]} ${flagarr[*]} src/$src -o bin/$name"
-    (cd "$STAGE" && "$staged_nvcc" "${COMMON[@]}" "${flagarr[@]}" -Isrc -L"$STAGE/lib" \
+    (cd "$STAGE" && "$staged_nvcc" "${COMMON[@]}" "${flagarr[@]}" "${extra[@]}" -Isrc -L"$STAGE/lib" \
         "src/$src" -o "$STAGE/$name") || { log "FAILED: $name"; exit 1; }
-    cp "$STAGE/$name" "$HERE/bin/$name"
+    cp "$STAGE/$name" "$bin/$name"
     built=$((built + 1))
   done
   rm -rf "$STAGE"
-  echo "built $built programs into ${HERE#"$CORPUS/"}/bin"
+  echo "built $built programs into $bin"
 }
 
 main "$@"

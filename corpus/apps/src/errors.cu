@@ -1,13 +1,16 @@
 // errors: the error paths a CUDA program meets, each printed by name.
-//  * invalid launch configurations: cudaPeekAtLastError does not clear the
-//    error, cudaGetLastError returns and clears it;
+//  * invalid launch configurations (cudaErrorInvalidValue since CUDA 13's
+//    runtime launches through the driver; CUDA 12 said
+//    cudaErrorInvalidConfiguration): cudaPeekAtLastError does not clear the
+//    error, cudaGetLastError returns and clears it; more than 48 KiB of
+//    dynamic shared memory needs the kernel's opt-in;
 //  * cudaMemcpy with a null pointer, an oversized count and a bad direction;
 //    cudaMemcpyToSymbol with something that is not a symbol;
 //  * cudaFree of a host pointer, cudaFree(nullptr);
 //  * cudaSetDevice / cudaGetDeviceProperties with a bad ordinal;
 //  * an impossible cudaMalloc;
 //  * cudaEventElapsedTime on unrecorded and on timing-disabled events;
-//  * cudaFuncGetAttributes of a host function;
+//  * cudaFuncGetAttributes of a host function (an invalid handle to CUDA 13);
 //  * cudaGetErrorName / cudaGetErrorString of several codes;
 //  * last: a device-side assert on one thread: the launch succeeds,
 //    cudaDeviceSynchronize returns cudaErrorAssert and the error is sticky.
@@ -46,20 +49,26 @@ int main() {
 
   // ---- invalid launch configurations ----
   fill<<<1, 2048>>>(d, n, 7);
-  show("launch with 2048 threads per block, cudaPeekAtLastError", cudaPeekAtLastError(), cudaErrorInvalidConfiguration);
-  show("cudaPeekAtLastError again", cudaPeekAtLastError(), cudaErrorInvalidConfiguration);
-  show("cudaGetLastError", cudaGetLastError(), cudaErrorInvalidConfiguration);
+  show("launch with 2048 threads per block, cudaPeekAtLastError", cudaPeekAtLastError(), cudaErrorInvalidValue);
+  show("cudaPeekAtLastError again", cudaPeekAtLastError(), cudaErrorInvalidValue);
+  show("cudaGetLastError", cudaGetLastError(), cudaErrorInvalidValue);
   show("cudaGetLastError again", cudaGetLastError(), cudaSuccess);
   fill<<<0, 32>>>(d, n, 7);
-  show("launch with an empty grid, cudaGetLastError", cudaGetLastError(), cudaErrorInvalidConfiguration);
+  show("launch with an empty grid, cudaGetLastError", cudaGetLastError(), cudaErrorInvalidValue);
   fill<<<1, dim3(1, 1, 65)>>>(d, n, 7);
-  show("launch with blockDim.z = 65, cudaGetLastError", cudaGetLastError(), cudaErrorInvalidConfiguration);
+  show("launch with blockDim.z = 65, cudaGetLastError", cudaGetLastError(), cudaErrorInvalidValue);
+  fill<<<1, 32, 64 << 10>>>(d, n, 7);
+  show("launch with 64 KiB of dynamic shared memory, no opt-in", cudaGetLastError(), cudaErrorInvalidValue);
   show("cudaDeviceSynchronize after rejected launches", cudaDeviceSynchronize(), cudaSuccess);
   int h[n];
   CHECK(cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost));
   for (int i = 0; i < n; i++)
     if (h[i] != 0) FAIL("a rejected launch ran: d[%d] = %d", i, h[i]);
   printf("rejected launches did not run\n");
+  CHECK(cudaFuncSetAttribute(fill, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 << 10));
+  fill<<<1, 32, 64 << 10>>>(d, n, 0);
+  show("the same launch after the opt-in", cudaGetLastError(), cudaSuccess);
+  CHECK(cudaDeviceSynchronize());
 
   // ---- bad copies ----
   const size_t big = 1 << 20;
@@ -109,7 +118,7 @@ int main() {
   // ---- not a kernel ----
   cudaFuncAttributes fa;
   show("cudaFuncGetAttributes of a host function", cudaFuncGetAttributes(&fa, (const void*)host_only_function),
-       cudaErrorInvalidDeviceFunction);
+       cudaErrorInvalidResourceHandle);
   cudaGetLastError();
 
   // ---- error names and strings ----

@@ -109,16 +109,17 @@ int main() {
   kp.blockDim = dim3(256);
   kp.kernelParams = args;
   CHECK(cudaGraphAddKernelNode(&fill, g, &alloc, 1, &kp));
-  printf("reserved after the node: %llu bytes, used %llu\n", attr(cudaGraphMemAttrReservedMemCurrent),
-         attr(cudaGraphMemAttrUsedMemCurrent));
+  // A GPU reserves graph memory in large granules (32 MiB on an H100) and counts it as used until it is
+  // trimmed; lockstep counts the allocations' bytes. Only what holds for both is printed.
+  const unsigned long long bytes = N * sizeof(int);
+  printf("reserved after the node covers the allocation: %d\n", attr(cudaGraphMemAttrReservedMemCurrent) >= bytes);
   CHECK(cudaGraphInstantiate(&e, g, 0));
   CHECK(cudaGraphLaunch(e, s));
   CHECK(cudaStreamSynchronize(s));
   check_sum(buf, iota_sum + 7LL * N, "the graph's allocation after its launch");
-  printf("used while live: %llu bytes\n", attr(cudaGraphMemAttrUsedMemCurrent));
+  printf("used while live covers it: %d\n", attr(cudaGraphMemAttrUsedMemCurrent) >= bytes);
   expect_error(cudaGraphLaunch(e, s), cudaErrorInvalidValue, "relaunch while the allocation is live");
   CHECK(cudaFree(buf));
-  printf("used after cudaFree: %llu bytes\n", attr(cudaGraphMemAttrUsedMemCurrent));
   CHECK(cudaGraphLaunch(e, s));
   CHECK(cudaStreamSynchronize(s));
   CHECK(cudaGraphExecDestroy(e));
@@ -133,8 +134,8 @@ int main() {
   CHECK(cudaGraphDestroy(g));
   unsigned long long zero = 0;
   CHECK(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh, &zero));
-  printf("after the graph is gone: reserved %llu bytes, used high %llu\n",
-         attr(cudaGraphMemAttrReservedMemCurrent), attr(cudaGraphMemAttrUsedMemHigh));
+  printf("after the graph is gone: used high within reserved: %d\n",
+         attr(cudaGraphMemAttrUsedMemHigh) <= attr(cudaGraphMemAttrReservedMemCurrent));
 
   // 3. Event record and wait nodes, and a disabled kernel node.
   cudaEvent_t done;

@@ -307,7 +307,8 @@ static void explicit_graph(cudaStream_t s) {
 }
 
 // Symbol copies captured: a memcpy node reads its host source when the graph runs, not when captured.
-// Another stream outside the capture keeps working meanwhile.
+// Another stream outside the capture keeps working meanwhile (a relaxed capture: the others forbid
+// synchronizing it, see capture_errors).
 static void symbol_graph(cudaStream_t s1, cudaStream_t s2) {
   int *d, *h;
   CHECK(cudaMalloc(&d, N * sizeof(int)));
@@ -316,7 +317,7 @@ static void symbol_graph(cudaStream_t s1, cudaStream_t s2) {
   CHECK(cudaMallocHost(&factor, sizeof(int)));
   *factor = 3;
   int side = 11, side_back = 0;
-  CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+  CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeRelaxed));
   CHECK(cudaMemcpyToSymbolAsync(g_scale, factor, sizeof(int), 0, cudaMemcpyHostToDevice, s1));
   scale_by_symbol<<<N / 256, 256, 0, s1>>>(d, N);
   CHECK_LAUNCH();
@@ -433,6 +434,35 @@ static void capture_errors(cudaStream_t s1, cudaStream_t s2) {
   err = cudaStreamEndCapture(s1, &graph);
   (void)cudaGetLastError();
   printf("end after device synchronize: %s\n", cudaGetErrorName(err));
+
+  // Calls that may synchronize (waiting for another stream, querying an event, cudaMalloc) are forbidden
+  // while this thread captures in global or thread-local mode, and the capture is invalidated; a relaxed
+  // capture allows them.
+  cudaEvent_t other;
+  CHECK(cudaEventCreate(&other));
+  CHECK(cudaEventRecord(other, s2));
+  const cudaStreamCaptureMode modes[] = {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal,
+                                         cudaStreamCaptureModeRelaxed};
+  const char *mode_names[] = {"global", "thread-local", "relaxed"};
+  for (int m = 0; m < 3; m++) {
+    CHECK(cudaStreamBeginCapture(s1, modes[m]));
+    fill<<<N / 256, 256, 0, s1>>>(d, 2, N);
+    CHECK_LAUNCH();
+    cudaError_t sync = cudaStreamSynchronize(s2);
+    cudaError_t query = cudaEventQuery(other);
+    void *p = nullptr;
+    cudaError_t alloc = cudaMalloc(&p, 64);
+    int status = status_of(s1);
+    graph = nullptr;
+    err = cudaStreamEndCapture(s1, &graph);
+    (void)cudaGetLastError();
+    printf("%s capture: synchronize another stream %s, query an event %s, cudaMalloc %s, status %d, end %s\n",
+           mode_names[m], cudaGetErrorName(sync), cudaGetErrorName(query), cudaGetErrorName(alloc), status,
+           cudaGetErrorName(err));
+    if (graph) CHECK(cudaGraphDestroy(graph));
+    if (p) CHECK(cudaFree(p));
+  }
+  CHECK(cudaEventDestroy(other));
 
   // Everything works again afterwards.
   fill<<<N / 256, 256, 0, s1>>>(d, 5, N);

@@ -84,7 +84,7 @@ int main() {
     if (r.last_error != cudaSuccess) all_ok = false;
   }
   printf("thread 3's invalid launch, its own cudaGetLastError: %s\n", cudaGetErrorName(results[3].own_error));
-  if (results[3].own_error != cudaErrorInvalidConfiguration) all_ok = false;
+  if (results[3].own_error != cudaErrorInvalidValue) all_ok = false;
   cudaError_t mine = cudaGetLastError();
   printf("main thread cudaGetLastError: %s\n", cudaGetErrorName(mine));
   if (mine != cudaSuccess || !all_ok) FAIL("a thread failed");

@@ -27,6 +27,7 @@ pub enum CaptureStatus {
 }
 
 /// `cudaStreamCaptureMode`.
+const MODE_GLOBAL: i32 = 0;
 const MODE_RELAXED: i32 = 2;
 
 struct Sequence {
@@ -239,6 +240,33 @@ impl Cuda {
             self.check_legacy_capture()?;
         }
         Ok(())
+    }
+
+    /// Before a "potentially unsafe" call (waiting for or querying a stream or an event, `cudaMalloc`: calls
+    /// that may synchronize) while this thread captures in global or thread-local mode, or while another
+    /// thread captures in global mode: `cudaErrorStreamCaptureUnsupported`, and this thread's captures that
+    /// forbid it are invalidated (as CUDA 13 does on an H100; relaxed captures allow these calls).
+    pub(crate) fn check_unsafe_call(&self) -> Result<()> {
+        let mut s = self.graphs.lock();
+        let c = &mut s.captures;
+        if c.sequences.is_empty() {
+            return Ok(());
+        }
+        let me = std::thread::current().id();
+        let mut prohibited = false;
+        for seq in c.sequences.values_mut() {
+            if seq.thread == me && seq.mode != MODE_RELAXED {
+                seq.invalidated = true;
+                prohibited = true;
+            } else if seq.mode == MODE_GLOBAL {
+                prohibited = true;
+            }
+        }
+        if prohibited {
+            Err(Error::STREAM_CAPTURE_UNSUPPORTED)
+        } else {
+            Ok(())
+        }
     }
 
     /// Work on the legacy stream (a blocking copy or set, or the null stream's own work) while a blocking

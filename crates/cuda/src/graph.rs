@@ -439,7 +439,7 @@ impl Cuda {
         let shape = device::LaunchConfig { grid: config.grid, block: config.block, dynamic_shared: 0 };
         if let Err(message) = shape.validate() {
             self.warn(&format!("graph kernel node {message}"), &format!("error: a graph kernel node: {message}"));
-            return Err(Error::INVALID_CONFIGURATION);
+            return Err(Error::INVALID_VALUE);
         }
         let slots = self.kernel_params(kernel)?;
         let size = slots.iter().map(|&(o, s)| o + s).max().unwrap_or(0) as usize;

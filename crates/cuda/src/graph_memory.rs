@@ -141,7 +141,7 @@ impl Cuda {
         if !self.graphs.lock().graph_exists(graph) {
             return Err(Error::INVALID_VALUE);
         }
-        let ptr = self.malloc(size)?;
+        let ptr = self.device_malloc(size)?;
         let node = {
             let mut s = self.graphs.lock();
             let node = s.add_node(graph, NodeOp::MemAlloc { ptr, size }, deps);
@@ -204,7 +204,7 @@ impl Cuda {
     pub fn malloc_async(&self, size: u64, pool: Option<u64>, stream: u64) -> Result<u64> {
         let key = self.stream_key(stream)?;
         if size > 0 && self.stream_is_capturing(key)? {
-            let ptr = self.malloc(size)?;
+            let ptr = self.device_malloc(size)?;
             return match self.capture(key, || Ok(NodeOp::MemAlloc { ptr, size })) {
                 Ok(true) => {
                     self.graphs.lock().note_watermarks();

@@ -186,15 +186,33 @@ impl Cuda {
         let mut inner = self.lock();
         // What the previous kernels printed comes out at the start of this launch, as on a GPU.
         inner.flush_printf();
-        let (module, kernel, _) = self.resolve(&mut inner, kernel)?;
+        let (module, kernel, max_dynamic) = self.resolve(&mut inner, kernel)?;
         let launch_config = LaunchConfig {
             grid: config.grid,
             block: config.block,
             dynamic_shared: u32::try_from(config.shared).map_err(|_| Error::INVALID_VALUE)?,
         };
         let rt = inner.runtime(&self.config);
-        let func = rt.module(module).map(|m| &m.module.functions[kernel]).ok_or(Error::INVALID_DEVICE_FUNCTION)?;
+        let m = rt.module(module).map(|m| &m.module).ok_or(Error::INVALID_DEVICE_FUNCTION)?;
+        let func = &m.functions[kernel];
         let name = func.name.clone();
+        // More than 48 KiB of shared memory needs the kernel's opt-in, as on a GPU: a program that forgot it
+        // fails there, so it fails here, with the reason.
+        let static_shared = SharedLayout::for_kernel(m, kernel).static_size;
+        let limit = max_dynamic.map_or(SHARED_PER_BLOCK.saturating_sub(static_shared), |v| v as u64);
+        if config.shared > limit {
+            drop(inner);
+            self.warn(
+                &format!("dynamic shared {name}"),
+                &format!(
+                    "error: launch of `{name}`: {} bytes of dynamic shared memory exceed the kernel's limit of \
+                     {limit} (more than {SHARED_PER_BLOCK} bytes of shared memory per block need \
+                     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) first)",
+                    config.shared
+                ),
+            );
+            return Err(Error::INVALID_VALUE);
+        }
         if let Err(message) = check_launch_bounds(&func.directives, config.block) {
             drop(inner);
             self.warn(&format!("launch bounds {name}"), &format!("error: launch of `{name}`: {message}"));
@@ -264,7 +282,10 @@ impl Cuda {
                     ErrorKind::InvalidLaunch(_) => {
                         drop(inner);
                         self.warn(&format!("launch {name}"), &format!("error: {e}"));
-                        return Err(Error::INVALID_CONFIGURATION);
+                        // CUDA 13's runtime launches through the driver, whose answer to a shape no device
+                        // runs is cudaErrorInvalidValue (CUDA 12's runtime said cudaErrorInvalidConfiguration;
+                        // checked on an H100 with CUDA 13).
+                        return Err(Error::INVALID_VALUE);
                     }
                     ErrorKind::Unsupported(_) => {
                         drop(inner);
@@ -293,7 +314,7 @@ impl Cuda {
             Err(RunError::InvalidLaunch { kernel, message }) => {
                 drop(inner);
                 self.warn(&format!("launch {kernel}"), &format!("error: launch of `{kernel}`: {message}"));
-                Err(if message.contains("shared memory") { Error::INVALID_VALUE } else { Error::INVALID_CONFIGURATION })
+                Err(Error::INVALID_VALUE)
             }
             Err(other) => {
                 drop(inner);
@@ -369,7 +390,14 @@ impl Cuda {
     pub fn kernel_attributes(&self, kernel: Kernel) -> Result<FuncAttributes> {
         self.check_sticky()?;
         let mut inner = self.lock();
-        let (module, kernel, max_dynamic) = self.resolve(&mut inner, kernel)?;
+        // An address that is no kernel is an invalid handle to CUDA 13 (checked on an H100).
+        let (module, kernel, max_dynamic) = self.resolve(&mut inner, kernel).map_err(|e| {
+            if e == Error::INVALID_DEVICE_FUNCTION {
+                Error::INVALID_RESOURCE_HANDLE
+            } else {
+                e
+            }
+        })?;
         let rt = inner.runtime(&self.config);
         let m = &rt.module(module).ok_or(Error::INVALID_DEVICE_FUNCTION)?.module;
         let func = &m.functions[kernel];

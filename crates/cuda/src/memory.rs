@@ -170,6 +170,14 @@ impl Cuda {
 
     /// `cudaMalloc`: `size` bytes of device memory (0 bytes give the null pointer).
     pub fn malloc(&self, size: u64) -> Result<u64> {
+        // cudaMalloc may synchronize: a capture in global or thread-local mode forbids it.
+        self.check_unsafe_call()?;
+        self.device_malloc(size)
+    }
+
+    /// Device memory for lockstep's own uses of it (pools, graph allocations): [`Cuda::malloc`] without the
+    /// capture rule, which is the program's call's.
+    pub(crate) fn device_malloc(&self, size: u64) -> Result<u64> {
         if size == 0 {
             return self.check_sticky().map(|_| 0);
         }

@@ -57,6 +57,9 @@ impl PoolAttr {
 
 /// `cudaMemAccessFlagsProtReadWrite`.
 pub const ACCESS_READ_WRITE: i32 = 3;
+/// `cudaMemAccessFlagsProtNone`, `cudaMemAccessFlagsProtRead`.
+const ACCESS_NONE: i32 = 0;
+const ACCESS_READ: i32 = 1;
 
 /// Where a pool's memory lives and of which kind (`cudaMemAllocationType` and `cudaMemLocation`): the
 /// device, page-locked host memory (as a whole or NUMA node 0, the only one lockstep presents), or managed
@@ -110,11 +113,16 @@ struct Pool {
     reserved_high: u64,
     /// Destroyed while allocations from it were live: gone once they are freed.
     destroyed: bool,
+    /// The device's access (`cudaMemAccessFlags`): its own memory and managed memory always read-write; a
+    /// host pool's memory only once `cudaMemPoolSetAccess` grants it (none at first, as on a GPU).
+    device_access: i32,
 }
 
 impl Pool {
     fn new(place: Place) -> Pool {
+        let host = place.alloc_type == PINNED && matches!(place.location_type, LOC_HOST | LOC_HOST_NUMA);
         Pool {
+            device_access: if host { ACCESS_NONE } else { ACCESS_READ_WRITE },
             place,
             reuse: [true; 3],
             release_threshold: 0,
@@ -340,29 +348,35 @@ impl Cuda {
         self.lock().pools.live(pool).map(|_| ())
     }
 
-    /// `cudaMemPoolSetAccess` for one location: device 0 keeps read-write access (the pool's own device
-    /// cannot lose it); any other location is not a device here.
+    /// `cudaMemPoolSetAccess` for one location: the device keeps read-write access to its own memory (and to
+    /// managed memory); a host pool's memory it may be given or denied. Any other location is not a device
+    /// here. lockstep records the access but does not fault a kernel that uses a host pool without it.
     pub fn set_mem_pool_access(&self, pool: u64, location_type: i32, device: i32, flags: i32) -> Result<()> {
-        self.lock().pools.live(pool)?;
+        let mut inner = self.lock();
+        let p = inner.pools.live(pool)?;
         if location_type != 1 {
             return Err(Error::INVALID_VALUE);
         }
         check_device(device)?;
-        if flags == ACCESS_READ_WRITE {
-            Ok(())
-        } else {
-            Err(Error::INVALID_VALUE)
+        let host = p.place.alloc_type == PINNED && matches!(p.place.location_type, LOC_HOST | LOC_HOST_NUMA);
+        match flags {
+            ACCESS_READ_WRITE => {}
+            ACCESS_NONE | ACCESS_READ if host => {}
+            _ => return Err(Error::INVALID_VALUE),
         }
+        p.device_access = flags;
+        Ok(())
     }
 
     /// `cudaMemPoolGetAccess`.
     pub fn mem_pool_access(&self, pool: u64, location_type: i32, device: i32) -> Result<i32> {
-        self.lock().pools.live(pool)?;
+        let mut inner = self.lock();
+        let p = inner.pools.live(pool)?;
         if location_type != 1 {
             return Err(Error::INVALID_VALUE);
         }
         check_device(device)?;
-        Ok(ACCESS_READ_WRITE)
+        Ok(p.device_access)
     }
 
     /// `cudaMallocAsync` (`pool` `None`: the device's current pool) and `cudaMallocFromPoolAsync`.
@@ -375,7 +389,7 @@ impl Cuda {
         };
         let ptr = match (place.alloc_type, place.location_type) {
             (MANAGED, _) => self.malloc_managed(size, 1 /* cudaMemAttachGlobal */)?,
-            (_, LOC_DEVICE) => self.malloc(size)?,
+            (_, LOC_DEVICE) => self.device_malloc(size)?,
             _ => self.malloc_host(size, 0)?,
         };
         if ptr != 0 {

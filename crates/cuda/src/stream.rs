@@ -244,6 +244,7 @@ impl Cuda {
 
     /// `cudaStreamSynchronize`.
     pub fn stream_synchronize(&self, stream: u64) -> Result<()> {
+        self.check_unsafe_call()?;
         self.enter_stream(stream)?;
         self.lock().flush_printf();
         self.synchronize_faults()
@@ -252,6 +253,7 @@ impl Cuda {
     /// `cudaStreamQuery`: `cudaErrorNotReady` while host functions are queued on it.
     pub fn stream_query(&self, stream: u64) -> Result<()> {
         let key = self.stream_key(stream)?;
+        self.check_unsafe_call()?;
         self.check_capture_sync(key)?;
         let (lock, _) = &*self.streams.pending;
         if lock.lock().unwrap_or_else(|e| e.into_inner()).get(&key).copied().unwrap_or(0) > 0 {
@@ -411,6 +413,7 @@ impl Cuda {
     pub fn event_query(&self, event: u64) -> Result<()> {
         self.event_get(event)?;
         self.check_captured_event(event)?;
+        self.check_unsafe_call()?;
         self.synchronize_faults()
     }
 
@@ -418,6 +421,7 @@ impl Cuda {
     pub fn event_synchronize(&self, event: u64) -> Result<()> {
         self.event_get(event)?;
         self.check_captured_event(event)?;
+        self.check_unsafe_call()?;
         self.lock().flush_printf();
         self.synchronize_faults()
     }

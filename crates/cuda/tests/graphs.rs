@@ -151,15 +151,26 @@ fn synchronizing_with_a_capture_invalidates_it() {
     assert_eq!(c.capture_info(blocking).unwrap().status, CaptureStatus::Invalidated);
     assert_eq!(c.end_capture(blocking), Err(Error::STREAM_CAPTURE_INVALIDATED));
 
-    // Legacy-stream work waits for blocking streams only.
-    c.begin_capture(non_blocking, 0).unwrap();
+    // Legacy-stream work waits for blocking streams only (relaxed captures, which allow synchronizing
+    // other streams).
+    c.begin_capture(non_blocking, 2).unwrap();
     c.stream_synchronize(cuda::LEGACY_STREAM).unwrap();
-    c.begin_capture(blocking, 0).unwrap();
+    c.begin_capture(blocking, 2).unwrap();
     assert_eq!(c.stream_synchronize(cuda::LEGACY_STREAM), Err(Error::STREAM_CAPTURE_IMPLICIT));
     assert_eq!(c.capture_info(cuda::LEGACY_STREAM), Err(Error::STREAM_CAPTURE_IMPLICIT));
     assert_eq!(c.capture_info(non_blocking).unwrap().status, CaptureStatus::Active);
     assert_eq!(c.end_capture(blocking), Err(Error::STREAM_CAPTURE_INVALIDATED));
     assert!(c.graph_nodes(c.end_capture(non_blocking).unwrap()).unwrap().is_empty());
+
+    // Global and thread-local captures forbid synchronizing another stream, querying an event or cudaMalloc
+    // in their thread, and are invalidated by it.
+    for mode in [0, 1] {
+        c.begin_capture(blocking, mode).unwrap();
+        assert_eq!(c.stream_synchronize(non_blocking), Err(Error::STREAM_CAPTURE_UNSUPPORTED));
+        assert_eq!(c.malloc(64), Err(Error::STREAM_CAPTURE_UNSUPPORTED));
+        assert_eq!(c.capture_info(blocking).unwrap().status, CaptureStatus::Invalidated);
+        assert_eq!(c.end_capture(blocking), Err(Error::STREAM_CAPTURE_INVALIDATED));
+    }
 
     // An event recorded outside the capture is a dependency on uncaptured work.
     let e = c.event_create(0).unwrap();
@@ -179,7 +190,7 @@ fn a_kernel_node_with_an_impossible_shape_is_refused_when_made() {
     for block in [Dim3::new(2048, 1, 1), Dim3::new(0, 1, 1), Dim3::new(1, 1, 65)] {
         // SAFETY: no arguments are read: the shape is refused first.
         let r = unsafe { c.graph_add_kernel_node(g, &[], kernel, config(block), std::ptr::null()) };
-        assert_eq!(r, Err(Error::INVALID_CONFIGURATION), "{block:?}");
+        assert_eq!(r, Err(Error::INVALID_VALUE), "{block:?}");
     }
     // A valid shape gets as far as the kernel, which is not registered.
     // SAFETY: as above.

@@ -332,7 +332,8 @@ pub unsafe extern "C" fn cuMemcpyBatchAsync_v2(
         .map_err(|(e, _)| e))
 }
 
-/// CUDA 12.8's form, which also names the copy that failed (`SIZE_MAX` for an error of the whole batch).
+/// CUDA 12.8's form, which also names the copy that failed (`SIZE_MAX` for an error of the whole batch; not
+/// written for the legacy stream).
 ///
 /// # Safety
 /// As [`copy_batch`]; `fail` is null or valid for a write.
@@ -354,7 +355,9 @@ pub unsafe extern "C" fn cuMemcpyBatchAsync(
         .map_err(|e| (e, None))
         .and_then(|c| unsafe { copy_batch(c, dsts, srcs, sizes, count, attrs, idxs, num_attrs, stream) });
     if let Err((_, index)) = result {
-        if !fail.is_null() {
+        // A batch on the legacy stream is refused with `fail` left alone (observed with CUDA 13 on an H100).
+        let legacy = matches!(stream as u64, 0 | cuda::LEGACY_STREAM);
+        if !fail.is_null() && !legacy {
             // SAFETY: the caller's promise.
             unsafe { fail.write_unaligned(index.unwrap_or(usize::MAX)) };
         }

@@ -67,12 +67,14 @@ pub fn resolve(name: &str, version: i32, flags: u64) -> Result<*mut c_void, i32>
 
 /// # Safety
 /// `symbol` is NUL-terminated; `pfn` is valid for a write; `status` is null or valid for a write.
+/// `version_2`: CUDA 12's form (`cuGetProcAddress_v2`).
 unsafe fn get_proc_address(
     symbol: *const c_char,
     pfn: *mut *mut c_void,
     version: i32,
     flags: u64,
     status: *mut i32,
+    version_2: bool,
 ) -> CUresult {
     if symbol.is_null() || pfn.is_null() || flags > 0b11 {
         return CUDA_ERROR_INVALID_VALUE;
@@ -90,7 +92,9 @@ unsafe fn get_proc_address(
             });
         }
     }
-    if found.is_ok() {
+    // CUDA 12's form succeeds and puts the reason in `status` (a null `pfn` and CUDA_SUCCESS, also with a
+    // null `status`: observed with CUDA 13 on an H100); CUDA 11.3's form, which has no status, fails.
+    if found.is_ok() || version_2 {
         CUDA_SUCCESS
     } else {
         CUDA_ERROR_NOT_FOUND
@@ -109,7 +113,7 @@ pub unsafe extern "C" fn cuGetProcAddress(
     flags: u64,
 ) -> CUresult {
     // SAFETY: the caller's promise.
-    unsafe { get_proc_address(symbol, pfn, version, flags, std::ptr::null_mut()) }
+    unsafe { get_proc_address(symbol, pfn, version, flags, std::ptr::null_mut(), false) }
 }
 
 /// CUDA 12's form, which also says why a symbol was not found.
@@ -125,5 +129,5 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     status: *mut i32,
 ) -> CUresult {
     // SAFETY: the caller's promise.
-    unsafe { get_proc_address(symbol, pfn, version, flags, status) }
+    unsafe { get_proc_address(symbol, pfn, version, flags, status, true) }
 }

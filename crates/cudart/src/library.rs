@@ -97,7 +97,11 @@ pub unsafe extern "C" fn cudaLibraryGetKernel(
 ) -> cudaError_t {
     cuda();
     // SAFETY: the caller's promise.
-    from_driver(unsafe { drv::cuLibraryGetKernel(kernel.cast(), library, name) })
+    let r = unsafe { drv::cuLibraryGetKernel(kernel.cast(), library, name) };
+    // The runtime answers a library that is gone (unloaded) as it answers a name it lacks (observed with
+    // CUDA 13 on an H100).
+    let gone = r == cudadrv::error::CUDA_ERROR_INVALID_HANDLE && !library.is_null();
+    from_driver(if gone { cudadrv::error::CUDA_ERROR_NOT_FOUND } else { r })
 }
 
 /// # Safety
