@@ -5,9 +5,12 @@
 // and once through a 128-byte-swizzled one (un-swizzled here by the documented
 // pattern), with boxes shifted so that they cross the top and left edges and
 // run past the right and bottom ones (out-of-bounds elements read as zero).
-// A second kernel stores swizzled boxes back: out-of-bounds elements and the
-// row padding are not written. Invalid encodings return
-// CUDA_ERROR_INVALID_VALUE. The host checks everything against its own model.
+// A second kernel stores swizzled boxes back, from the origin on: out-of-bounds
+// elements and the row padding are not written. A GPU (H200, CUDA 13) faults
+// with an illegal instruction on a box whose innermost start is not 16-byte
+// aligned (hence OX = -4 floats) and on a store box starting before the
+// tensor. Invalid encodings return CUDA_ERROR_INVALID_VALUE. The host checks
+// everything against its own model.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda/barrier>
@@ -18,7 +21,8 @@ namespace cde = cuda::device::experimental;
 using barrier = cuda::barrier<cuda::thread_scope_block>;
 
 constexpr int W = 100, H = 70, PITCH = 112;  // elements; rows padded to 448 bytes
-constexpr int BW = 32, BH = 16, OX = -5, OY = -3;
+constexpr int BW = 32, BH = 16, OX = -4, OY = -3;  // load boxes' origin
+constexpr int SX = 0, SY = 0;                       // store boxes' origin
 constexpr int TX = (W - OX + BW - 1) / BW, TY = (H - OY + BH - 1) / BH;
 constexpr int BOX = BW * BH;
 
@@ -62,7 +66,7 @@ __global__ void store_tiles(const __grid_constant__ CUtensorMap swz) {
   cde::fence_proxy_async_shared_cta();
   __syncthreads();
   if (threadIdx.x == 0) {
-    cde::cp_async_bulk_tensor_2d_shared_to_global(&swz, OX + (int)blockIdx.x * BW, OY + (int)blockIdx.y * BH, s);
+    cde::cp_async_bulk_tensor_2d_shared_to_global(&swz, SX + (int)blockIdx.x * BW, SY + (int)blockIdx.y * BH, s);
     cde::cp_async_bulk_commit_group();
     cde::cp_async_bulk_wait_group_read<0>();
   }
@@ -140,8 +144,8 @@ int main() {
         untouched += v != v;
         continue;
       }
-      int tx = (x - OX) / BW, ty = (y - OY) / BH;
-      int i = ((y - OY) % BH) * BW + (x - OX) % BW;
+      int tx = (x - SX) / BW, ty = (y - SY) / BH;
+      int i = ((y - SY) % BH) * BW + (x - SX) % BW;
       bad_stores += v != (float)((ty * TX + tx) * 1000 + i);
     }
   printf("stored %d boxes: %d mismatches, %d of %d padding elements untouched\n", TX * TY, bad_stores, untouched,

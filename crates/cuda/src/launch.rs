@@ -296,6 +296,7 @@ impl Cuda {
                     ErrorKind::Misaligned { .. } => Error::MISALIGNED_ADDRESS,
                     ErrorKind::Assert(_) => Error::ASSERT,
                     ErrorKind::StackOverflow(_) => Error::HARDWARE_STACK_ERROR,
+                    ErrorKind::IllegalInstruction(_) => Error::ILLEGAL_INSTRUCTION,
                     ErrorKind::Trap | ErrorKind::BarrierDivergence(_) | ErrorKind::Invalid(_) => Error::LAUNCH_FAILURE,
                 };
                 inner.report.faulted(&name, &e.to_string());

@@ -97,6 +97,9 @@ pub enum ErrorKind {
     InvalidLaunch(String),
     /// Too deep device-function recursion.
     StackOverflow(u32),
+    /// An instruction a GPU refuses as it runs (`cudaErrorIllegalInstruction`), such as a tensor copy's box
+    /// that the hardware cannot move.
+    IllegalInstruction(String),
     /// Anything else the kernel did that has no defined meaning.
     Invalid(String),
 }
@@ -145,6 +148,7 @@ impl fmt::Display for ExecError {
             ErrorKind::Unsupported(list) => write_unsupported(f, list)?,
             ErrorKind::InvalidLaunch(m) => write!(f, "invalid launch: {m}")?,
             ErrorKind::StackOverflow(depth) => write!(f, "device-function calls nested deeper than {depth}")?,
+            ErrorKind::IllegalInstruction(m) => write!(f, "illegal instruction: {m}")?,
             ErrorKind::Invalid(m) => write!(f, "{m}")?,
         }
         write!(f, "\n  at {}", self.location)

@@ -339,31 +339,31 @@ const CTA: &str = "shared::cta.global.mbarrier::complete_tx::bytes";
 #[test]
 fn one_dimensional_boxes_at_both_edges() {
     let d = Desc::new(F32, 4, &[100], &[], &[32]);
-    check_loads(&d, CLUSTER, &[&[10], &[-8], &[80], &[-40], &[100]]);
+    check_loads(&d, CLUSTER, &[&[12], &[-8], &[80], &[-40], &[100]]);
 }
 
 #[test]
 fn two_dimensional_boxes_past_every_edge_and_corner() {
     // Rows of 40 u16 padded to 96 bytes.
     let d = Desc::new(U16, 2, &[40, 30], &[96], &[16, 8]);
-    let coords: &[&[i32]] = &[&[4, 3], &[-3, 10], &[30, 10], &[5, -5], &[5, 25], &[-10, -6], &[30, 27], &[-3, 27]];
+    let coords: &[&[i32]] = &[&[8, 3], &[-8, 10], &[32, 10], &[8, -5], &[8, 25], &[-8, -6], &[32, 27], &[-8, 27]];
     check_loads(&d, CLUSTER, coords);
-    check_loads(&d, CTA, &[&[30, 27]]);
+    check_loads(&d, CTA, &[&[32, 27]]);
 }
 
 #[test]
 fn three_dimensional_boxes_with_traversal_strides() {
     let mut d = Desc::new(U8, 1, &[50, 7, 6], &[64, 448], &[16, 4, 5]);
     d.es = vec![4, 2, 3];
-    check_loads(&d, CLUSTER, &[&[0, 0, 0], &[-4, 5, 4], &[40, -1, -2]]);
+    check_loads(&d, CLUSTER, &[&[0, 0, 0], &[-16, 5, 4], &[48, -1, -2]]);
 }
 
 #[test]
 fn four_and_five_dimensional_boxes() {
     let d = Desc::new(U32, 4, &[6, 3, 2, 3], &[32, 96, 192], &[4, 2, 2, 2]);
-    check_loads(&d, CLUSTER, &[&[3, 2, -1, 2]]);
+    check_loads(&d, CLUSTER, &[&[4, 2, -1, 2]]);
     let d = Desc::new(U32, 4, &[8, 2, 2, 2, 3], &[32, 64, 128, 256], &[4, 2, 1, 2, 2]);
-    check_loads(&d, CLUSTER, &[&[6, -1, 1, 0, 2]]);
+    check_loads(&d, CLUSTER, &[&[4, -1, 1, 0, 2]]);
 }
 
 #[test]
@@ -379,18 +379,42 @@ fn each_swizzle_mode_in_loads_and_stores() {
         let span = 16u32 << swizzle;
         let mut d = Desc::new(F32, 4, &[64, 40], &[256], &[span / 4, 16]);
         d.swizzle = swizzle;
-        check_loads(&d, CLUSTER, &[&[8, 4], &[-2, 30]]);
-        check_stores(&d, false, &[&[60, -3]]);
+        check_loads(&d, CLUSTER, &[&[8, 4], &[-4, 30]]);
+        check_stores(&d, false, &[&[60, 30]]);
     }
 }
 
 #[test]
 fn stores_and_reductions_skip_out_of_bounds_elements() {
     let d = Desc::new(U32, 4, &[20, 12], &[96], &[8, 4]);
-    check_stores(&d, false, &[&[2, 3], &[-4, -2], &[16, 10]]);
-    check_stores(&d, true, &[&[14, -1]]);
+    check_stores(&d, false, &[&[4, 3], &[0, 0], &[16, 10]]);
+    check_stores(&d, true, &[&[16, 9]]);
     let d = Desc::new(U8, 1, &[33, 5, 4], &[48, 240], &[32, 2, 2]);
-    check_stores(&d, false, &[&[9, 4, -1]]);
+    check_stores(&d, false, &[&[16, 4, 3]]);
+}
+
+/// What a GPU refuses with an illegal-instruction fault (an H200 with CUDA 13): a box whose innermost start is
+/// not 16-byte aligned, and a store or reduction box starting before the tensor (loads may).
+#[test]
+fn boxes_a_gpu_refuses_are_illegal_instructions() {
+    let d = Desc::new(F32, 4, &[100, 4], &[400], &[32, 2]);
+    let tensor = tensor_of(&d);
+    let bytes = d.box_bytes();
+    let load = load_kernel(2, bytes, CLUSTER);
+    let store = store_kernel(2, bytes, "cp.async.bulk.tensor");
+    let cases: [(&str, &str, [i32; 2]); 3] =
+        [(load.as_str(), "load", [5, 0]), (store.as_str(), "store", [0, -1]), (store.as_str(), "store", [-4, 0])];
+    for (ptx, kernel, c) in cases {
+        let mut args = vec![Arg::Buf(tensor.clone()), Arg::TensorMap(0, d.map()), Arg::Buf(vec![0; bytes])];
+        if kernel == "load" {
+            args.push(scalar(bytes as i32));
+        }
+        args.extend(c.iter().map(|&x| scalar(x)));
+        for (engine, r) in run_all(ptx, kernel, &args) {
+            let e = r.expect_err(&format!("{engine}: a {kernel} at {c:?} must fail"));
+            assert!(e.to_string().contains("illegal instruction"), "{engine}: a {kernel} at {c:?}: {e}");
+        }
+    }
 }
 
 #[test]

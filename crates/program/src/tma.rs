@@ -6,7 +6,8 @@
 //! ceil(boxDim[i] / elementStride[i]), laid out densely in shared memory with dimension 0 innermost, then
 //! swizzled (`TensorMap::swizzled`). A load fills the elements outside the tensor with zero (or the map's
 //! NaN) and completes the box's full size on the mbarrier; a store or reduction skips them. Like the other
-//! bulk copies (`bulk.rs`), they finish when issued.
+//! bulk copies (`bulk.rs`), they finish when issued. As on a GPU (checked on an H200), a box whose innermost
+//! start is not 16-byte aligned, and a store box starting at a negative coordinate, are illegal instructions.
 //!
 //! `tensormap.replace.tile.global_address` is a store into the map at lockstep's address field; the other
 //! fields are refused (the ISA defines their encodings, which lockstep does not implement yet).
@@ -86,6 +87,22 @@ pub fn copy_lane<W: WarpAccess>(
     let m = tensormap::decode(&bytes).map_err(|e| invalid(&*warp, e))?;
     if m.rank != t.rank {
         return Err(invalid(&*warp, format!("a {}d tensor copy with a tensor map of rank {}", t.rank, m.rank)));
+    }
+    // What a GPU refuses with an illegal-instruction fault (an H200 with CUDA 13): a box whose innermost start
+    // is not 16-byte aligned, and a store or reduction box that starts before the tensor.
+    let inner = i64::from(coords[0]) * m.element_size() as i64;
+    if inner % 16 != 0 {
+        let why = format!(
+            "a tensor copy's box starts at coordinate {} of dimension 0, {inner} bytes: not a multiple of 16",
+            coords[0]
+        );
+        return Err(warp.error(lane, device::ErrorKind::IllegalInstruction(why)));
+    }
+    if t.store {
+        if let Some((i, c)) = coords.iter().enumerate().find(|(_, &c)| c < 0) {
+            let why = format!("a tensor store's box starts at coordinate {c} of dimension {i}, before the tensor");
+            return Err(warp.error(lane, device::ErrorKind::IllegalInstruction(why)));
+        }
     }
     let red = match bulk.reduce {
         Some(op) => {
