@@ -299,13 +299,26 @@ impl Cuda {
                     ErrorKind::IllegalInstruction(_) => Error::ILLEGAL_INSTRUCTION,
                     ErrorKind::Trap | ErrorKind::BarrierDivergence(_) | ErrorKind::Invalid(_) => Error::LAUNCH_FAILURE,
                 };
+                // An address in host memory whose pool gave the device no access: say so.
+                let no_access = match &e.kind {
+                    ErrorKind::OutOfBounds { address, .. } => {
+                        inner.runtime(&self.config).memory().without_device_access(*address).map(|(base, _, label)| {
+                            format!(
+                                "\nlockstep: {address:#x} is in {label} at {base:#x}, host memory whose pool gives the \
+                                 device no access: grant it with cudaMemPoolSetAccess"
+                            )
+                        })
+                    }
+                    _ => None,
+                };
                 inner.report.faulted(&name, &e.to_string());
                 // The message is printed now, where it happened; the error waits for a synchronizing call.
                 inner.flush_printf();
                 drop(inner);
                 if !self.config.quiet {
                     eprintln!(
-                        "lockstep: error: {e}\nlockstep: the program sees {}",
+                        "lockstep: error: {e}{}\nlockstep: the program sees {}",
+                        no_access.unwrap_or_default(),
                         crate::error::name_of(error.code())
                     );
                 }

@@ -349,8 +349,9 @@ impl Cuda {
     }
 
     /// `cudaMemPoolSetAccess` for one location: the device keeps read-write access to its own memory (and to
-    /// managed memory); a host pool's memory it may be given or denied. Any other location is not a device
-    /// here. lockstep records the access but does not fault a kernel that uses a host pool without it.
+    /// managed memory); a host pool's memory it may be given (read-write or read-only) or denied. Any other
+    /// location is not a device here. The emulator and the checked JIT fault a kernel that uses a host pool's
+    /// memory without access (an illegal address, as on a GPU); the unchecked JIT does not see it.
     pub fn set_mem_pool_access(&self, pool: u64, location_type: i32, device: i32, flags: i32) -> Result<()> {
         let mut inner = self.lock();
         let p = inner.pools.live(pool)?;
@@ -365,6 +366,12 @@ impl Cuda {
             _ => return Err(Error::INVALID_VALUE),
         }
         p.device_access = flags;
+        // The pool's live allocations follow: the checking engines fault a kernel that uses them without it.
+        let ptrs: Vec<u64> = inner.pools.owners.iter().filter(|(_, o)| o.0 == pool).map(|(&ptr, _)| ptr).collect();
+        let rt = inner.runtime(&self.config);
+        for ptr in ptrs {
+            rt.set_device_access(ptr, flags != ACCESS_NONE, flags == ACCESS_READ);
+        }
         Ok(())
     }
 
@@ -393,7 +400,12 @@ impl Cuda {
             _ => self.malloc_host(size, 0)?,
         };
         if ptr != 0 {
-            self.lock().pools.allocated(pool, ptr, size);
+            let mut inner = self.lock();
+            inner.pools.allocated(pool, ptr, size);
+            let access = inner.pools.live(pool).map_or(ACCESS_READ_WRITE, |p| p.device_access);
+            if access != ACCESS_READ_WRITE {
+                inner.runtime(&self.config).set_device_access(ptr, access != ACCESS_NONE, access == ACCESS_READ);
+            }
         }
         Ok(ptr)
     }

@@ -390,3 +390,26 @@ fn the_device_runtimes_grid_sync_links_in_and_works_in_cooperative_launches() {
         assert_eq!(c.synchronize(), Err(Error::LAUNCH_FAILURE), "{backend:?}: a null grid handle traps");
     }
 }
+
+/// A host memory pool gives the device no access until `cudaMemPoolSetAccess` does (as on a GPU): a kernel
+/// that writes its memory faults on the emulator (an illegal address); once access is granted it runs, and
+/// read-only access faults its stores again.
+#[test]
+fn host_pool_memory_needs_the_pools_access_for_the_device() {
+    let (cuda, _) = registered(Backend::Emu);
+    // cudaMemAllocationTypePinned in cudaMemLocationTypeHost.
+    let pool = cuda.mem_pool_create(1, 0, 2, 0).unwrap();
+    let p = cuda.malloc_from_pool(256, Some(pool)).unwrap();
+    fill(&cuda, p, 64, 1, 1).unwrap();
+    assert_eq!(cuda.synchronize(), Err(Error::ILLEGAL_ADDRESS), "no access");
+    let (cuda, _) = registered(Backend::Emu);
+    let pool = cuda.mem_pool_create(1, 0, 2, 0).unwrap();
+    let p = cuda.malloc_from_pool(256, Some(pool)).unwrap();
+    cuda.set_mem_pool_access(pool, 1, 0, 3).unwrap();
+    fill(&cuda, p, 64, 1, 1).unwrap();
+    cuda.synchronize().unwrap();
+    assert_eq!(read_u32s(&cuda, p, 2), vec![1, 4], "out[i] = i * scale + 1");
+    cuda.set_mem_pool_access(pool, 1, 0, 1).unwrap();
+    fill(&cuda, p, 64, 1, 1).unwrap();
+    assert_eq!(cuda.synchronize(), Err(Error::ILLEGAL_ADDRESS), "read-only access");
+}

@@ -68,6 +68,10 @@ pub struct Allocation {
     /// What the allocation is for (an argument, a module variable), for error messages.
     pub label: String,
     pub read_only: bool,
+    /// Whether kernels may access it at all (host memory of a pool that gave the device no access may not:
+    /// `cudaMemPoolSetAccess`). Kernels do not see an allocation without it: the checking engines report an
+    /// access as out of bounds.
+    pub device_access: bool,
 }
 
 impl Allocation {
@@ -163,7 +167,7 @@ impl DeviceMemory {
     /// Allocates `size` zeroed bytes (at least one, so every allocation has a distinct address).
     pub fn alloc(&mut self, size: u64, label: impl Into<String>) -> DevicePtr {
         let storage = Storage::Guarded(Guarded::new(size.max(1) as usize, ALIGN, GUARD, GUARD));
-        let alloc = Allocation { storage, size, label: label.into(), read_only: false };
+        let alloc = Allocation { storage, size, label: label.into(), read_only: false, device_access: true };
         let base = alloc.base();
         self.total += size;
         self.allocations.insert(base, alloc);
@@ -195,7 +199,8 @@ impl DeviceMemory {
             return Err(format!("the range overlaps `{}` ({} bytes at {:#x})", a.label, a.size, a.base()));
         }
         let storage = Storage::External { ptr: ptr as *mut u8, len: len as usize };
-        self.allocations.insert(ptr, Allocation { storage, size: len, label: label.into(), read_only: false });
+        let alloc = Allocation { storage, size: len, label: label.into(), read_only: false, device_access: true };
+        self.allocations.insert(ptr, alloc);
         Ok(())
     }
 
@@ -222,6 +227,19 @@ impl DeviceMemory {
         if let Some(a) = self.allocations.get_mut(&ptr) {
             a.read_only = read_only;
         }
+    }
+
+    /// Whether kernels may access the allocation at `ptr` ([`Allocation::device_access`]).
+    pub fn set_device_access(&mut self, ptr: DevicePtr, access: bool) {
+        if let Some(a) = self.allocations.get_mut(&ptr) {
+            a.device_access = access;
+        }
+    }
+
+    /// The allocation holding `address` when kernels may not access it: its base, size and label.
+    pub fn without_device_access(&self, address: u64) -> Option<(DevicePtr, u64, &str)> {
+        let (_, a) = self.allocations.range(..=address).next_back()?;
+        (!a.device_access && address < a.base() + a.size.max(1)).then(|| (a.base(), a.size, a.label.as_str()))
     }
 
     /// The device heap of `size` bytes (`cudaLimitMallocHeapSize`), allocated the first time a kernel that
@@ -325,6 +343,7 @@ impl DeviceMemory {
     pub fn regions_mut(&mut self) -> Vec<Region<'_>> {
         self.allocations
             .values_mut()
+            .filter(|a| a.device_access)
             .map(|a| {
                 let base = a.base();
                 let size = a.size as usize;

@@ -141,6 +141,13 @@ impl Runtime {
         &self.memory
     }
 
+    /// Whether kernels may access the allocation at `ptr`, and whether only to read it (a memory pool's
+    /// access for the device, `cudaMemPoolSetAccess`).
+    pub fn set_device_access(&mut self, ptr: DevicePtr, access: bool, read_only: bool) {
+        self.memory.set_device_access(ptr, access);
+        self.memory.set_read_only(ptr, read_only);
+    }
+
     // ---- device memory ---------------------------------------------------------------------------------
 
     /// Allocates `bytes` zeroed bytes, 256-byte aligned. The label names the allocation in error messages
