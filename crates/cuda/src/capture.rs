@@ -30,6 +30,20 @@ pub enum CaptureStatus {
 const MODE_GLOBAL: i32 = 0;
 const MODE_RELAXED: i32 = 2;
 
+thread_local! {
+    /// The calling thread's capture interaction mode (`cudaThreadExchangeStreamCaptureMode`): global by
+    /// default.
+    static THREAD_MODE: std::cell::Cell<i32> = const { std::cell::Cell::new(MODE_GLOBAL) };
+}
+
+/// `cudaThreadExchangeStreamCaptureMode`: sets the calling thread's mode to `mode`, returns the one before.
+pub fn exchange_thread_capture_mode(mode: i32) -> Result<i32> {
+    if !(MODE_GLOBAL..=MODE_RELAXED).contains(&mode) {
+        return Err(Error::INVALID_VALUE);
+    }
+    Ok(THREAD_MODE.with(|m| m.replace(mode)))
+}
+
 struct Sequence {
     origin: u64,
     graph: u64,
@@ -243,22 +257,28 @@ impl Cuda {
     }
 
     /// Before a "potentially unsafe" call (waiting for or querying a stream or an event, `cudaMalloc`: calls
-    /// that may synchronize) while this thread captures in global or thread-local mode, or while another
-    /// thread captures in global mode: `cudaErrorStreamCaptureUnsupported`, and this thread's captures that
-    /// forbid it are invalidated (as CUDA 13 does on an H100; relaxed captures allow these calls).
+    /// that may synchronize), by the rules of `cudaThreadExchangeStreamCaptureMode`: unless the calling thread's
+    /// mode is relaxed, its own captures that were not begun relaxed forbid the call, and in the (default)
+    /// global mode so do other threads' captures begun in global mode. The call fails with
+    /// `cudaErrorStreamCaptureUnsupported` and those captures are invalidated (as CUDA 13 does on an H100 for
+    /// the thread's own captures).
     pub(crate) fn check_unsafe_call(&self) -> Result<()> {
         let mut s = self.graphs.lock();
         let c = &mut s.captures;
         if c.sequences.is_empty() {
             return Ok(());
         }
+        let mode = THREAD_MODE.with(|m| m.get());
+        if mode == MODE_RELAXED {
+            return Ok(());
+        }
         let me = std::thread::current().id();
         let mut prohibited = false;
         for seq in c.sequences.values_mut() {
-            if seq.thread == me && seq.mode != MODE_RELAXED {
+            let own = seq.thread == me && seq.mode != MODE_RELAXED;
+            let other = seq.thread != me && seq.mode == MODE_GLOBAL && mode == MODE_GLOBAL;
+            if own || other {
                 seq.invalidated = true;
-                prohibited = true;
-            } else if seq.mode == MODE_GLOBAL {
                 prohibited = true;
             }
         }

@@ -59,7 +59,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-pub use capture::{CaptureInfo, CaptureStatus};
+pub use capture::{exchange_thread_capture_mode, CaptureInfo, CaptureStatus};
 pub use config::{Backend, Config};
 pub use device::Dim3;
 pub use error::Error;

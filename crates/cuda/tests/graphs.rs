@@ -172,6 +172,38 @@ fn synchronizing_with_a_capture_invalidates_it() {
         assert_eq!(c.end_capture(blocking), Err(Error::STREAM_CAPTURE_INVALIDATED));
     }
 
+    // A thread whose own mode is relaxed may make them during its capture.
+    c.begin_capture(blocking, 0).unwrap();
+    assert_eq!(cuda::exchange_thread_capture_mode(2), Ok(0));
+    let p = c.malloc(64).unwrap();
+    assert_eq!(cuda::exchange_thread_capture_mode(0), Ok(2));
+    assert_eq!(c.capture_info(blocking).unwrap().status, CaptureStatus::Active);
+    c.end_capture(blocking).unwrap();
+    c.free(p).unwrap();
+    // Another thread's global capture forbids them here too, and is invalidated; a thread-local one does not.
+    for (mode, forbidden) in [(0, true), (1, false)] {
+        let (begun, called) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        std::thread::scope(|s| {
+            let other = s.spawn(|| {
+                c.begin_capture(non_blocking, mode).unwrap();
+                begun.wait();
+                called.wait();
+                c.end_capture(non_blocking)
+            });
+            begun.wait();
+            let r = c.malloc(64);
+            called.wait();
+            let ended = other.join().unwrap();
+            if forbidden {
+                assert_eq!(r, Err(Error::STREAM_CAPTURE_UNSUPPORTED));
+                assert_eq!(ended, Err(Error::STREAM_CAPTURE_INVALIDATED));
+            } else {
+                c.free(r.unwrap()).unwrap();
+                assert!(ended.is_ok());
+            }
+        });
+    }
+
     // An event recorded outside the capture is a dependency on uncaptured work.
     let e = c.event_create(0).unwrap();
     c.event_record(e, non_blocking).unwrap();

@@ -44,6 +44,20 @@ pub unsafe extern "C" fn cuStreamIsCapturing(stream: CUstream, status: *mut u32)
     ret(result.and_then(|i| unsafe { out(status, i.status as u32) }))
 }
 
+/// The calling thread's capture interaction mode (`cuda::exchange_thread_capture_mode`).
+///
+/// # Safety
+/// `mode` is valid for reads and writes of an `int`.
+#[cshell::export]
+pub unsafe extern "C" fn cuThreadExchangeStreamCaptureMode(mode: *mut i32) -> CUresult {
+    if mode.is_null() {
+        return ret(Err(Error::INVALID_VALUE));
+    }
+    // SAFETY: the caller's promise.
+    ret(cuda::exchange_thread_capture_mode(unsafe { mode.read_unaligned() })
+        .map(|old| unsafe { mode.write_unaligned(old) }))
+}
+
 thread_local! {
     /// The all-default edge data handed out by the capture-info calls (8 zero bytes per edge; grown, never
     /// shrunk, so an array handed out stays valid until a longer one is asked for on the thread).

@@ -129,26 +129,19 @@ ptsz!(
     )
 );
 
-/// The thread's mode is swapped and kept; lockstep applies each capture's own mode (the one
-/// `cudaStreamBeginCapture` was given) rather than the calling thread's.
+/// The calling thread's capture interaction mode (`cuda::exchange_thread_capture_mode`), which decides whether
+/// calls that may synchronize are allowed while streams capture.
 ///
 /// # Safety
 /// `mode` is valid for reads and writes of an `int`.
 #[cshell::export]
 pub unsafe extern "C" fn cudaThreadExchangeStreamCaptureMode(mode: *mut i32) -> cudaError_t {
-    thread_local!(static MODE: std::cell::Cell<i32> = const { std::cell::Cell::new(0) });
     if mode.is_null() {
         return ret(Err(Error::INVALID_VALUE));
     }
     // SAFETY: the caller's promise.
-    unsafe {
-        let new = mode.read_unaligned();
-        if !(0..=2).contains(&new) {
-            return ret(Err(Error::INVALID_VALUE));
-        }
-        mode.write_unaligned(MODE.with(|m| m.replace(new)));
-    }
-    0
+    ret(cuda::exchange_thread_capture_mode(unsafe { mode.read_unaligned() })
+        .map(|old| unsafe { mode.write_unaligned(old) }))
 }
 
 /// # Safety
