@@ -88,6 +88,13 @@ fn max_threads_per_block(directives: &[ir::Directive]) -> i32 {
         .unwrap_or(1024)
 }
 
+/// The most dynamic shared memory a launch of a kernel may ask for: what the program set
+/// (`cudaFuncAttributeMaxDynamicSharedMemorySize`), else what is left of 48 KiB after its static shared
+/// memory.
+fn dynamic_shared_limit(max_dynamic: Option<i32>, static_shared: impl FnOnce() -> u64) -> u64 {
+    max_dynamic.map_or_else(|| SHARED_PER_BLOCK.saturating_sub(static_shared()), |v| v as u64)
+}
+
 /// The block shape against the kernel's launch bounds, as the driver checks them before a launch: with
 /// `.maxntid` the block may have any shape up to the product of its extents (`__launch_bounds__`,
 /// Numba's `launch_bounds=`); with `.reqntid` it must have exactly that shape. A launch that breaks them
@@ -197,9 +204,12 @@ impl Cuda {
         let func = &m.functions[kernel];
         let name = func.name.clone();
         // More than 48 KiB of shared memory needs the kernel's opt-in, as on a GPU: a program that forgot it
-        // fails there, so it fails here, with the reason.
-        let static_shared = SharedLayout::for_kernel(m, kernel).static_size;
-        let limit = max_dynamic.map_or(SHARED_PER_BLOCK.saturating_sub(static_shared), |v| v as u64);
+        // fails there, so it fails here, with the reason. (The static size is laid out only for launches that
+        // ask for dynamic shared memory: most do not, and the launch path is hot.)
+        let limit = match config.shared {
+            0 => 0,
+            _ => dynamic_shared_limit(max_dynamic, || SharedLayout::for_kernel(m, kernel).static_size),
+        };
         if config.shared > limit {
             drop(inner);
             self.warn(
@@ -441,8 +451,7 @@ impl Cuda {
             num_regs: 32,
             ptx_version,
             binary_version: crate::registry::DEVICE_ARCH as i32,
-            max_dynamic_shared_size_bytes: max_dynamic
-                .unwrap_or_else(|| SHARED_PER_BLOCK.saturating_sub(static_shared) as i32),
+            max_dynamic_shared_size_bytes: dynamic_shared_limit(max_dynamic, || static_shared) as i32,
             preferred_shmem_carveout: -1,
         })
     }

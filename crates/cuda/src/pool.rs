@@ -100,6 +100,16 @@ impl Place {
         };
         Ok(Place { alloc_type, location_type, id })
     }
+
+    /// Page-locked host memory: the device may use it only as its pool allows (`Pool::device_access`).
+    fn is_host(self) -> bool {
+        self.alloc_type == PINNED && matches!(self.location_type, LOC_HOST | LOC_HOST_NUMA)
+    }
+}
+
+/// Gives kernels the access `flags` (`cudaMemAccessFlags`) to the pool allocation at `ptr`.
+fn grant(rt: &mut runtime::Runtime, ptr: u64, flags: i32) {
+    rt.set_device_access(ptr, flags != ACCESS_NONE, flags == ACCESS_READ);
 }
 
 #[derive(Clone, Debug)]
@@ -120,9 +130,8 @@ struct Pool {
 
 impl Pool {
     fn new(place: Place) -> Pool {
-        let host = place.alloc_type == PINNED && matches!(place.location_type, LOC_HOST | LOC_HOST_NUMA);
         Pool {
-            device_access: if host { ACCESS_NONE } else { ACCESS_READ_WRITE },
+            device_access: if place.is_host() { ACCESS_NONE } else { ACCESS_READ_WRITE },
             place,
             reuse: [true; 3],
             release_threshold: 0,
@@ -359,10 +368,9 @@ impl Cuda {
             return Err(Error::INVALID_VALUE);
         }
         check_device(device)?;
-        let host = p.place.alloc_type == PINNED && matches!(p.place.location_type, LOC_HOST | LOC_HOST_NUMA);
         match flags {
             ACCESS_READ_WRITE => {}
-            ACCESS_NONE | ACCESS_READ if host => {}
+            ACCESS_NONE | ACCESS_READ if p.place.is_host() => {}
             _ => return Err(Error::INVALID_VALUE),
         }
         p.device_access = flags;
@@ -370,7 +378,7 @@ impl Cuda {
         let ptrs: Vec<u64> = inner.pools.owners.iter().filter(|(_, o)| o.0 == pool).map(|(&ptr, _)| ptr).collect();
         let rt = inner.runtime(&self.config);
         for ptr in ptrs {
-            rt.set_device_access(ptr, flags != ACCESS_NONE, flags == ACCESS_READ);
+            grant(rt, ptr, flags);
         }
         Ok(())
     }
@@ -404,7 +412,7 @@ impl Cuda {
             inner.pools.allocated(pool, ptr, size);
             let access = inner.pools.live(pool).map_or(ACCESS_READ_WRITE, |p| p.device_access);
             if access != ACCESS_READ_WRITE {
-                inner.runtime(&self.config).set_device_access(ptr, access != ACCESS_NONE, access == ACCESS_READ);
+                grant(inner.runtime(&self.config), ptr, access);
             }
         }
         Ok(ptr)

@@ -437,10 +437,7 @@ pub unsafe fn begin_capture_to_graph(
     mode: i32,
 ) -> cuda::Result<()> {
     // SAFETY: the caller's promise.
-    let d = unsafe {
-        crate::graph_edit::check_edges(edges, n)?;
-        crate::graph_edit::handles(deps, n)?
-    };
+    let d = unsafe { crate::graph_edit::dependencies(deps, edges, n)? };
     cuda().begin_capture_to_graph(stream, graph as u64, &d, mode)
 }
 
@@ -460,10 +457,7 @@ pub unsafe fn update_capture_dependencies(
         return Err(Error::INVALID_VALUE);
     }
     // SAFETY: the caller's promise.
-    let d = unsafe {
-        crate::graph_edit::check_edges(edges, n)?;
-        crate::graph_edit::handles(deps, n)?
-    };
+    let d = unsafe { crate::graph_edit::dependencies(deps, edges, n)? };
     cuda().update_capture_dependencies(stream, &d, flags == 1)
 }
 

@@ -86,6 +86,22 @@ pub unsafe fn check_edges(p: *const CUgraphEdgeData, n: usize) -> cuda::Result<(
     Ok(())
 }
 
+/// `n` dependency handles at `deps` with their edge data at `edges` (null, or default edges only).
+///
+/// # Safety
+/// `deps` (and `edges`, if not null) are valid for `n` reads.
+pub unsafe fn dependencies(
+    deps: *const CUgraphNode,
+    edges: *const CUgraphEdgeData,
+    n: usize,
+) -> cuda::Result<Vec<u64>> {
+    // SAFETY: the caller's promise.
+    unsafe {
+        check_edges(edges, n)?;
+        handles(deps, n)
+    }
+}
+
 /// `cuGraphAddDependencies_v2`/`cuGraphRemoveDependencies_v2` and the runtime's: `from[i]` before `to[i]`.
 ///
 /// # Safety
