@@ -1,13 +1,38 @@
 //! Replay throughput and peak memory of the analyzer on a trace:
 //!
 //! ```text
-//! cargo run --release -p fuser --example throughput -- TRACE [WARP...]
+//! cargo run --release -p fuser --example throughput -- [--stages] TRACE [WARP...]
 //! ```
 //!
 //! Prints, for the dynamic-CFG pass and for the replay at each warp size (default 32), the seconds taken and
-//! the thread instructions per second, then the peak resident memory of the process (`VmHWM`).
+//! the thread instructions per second, then the peak resident memory of the process (`VmHWM`). `--stages`
+//! also times, on the calling thread, decoding every SIMT thread into the items the replay consumes (basic
+//! blocks with their nodes and classified accesses): less `trace`'s `decode_speed` example (decoding alone),
+//! what making the items costs; less this from the replay on one thread, what the replay itself costs.
 
 use std::time::Instant;
+
+/// Times decoding every SIMT thread into the replay's items, one after the other on this thread.
+fn stages(t: &trace::Trace, a: &fuser::Analysis<'_>) {
+    let start = Instant::now();
+    let mut items = 0u64;
+    for s in 0..t.simt.len() as u32 {
+        let lookups = fuser::lane::Lookups { cfg: &a.dcfg, classifier: &a.classifier };
+        let mut lane = fuser::lane::Lane::new(&a.prog, lookups, s);
+        loop {
+            lane.peek();
+            items += 1;
+            if lane.pop() == fuser::lane::Item::End {
+                break;
+            }
+        }
+    }
+    let made = start.elapsed().as_secs_f64();
+    println!(
+        "decoding into replay items (one thread): {made:.2} s, {items} items ({:.1} ns each)",
+        made * 1e9 / items.max(1) as f64
+    );
+}
 
 fn peak_rss_kib() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -40,9 +65,10 @@ fn thread_cpu_seconds() -> Vec<(u32, f64)> {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    let with_stages = args.next_if_eq("--stages").is_some();
     let Some(path) = args.next() else {
-        eprintln!("usage: throughput TRACE [WARP...]");
+        eprintln!("usage: throughput [--stages] TRACE [WARP...]");
         std::process::exit(2);
     };
     let warps: Vec<u32> = {
@@ -73,6 +99,9 @@ fn main() {
         a.dcfg.funcs.len(),
         a.dcfg.blocks()
     );
+    if with_stages {
+        stages(&t, &a);
+    }
     for w in warps {
         let start = Instant::now();
         let cpu = cpu_seconds();

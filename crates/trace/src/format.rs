@@ -130,7 +130,20 @@ impl ChunkHeader {
         match self.codec {
             Codec::Raw => Ok(stored.to_vec()),
             Codec::Zstd => {
-                let out = zstd::bulk::decompress(stored, self.raw_len as usize)
+                thread_local! {
+                    // One decompression context per thread: making one per chunk (thousands per pass over a
+                    // trace) allocated and initialized its tables each time.
+                    static DCTX: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+                        const { std::cell::RefCell::new(None) };
+                }
+                let out = DCTX
+                    .with(|d| {
+                        let mut d = d.borrow_mut();
+                        if d.is_none() {
+                            *d = Some(zstd::bulk::Decompressor::new()?);
+                        }
+                        d.as_mut().expect("made above").decompress(stored, self.raw_len as usize)
+                    })
                     .map_err(|e| ChunkError::Corrupt(format!("zstd: {e}")))?;
                 if out.len() != self.raw_len as usize {
                     return Err(ChunkError::Corrupt("decompressed length differs from the header".into()));
