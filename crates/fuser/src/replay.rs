@@ -199,8 +199,9 @@ impl<'a> Warp<'a> {
         let mut idle = 0u32;
         while let Some((pc, active)) = self.stack.top() {
             self.stats.max_depth = self.stats.max_depth.max(self.stack.depth());
-            if self.conf.fast_paths && active.count() == 1 && pc.is_block() && self.sink.is_none() {
-                match self.run_alone(pc, active) {
+            if self.conf.fast_paths && pc.is_block() && self.sink.is_none() {
+                let ran = if active.count() == 1 { self.run_alone(pc, active) } else { self.run_together(pc, active) };
+                match ran {
                     Ok(true) => {
                         idle = 0;
                         continue;
@@ -483,6 +484,50 @@ impl<'a> Warp<'a> {
             };
             // One lane goes one way: the pc moves, and the entry is left if it reached its reconvergence point.
             if Some(pc) == reconverge || !pc.is_block() {
+                break;
+            }
+        }
+        self.stack.set_pc(pc);
+        Ok(true)
+    }
+
+    /// Runs blocks while all active lanes are at the block the stack expects and all go on to one block, until
+    /// the stack's top changes: [`Warp::step`] and [`Warp::advance`] for lanes that stay together (a loop all
+    /// of them run), without building paths for a divergence that does not happen. Returns whether it ran a
+    /// block.
+    fn run_together(&mut self, start: Pc, active: LaneMask) -> Result<bool, String> {
+        for lane in active {
+            let it = *self.lanes[lane as usize].peek();
+            if !matches!(it, Item::Block(b) if self.at(start, &b)) {
+                return Ok(false);
+            }
+        }
+        // As in `run_alone`, the stack is told the pc once at the end.
+        let reconverge = self.stack.entries().last().and_then(|e| e.reconverge);
+        let mut pc = start;
+        loop {
+            self.execute(pc, active);
+            // Where the lanes go: on to one block (no skipped region, lock, call, return or end first) keeps them
+            // here.
+            let mut next: Option<Pc> = None;
+            for lane in active {
+                let to = match *self.lanes[lane as usize].peek() {
+                    Item::Block(b) => self.block_pc(&b),
+                    _ => None,
+                };
+                if to.is_none() || (next.is_some() && next != to) {
+                    next = None;
+                    break;
+                }
+                next = to;
+            }
+            let Some(to) = next else {
+                self.stack.set_pc(pc);
+                self.advance(pc, active)?;
+                return Ok(true);
+            };
+            pc = to;
+            if Some(pc) == reconverge {
                 break;
             }
         }
