@@ -239,10 +239,21 @@ struct Batch {
     error: Option<String>,
 }
 
-/// Items per batch of a piped lane: enough to make the hand-over cheap, few enough to start at once.
-const BATCH_ITEMS: usize = 2048;
 /// Batches a decoding thread may run ahead.
-const BATCHES_AHEAD: usize = 4;
+const BATCHES_AHEAD: usize = 2;
+/// Items per batch of a piped lane: large batches make the hand-over cheap (on the pigz trace of
+/// `scripts/bench-analyze`, batches of 8192 items instead of 2048 cut the decoding threads' CPU time by about
+/// a sixth), and [`batch_items`] keeps the items queued by all lanes together within [`QUEUED_BYTES`].
+const MAX_BATCH_ITEMS: usize = 8192;
+const MIN_BATCH_ITEMS: usize = 1024;
+/// About how many bytes of items all piped lanes may hold queued or in hand-over.
+const QUEUED_BYTES: usize = 256 << 20;
+
+/// Items per batch when `lanes` lanes are piped at once.
+pub fn batch_items(lanes: usize) -> usize {
+    let per_lane = QUEUED_BYTES / lanes.max(1) / ((BATCHES_AHEAD + 2) * std::mem::size_of::<Item>());
+    per_lane.clamp(MIN_BATCH_ITEMS, MAX_BATCH_ITEMS)
+}
 /// Events decoded per refill of a lane's queue.
 const DRIVE_EVENTS: usize = 256;
 
@@ -276,13 +287,14 @@ impl<'p> Lane<'p> {
         Lane { events, simt, os: start.os, q: Queue::new(prog, simt, ItemQueue::default()), error, feed }
     }
 
-    /// A lane whose events another thread of `scope` decodes, ahead of the replay: with fewer warps than
-    /// cores, decoding and replay then run side by side.
+    /// A lane whose events another thread of `scope` decodes, ahead of the replay, in batches of `batch`
+    /// items ([`batch_items`]): with fewer warps than cores, decoding and replay then run side by side.
     pub fn piped<'s>(
         scope: &'s std::thread::Scope<'s, '_>,
         prog: &'p Program<'p>,
         lookups: Lookups<'p>,
         simt: u32,
+        batch: usize,
     ) -> Lane<'p>
     where
         'p: 's,
@@ -292,10 +304,10 @@ impl<'p> Lane<'p> {
         let lane = Lane::reading(prog, simt, None, None, Some(rx));
         // Each batch's vectors are handed over whole; the next ones start at about the size they will need
         // (growing them from nothing copied each batch about twice).
-        let items_cap = BATCH_ITEMS + 2 * DRIVE_EVENTS;
-        let mut mem_cap = BATCH_ITEMS;
+        let items_cap = batch + 2 * DRIVE_EVENTS;
+        let mut mem_cap = batch;
         scope.spawn(move || loop {
-            while source.q.items.len() < BATCH_ITEMS && !source.q.ended {
+            while source.q.items.len() < batch && !source.q.ended {
                 source.fill();
             }
             // Accesses of a block still pending stay with the source.

@@ -147,6 +147,7 @@ impl<'t> Analysis<'t> {
         // With fewer warps than cores, each lane's events are decoded by a thread of its own, ahead of the
         // replay (decoding is about half of the work).
         let piped = warps.len() < rayon::current_num_threads();
+        let batch = lane::batch_items(warps.iter().map(Vec::len).sum());
         let stats = warps
             .par_iter()
             .enumerate()
@@ -154,7 +155,8 @@ impl<'t> Analysis<'t> {
                 let s = if piped {
                     std::thread::scope(|scope| {
                         let lookups = lane::Lookups { cfg: &self.dcfg, classifier: &self.classifier };
-                        let lanes = simts.iter().map(|&s| lane::Lane::piped(scope, &self.prog, lookups, s)).collect();
+                        let lanes =
+                            simts.iter().map(|&s| lane::Lane::piped(scope, &self.prog, lookups, s, batch)).collect();
                         Warp::with_lanes(&self.dcfg, conf, lanes, None).run(i as u32)
                     })
                 } else {
