@@ -126,6 +126,8 @@ pub struct Warp<'a> {
     pub stats: Stats,
     regions: Vec<Region>,
     scratch: Vec<LaneAccess>,
+    /// The active lanes and their blocks ([`Warp::execute_columns`]).
+    columns: Vec<(u32, BlockItem)>,
     pieces: Vec<(u64, u32)>,
     blocks_buf: Vec<(u64, u64)>,
     targets: Vec<(Target, LaneMask)>,
@@ -181,6 +183,7 @@ impl<'a> Warp<'a> {
             stats: Stats::default(),
             regions: Vec::new(),
             scratch: Vec::new(),
+            columns: Vec::new(),
             pieces: Vec::new(),
             blocks_buf: Vec::new(),
             targets: Vec::new(),
@@ -560,6 +563,9 @@ impl<'a> Warp<'a> {
 
     /// Runs the block at `pc` for `active` (whose next items are that block) and consumes it.
     fn execute(&mut self, pc: Pc, active: LaneMask) {
+        if self.conf.fast_paths && self.sink.is_none() && self.execute_columns(pc, active) {
+            return;
+        }
         let mut warp_insns = 0u64;
         let mut thread_insns = 0u64;
         let mut first: Option<BlockItem> = None;
@@ -639,6 +645,77 @@ impl<'a> Warp<'a> {
         for lane in active {
             self.lanes[lane as usize].pop();
         }
+    }
+
+    /// [`Warp::execute`] for lanes whose accesses line up (most blocks lanes run together): each lane's are
+    /// distinct ([`BlockItem::distinct`]) and are the same instructions, directions and segments in the same
+    /// order as the first lane's, so that the `j`-th accesses of all lanes make one warp access; no gathering
+    /// and sorting. Returns `false`, having done nothing, otherwise.
+    fn execute_columns(&mut self, pc: Pc, active: LaneMask) -> bool {
+        let mut columns = std::mem::take(&mut self.columns);
+        columns.clear();
+        for lane in active {
+            let Item::Block(b) = *self.lanes[lane as usize].peek() else {
+                unreachable!("aligned lanes are at a block")
+            };
+            columns.push((lane, b));
+        }
+        let lanes = &self.lanes;
+        let (lane0, first) = columns[0];
+        let first_mem = lanes[lane0 as usize].mem(&first);
+        let lined_up = columns.iter().all(|&(lane, b)| {
+            let renumber = first.first.wrapping_sub(b.first);
+            b.distinct
+                && b.mem_len == first.mem_len
+                && lanes[lane as usize]
+                    .mem(&b)
+                    .iter()
+                    .zip(first_mem)
+                    .all(|(m, f)| (m.insn.wrapping_add(renumber), m.store, m.seg) == (f.insn, f.store, f.seg))
+        });
+        if !lined_up {
+            self.columns = columns;
+            return false;
+        }
+        let thread_insns = columns.iter().map(|c| u64::from(c.1.insns)).sum();
+        let warp_insns = columns.iter().map(|c| u64::from(c.1.insns)).max().unwrap_or(0);
+        let slot = self.count_block(pc, first.slot, active, thread_insns, warp_insns);
+        let (tb, ws) = (self.conf.transaction_bytes, self.conf.warp_size);
+        let lanes = &self.lanes;
+        let fstats = &mut self.fn_stats[slot as usize];
+        for j in 0..first.mem_len as usize {
+            let access = |&(lane, b): &(u32, BlockItem)| lanes[lane as usize].mem(&b)[j];
+            let f = access(&columns[0]);
+            let kind = if f.store { AccessKind::Store } else { AccessKind::Load };
+            let c = simt::coalesce_with(
+                columns.iter().map(|c| {
+                    let m = access(c);
+                    (m.addr, u32::from(m.size))
+                }),
+                tb,
+                &mut self.blocks_buf,
+            );
+            fstats.mem[f.seg as usize].record(kind, &c);
+            if f.seg == Segment::Stack {
+                self.pieces.clear();
+                let mut bytes = 0;
+                for col in &columns {
+                    let m = access(col);
+                    let base = *self.stack_base[col.0 as usize].get_or_insert(m.addr);
+                    local_pieces(local_offset(base, m.addr, m.size), m.size, col.0, ws, &mut self.pieces);
+                    bytes += u64::from(m.size);
+                }
+                let mut c = simt::coalesce_with(self.pieces.iter().copied(), tb, &mut self.blocks_buf);
+                c.accesses = columns.len() as u64;
+                c.bytes = bytes;
+                fstats.mem[Segment::StackLocal as usize].record(kind, &c);
+            }
+        }
+        for &(lane, _) in &columns {
+            self.lanes[lane as usize].pop();
+        }
+        self.columns = columns;
+        true
     }
 
     /// Counts an executed block's instructions for the block and its function (graph `slot`; the warp's totals
