@@ -100,6 +100,9 @@ pub enum Item {
 #[derive(Debug, Clone, Copy)]
 struct Frame {
     func: u32,
+    /// The index of `func`'s graph ([`Dcfgs::slot`]; [`NO_NODE`] for none, or a lane without look-ups), looked
+    /// up once per frame rather than per block.
+    slot: u32,
     tail: bool,
 }
 
@@ -511,8 +514,16 @@ impl<S: ItemSink> Visitor for Queue<'_, S> {
 }
 
 impl<S: ItemSink> Queue<'_, S> {
-    fn current_func(&self) -> u32 {
-        self.frames.last().map_or(crate::program::UNKNOWN_FN, |f| f.func)
+    /// The function of the current frame and the index of its graph.
+    fn current(&self) -> (u32, u32) {
+        match self.frames.last() {
+            Some(f) => (f.func, f.slot),
+            None => (crate::program::UNKNOWN_FN, self.slot_of(crate::program::UNKNOWN_FN)),
+        }
+    }
+
+    fn slot_of(&self, func: u32) -> u32 {
+        self.lookups.as_ref().and_then(|l| l.0.slot(func)).unwrap_or(NO_NODE)
     }
 
     fn finish(&mut self) {
@@ -526,11 +537,11 @@ impl<S: ItemSink> Queue<'_, S> {
     fn other(&mut self, ev: Event) {
         match ev {
             Event::Call { callee } => {
-                self.frames.push(Frame { func: callee, tail: false });
+                self.frames.push(Frame { func: callee, slot: self.slot_of(callee), tail: false });
                 self.items.push_back(Item::Call { callee, tail: false });
             }
             Event::TailCall { callee } => {
-                self.frames.push(Frame { func: callee, tail: true });
+                self.frames.push(Frame { func: callee, slot: self.slot_of(callee), tail: true });
                 self.items.push_back(Item::Call { callee, tail: true });
             }
             Event::Return { frames } => {
@@ -617,20 +628,16 @@ impl<S: ItemSink> Queue<'_, S> {
                     prog.function_at(block.insns.get(usize::from(from)).map_or(block.addr, |i| i.addr))
                 }
             };
-            self.frames.push(Frame { func, tail: false });
+            self.frames.push(Frame { func, slot: self.slot_of(func), tail: false });
             self.items.push_back(Item::Enter { func });
         }
         let offer = from == 0 && self.lookups.is_none();
         if offer && self.items.whole_block(tb, spans) {
             return;
         }
-        let func = self.current_func();
+        let (func, slot) = self.current();
         let node = |bb: u32, addr: u64| match &self.lookups {
             Some((cfg, _)) => cfg.bb_node(func, bb).or_else(|| cfg.node(func, addr)).unwrap_or(NO_NODE),
-            None => NO_NODE,
-        };
-        let slot = match &self.lookups {
-            Some((cfg, _)) => cfg.slot(func).unwrap_or(NO_NODE),
             None => NO_NODE,
         };
         if let ([span], 0) = (spans, from) {

@@ -106,7 +106,8 @@ where
         [a, b] => {
             let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
             let span = |(first, last): (u64, u64)| (last - first).saturating_add(1);
-            result.transactions = if hi.0 <= lo.1 { span((lo.0, lo.1.max(hi.1))) } else { span(lo).saturating_add(span(hi)) };
+            result.transactions =
+                if hi.0 <= lo.1 { span((lo.0, lo.1.max(hi.1))) } else { span(lo).saturating_add(span(hi)) };
             return result;
         }
         _ => {}
