@@ -309,7 +309,9 @@ impl<'p> Lane<'p> {
         // (growing them from nothing copied each batch about twice).
         let items_cap = batch + 2 * DRIVE_EVENTS;
         let mut mem_cap = batch;
-        scope.spawn(move || loop {
+        // Named, so that profiles and debuggers tell the decoding threads from the replay's.
+        let decoder = std::thread::Builder::new().name(format!("lane {simt}"));
+        let spawned = decoder.spawn_scoped(scope, move || loop {
             while source.q.items.len() < batch && !source.q.ended {
                 source.fill();
             }
@@ -328,7 +330,11 @@ impl<'p> Lane<'p> {
                 return;
             }
         });
-        lane
+        match spawned {
+            Ok(_) => lane,
+            // No thread to spare: the lane decodes its own events.
+            Err(_) => Lane::new(prog, lookups, simt),
+        }
     }
 
     /// The memory accesses of a block item.
