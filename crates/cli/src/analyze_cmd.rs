@@ -99,7 +99,7 @@ pub fn run(a: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let t = trace::Trace::open(&a.trace).map_err(|e| anyhow::anyhow!("{e}"))?;
     let started = Instant::now();
     let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new(0);
+        let b = indicatif::ProgressBar::new(t.simt.len() as u64);
         b.set_style(
             indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} ({elapsed})")
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
@@ -118,13 +118,22 @@ pub fn run(a: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let mut reports = Vec::new();
     for &w in &sizes {
         if let Some(b) = &bar {
-            b.set_message(format!("replaying warps of {w}"));
+            // By thread instructions, which warps report as they run: a trace of one long warp moves too.
             b.set_position(0);
+            b.set_length(analysis.dcfg.thread_insns.max(1));
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} {msg} [{bar:30}] {percent}% ({elapsed}, about {eta} left)",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b.set_message(format!("replaying warps of {w}"));
         }
         let progress = |p: fuser::Progress| {
             if let Some(b) = &bar {
-                b.set_length(p.warps);
-                b.set_position(p.warps_done);
+                b.set_message(format!("replaying warps of {w}: {}/{} done", p.warps_done, p.warps));
+                b.set_length(p.total_thread_instructions.max(p.thread_instructions).max(1));
+                b.set_position(p.thread_instructions);
             }
         };
         reports.push(analysis.run(&config(w), &progress).map_err(UsageError)?);

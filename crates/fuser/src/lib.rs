@@ -101,12 +101,15 @@ pub fn check_warp_size(w: u32) -> Result<(), String> {
     }
 }
 
-/// Progress of a replay: warps finished out of all, thread instructions replayed so far.
+/// Progress of a replay: warps finished out of all, thread instructions replayed so far (also within warps
+/// still running) out of all of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Progress {
     pub warps_done: u64,
     pub warps: u64,
     pub thread_instructions: u64,
+    /// The thread instructions of all SIMT threads (what the dynamic-CFG pass read).
+    pub total_thread_instructions: u64,
 }
 
 /// A trace prepared for analysis: the static side and the dynamic CFGs (built once, shared by every warp size
@@ -132,7 +135,8 @@ impl<'t> Analysis<'t> {
         Analysis { prog, dcfg, classifier }
     }
 
-    /// Replays every warp (in parallel) and reports. `progress` is called after each warp.
+    /// Replays every warp (in parallel) and reports. `progress` is called after each warp, and as warps run
+    /// about every [`replay::PROGRESS_STEP`] thread instructions.
     pub fn run(&self, config: &Config, progress: &(dyn Fn(Progress) + Sync)) -> Result<Report, String> {
         config.validate()?;
         let warps = form_warps(&self.prog, config.batch, config.warp_size);
@@ -148,6 +152,12 @@ impl<'t> Analysis<'t> {
         // replay (decoding is about half of the work).
         let piped = warps.len() < rayon::current_num_threads();
         let batch = lane::batch_items(warps.iter().map(Vec::len).sum());
+        let total = self.dcfg.thread_insns;
+        let report = |added: u64| {
+            let t = insns.fetch_add(added, Ordering::Relaxed) + added;
+            let d = done.load(Ordering::Relaxed);
+            progress(Progress { warps_done: d, warps: n, thread_instructions: t, total_thread_instructions: total });
+        };
         let stats = warps
             .par_iter()
             .enumerate()
@@ -157,14 +167,18 @@ impl<'t> Analysis<'t> {
                         let lookups = lane::Lookups { cfg: &self.dcfg, classifier: &self.classifier };
                         let lanes =
                             simts.iter().map(|&s| lane::Lane::piped(scope, &self.prog, lookups, s, batch)).collect();
-                        Warp::with_lanes(&self.dcfg, conf, lanes, None).run(i as u32)
+                        Warp::with_lanes(&self.dcfg, conf, lanes, None)
+                            .with_progress(&report, replay::PROGRESS_STEP)
+                            .run(i as u32)
                     })
                 } else {
-                    Warp::new(&self.prog, &self.dcfg, &self.classifier, conf, simts, None).run(i as u32)
+                    Warp::new(&self.prog, &self.dcfg, &self.classifier, conf, simts, None)
+                        .with_progress(&report, replay::PROGRESS_STEP)
+                        .run(i as u32)
                 };
-                let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-                let t = insns.fetch_add(s.eff.thread_instructions, Ordering::Relaxed) + s.eff.thread_instructions;
-                progress(Progress { warps_done: d, warps: n, thread_instructions: t });
+                // The warp reported all its thread instructions as it ran.
+                done.fetch_add(1, Ordering::Relaxed);
+                report(0);
                 s
             })
             .reduce(Stats::default, Stats::merge);

@@ -133,6 +133,10 @@ pub struct Warp<'a> {
     targets: Vec<(Target, LaneMask)>,
     paths: Vec<(Pc, LaneMask)>,
     sink: Option<&'a mut dyn Sink>,
+    /// Told the thread instructions replayed since it was last told, about every `progress_step` of them.
+    on_progress: Option<&'a (dyn Fn(u64) + Sync)>,
+    progress_step: u64,
+    unreported: u64,
     /// Per-block and per-function counters of the blocks executed, by dense block number ([`FnCfg::base`] +
     /// node) and graph index, with the numbers touched: arrays, not hash maps, on the path run per block;
     /// moved into `stats` at the end.
@@ -147,6 +151,9 @@ impl std::fmt::Debug for Warp<'_> {
         f.debug_struct("Warp").field("lanes", &self.lanes.len()).field("depth", &self.stack.depth()).finish()
     }
 }
+
+/// Thread instructions a warp replays between two progress reports ([`Warp::with_progress`]).
+pub const PROGRESS_STEP: u64 = 1 << 24;
 
 /// Maximum entries of a warp's reconvergence stack (all frames): deep recursion, not loops, fills it.
 pub const MAX_STACK_DEPTH: usize = 1 << 16;
@@ -189,6 +196,9 @@ impl<'a> Warp<'a> {
             targets: Vec::new(),
             paths: Vec::new(),
             sink,
+            on_progress: None,
+            progress_step: u64::MAX,
+            unreported: 0,
             block_eff: vec![simt::Efficiency::default(); cfg.blocks()],
             blocks_touched: Vec::new(),
             fn_stats: vec![FnStats::default(); cfg.funcs.len()],
@@ -231,6 +241,7 @@ impl<'a> Warp<'a> {
                 }
             }
         }
+        self.report_progress();
         self.flush_counters();
         for l in &self.lanes {
             if let Some(e) = &l.error {
@@ -239,6 +250,24 @@ impl<'a> Warp<'a> {
         }
         self.stats.warps.push(WarpSummary { index, lanes, eff: self.stats.eff });
         self.stats
+    }
+
+    /// Calls `on_progress` with the thread instructions replayed as this warp runs, about every `step` of them
+    /// ([`PROGRESS_STEP`] for the analysis) and the rest at the end: a long replay of few warps shows its
+    /// progress.
+    pub fn with_progress(mut self, on_progress: &'a (dyn Fn(u64) + Sync), step: u64) -> Warp<'a> {
+        self.on_progress = Some(on_progress);
+        self.progress_step = step.max(1);
+        self
+    }
+
+    #[cold]
+    fn report_progress(&mut self) {
+        if let (Some(f), n) = (self.on_progress, std::mem::take(&mut self.unreported)) {
+            if n > 0 {
+                f(n);
+            }
+        }
     }
 
     /// Moves the dense counters into `stats`, and adds the functions' up into the warp's totals.
@@ -722,6 +751,10 @@ impl<'a> Warp<'a> {
     /// are summed from its functions' in [`Warp::flush_counters`]); returns `slot`.
     #[inline(always)]
     fn count_block(&mut self, pc: Pc, slot: u32, active: LaneMask, thread_insns: u64, warp_insns: u64) -> u32 {
+        self.unreported += thread_insns;
+        if self.unreported >= self.progress_step {
+            self.report_progress();
+        }
         let add = |e: &mut simt::Efficiency| {
             e.thread_instructions += thread_insns;
             e.warp_instructions += warp_insns;

@@ -340,6 +340,29 @@ fn piped_lanes_replay_like_inline_ones() {
     assert_eq!(json(&inline), json(&piped));
 }
 
+/// A warp reports its thread instructions as it runs, and they add up to what it counted; the analysis's last
+/// progress report has them all.
+#[test]
+fn progress_within_a_warp_adds_up() {
+    let Some((_d, t)) = lanes_trace("trips") else { return };
+    let a = Analysis::new(&t);
+    let simts: Vec<u32> = (0..32).collect();
+    let reports = std::sync::Mutex::new(Vec::new());
+    let record = |n: u64| reports.lock().unwrap().push(n);
+    let conf = fuser::ReplayConfig { warp_size: 32, transaction_bytes: 32, fast_paths: true };
+    let stats =
+        fuser::Warp::new(&a.prog, &a.dcfg, &a.classifier, conf, &simts, None).with_progress(&record, 100).run(0);
+    let reports = reports.into_inner().unwrap();
+    assert!(reports.len() > 3, "{reports:?}");
+    assert_eq!(reports.iter().sum::<u64>(), stats.eff.thread_instructions);
+    let last = std::sync::Mutex::new(None);
+    let r = a.run(&Config::default(), &|p| *last.lock().unwrap() = Some(p)).unwrap();
+    let last = last.into_inner().unwrap().expect("a progress report");
+    assert_eq!((last.warps_done, last.warps), (1, 1));
+    assert_eq!(last.thread_instructions, r.thread_instructions);
+    assert_eq!(last.total_thread_instructions, r.thread_instructions);
+}
+
 /// The replay's fast path for a lone active lane counts exactly what the general step counts.
 #[test]
 fn lone_lane_fast_path_replays_like_the_general_step() {
