@@ -132,7 +132,6 @@ pub fn run(a: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
         let progress = |p: fuser::Progress| {
             if let Some(b) = &bar {
                 b.set_message(format!("replaying warps of {w}: {}/{} done", p.warps_done, p.warps));
-                b.set_length(p.total_thread_instructions.max(p.thread_instructions).max(1));
                 b.set_position(p.thread_instructions);
             }
         };

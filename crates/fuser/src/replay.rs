@@ -25,13 +25,13 @@
 //! Skipped regions (system calls, excluded functions, lock spinning) are counted per function and never
 //! executed by the warp.
 
-use simt::{lock_groups, AccessKind, CallStack, LaneMask};
+use simt::{lock_groups, AccessKind, CallStack, LaneMask, MemoryStats};
 use trace::SkipKind;
 
 use crate::dcfg::Dcfgs;
 use crate::dcfg::NO_NODE;
 use crate::lane::{BlockItem, Item, Lane, Lookups};
-use crate::memory::{local_offset, local_pieces, Classifier, Segment};
+use crate::memory::{local_offset, local_pieces, Classifier, Segment, SEGMENTS};
 use crate::program::Program;
 use crate::stats::{FnStats, LockStats, Stats, WarpSummary, MAX_LOCK_ADDRS};
 
@@ -649,22 +649,9 @@ impl<'a> Warp<'a> {
                 {
                     j += 1;
                 }
-                let group = &self.scratch[i..j];
-                let kind = if a0.store { AccessKind::Store } else { AccessKind::Load };
-                let c =
-                    simt::coalesce_with(group.iter().map(|a| (a.addr, u32::from(a.size))), tb, &mut self.blocks_buf);
-                fstats.mem[a0.seg as usize].record(kind, &c);
-                if a0.seg == Segment::Stack {
-                    self.pieces.clear();
-                    for a in group {
-                        local_pieces(a.local, a.size, a.lane, ws, &mut self.pieces);
-                    }
-                    let mut c = simt::coalesce_with(self.pieces.iter().copied(), tb, &mut self.blocks_buf);
-                    c.accesses = group.len() as u64;
-                    c.bytes = group.iter().map(|a| u64::from(a.size)).sum();
-                    let s = Segment::StackLocal as usize;
-                    fstats.mem[s].record(kind, &c);
-                }
+                let group = self.scratch[i..j].iter().map(|a| (a.lane, a.addr, a.size, a.local));
+                let (pieces, blocks) = (&mut self.pieces, &mut self.blocks_buf);
+                record_warp_access(&mut fstats.mem, a0.store, a0.seg, group, (tb, ws), pieces, blocks);
                 i = j;
             }
         }
@@ -712,33 +699,33 @@ impl<'a> Warp<'a> {
         let (tb, ws) = (self.conf.transaction_bytes, self.conf.warp_size);
         let lanes = &self.lanes;
         let fstats = &mut self.fn_stats[slot as usize];
-        for j in 0..first.mem_len as usize {
+        for (j, f) in lanes[lane0 as usize].mem(&first).iter().enumerate() {
             let access = |&(lane, b): &(u32, BlockItem)| lanes[lane as usize].mem(&b)[j];
-            let f = access(&columns[0]);
-            let kind = if f.store { AccessKind::Store } else { AccessKind::Load };
-            let c = simt::coalesce_with(
-                columns.iter().map(|c| {
-                    let m = access(c);
-                    (m.addr, u32::from(m.size))
-                }),
-                tb,
+            if f.seg == Segment::Stack {
+                // A lane's first stack access sets the origin of its local memory (as the general path does).
+                for col in &columns {
+                    self.stack_base[col.0 as usize].get_or_insert(access(col).addr);
+                }
+            }
+            let stack_base = &self.stack_base;
+            let group = columns.iter().map(|col| {
+                let m = access(col);
+                let local = if m.seg == Segment::Stack {
+                    local_offset(stack_base[col.0 as usize].unwrap_or(m.addr), m.addr, m.size)
+                } else {
+                    0
+                };
+                (col.0, m.addr, m.size, local)
+            });
+            record_warp_access(
+                &mut fstats.mem,
+                f.store,
+                f.seg,
+                group,
+                (tb, ws),
+                &mut self.pieces,
                 &mut self.blocks_buf,
             );
-            fstats.mem[f.seg as usize].record(kind, &c);
-            if f.seg == Segment::Stack {
-                self.pieces.clear();
-                let mut bytes = 0;
-                for col in &columns {
-                    let m = access(col);
-                    let base = *self.stack_base[col.0 as usize].get_or_insert(m.addr);
-                    local_pieces(local_offset(base, m.addr, m.size), m.size, col.0, ws, &mut self.pieces);
-                    bytes += u64::from(m.size);
-                }
-                let mut c = simt::coalesce_with(self.pieces.iter().copied(), tb, &mut self.blocks_buf);
-                c.accesses = columns.len() as u64;
-                c.bytes = bytes;
-                fstats.mem[Segment::StackLocal as usize].record(kind, &c);
-            }
         }
         for &(lane, _) in &columns {
             self.lanes[lane as usize].pop();
@@ -908,6 +895,33 @@ impl<'a> Warp<'a> {
         }
         let reconverge = self.cfg.func(pc.func).and_then(|f| f.ipdom(pc.node)).map(|node| Pc { func: pc.func, node });
         self.stack.diverge(paths, reconverge).map_err(|e| format!("divergence after {pc:?}: {e}"))
+    }
+}
+
+/// Records one warp memory access of segment `seg`: its lanes' accesses `(lane, address, size, local offset)`
+/// coalesced into transactions of `tb` bytes, and stack accesses also laid out as GPU local memory (warps of
+/// `ws` lanes). `pieces` and `blocks` are scratch vectors.
+fn record_warp_access(
+    mem: &mut [MemoryStats; SEGMENTS],
+    store: bool,
+    seg: Segment,
+    accesses: impl Iterator<Item = (u32, u64, u16, u64)> + Clone,
+    (tb, ws): (u32, u32),
+    pieces: &mut Vec<(u64, u32)>,
+    blocks: &mut Vec<(u64, u64)>,
+) {
+    let kind = if store { AccessKind::Store } else { AccessKind::Load };
+    let c = simt::coalesce_with(accesses.clone().map(|a| (a.1, u32::from(a.2))), tb, blocks);
+    mem[seg as usize].record(kind, &c);
+    if seg == Segment::Stack {
+        pieces.clear();
+        for (lane, _, size, local) in accesses {
+            local_pieces(local, size, lane, ws, pieces);
+        }
+        let mut local = simt::coalesce_with(pieces.iter().copied(), tb, blocks);
+        local.accesses = c.accesses;
+        local.bytes = c.bytes;
+        mem[Segment::StackLocal as usize].record(kind, &local);
     }
 }
 
