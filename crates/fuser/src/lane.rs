@@ -220,6 +220,23 @@ impl ItemQueue {
         }
     }
 
+    /// The unconsumed items.
+    #[inline]
+    fn front(&self) -> &[Item] {
+        &self.items[self.head..]
+    }
+
+    /// Drops the first `n` unconsumed items.
+    #[inline]
+    fn advance(&mut self, n: usize) {
+        self.head += n;
+        debug_assert!(self.head <= self.items.len());
+        if self.head == self.items.len() {
+            self.items.clear();
+            self.head = 0;
+        }
+    }
+
     /// Moves the unconsumed items to the front.
     fn compact(&mut self) {
         if self.head > 0 {
@@ -363,21 +380,32 @@ impl<'p> Lane<'p> {
     /// Removes the next item (peek first). The accesses of a popped block are dropped: use them before.
     #[inline]
     pub fn pop(&mut self) -> Item {
-        let q = &mut self.q;
-        let it = q.items.pop_front().unwrap_or(Item::End);
+        let it = self.q.items.pop_front().unwrap_or(Item::End);
         if let Item::Block(b) = it {
-            // Blocks are consumed in order: no queued item needs the accesses before this block's end.
-            let end = b.mem_start + u64::from(b.mem_len);
-            let done = (end - q.mem_base) as usize;
-            if done == q.mem.len() {
-                q.mem.clear();
-                q.mem_base = end;
-            } else if done >= 4096 {
-                q.mem.drain(..done);
-                q.mem_base = end;
-            }
+            self.q.consumed_block(&b);
         }
         it
+    }
+
+    /// The items queued, in order (empty when none is: [`Lane::peek`] reads more), for a consumer that goes
+    /// through several before it removes them ([`Lane::consume`]).
+    #[inline]
+    pub fn queued(&self) -> &[Item] {
+        self.q.items.front()
+    }
+
+    /// Removes the first `n` queued items, as `n` pops would.
+    #[inline]
+    pub fn consume(&mut self, n: usize) {
+        let q = &mut self.q;
+        let last_block = q.items.front()[..n].iter().rev().find_map(|it| match it {
+            Item::Block(b) => Some(*b),
+            _ => None,
+        });
+        q.items.advance(n);
+        if let Some(b) = last_block {
+            q.consumed_block(&b);
+        }
     }
 
     /// Depth of the lane's own call stack (frames entered and not left).
@@ -520,6 +548,20 @@ impl<S: ItemSink> Visitor for Queue<'_, S> {
 }
 
 impl<S: ItemSink> Queue<'_, S> {
+    /// Block `b` was consumed: blocks are consumed in order, so no queued item needs the accesses before its end.
+    #[inline]
+    fn consumed_block(&mut self, b: &BlockItem) {
+        let end = b.mem_start + u64::from(b.mem_len);
+        let done = (end - self.mem_base) as usize;
+        if done == self.mem.len() {
+            self.mem.clear();
+            self.mem_base = end;
+        } else if done >= 4096 {
+            self.mem.drain(..done);
+            self.mem_base = end;
+        }
+    }
+
     /// The function of the current frame and the index of its graph.
     fn current(&self) -> (u32, u32) {
         match self.frames.last() {

@@ -40,6 +40,7 @@ pub mod program;
 pub mod replay;
 pub mod report;
 pub mod stats;
+mod tally;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -33,7 +33,8 @@ use crate::dcfg::NO_NODE;
 use crate::lane::{BlockItem, Item, Lane, Lookups};
 use crate::memory::{local_offset, local_pieces, Classifier, Segment, SEGMENTS};
 use crate::program::Program;
-use crate::stats::{FnStats, LockStats, Stats, WarpSummary, MAX_LOCK_ADDRS};
+use crate::stats::{LockStats, Stats, WarpSummary, MAX_LOCK_ADDRS};
+use crate::tally::{Scratch, Tally};
 
 /// A position of the warp: block `node` of function `func`'s dynamic CFG, or a pseudo position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -115,6 +116,18 @@ enum Target {
     End,
 }
 
+/// Why [`Warp::run_alone`] stopped going through a lane's queued items.
+enum Stop {
+    /// The block at the pc has accesses the general path groups ([`Warp::execute`]).
+    Execute,
+    /// The lane left the stack's top entry (a reconvergence point, a call or a return): the pc is where it went.
+    Moved,
+    /// A lock or the end: the general path moves the lane.
+    Advance,
+    /// The next block is missing from its function's graph.
+    Missing(u64),
+}
+
 /// The state of one warp.
 pub struct Warp<'a> {
     cfg: &'a Dcfgs,
@@ -128,22 +141,11 @@ pub struct Warp<'a> {
     scratch: Vec<LaneAccess>,
     /// The active lanes and their blocks ([`Warp::execute_columns`]).
     columns: Vec<(u32, BlockItem)>,
-    pieces: Vec<(u64, u32)>,
-    blocks_buf: Vec<(u64, u64)>,
     targets: Vec<(Target, LaneMask)>,
     paths: Vec<(Pc, LaneMask)>,
     sink: Option<&'a mut dyn Sink>,
-    /// Told the thread instructions replayed since it was last told, about every `progress_step` of them.
-    on_progress: Option<&'a (dyn Fn(u64) + Sync)>,
-    progress_step: u64,
-    unreported: u64,
-    /// Per-block and per-function counters of the blocks executed, by dense block number ([`FnCfg::base`] +
-    /// node) and graph index, with the numbers touched: arrays, not hash maps, on the path run per block;
-    /// moved into `stats` at the end.
-    block_eff: Vec<simt::Efficiency>,
-    blocks_touched: Vec<u32>,
-    fn_stats: Vec<FnStats>,
-    fns_touched: Vec<u32>,
+    /// What the warp executed, per block and function (moved into `stats` at the end), and the progress reports.
+    tally: Tally<'a>,
 }
 
 impl std::fmt::Debug for Warp<'_> {
@@ -191,18 +193,10 @@ impl<'a> Warp<'a> {
             regions: Vec::new(),
             scratch: Vec::new(),
             columns: Vec::new(),
-            pieces: Vec::new(),
-            blocks_buf: Vec::new(),
             targets: Vec::new(),
             paths: Vec::new(),
             sink,
-            on_progress: None,
-            progress_step: u64::MAX,
-            unreported: 0,
-            block_eff: vec![simt::Efficiency::default(); cfg.blocks()],
-            blocks_touched: Vec::new(),
-            fn_stats: vec![FnStats::default(); cfg.funcs.len()],
-            fns_touched: Vec::new(),
+            tally: Tally::new(cfg),
         }
     }
 
@@ -241,8 +235,8 @@ impl<'a> Warp<'a> {
                 }
             }
         }
-        self.report_progress();
-        self.flush_counters();
+        self.tally.report_progress();
+        self.tally.flush(&mut self.stats);
         for l in &self.lanes {
             if let Some(e) = &l.error {
                 self.stats.errors.push(format!("SIMT thread {}: {e}", l.simt));
@@ -256,39 +250,8 @@ impl<'a> Warp<'a> {
     /// ([`PROGRESS_STEP`] for the analysis) and the rest at the end: a long replay of few warps shows its
     /// progress.
     pub fn with_progress(mut self, on_progress: &'a (dyn Fn(u64) + Sync), step: u64) -> Warp<'a> {
-        self.on_progress = Some(on_progress);
-        self.progress_step = step.max(1);
+        self.tally.with_progress(on_progress, step);
         self
-    }
-
-    #[cold]
-    fn report_progress(&mut self) {
-        if let (Some(f), n) = (self.on_progress, std::mem::take(&mut self.unreported)) {
-            if n > 0 {
-                f(n);
-            }
-        }
-    }
-
-    /// Moves the dense counters into `stats`, and adds the functions' up into the warp's totals.
-    fn flush_counters(&mut self) {
-        for &i in &self.blocks_touched {
-            let (g, node) = self.cfg.block_of(i);
-            let e = std::mem::take(&mut self.block_eff[i as usize]);
-            *self.stats.blocks.entry((g.func, g.addrs[node as usize])).or_default() += e;
-        }
-        for &i in &self.fns_touched {
-            let f = self.cfg.funcs[i as usize].func;
-            let s = std::mem::take(&mut self.fn_stats[i as usize]);
-            // The warp's totals are its functions' (every block and access is counted for its function).
-            self.stats.eff += s.eff;
-            for (a, b) in self.stats.mem.iter_mut().zip(&s.mem) {
-                *a += *b;
-            }
-            self.stats.func(f).merge(&s);
-        }
-        self.blocks_touched.clear();
-        self.fns_touched.clear();
     }
 
     fn fail(&mut self, why: String) {
@@ -298,9 +261,7 @@ impl<'a> Warp<'a> {
 
     /// Counts a skipped region in function `func`.
     fn skip(&mut self, func: u32, kind: SkipKind, insns: u64) {
-        self.stats.skipped[kind as usize] += insns;
-        self.stats.skip_regions[kind as usize] += 1;
-        self.stats.func(func).skipped += insns;
+        count_skip(&mut self.stats, func, kind, insns);
     }
 
     /// Consumes skipped regions and lock releases at the front of `lane`'s items.
@@ -472,51 +433,100 @@ impl<'a> Warp<'a> {
 
     /// Runs blocks while one lane is active and its items are the blocks the stack expects, until the stack's
     /// top changes: [`Warp::step`] and [`Warp::advance`] for that case, without their per-step gathering of
-    /// what each lane does (most steps of a divergent program are such steps). Returns whether it ran a block.
+    /// what each lane does (most steps of a divergent program are such steps). The lane's queued items are
+    /// gone through in place and removed together. Returns whether it ran a block.
     fn run_alone(&mut self, start: Pc, active: LaneMask) -> Result<bool, String> {
         let lane = active.first().expect("one lane") as usize;
         // The stack's top entry keeps its place while the lane runs alone, so it is told the pc once at the end
         // (writing it per block and reading it back in the reconvergence check stalls on the store).
         let reconverge = self.stack.entries().last().and_then(|e| e.reconverge);
-        let Item::Block(mut b) = *self.lanes[lane].peek() else { return Ok(false) };
-        if !self.at(start, &b) {
+        let Item::Block(first) = *self.lanes[lane].peek() else { return Ok(false) };
+        if !self.at(start, &first) {
             return Ok(false);
         }
+        let geometry = (self.conf.transaction_bytes.trailing_zeros(), self.conf.warp_size);
+        // The block at `pc` is the lane's next item (`run`), or `pc` is where the lane went after it ran.
         let mut pc = start;
+        let mut run = true;
         loop {
-            if !self.execute_alone(pc, active, lane, &b) {
-                self.execute(pc, active);
-            }
-            // Where the lane goes; a next block found here is the one the loop runs next (no second look-up).
-            pc = loop {
-                match *self.lanes[lane].peek() {
-                    Item::Skip { kind, insns } => {
-                        self.lanes[lane].pop();
-                        self.skip(pc.func, kind, insns);
+            self.lanes[lane].peek();
+            let l = &self.lanes[lane];
+            let items = l.queued();
+            let mut k = 0;
+            let mut stop = None;
+            while k < items.len() {
+                match &items[k] {
+                    Item::Block(b) if run => {
+                        if !b.distinct {
+                            // Accesses the general path groups.
+                            stop = Some(Stop::Execute);
+                            break;
+                        }
+                        let insns = u64::from(b.insns);
+                        self.tally.count_block(b.slot, pc.node, insns, insns);
+                        if !self.regions.is_empty() {
+                            account_regions(&mut self.regions, &mut self.stats, active, insns);
+                        }
+                        let base = &mut self.stack_base[lane];
+                        self.tally.lone_accesses(b.slot, l.mem(b), lane as u32, base, geometry);
+                        run = false;
+                        k += 1;
                     }
-                    Item::Block(next) => match self.block_pc(&next) {
+                    // Where the lane goes; a next block found here is the one the loop runs next.
+                    &Item::Skip { kind, insns } => {
+                        count_skip(&mut self.stats, pc.func, kind, insns);
+                        k += 1;
+                    }
+                    Item::Block(next) => match self.block_pc(next) {
+                        // One lane goes one way: the pc moves, and the entry is left at its reconvergence point.
+                        Some(p) if Some(p) != reconverge && p.is_block() => {
+                            pc = p;
+                            run = true;
+                        }
                         Some(p) => {
-                            b = next;
-                            break p;
+                            pc = p;
+                            stop = Some(Stop::Moved);
+                            break;
                         }
                         None => {
-                            self.stack.set_pc(pc);
-                            return Err(format!("block {:#x} missing", next.addr));
+                            stop = Some(Stop::Missing(next.addr));
+                            break;
                         }
                     },
-                    Item::Call { .. } => break Pc { func: pc.func, node: pc.node | CALL_FLAG },
-                    Item::Ret | Item::Enter { .. } => break Pc { func: pc.func, node: EXIT },
+                    Item::Call { .. } => {
+                        pc = Pc { func: pc.func, node: pc.node | CALL_FLAG };
+                        stop = Some(Stop::Moved);
+                        break;
+                    }
+                    Item::Ret | Item::Enter { .. } => {
+                        pc = Pc { func: pc.func, node: EXIT };
+                        stop = Some(Stop::Moved);
+                        break;
+                    }
                     // Locks and the end: the general path.
                     Item::Lock { .. } | Item::End => {
-                        self.stack.set_pc(pc);
-                        self.advance(pc, active)?;
-                        return Ok(true);
+                        stop = Some(Stop::Advance);
+                        break;
                     }
                 }
-            };
-            // One lane goes one way: the pc moves, and the entry is left if it reached its reconvergence point.
-            if Some(pc) == reconverge || !pc.is_block() {
-                break;
+            }
+            self.lanes[lane].consume(k);
+            match stop {
+                None => {}
+                Some(Stop::Execute) => {
+                    self.execute(pc, active);
+                    run = false;
+                }
+                Some(Stop::Moved) => break,
+                Some(Stop::Advance) => {
+                    self.stack.set_pc(pc);
+                    self.advance(pc, active)?;
+                    return Ok(true);
+                }
+                Some(Stop::Missing(addr)) => {
+                    self.stack.set_pc(pc);
+                    return Err(format!("block {addr:#x} missing"));
+                }
             }
         }
         self.stack.set_pc(pc);
@@ -629,8 +639,8 @@ impl<'a> Warp<'a> {
             }
         }
         let first = first.expect("an active lane");
-        let slot = self.count_block(pc, first.slot, active, thread_insns, warp_insns);
-        let fstats = &mut self.fn_stats[slot as usize];
+        self.count_block(pc, first.slot, active, thread_insns, warp_insns);
+        let (fmem, scratch) = self.tally.fn_mem(first.slot);
         // Memory.
         if !self.scratch.is_empty() {
             // Each lane's accesses stay in program order (the Accel-Sim writer pairs them up).
@@ -650,8 +660,7 @@ impl<'a> Warp<'a> {
                     j += 1;
                 }
                 let group = self.scratch[i..j].iter().map(|a| (a.lane, a.addr, a.size, a.local));
-                let (pieces, blocks) = (&mut self.pieces, &mut self.blocks_buf);
-                record_warp_access(&mut fstats.mem, a0.store, a0.seg, group, (tb, ws), pieces, blocks);
+                record_warp_access(fmem, a0.store, a0.seg, group, (tb, ws), scratch);
                 i = j;
             }
         }
@@ -695,10 +704,10 @@ impl<'a> Warp<'a> {
         }
         let thread_insns = columns.iter().map(|c| u64::from(c.1.insns)).sum();
         let warp_insns = columns.iter().map(|c| u64::from(c.1.insns)).max().unwrap_or(0);
-        let slot = self.count_block(pc, first.slot, active, thread_insns, warp_insns);
+        self.count_block(pc, first.slot, active, thread_insns, warp_insns);
         let (tb, ws) = (self.conf.transaction_bytes, self.conf.warp_size);
         let lanes = &self.lanes;
-        let fstats = &mut self.fn_stats[slot as usize];
+        let (fmem, scratch) = self.tally.fn_mem(first.slot);
         for (j, f) in lanes[lane0 as usize].mem(&first).iter().enumerate() {
             let access = |&(lane, b): &(u32, BlockItem)| lanes[lane as usize].mem(&b)[j];
             if f.seg == Segment::Stack {
@@ -717,15 +726,7 @@ impl<'a> Warp<'a> {
                 };
                 (col.0, m.addr, m.size, local)
             });
-            record_warp_access(
-                &mut fstats.mem,
-                f.store,
-                f.seg,
-                group,
-                (tb, ws),
-                &mut self.pieces,
-                &mut self.blocks_buf,
-            );
+            record_warp_access(fmem, f.store, f.seg, group, (tb, ws), scratch);
         }
         for &(lane, _) in &columns {
             self.lanes[lane as usize].pop();
@@ -734,91 +735,14 @@ impl<'a> Warp<'a> {
         true
     }
 
-    /// Counts an executed block's instructions for the block and its function (graph `slot`; the warp's totals
-    /// are summed from its functions' in [`Warp::flush_counters`]); returns `slot`.
+    /// Counts an executed block's instructions for the block, its function (graph `slot`) and the serialized
+    /// lock regions it belongs to.
     #[inline(always)]
-    fn count_block(&mut self, pc: Pc, slot: u32, active: LaneMask, thread_insns: u64, warp_insns: u64) -> u32 {
-        self.unreported += thread_insns;
-        if self.unreported >= self.progress_step {
-            self.report_progress();
-        }
-        let add = |e: &mut simt::Efficiency| {
-            e.thread_instructions += thread_insns;
-            e.warp_instructions += warp_insns;
-        };
+    fn count_block(&mut self, pc: Pc, slot: u32, active: LaneMask, thread_insns: u64, warp_insns: u64) {
         // A block with a node (the stack's pc is one) has its function's graph.
-        let dense = (self.cfg.funcs[slot as usize].base + pc.node) as usize;
-        let be = &mut self.block_eff[dense];
-        if be.warp_instructions == 0 {
-            self.blocks_touched.push(dense as u32);
-        }
-        add(be);
+        self.tally.count_block(slot, pc.node, thread_insns, warp_insns);
         if !self.regions.is_empty() {
-            self.account_regions(active, warp_insns);
-        }
-        let fstats = &mut self.fn_stats[slot as usize];
-        if fstats.eff.warp_instructions == 0 {
-            self.fns_touched.push(slot);
-        }
-        add(&mut fstats.eff);
-        slot
-    }
-
-    /// [`Warp::execute`] for a lone lane at block `b`, when each of its accesses is a warp access of its own (no
-    /// two of one instruction, direction and segment, which the general path groups): no gathering, sorting or
-    /// merging. Returns `false`, having done nothing, otherwise.
-    fn execute_alone(&mut self, pc: Pc, active: LaneMask, lane: usize, b: &BlockItem) -> bool {
-        if !b.distinct {
-            return false;
-        }
-        let insns = u64::from(b.insns);
-        let slot = self.count_block(pc, b.slot, active, insns, insns);
-        let shift = self.conf.transaction_bytes.trailing_zeros();
-        let ws = self.conf.warp_size;
-        let l = &self.lanes[lane];
-        for m in l.mem(b) {
-            let kind = if m.store { AccessKind::Store } else { AccessKind::Load };
-            let size = u64::from(m.size);
-            let transactions = if size == 0 { 0 } else { ((m.addr + size - 1) >> shift) - (m.addr >> shift) + 1 };
-            let c = simt::Coalesced { transactions, accesses: 1, bytes: size };
-            let seg = m.seg;
-            self.fn_stats[slot as usize].mem[seg as usize].record(kind, &c);
-            if seg == Segment::Stack {
-                let base = *self.stack_base[lane].get_or_insert(m.addr);
-                self.pieces.clear();
-                local_pieces(local_offset(base, m.addr, m.size), m.size, lane as u32, ws, &mut self.pieces);
-                let mut c = simt::coalesce_with(self.pieces.iter().copied(), 1 << shift, &mut self.blocks_buf);
-                c.accesses = 1;
-                c.bytes = size;
-                let s = Segment::StackLocal as usize;
-                self.fn_stats[slot as usize].mem[s].record(kind, &c);
-            }
-        }
-        self.lanes[lane].pop();
-        true
-    }
-
-    /// Counts the block's warp instructions for the serialized lock regions it belongs to.
-    fn account_regions(&mut self, active: LaneMask, warp_insns: u64) {
-        while let Some(r) = self.regions.last() {
-            if active.is_subset_of(r.union) {
-                if let Some(k) = r.groups.iter().position(|&g| active.is_subset_of(g)) {
-                    let site = r.site;
-                    if let Some(l) = self.stats.locks.get_mut(&site) {
-                        l.critical_warp_insns += warp_insns;
-                        if k > 0 {
-                            l.serialized_warp_insns += warp_insns;
-                        }
-                    }
-                    return;
-                }
-                // Lanes of several groups together: they reconverged.
-                self.regions.pop();
-            } else if active.intersects(r.union) {
-                self.regions.pop();
-            } else {
-                return;
-            }
+            account_regions(&mut self.regions, &mut self.stats, active, warp_insns);
         }
     }
 
@@ -898,17 +822,47 @@ impl<'a> Warp<'a> {
     }
 }
 
+/// Counts a block's warp instructions for the serialized lock `regions` it belongs to.
+fn account_regions(regions: &mut Vec<Region>, stats: &mut Stats, active: LaneMask, warp_insns: u64) {
+    while let Some(r) = regions.last() {
+        if active.is_subset_of(r.union) {
+            if let Some(k) = r.groups.iter().position(|&g| active.is_subset_of(g)) {
+                let site = r.site;
+                if let Some(l) = stats.locks.get_mut(&site) {
+                    l.critical_warp_insns += warp_insns;
+                    if k > 0 {
+                        l.serialized_warp_insns += warp_insns;
+                    }
+                }
+                return;
+            }
+            // Lanes of several groups together: they reconverged.
+            regions.pop();
+        } else if active.intersects(r.union) {
+            regions.pop();
+        } else {
+            return;
+        }
+    }
+}
+
+/// Counts a skipped region in function `func`.
+fn count_skip(stats: &mut Stats, func: u32, kind: SkipKind, insns: u64) {
+    stats.skipped[kind as usize] += insns;
+    stats.skip_regions[kind as usize] += 1;
+    stats.func(func).skipped += insns;
+}
+
 /// Records one warp memory access of segment `seg`: its lanes' accesses `(lane, address, size, local offset)`
 /// coalesced into transactions of `tb` bytes, and stack accesses also laid out as GPU local memory (warps of
-/// `ws` lanes). `pieces` and `blocks` are scratch vectors.
+/// `ws` lanes).
 fn record_warp_access(
     mem: &mut [MemoryStats; SEGMENTS],
     store: bool,
     seg: Segment,
     accesses: impl Iterator<Item = (u32, u64, u16, u64)> + Clone,
     (tb, ws): (u32, u32),
-    pieces: &mut Vec<(u64, u32)>,
-    blocks: &mut Vec<(u64, u64)>,
+    Scratch { pieces, blocks }: &mut Scratch,
 ) {
     let kind = if store { AccessKind::Store } else { AccessKind::Load };
     let c = simt::coalesce_with(accesses.clone().map(|a| (a.1, u32::from(a.2))), tb, blocks);
