@@ -362,6 +362,27 @@ impl<'p> Lane<'p> {
         &q.mem[start..start + b.mem_len as usize]
     }
 
+    /// Where the accesses of block `b` start among the lane's accesses ([`Lane::mem_at`]).
+    #[inline]
+    pub fn mem_index(&self, b: &BlockItem) -> usize {
+        (b.mem_start - self.q.mem_base) as usize
+    }
+
+    /// Access number `i` ([`Lane::mem_index`]) of the lane's queued blocks.
+    #[inline]
+    pub fn mem_at(&self, i: usize) -> &MemAccess {
+        &self.q.mem[i]
+    }
+
+    /// The next item when it is a block that is already queued ([`Lane::peek`] reads more), without copying it.
+    #[inline]
+    pub fn front_block(&self) -> Option<&BlockItem> {
+        match self.q.items.front().first() {
+            Some(Item::Block(b)) => Some(b),
+            _ => None,
+        }
+    }
+
     /// The `k`-th next item (0 = the next one).
     #[inline]
     pub fn peek_nth(&mut self, k: usize) -> &Item {

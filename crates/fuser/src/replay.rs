@@ -139,8 +139,8 @@ pub struct Warp<'a> {
     pub stats: Stats,
     regions: Vec<Region>,
     scratch: Vec<LaneAccess>,
-    /// The active lanes and their blocks ([`Warp::execute_columns`]).
-    columns: Vec<(u32, BlockItem)>,
+    /// Scratch of [`Warp::execute_columns`].
+    columns: Vec<(u32, usize)>,
     targets: Vec<(Target, LaneMask)>,
     paths: Vec<(Pc, LaneMask)>,
     sink: Option<&'a mut dyn Sink>,
@@ -323,7 +323,7 @@ impl<'a> Warp<'a> {
                     }
                 }
                 Item::Block(b) => {
-                    if !self.at(pc, &b) {
+                    if !at(pc, &b) {
                         aligned = false;
                     }
                 }
@@ -417,7 +417,7 @@ impl<'a> Warp<'a> {
             for lane in active {
                 let to = match *self.lanes[lane as usize].peek() {
                     Item::Block(b) => {
-                        self.block_pc(&b).ok_or_else(|| format!("block {:#x} missing from the DCFG", b.addr))?
+                        block_pc(&b).ok_or_else(|| format!("block {:#x} missing from the DCFG", b.addr))?
                     }
                     _ => Pc { func: pc.func, node: ORPHAN_CALL },
                 };
@@ -441,7 +441,7 @@ impl<'a> Warp<'a> {
         // (writing it per block and reading it back in the reconvergence check stalls on the store).
         let reconverge = self.stack.entries().last().and_then(|e| e.reconverge);
         let Item::Block(first) = *self.lanes[lane].peek() else { return Ok(false) };
-        if !self.at(start, &first) {
+        if !at(start, &first) {
             return Ok(false);
         }
         let geometry = (self.conf.transaction_bytes.trailing_zeros(), self.conf.warp_size);
@@ -477,7 +477,7 @@ impl<'a> Warp<'a> {
                         count_skip(&mut self.stats, pc.func, kind, insns);
                         k += 1;
                     }
-                    Item::Block(next) => match self.block_pc(next) {
+                    Item::Block(next) => match block_pc(next) {
                         // One lane goes one way: the pc moves, and the entry is left at its reconvergence point.
                         Some(p) if Some(p) != reconverge && p.is_block() => {
                             pc = p;
@@ -539,8 +539,7 @@ impl<'a> Warp<'a> {
     /// block.
     fn run_together(&mut self, start: Pc, active: LaneMask) -> Result<bool, String> {
         for lane in active {
-            let it = *self.lanes[lane as usize].peek();
-            if !matches!(it, Item::Block(b) if self.at(start, &b)) {
+            if !matches!(self.lanes[lane as usize].peek(), Item::Block(b) if at(start, b)) {
                 return Ok(false);
             }
         }
@@ -553,8 +552,8 @@ impl<'a> Warp<'a> {
             // here.
             let mut next: Option<Pc> = None;
             for lane in active {
-                let to = match *self.lanes[lane as usize].peek() {
-                    Item::Block(b) => self.block_pc(&b),
+                let to = match self.lanes[lane as usize].peek() {
+                    Item::Block(b) => block_pc(b),
                     _ => None,
                 };
                 if to.is_none() || (next.is_some() && next != to) {
@@ -575,18 +574,6 @@ impl<'a> Warp<'a> {
         }
         self.stack.set_pc(pc);
         Ok(true)
-    }
-
-    /// Whether block `b` is the block at `pc`.
-    #[inline]
-    fn at(&self, pc: Pc, b: &BlockItem) -> bool {
-        pc.is_block() && b.func == pc.func && b.node == pc.node
-    }
-
-    /// The pc of block `b` (its lane looked its node up).
-    #[inline]
-    fn block_pc(&self, b: &BlockItem) -> Option<Pc> {
-        (b.node != NO_NODE).then_some(Pc { func: b.func, node: b.node })
     }
 
     /// Where lanes calling at `pc` come back to.
@@ -677,39 +664,42 @@ impl<'a> Warp<'a> {
     /// order as the first lane's, so that the `j`-th accesses of all lanes make one warp access; no gathering
     /// and sorting. Returns `false`, having done nothing, otherwise.
     fn execute_columns(&mut self, pc: Pc, active: LaneMask) -> bool {
+        // The active lanes and where their block's accesses start; the blocks stay in the lanes' queues.
         let mut columns = std::mem::take(&mut self.columns);
         columns.clear();
-        for lane in active {
-            let Item::Block(b) = *self.lanes[lane as usize].peek() else {
-                unreachable!("aligned lanes are at a block")
-            };
-            columns.push((lane, b));
-        }
         let lanes = &self.lanes;
-        let (lane0, first) = columns[0];
-        let first_mem = lanes[lane0 as usize].mem(&first);
-        let lined_up = columns.iter().all(|&(lane, b)| {
+        let Some(lane0) = active.first() else { return false };
+        let Some(first) = lanes[lane0 as usize].front_block() else { return false };
+        let first_mem = lanes[lane0 as usize].mem(first);
+        let (mut thread_insns, mut warp_insns) = (0u64, 0u64);
+        for lane in active {
+            let l = &lanes[lane as usize];
+            let Some(b) = l.front_block() else { return false };
             let renumber = first.first.wrapping_sub(b.first);
-            b.distinct
-                && b.mem_len == first.mem_len
-                && lanes[lane as usize]
-                    .mem(&b)
+            let mem = l.mem(b);
+            let lined_up = b.distinct
+                && mem.len() == first_mem.len()
+                && mem
                     .iter()
                     .zip(first_mem)
-                    .all(|(m, f)| (m.insn.wrapping_add(renumber), m.store, m.seg) == (f.insn, f.store, f.seg))
-        });
-        if !lined_up {
-            self.columns = columns;
-            return false;
+                    .all(|(m, f)| (m.insn.wrapping_add(renumber), m.store, m.seg) == (f.insn, f.store, f.seg));
+            if !lined_up {
+                self.columns = columns;
+                return false;
+            }
+            thread_insns += u64::from(b.insns);
+            warp_insns = warp_insns.max(u64::from(b.insns));
+            columns.push((lane, l.mem_index(b)));
         }
-        let thread_insns = columns.iter().map(|c| u64::from(c.1.insns)).sum();
-        let warp_insns = columns.iter().map(|c| u64::from(c.1.insns)).max().unwrap_or(0);
-        self.count_block(pc, first.slot, active, thread_insns, warp_insns);
+        let accesses = first_mem.len();
+        let slot = first.slot;
+        self.count_block(pc, slot, active, thread_insns, warp_insns);
         let (tb, ws) = (self.conf.transaction_bytes, self.conf.warp_size);
         let lanes = &self.lanes;
-        let (fmem, scratch) = self.tally.fn_mem(first.slot);
-        for (j, f) in lanes[lane0 as usize].mem(&first).iter().enumerate() {
-            let access = |&(lane, b): &(u32, BlockItem)| lanes[lane as usize].mem(&b)[j];
+        let (fmem, scratch) = self.tally.fn_mem(slot);
+        for j in 0..accesses {
+            let access = |&(lane, start): &(u32, usize)| lanes[lane as usize].mem_at(start + j);
+            let f = access(&columns[0]);
             if f.seg == Segment::Stack {
                 // A lane's first stack access sets the origin of its local memory (as the general path does).
                 for col in &columns {
@@ -728,8 +718,8 @@ impl<'a> Warp<'a> {
             });
             record_warp_access(fmem, f.store, f.seg, group, (tb, ws), scratch);
         }
-        for &(lane, _) in &columns {
-            self.lanes[lane as usize].pop();
+        for lane in active {
+            self.lanes[lane as usize].consume(1);
         }
         self.columns = columns;
         true
@@ -758,7 +748,7 @@ impl<'a> Warp<'a> {
                 }
                 Item::Skip { .. } | Item::Lock { .. } => k += 1,
                 Item::Block(b) => {
-                    return match self.block_pc(&b) {
+                    return match block_pc(&b) {
                         Some(p) => Target::Pc(p),
                         None => Target::Missing(b.addr),
                     }
@@ -820,6 +810,18 @@ impl<'a> Warp<'a> {
         let reconverge = self.cfg.func(pc.func).and_then(|f| f.ipdom(pc.node)).map(|node| Pc { func: pc.func, node });
         self.stack.diverge(paths, reconverge).map_err(|e| format!("divergence after {pc:?}: {e}"))
     }
+}
+
+/// Whether block `b` is the block at `pc`.
+#[inline]
+fn at(pc: Pc, b: &BlockItem) -> bool {
+    pc.is_block() && b.func == pc.func && b.node == pc.node
+}
+
+/// The pc of block `b` (its lane looked its node up).
+#[inline]
+fn block_pc(b: &BlockItem) -> Option<Pc> {
+    (b.node != NO_NODE).then_some(Pc { func: b.func, node: b.node })
 }
 
 /// Counts a block's warp instructions for the serialized lock `regions` it belongs to.
