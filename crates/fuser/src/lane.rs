@@ -537,9 +537,9 @@ impl<'p, S: ItemSink> Queue<'p, S> {
 
 impl<S: ItemSink> Visitor for Queue<'_, S> {
     #[inline]
-    fn block(&mut self, tb: u32, from: u16) {
+    fn block(&mut self, tb: u32, from: u16, first_insn: u32) {
         self.flush();
-        self.pending = Some((tb, from, self.mem_base + self.mem.len() as u64, self.prog.first_insn(tb)));
+        self.pending = Some((tb, from, self.mem_base + self.mem.len() as u64, first_insn));
     }
 
     #[inline(always)]

@@ -86,8 +86,6 @@ pub struct Program<'t> {
     spans: Vec<Span>,
     /// Translated block `tb`'s spans are `spans[span_start[tb]..span_start[tb + 1]]`.
     span_start: Vec<u32>,
-    /// Global index of each translated block's first instruction.
-    first_insns: Vec<u32>,
     pub symbols: SymbolIndex,
     /// Per global instruction index: read hint in bits 0..2, write hint in bits 4..6.
     hints: Vec<u8>,
@@ -145,14 +143,7 @@ impl<'t> Program<'t> {
             }
             span_start.push(spans.len() as u32);
         }
-        let first_insns = trace.blocks.iter().map(|b| b.first_insn).collect();
-        Program { trace, bbs, spans, span_start, first_insns, symbols, hints, statics, anon, simt_os, static_source }
-    }
-
-    /// Global index of translated block `tb`'s first instruction (0 for an unknown block).
-    #[inline]
-    pub fn first_insn(&self, tb: u32) -> u32 {
-        self.first_insns.get(tb as usize).copied().unwrap_or(0)
+        Program { trace, bbs, spans, span_start, symbols, hints, statics, anon, simt_os, static_source }
     }
 
     /// The basic blocks translated block `tb` covers, in order.

@@ -15,7 +15,7 @@ struct Count {
 }
 
 impl trace::Visitor for Count {
-    fn block(&mut self, _tb: u32, _from: u16) {
+    fn block(&mut self, _tb: u32, _from: u16, _first_insn: u32) {
         self.blocks += 1;
     }
     fn mem(&mut self, _insn: u16, _store: bool, _size_log2: u8, addr: u64) {

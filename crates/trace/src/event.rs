@@ -289,8 +289,9 @@ impl EventEncoder {
 /// Receives a stream's events in bulk ([`crate::EventStream::drive`]): whole and partial blocks and memory
 /// accesses, the bulk of every stream, through methods of their own, the rest as [`Event`]s.
 pub trait Visitor {
-    /// Instructions `from..` of block `tb` executed (`from` is 0 for a whole block).
-    fn block(&mut self, tb: u32, from: u16);
+    /// Instructions `from..` of block `tb` executed (`from` is 0 for a whole block); `first_insn` is the block's
+    /// first global instruction index ([`BlockShape::first_insn`]).
+    fn block(&mut self, tb: u32, from: u16, first_insn: u32);
     /// Instruction `insn` of the last block accessed `1 << size_log2` bytes at `addr`.
     fn mem(&mut self, insn: u16, store: bool, size_log2: u8, addr: u64);
     /// Any other event.
@@ -321,6 +322,12 @@ impl Default for EventDecoder {
 impl EventDecoder {
     pub fn new() -> Self {
         EventDecoder { last: vec![0; ADDR_SLOTS], cur: None }
+    }
+
+    /// The shape of the block the last `Block`/`PartialBlock` named.
+    #[inline]
+    pub fn current_block(&self) -> Option<BlockShape> {
+        self.cur
     }
 
     pub fn reset(&mut self) {
@@ -361,7 +368,7 @@ impl EventDecoder {
                     .and_then(|i| shapes.get(i))
                     .ok_or(DecodeError("an event names a block the trace does not define"))?;
                 self.cur = Some(*sh);
-                v.block(payload as u32, 0);
+                v.block(payload as u32, 0, sh.first_insn);
             }
             TAG_MEM => {
                 let (insn, addr) = self.mem(c, payload)?;
@@ -457,7 +464,7 @@ mod tests {
     struct Record(Vec<Event>);
 
     impl Visitor for Record {
-        fn block(&mut self, tb: u32, from: u16) {
+        fn block(&mut self, tb: u32, from: u16, _first_insn: u32) {
             self.0.push(Event::PartialBlock { tb, from });
         }
         fn mem(&mut self, insn: u16, store: bool, size_log2: u8, addr: u64) {

@@ -590,8 +590,11 @@ impl EventStream<'_> {
             match self.next() {
                 Some(Ok(e)) => {
                     match e {
-                        Event::Block { tb } => v.block(tb, 0),
-                        Event::PartialBlock { tb, from } => v.block(tb, from),
+                        Event::Block { tb } | Event::PartialBlock { tb, .. } => {
+                            let from = if let Event::PartialBlock { from, .. } = e { from } else { 0 };
+                            let first_insn = self.dec.current_block().map_or(0, |s| s.first_insn);
+                            v.block(tb, from, first_insn)
+                        }
                         Event::Mem { insn, store, size_log2, addr } => v.mem(insn, store, size_log2, addr),
                         e => v.event(e),
                     }

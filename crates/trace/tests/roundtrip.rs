@@ -126,7 +126,7 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
 struct Record(Vec<Event>);
 
 impl trace::Visitor for Record {
-    fn block(&mut self, tb: u32, from: u16) {
+    fn block(&mut self, tb: u32, from: u16, _first_insn: u32) {
         self.0.push(if from == 0 { Event::Block { tb } } else { Event::PartialBlock { tb, from } });
     }
     fn mem(&mut self, insn: u16, store: bool, size_log2: u8, addr: u64) {
