@@ -68,6 +68,14 @@ pub struct BlockItem {
     pub distinct: bool,
 }
 
+impl BlockItem {
+    /// One past the number of its last access ([`BlockItem::mem_start`] + [`BlockItem::mem_len`]).
+    #[inline]
+    pub fn mem_end(&self) -> u64 {
+        self.mem_start + u64::from(self.mem_len)
+    }
+}
+
 /// What a lane does next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Item {
@@ -403,7 +411,7 @@ impl<'p> Lane<'p> {
     pub fn pop(&mut self) -> Item {
         let it = self.q.items.pop_front().unwrap_or(Item::End);
         if let Item::Block(b) = it {
-            self.q.consumed_block(&b);
+            self.q.consumed_through(b.mem_end());
         }
         it
     }
@@ -419,13 +427,13 @@ impl<'p> Lane<'p> {
     #[inline]
     pub fn consume(&mut self, n: usize) {
         let q = &mut self.q;
-        let last_block = q.items.front()[..n].iter().rev().find_map(|it| match it {
-            Item::Block(b) => Some(*b),
+        let end = q.items.front()[..n].iter().rev().find_map(|it| match it {
+            Item::Block(b) => Some(b.mem_end()),
             _ => None,
         });
         q.items.advance(n);
-        if let Some(b) = last_block {
-            q.consumed_block(&b);
+        if let Some(end) = end {
+            q.consumed_through(end);
         }
     }
 
@@ -569,10 +577,10 @@ impl<S: ItemSink> Visitor for Queue<'_, S> {
 }
 
 impl<S: ItemSink> Queue<'_, S> {
-    /// Block `b` was consumed: blocks are consumed in order, so no queued item needs the accesses before its end.
+    /// A block whose accesses end at access number `end` was consumed: blocks are consumed in order, so no queued
+    /// item needs the accesses before it.
     #[inline]
-    fn consumed_block(&mut self, b: &BlockItem) {
-        let end = b.mem_start + u64::from(b.mem_len);
+    fn consumed_through(&mut self, end: u64) {
         let done = (end - self.mem_base) as usize;
         if done == self.mem.len() {
             self.mem.clear();

@@ -25,16 +25,16 @@
 //! Skipped regions (system calls, excluded functions, lock spinning) are counted per function and never
 //! executed by the warp.
 
-use simt::{lock_groups, AccessKind, CallStack, LaneMask, MemoryStats};
+use simt::{lock_groups, CallStack, LaneMask};
 use trace::SkipKind;
 
 use crate::dcfg::Dcfgs;
 use crate::dcfg::NO_NODE;
 use crate::lane::{BlockItem, Item, Lane, Lookups};
-use crate::memory::{local_offset, local_pieces, Classifier, Segment, SEGMENTS};
+use crate::memory::{local_offset, Classifier, Segment};
 use crate::program::Program;
 use crate::stats::{LockStats, Stats, WarpSummary, MAX_LOCK_ADDRS};
-use crate::tally::{Scratch, Tally};
+use crate::tally::{record_warp_access, Tally};
 
 /// A position of the warp: block `node` of function `func`'s dynamic CFG, or a pseudo position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -440,11 +440,10 @@ impl<'a> Warp<'a> {
         // The stack's top entry keeps its place while the lane runs alone, so it is told the pc once at the end
         // (writing it per block and reading it back in the reconvergence check stalls on the store).
         let reconverge = self.stack.entries().last().and_then(|e| e.reconverge);
-        let Item::Block(first) = *self.lanes[lane].peek() else { return Ok(false) };
-        if !at(start, &first) {
+        if !matches!(self.lanes[lane].peek(), Item::Block(b) if at(start, b)) {
             return Ok(false);
         }
-        let geometry = (self.conf.transaction_bytes.trailing_zeros(), self.conf.warp_size);
+        let geometry = (self.conf.transaction_bytes, self.conf.warp_size);
         // The block at `pc` is the lane's next item (`run`), or `pc` is where the lane went after it ran.
         let mut pc = start;
         let mut run = true;
@@ -668,13 +667,18 @@ impl<'a> Warp<'a> {
         let mut columns = std::mem::take(&mut self.columns);
         columns.clear();
         let lanes = &self.lanes;
-        let Some(lane0) = active.first() else { return false };
-        let Some(first) = lanes[lane0 as usize].front_block() else { return false };
+        let Some((lane0, first)) = active.first().and_then(|l| Some((l, lanes[l as usize].front_block()?))) else {
+            self.columns = columns;
+            return false;
+        };
         let first_mem = lanes[lane0 as usize].mem(first);
         let (mut thread_insns, mut warp_insns) = (0u64, 0u64);
         for lane in active {
             let l = &lanes[lane as usize];
-            let Some(b) = l.front_block() else { return false };
+            let Some(b) = l.front_block() else {
+                self.columns = columns;
+                return false;
+            };
             let renumber = first.first.wrapping_sub(b.first);
             let mem = l.mem(b);
             let lined_up = b.distinct
@@ -853,32 +857,6 @@ fn count_skip(stats: &mut Stats, func: u32, kind: SkipKind, insns: u64) {
     stats.skipped[kind as usize] += insns;
     stats.skip_regions[kind as usize] += 1;
     stats.func(func).skipped += insns;
-}
-
-/// Records one warp memory access of segment `seg`: its lanes' accesses `(lane, address, size, local offset)`
-/// coalesced into transactions of `tb` bytes, and stack accesses also laid out as GPU local memory (warps of
-/// `ws` lanes).
-fn record_warp_access(
-    mem: &mut [MemoryStats; SEGMENTS],
-    store: bool,
-    seg: Segment,
-    accesses: impl Iterator<Item = (u32, u64, u16, u64)> + Clone,
-    (tb, ws): (u32, u32),
-    Scratch { pieces, blocks }: &mut Scratch,
-) {
-    let kind = if store { AccessKind::Store } else { AccessKind::Load };
-    let c = simt::coalesce_with(accesses.clone().map(|a| (a.1, u32::from(a.2))), tb, blocks);
-    mem[seg as usize].record(kind, &c);
-    if seg == Segment::Stack {
-        pieces.clear();
-        for (lane, _, size, local) in accesses {
-            local_pieces(local, size, lane, ws, pieces);
-        }
-        let mut local = simt::coalesce_with(pieces.iter().copied(), tb, blocks);
-        local.accesses = c.accesses;
-        local.bytes = c.bytes;
-        mem[Segment::StackLocal as usize].record(kind, &local);
-    }
 }
 
 fn add_path(paths: &mut Vec<(Pc, LaneMask)>, to: Pc, lane: u32) {

@@ -81,8 +81,9 @@ impl<'a> Tally<'a> {
     }
 
     /// Counts the accesses of a block that lane `lane` ran alone, each a warp access of its own (its accesses
-    /// are [`crate::lane::BlockItem::distinct`]): transactions of `1 << shift` bytes, and stack accesses also
-    /// in the local-memory layout of warps of `ws` lanes, from the lane's first stack address `stack_base`.
+    /// are [`crate::lane::BlockItem::distinct`]), in transactions of `tb` bytes; stack accesses, also laid out
+    /// as the local memory of warps of `ws` lanes from the lane's first stack address `stack_base`, the way
+    /// [`record_warp_access`] does for any group.
     #[inline]
     pub fn lone_accesses(
         &mut self,
@@ -90,24 +91,22 @@ impl<'a> Tally<'a> {
         accesses: &[MemAccess],
         lane: u32,
         stack_base: &mut Option<u64>,
-        (shift, ws): (u32, u32),
+        (tb, ws): (u32, u32),
     ) {
+        let shift = tb.trailing_zeros();
         let mem = &mut self.fn_stats[slot as usize].mem;
         for m in accesses {
+            if m.seg == Segment::Stack {
+                let base = *stack_base.get_or_insert(m.addr);
+                let access = (lane, m.addr, m.size, local_offset(base, m.addr, m.size));
+                record_warp_access(mem, m.store, m.seg, std::iter::once(access), (tb, ws), &mut self.scratch);
+                continue;
+            }
+            // One access: its transactions without coalescing (the bulk of a divergent program's accesses).
             let kind = if m.store { AccessKind::Store } else { AccessKind::Load };
             let size = u64::from(m.size);
             let transactions = if size == 0 { 0 } else { ((m.addr + size - 1) >> shift) - (m.addr >> shift) + 1 };
             mem[m.seg as usize].record(kind, &Coalesced { transactions, accesses: 1, bytes: size });
-            if m.seg == Segment::Stack {
-                let base = *stack_base.get_or_insert(m.addr);
-                let Scratch { pieces, blocks } = &mut self.scratch;
-                pieces.clear();
-                local_pieces(local_offset(base, m.addr, m.size), m.size, lane, ws, pieces);
-                let mut c = simt::coalesce_with(pieces.iter().copied(), 1 << shift, blocks);
-                c.accesses = 1;
-                c.bytes = size;
-                mem[Segment::StackLocal as usize].record(kind, &c);
-            }
         }
     }
 
@@ -139,5 +138,31 @@ impl<'a> Tally<'a> {
         }
         self.blocks_touched.clear();
         self.fns_touched.clear();
+    }
+}
+
+/// Records one warp memory access of segment `seg`: its lanes' accesses `(lane, address, size, local offset)`
+/// coalesced into transactions of `tb` bytes, and stack accesses also laid out as GPU local memory (warps of
+/// `ws` lanes).
+pub(crate) fn record_warp_access(
+    mem: &mut [MemoryStats; SEGMENTS],
+    store: bool,
+    seg: Segment,
+    accesses: impl Iterator<Item = (u32, u64, u16, u64)> + Clone,
+    (tb, ws): (u32, u32),
+    Scratch { pieces, blocks }: &mut Scratch,
+) {
+    let kind = if store { AccessKind::Store } else { AccessKind::Load };
+    let c = simt::coalesce_with(accesses.clone().map(|a| (a.1, u32::from(a.2))), tb, blocks);
+    mem[seg as usize].record(kind, &c);
+    if seg == Segment::Stack {
+        pieces.clear();
+        for (lane, _, size, local) in accesses {
+            local_pieces(local, size, lane, ws, pieces);
+        }
+        let mut local = simt::coalesce_with(pieces.iter().copied(), tb, blocks);
+        local.accesses = c.accesses;
+        local.bytes = c.bytes;
+        mem[Segment::StackLocal as usize].record(kind, &local);
     }
 }

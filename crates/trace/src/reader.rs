@@ -589,12 +589,11 @@ impl EventStream<'_> {
             // Anything but a block or memory access, a segment's first event, or a new chunk: the general path.
             match self.next() {
                 Some(Ok(e)) => {
+                    // The decoder's block is the one a block event just named.
+                    let first_insn = self.dec.current_block().map_or(0, |s| s.first_insn);
                     match e {
-                        Event::Block { tb } | Event::PartialBlock { tb, .. } => {
-                            let from = if let Event::PartialBlock { from, .. } = e { from } else { 0 };
-                            let first_insn = self.dec.current_block().map_or(0, |s| s.first_insn);
-                            v.block(tb, from, first_insn)
-                        }
+                        Event::Block { tb } => v.block(tb, 0, first_insn),
+                        Event::PartialBlock { tb, from } => v.block(tb, from, first_insn),
                         Event::Mem { insn, store, size_log2, addr } => v.mem(insn, store, size_log2, addr),
                         e => v.event(e),
                     }
