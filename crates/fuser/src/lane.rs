@@ -121,6 +121,8 @@ pub struct Lane<'p> {
     pub simt: u32,
     pub os: u32,
     q: Queue<'p>,
+    /// Items decoded and not yet consumed.
+    items: ItemQueue,
     /// A problem met while reading the stream (the lane ends there).
     pub error: Option<String>,
     /// Items decoded by another thread ([`Lane::piped`]), when this lane does not decode its own.
@@ -130,6 +132,14 @@ pub struct Lane<'p> {
 /// Where a lane's items go as its events are read.
 pub trait ItemSink {
     fn push_back(&mut self, it: Item);
+
+    /// A basic block and its accesses: queued ([`ItemSink::push_back`]), or, returning true, taken as it comes,
+    /// which says that no access up to its last is needed any more (nothing is queued).
+    #[inline]
+    fn block(&mut self, b: BlockItem, _mem: &[MemAccess]) -> bool {
+        self.push_back(Item::Block(b));
+        false
+    }
 
     /// Offered, before its items are made, a translated block `tb` run whole in the current frame, cut into
     /// `spans`: a sink that can account for it without them (a transition it has recorded before) does so and
@@ -142,6 +152,12 @@ pub trait ItemSink {
     /// The items of whole block `tb` (declined by [`ItemSink::whole_block`]) were all pushed.
     #[inline]
     fn whole_block_done(&mut self, _tb: u32) {}
+
+    /// Whether reading events can stop here ([`Visitor::satisfied`]).
+    #[inline]
+    fn satisfied(&self) -> bool {
+        false
+    }
 }
 
 /// What a replay lane looks up as it decodes, so that the replay does not: each block's node in its function's
@@ -152,13 +168,13 @@ pub struct Lookups<'p> {
     pub classifier: &'p Classifier,
 }
 
-/// The state that turns a SIMT thread's events into items (the [`Visitor`] of its event stream), and where
-/// they go: a lane's queue of items decoded and not yet consumed, or a consumer that needs no look-ahead
-/// ([`for_each_item`]).
+/// The state that turns a SIMT thread's events into items, handed to an [`ItemSink`]: a lane's queue of items
+/// decoded and not yet consumed, a consumer that needs no look-ahead ([`for_each_item`]), or one that takes
+/// blocks as they come ([`Lane::fill_intercepted`]). With its sink it is the event stream's [`Visitor`]
+/// ([`Feed`]).
 #[derive(Debug)]
-struct Queue<'p, S = ItemQueue> {
+struct Queue<'p> {
     prog: &'p Program<'p>,
-    items: S,
     /// Accesses of queued blocks (and of the pending one); `mem[0]` is access number `mem_base` of the lane.
     mem: Vec<MemAccess>,
     mem_base: u64,
@@ -284,6 +300,8 @@ pub fn batch_items(lanes: usize) -> usize {
 }
 /// Events decoded per refill of a lane's queue.
 const DRIVE_EVENTS: usize = 256;
+/// Events decoded per [`Lane::fill_intercepted`] (whose blocks are mostly taken, not queued).
+const INTERCEPT_EVENTS: usize = 1024;
 
 impl<'p> Lane<'p> {
     /// A lane for the replay: its blocks know their nodes, their accesses their segments.
@@ -312,7 +330,7 @@ impl<'p> Lane<'p> {
         feed: Option<Receiver<Batch>>,
     ) -> Lane<'p> {
         let start = &prog.trace.simt[simt as usize].start;
-        Lane { events, simt, os: start.os, q: Queue::new(prog, simt, ItemQueue::default()), error, feed }
+        Lane { events, simt, os: start.os, q: Queue::new(prog, simt), items: ItemQueue::default(), error, feed }
     }
 
     /// A lane whose events another thread of `scope` decodes, ahead of the replay, in batches of `batch`
@@ -337,7 +355,7 @@ impl<'p> Lane<'p> {
         // Named, so that profiles and debuggers tell the decoding threads from the replay's.
         let decoder = std::thread::Builder::new().name(format!("lane {simt}"));
         let spawned = decoder.spawn_scoped(scope, move || loop {
-            while source.q.items.len() < batch && !source.q.ended {
+            while source.items.len() < batch && !source.q.ended {
                 source.fill();
             }
             // Accesses of a block still pending stay with the source.
@@ -349,7 +367,7 @@ impl<'p> Lane<'p> {
             q.mem.truncate(keep);
             let mem = std::mem::replace(&mut q.mem, rest);
             q.mem_base += mem.len() as u64;
-            let batch = Batch { items: q.items.take(items_cap), mem, error: source.error.take() };
+            let batch = Batch { items: source.items.take(items_cap), mem, error: source.error.take() };
             let last = source.q.ended;
             if tx.send(batch).is_err() || last {
                 return;
@@ -385,7 +403,7 @@ impl<'p> Lane<'p> {
     /// The next item when it is a block that is already queued ([`Lane::peek`] reads more), without copying it.
     #[inline]
     pub fn front_block(&self) -> Option<&BlockItem> {
-        match self.q.items.front().first() {
+        match self.items.front().first() {
             Some(Item::Block(b)) => Some(b),
             _ => None,
         }
@@ -394,10 +412,10 @@ impl<'p> Lane<'p> {
     /// The `k`-th next item (0 = the next one).
     #[inline]
     pub fn peek_nth(&mut self, k: usize) -> &Item {
-        while self.q.items.len() <= k {
+        while self.items.len() <= k {
             self.fill();
         }
-        self.q.items.get(k)
+        self.items.get(k)
     }
 
     /// The next item.
@@ -409,7 +427,7 @@ impl<'p> Lane<'p> {
     /// Removes the next item (peek first). The accesses of a popped block are dropped: use them before.
     #[inline]
     pub fn pop(&mut self) -> Item {
-        let it = self.q.items.pop_front().unwrap_or(Item::End);
+        let it = self.items.pop_front().unwrap_or(Item::End);
         if let Item::Block(b) = it {
             self.q.consumed_through(b.mem_end());
         }
@@ -420,20 +438,46 @@ impl<'p> Lane<'p> {
     /// through several before it removes them ([`Lane::consume`]).
     #[inline]
     pub fn queued(&self) -> &[Item] {
-        self.q.items.front()
+        self.items.front()
     }
 
     /// Removes the first `n` queued items, as `n` pops would.
     #[inline]
     pub fn consume(&mut self, n: usize) {
-        let q = &mut self.q;
-        let end = q.items.front()[..n].iter().rev().find_map(|it| match it {
+        let end = self.items.front()[..n].iter().rev().find_map(|it| match it {
             Item::Block(b) => Some(b.mem_end()),
             _ => None,
         });
-        q.items.advance(n);
+        self.items.advance(n);
         if let Some(end) = end {
-            q.consumed_through(end);
+            self.q.consumed_through(end);
+        }
+    }
+
+    /// Whether [`Lane::fill_intercepted`] may be used now: the lane decodes its own events and nothing is queued.
+    #[inline]
+    pub fn can_intercept(&self) -> bool {
+        self.feed.is_none() && self.items.len() == 0
+    }
+
+    /// Reads events (at least one, unless the stream ended) and hands the blocks to `x` as they are decoded, in
+    /// order, until it declines one or another item comes: that item and all after it are queued. The caller
+    /// checks [`Lane::can_intercept`] first.
+    pub fn fill_intercepted(&mut self, x: &mut impl Intercept) {
+        debug_assert!(self.can_intercept());
+        let mut sink = Intercepting { queue: &mut self.items, x, declined: false };
+        if self.q.ended {
+            sink.push_back(Item::End);
+            return;
+        }
+        let mut feed = Feed { q: &mut self.q, items: &mut sink };
+        match self.events.as_mut().map(|e| e.drive(&mut feed, INTERCEPT_EVENTS)) {
+            Some(Ok(true)) => {}
+            Some(Ok(false)) | None => self.q.finish(&mut sink),
+            Some(Err(e)) => {
+                self.error = Some(e.to_string());
+                self.q.finish(&mut sink);
+            }
         }
     }
 
@@ -448,7 +492,7 @@ impl<'p> Lane<'p> {
             let q = &mut self.q;
             match feed.recv() {
                 Ok(b) => {
-                    q.items.extend(b.items);
+                    self.items.extend(b.items);
                     if q.mem.is_empty() {
                         // Every access handed over before was consumed: take the batch's vector as it is.
                         q.mem = b.mem;
@@ -460,26 +504,63 @@ impl<'p> Lane<'p> {
                     }
                 }
                 // The decoding thread ended after its last batch (which ended with `End`).
-                Err(_) => q.items.push_back(Item::End),
+                Err(_) => self.items.push_back(Item::End),
             }
             return;
         }
-        self.q.items.compact();
-        let before = self.q.items.len();
-        while self.q.items.len() == before {
+        self.items.compact();
+        let before = self.items.len();
+        while self.items.len() == before {
             if self.q.ended {
-                self.q.items.push_back(Item::End);
+                self.items.push_back(Item::End);
                 return;
             }
-            match self.events.as_mut().map(|e| e.drive(&mut self.q, DRIVE_EVENTS)) {
+            let mut feed = Feed { q: &mut self.q, items: &mut self.items };
+            match self.events.as_mut().map(|e| e.drive(&mut feed, DRIVE_EVENTS)) {
                 Some(Ok(true)) => {}
-                Some(Ok(false)) | None => self.q.finish(),
+                Some(Ok(false)) | None => self.q.finish(&mut self.items),
                 Some(Err(e)) => {
                     self.error = Some(e.to_string());
-                    self.q.finish();
+                    self.q.finish(&mut self.items);
                 }
             }
         }
+    }
+}
+
+/// Takes a lane's blocks as they are decoded, before they are queued ([`Lane::fill_intercepted`]).
+pub trait Intercept {
+    /// Block `b` with its accesses comes next: true when it was accounted for (it is never queued).
+    fn block(&mut self, b: &BlockItem, mem: &[MemAccess]) -> bool;
+}
+
+/// The queue of a lane that an [`Intercept`] takes blocks from until it declines one or another item comes.
+struct Intercepting<'a, X> {
+    queue: &'a mut ItemQueue,
+    x: &'a mut X,
+    declined: bool,
+}
+
+impl<X: Intercept> ItemSink for Intercepting<'_, X> {
+    #[inline]
+    fn push_back(&mut self, it: Item) {
+        self.declined = true;
+        self.queue.push_back(it);
+    }
+
+    #[inline(always)]
+    fn block(&mut self, b: BlockItem, mem: &[MemAccess]) -> bool {
+        if !self.declined && self.x.block(&b, mem) {
+            return true;
+        }
+        self.push_back(Item::Block(b));
+        false
+    }
+
+    /// The consumer has what it needs once it has queued an item.
+    #[inline]
+    fn satisfied(&self) -> bool {
+        self.declined
     }
 }
 
@@ -501,12 +582,12 @@ pub struct Walked {
 /// Hands SIMT thread `simt`'s items to `sink` in order, ending with [`Item::End`], as the events are decoded:
 /// no queue, for a consumer that needs no look-ahead (the dynamic CFGs). The blocks carry no memory accesses;
 /// [`Walked::stack`] keeps what the dynamic CFGs need of them.
-pub fn for_each_item<S: ItemSink>(prog: &Program<'_>, simt: u32, sink: S) -> (S, Walked) {
-    let mut q = Queue::new(prog, simt, sink);
+pub fn for_each_item<S: ItemSink>(prog: &Program<'_>, simt: u32, mut sink: S) -> (S, Walked) {
+    let mut q = Queue::new(prog, simt);
     let mut walked = Walked::default();
     match prog.trace.simt_events(simt) {
         Ok(mut events) => loop {
-            match events.drive(&mut q, 1 << 16) {
+            match events.drive(&mut Feed { q: &mut q, items: &mut sink }, 1 << 16) {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(e) => {
@@ -517,18 +598,17 @@ pub fn for_each_item<S: ItemSink>(prog: &Program<'_>, simt: u32, sink: S) -> (S,
         },
         Err(e) => walked.error = Some(e.to_string()),
     }
-    q.finish();
+    q.finish(&mut sink);
     let (lo, hi) = q.stack;
     walked.stack = (lo < hi).then_some((lo, hi));
-    (q.items, walked)
+    (sink, walked)
 }
 
-impl<'p, S: ItemSink> Queue<'p, S> {
-    fn new(prog: &'p Program<'p>, simt: u32, items: S) -> Queue<'p, S> {
+impl<'p> Queue<'p> {
+    fn new(prog: &'p Program<'p>, simt: u32) -> Queue<'p> {
         let start = &prog.trace.simt[simt as usize].start;
         Queue {
             prog,
-            items,
             mem: Vec::new(),
             mem_base: 0,
             pending: None,
@@ -543,13 +623,43 @@ impl<'p, S: ItemSink> Queue<'p, S> {
     }
 }
 
-impl<S: ItemSink> Visitor for Queue<'_, S> {
-    #[inline]
+/// A [`Queue`] and where its items go: the [`Visitor`] an event stream is driven with.
+struct Feed<'a, 'p, S> {
+    q: &'a mut Queue<'p>,
+    items: &'a mut S,
+}
+
+impl<S: ItemSink> Visitor for Feed<'_, '_, S> {
+    #[inline(always)]
     fn block(&mut self, tb: u32, from: u16, first_insn: u32) {
-        self.flush();
-        self.pending = Some((tb, from, self.mem_base + self.mem.len() as u64, first_insn));
+        let q = &mut *self.q;
+        q.flush(self.items);
+        q.pending = Some((tb, from, q.mem_base + q.mem.len() as u64, first_insn));
     }
 
+    #[inline(always)]
+    fn mem(&mut self, insn: u16, store: bool, size_log2: u8, addr: u64) {
+        self.q.mem(insn, store, size_log2, addr);
+    }
+
+    fn event(&mut self, ev: Event) {
+        match ev {
+            Event::SegmentStart { .. } => {}
+            Event::SegmentEnd => self.q.finish(self.items),
+            other => {
+                self.q.flush(self.items);
+                self.q.other(other, self.items);
+            }
+        }
+    }
+
+    #[inline]
+    fn satisfied(&self) -> bool {
+        self.items.satisfied()
+    }
+}
+
+impl Queue<'_> {
     #[inline(always)]
     fn mem(&mut self, insn: u16, store: bool, size_log2: u8, addr: u64) {
         let Some((_, from, _, first_global)) = self.pending else { return };
@@ -564,19 +674,6 @@ impl<S: ItemSink> Visitor for Queue<'_, S> {
         }
     }
 
-    fn event(&mut self, ev: Event) {
-        match ev {
-            Event::SegmentStart { .. } => {}
-            Event::SegmentEnd => self.finish(),
-            other => {
-                self.flush();
-                self.other(other);
-            }
-        }
-    }
-}
-
-impl<S: ItemSink> Queue<'_, S> {
     /// A block whose accesses end at access number `end` was consumed: blocks are consumed in order, so no queued
     /// item needs the accesses before it.
     #[inline]
@@ -603,37 +700,37 @@ impl<S: ItemSink> Queue<'_, S> {
         self.lookups.as_ref().and_then(|l| l.0.slot(func)).unwrap_or(NO_NODE)
     }
 
-    fn finish(&mut self) {
-        self.flush();
+    fn finish(&mut self, items: &mut impl ItemSink) {
+        self.flush(items);
         if !self.ended {
             self.ended = true;
-            self.items.push_back(Item::End);
+            items.push_back(Item::End);
         }
     }
 
-    fn other(&mut self, ev: Event) {
+    fn other(&mut self, ev: Event, items: &mut impl ItemSink) {
         match ev {
             Event::Call { callee } => {
                 self.frames.push(Frame { func: callee, slot: self.slot_of(callee), tail: false });
-                self.items.push_back(Item::Call { callee, tail: false });
+                items.push_back(Item::Call { callee, tail: false });
             }
             Event::TailCall { callee } => {
                 self.frames.push(Frame { func: callee, slot: self.slot_of(callee), tail: true });
-                self.items.push_back(Item::Call { callee, tail: true });
+                items.push_back(Item::Call { callee, tail: true });
             }
             Event::Return { frames } => {
                 if let Some(sym) = self.spin_unwind.take() {
                     if frames > 0 && self.frames.iter().any(|f| f.func == sym) {
                         // Leave every frame down to and including the lock function's (and its tail calls').
                         while let Some(f) = self.frames.pop() {
-                            self.items.push_back(Item::Ret);
+                            items.push_back(Item::Ret);
                             if f.func == sym && !f.tail {
                                 break;
                             }
                             if f.func == sym {
                                 // A tail-called lock function: also leave the frame it replaced.
                                 while let Some(g) = self.frames.pop() {
-                                    self.items.push_back(Item::Ret);
+                                    items.push_back(Item::Ret);
                                     if !g.tail {
                                         break;
                                     }
@@ -650,7 +747,7 @@ impl<S: ItemSink> Queue<'_, S> {
                 for _ in 0..frames {
                     // One of the tracer's frames: the tail-called frames on top, then the frame they replaced.
                     while let Some(f) = self.frames.pop() {
-                        self.items.push_back(Item::Ret);
+                        items.push_back(Item::Ret);
                         if !f.tail {
                             break;
                         }
@@ -661,12 +758,12 @@ impl<S: ItemSink> Queue<'_, S> {
                     }
                 }
             }
-            Event::Lock { kind, release, addr } => self.items.push_back(Item::Lock { kind, release, addr }),
+            Event::Lock { kind, release, addr } => items.push_back(Item::Lock { kind, release, addr }),
             Event::Skip { kind, insns, arg } => {
                 if kind == SkipKind::LockSpin {
                     self.spin_unwind = u32::try_from(arg).ok();
                 }
-                self.items.push_back(Item::Skip { kind, insns })
+                items.push_back(Item::Skip { kind, insns })
             }
             Event::Block { .. }
             | Event::PartialBlock { .. }
@@ -678,7 +775,7 @@ impl<S: ItemSink> Queue<'_, S> {
 
     /// Turns the pending translated block and its accesses into basic-block items.
     #[inline(always)]
-    fn flush(&mut self) {
+    fn flush(&mut self, items: &mut impl ItemSink) {
         let Some((tb, from, start, _)) = self.pending.take() else { return };
         let prog = self.prog;
         let spans = prog.spans(tb);
@@ -706,10 +803,10 @@ impl<S: ItemSink> Queue<'_, S> {
                 }
             };
             self.frames.push(Frame { func, slot: self.slot_of(func), tail: false });
-            self.items.push_back(Item::Enter { func });
+            items.push_back(Item::Enter { func });
         }
         let offer = from == 0 && self.lookups.is_none();
-        if offer && self.items.whole_block(tb, spans) {
+        if offer && items.whole_block(tb, spans) {
             return;
         }
         let (func, slot) = self.current();
@@ -719,7 +816,7 @@ impl<S: ItemSink> Queue<'_, S> {
         };
         if let ([span], 0) = (spans, from) {
             // One basic block, run whole: all the pending accesses are its own.
-            self.items.push_back(Item::Block(BlockItem {
+            let b = BlockItem {
                 func,
                 addr: span.addr,
                 end: span.end,
@@ -732,12 +829,17 @@ impl<S: ItemSink> Queue<'_, S> {
                 mem_start: start,
                 mem_len: (self.mem.len() - k) as u32,
                 distinct: distinct(&self.mem[k..]),
-            }));
+            };
+            if items.block(b, &self.mem[k..]) {
+                self.consumed_through(b.mem_end());
+            }
             if offer {
-                self.items.whole_block_done(tb);
+                items.whole_block_done(tb);
             }
             return;
         }
+        // Accesses up to here belong to blocks the sink took (and to none queued).
+        let mut taken_through = None;
         for span in spans {
             let span_end = span.first + span.len;
             if span_end <= from {
@@ -755,7 +857,7 @@ impl<S: ItemSink> Queue<'_, S> {
             while k < self.mem.len() && self.mem[k].insn < span_end {
                 k += 1;
             }
-            self.items.push_back(Item::Block(BlockItem {
+            let b = BlockItem {
                 func,
                 addr,
                 end: span.end,
@@ -768,11 +870,17 @@ impl<S: ItemSink> Queue<'_, S> {
                 mem_start,
                 mem_len: (self.mem_base + k as u64 - mem_start) as u32,
                 distinct: distinct(&self.mem[(mem_start - self.mem_base) as usize..k]),
-            }));
+            };
+            if items.block(b, &self.mem[(mem_start - self.mem_base) as usize..k]) {
+                taken_through = Some(b.mem_end());
+            }
         }
         if offer {
-            self.items.whole_block_done(tb);
+            items.whole_block_done(tb);
         }
         self.mem.truncate(k);
+        if let Some(end) = taken_through {
+            self.consumed_through(end);
+        }
     }
 }

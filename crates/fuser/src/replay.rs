@@ -30,7 +30,7 @@ use trace::SkipKind;
 
 use crate::dcfg::Dcfgs;
 use crate::dcfg::NO_NODE;
-use crate::lane::{BlockItem, Item, Lane, Lookups};
+use crate::lane::{BlockItem, Intercept, Item, Lane, Lookups, MemAccess};
 use crate::memory::{local_offset, Classifier, Segment};
 use crate::program::Program;
 use crate::stats::{LockStats, Stats, WarpSummary, MAX_LOCK_ADDRS};
@@ -126,6 +126,34 @@ enum Stop {
     Advance,
     /// The next block is missing from its function's graph.
     Missing(u64),
+}
+
+/// A lane running alone that takes its blocks as they are decoded ([`Warp::run_alone`]): each block that is
+/// where the lane goes next, is not the reconvergence point and has no accesses to group is counted at once.
+struct LoneRun<'t, 'a> {
+    tally: &'t mut Tally<'a>,
+    stack_base: &'t mut Option<u64>,
+    /// The block the lane ran last.
+    pc: Pc,
+    reconverge: Option<Pc>,
+    lane: u32,
+    geometry: (u32, u32),
+}
+
+impl Intercept for LoneRun<'_, '_> {
+    #[inline(always)]
+    fn block(&mut self, b: &BlockItem, mem: &[MemAccess]) -> bool {
+        match block_pc(b) {
+            Some(p) if Some(p) != self.reconverge && p.is_block() && b.distinct => {
+                let insns = u64::from(b.insns);
+                self.tally.count_block(b.slot, p.node, insns, insns);
+                self.tally.lone_accesses(b.slot, mem, self.lane, self.stack_base, self.geometry);
+                self.pc = p;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// The state of one warp.
@@ -448,6 +476,24 @@ impl<'a> Warp<'a> {
         let mut pc = start;
         let mut run = true;
         loop {
+            if self.lanes[lane].can_intercept() && self.regions.is_empty() {
+                // Nothing queued (so the block at `pc` ran): the next blocks are run as they are decoded, until
+                // one is not simply the next step of this run; it and what follows are queued.
+                debug_assert!(!run, "the block to run is queued");
+                let mut lone = LoneRun {
+                    tally: &mut self.tally,
+                    stack_base: &mut self.stack_base[lane],
+                    pc,
+                    reconverge,
+                    lane: lane as u32,
+                    geometry,
+                };
+                self.lanes[lane].fill_intercepted(&mut lone);
+                pc = lone.pc;
+                if self.lanes[lane].queued().is_empty() {
+                    continue;
+                }
+            }
             self.lanes[lane].peek();
             let l = &self.lanes[lane];
             let items = l.queued();

@@ -363,22 +363,28 @@ fn progress_within_a_warp_adds_up() {
     assert_eq!(last.total_thread_instructions, r.thread_instructions);
 }
 
-/// The replay's fast path for a lone active lane counts exactly what the general step counts.
+/// The replay's fast path for a lone active lane counts exactly what the general step counts, whether its lanes
+/// are decoded in line (one thread: a lone lane's blocks are counted as they are decoded) or piped.
 #[test]
 fn lone_lane_fast_path_replays_like_the_general_step() {
-    // Lanes running on alone after the others' loops ended (one of them with an instruction that loads twice),
-    // and alone in critical sections.
-    for mode in ["trips", "cmps", "lockloop", "mem"] {
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let many = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    // Lanes running on alone after the others' loops ended (one of them with an instruction that loads twice,
+    // one for long), and alone in critical sections.
+    for mode in ["trips", "cmps", "lockloop", "mem", "straggler"] {
         let Some((_d, t)) = lanes_trace(mode) else { return };
         let a = Analysis::new(&t);
         let json = |r: &Report| serde_json::to_value(r).unwrap();
         for warp in [4, 32] {
-            let fast = a.run(&Config { warp_size: warp, ..Config::default() }, &|_| {}).unwrap();
             let general = a.run(&Config { warp_size: warp, fast_paths: false, ..Config::default() }, &|_| {}).unwrap();
-            if mode == "trips" {
-                assert!(fast.simt_efficiency.unwrap() < 0.99, "{mode}: the program diverges");
+            // One thread decodes every lane in line; four pipe the lanes of a warp of 32 (one warp).
+            for (pool, threads) in [(&one, 1), (&many, 4)] {
+                let fast = pool.install(|| a.run(&Config { warp_size: warp, ..Config::default() }, &|_| {}).unwrap());
+                if mode == "trips" {
+                    assert!(fast.simt_efficiency.unwrap() < 0.99, "{mode}: the program diverges");
+                }
+                assert_eq!(json(&fast), json(&general), "{mode}, warp {warp}, {threads} thread(s)");
             }
-            assert_eq!(json(&fast), json(&general), "{mode}, warp {warp}");
         }
     }
 }

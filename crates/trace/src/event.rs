@@ -296,6 +296,12 @@ pub trait Visitor {
     fn mem(&mut self, insn: u16, store: bool, size_log2: u8, addr: u64);
     /// Any other event.
     fn event(&mut self, e: Event);
+    /// Whether the drive ([`crate::EventStream::drive`]) should return now, before its budget of events is spent
+    /// (checked before every event).
+    #[inline]
+    fn satisfied(&self) -> bool {
+        false
+    }
 }
 
 /// What the decoder needs to know of a block: its first global instruction index and instruction count.

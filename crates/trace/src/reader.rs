@@ -564,14 +564,14 @@ impl EventStream<'_> {
     /// event); an error ends the stream as the iterator's does.
     pub fn drive(&mut self, v: &mut impl Visitor, budget: usize) -> Result<bool, TraceError> {
         let mut n = 0;
-        while n < budget {
+        while n < budget && !v.satisfied() {
             if self.done || self.failed {
                 return Ok(false);
             }
             if self.pos < self.data.len() && (self.in_segment || self.only.is_none()) {
                 let shapes = &self.trace.shapes[..];
                 let mut c = Cursor::at(&self.data, self.pos);
-                while n < budget && !c.is_empty() {
+                while n < budget && !c.is_empty() && !v.satisfied() {
                     match self.dec.next_fast(&mut c, shapes, v) {
                         Ok(true) => n += 1,
                         Ok(false) => break,

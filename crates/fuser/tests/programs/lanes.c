@@ -9,6 +9,9 @@
  *   lock1    all threads increment one counter under one mutex.
  *   lockn    thread i increments its own counter under its own mutex.
  *   lockloop thread i runs work(1000) under its own mutex.
+ *   straggler thread 0 runs 3000 iterations of a loop with a stack store and load, a heap load and, every 16th,
+ *            a call of load_c, once cmps_loop(300); the others one: lane 0 runs on alone, long after the items
+ *            queued before ran out.
  * `lanes MODE N seq` calls worker_MODE(0), ..., worker_MODE(N - 1) in the main thread instead: a process with
  * one thread, where glibc's mutexes take plain stores rather than atomics. */
 #include <pthread.h>
@@ -67,6 +70,19 @@ void *worker_cmps(void *arg) {
     return NULL;
 }
 
+void *worker_straggler(void *arg) {
+    long id = (long)arg;
+    volatile long acc = 0;
+    long n = id == 0 ? 3000 : 1;
+    for (long i = 0; i < n; i++) {
+        acc += buf[(i * 8) % (8 * MAXT)];
+        if ((i & 15) == 0) acc += load_c(&buf[i % MAXT]);
+        if (i == 1000) acc += cmps_loop(300, (const long *)buf, (const long *)buf + 40);
+    }
+    sink[id] = acc;
+    return NULL;
+}
+
 void *worker_lock1(void *arg) {
     long id = (long)arg;
     pthread_mutex_lock(&one);
@@ -104,6 +120,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(mode, "lock1")) fn = worker_lock1;
     else if (!strcmp(mode, "lockn")) fn = worker_lockn;
     else if (!strcmp(mode, "lockloop")) fn = worker_lockloop;
+    else if (!strcmp(mode, "straggler")) fn = worker_straggler;
     else return 2;
     buf = aligned_alloc(128, 8 * MAXT * sizeof(int));
     for (int i = 0; i < 8 * MAXT; i++) buf[i] = i;
