@@ -154,7 +154,7 @@ impl<'c> ClassifyCache<'c> {
         ClassifyCache { classifier, recent: [i, i] }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn classify(&mut self, hint: Hint, addr: u64) -> Segment {
         if hint != Hint::Pointer {
             return self.classifier.classify(hint, addr);
@@ -162,6 +162,12 @@ impl<'c> ClassifyCache<'c> {
         if self.recent[0].contains(addr) {
             return self.recent[0].seg;
         }
+        self.classify_pointer(addr)
+    }
+
+    /// An access through a pointer outside the last interval looked up.
+    #[inline(never)]
+    fn classify_pointer(&mut self, addr: u64) -> Segment {
         if self.recent[1].contains(addr) {
             self.recent.swap(0, 1);
             return self.recent[0].seg;

@@ -138,6 +138,19 @@ struct LoneRun<'t, 'a> {
     reconverge: Option<Pc>,
     lane: u32,
     geometry: (u32, u32),
+    /// Instructions of the blocks taken, not yet counted for their function (graph `slot`): one function's
+    /// frame runs them all, so they are counted for it once ([`LoneRun::count_function`]).
+    slot: u32,
+    insns: u64,
+}
+
+impl LoneRun<'_, '_> {
+    fn count_function(&mut self) {
+        if self.insns > 0 {
+            self.tally.count_function(self.slot, self.insns, self.insns);
+            self.insns = 0;
+        }
+    }
 }
 
 impl Intercept for LoneRun<'_, '_> {
@@ -146,7 +159,12 @@ impl Intercept for LoneRun<'_, '_> {
         match block_pc(b) {
             Some(p) if Some(p) != self.reconverge && p.is_block() && b.distinct => {
                 let insns = u64::from(b.insns);
-                self.tally.count_block(b.slot, p.node, insns, insns);
+                if b.slot != self.slot {
+                    self.count_function();
+                    self.slot = b.slot;
+                }
+                self.insns += insns;
+                self.tally.count_block_only(b.slot, p.node, insns, insns);
                 self.tally.lone_accesses(b.slot, mem, self.lane, self.stack_base, self.geometry);
                 self.pc = p;
                 true
@@ -487,8 +505,11 @@ impl<'a> Warp<'a> {
                     reconverge,
                     lane: lane as u32,
                     geometry,
+                    slot: NO_NODE,
+                    insns: 0,
                 };
                 self.lanes[lane].fill_intercepted(&mut lone);
+                lone.count_function();
                 pc = lone.pc;
                 if self.lanes[lane].queued().is_empty() {
                     continue;

@@ -53,25 +53,36 @@ impl<'a> Tally<'a> {
     /// are summed from its functions' in [`Tally::flush`]).
     #[inline(always)]
     pub fn count_block(&mut self, slot: u32, node: u32, thread_insns: u64, warp_insns: u64) {
+        self.count_block_only(slot, node, thread_insns, warp_insns);
+        self.count_function(slot, thread_insns, warp_insns);
+    }
+
+    /// [`Tally::count_block`] without its function's count, for a caller that sums its function's blocks and
+    /// counts them once ([`Tally::count_function`]).
+    #[inline(always)]
+    pub fn count_block_only(&mut self, slot: u32, node: u32, thread_insns: u64, warp_insns: u64) {
         self.unreported += thread_insns;
         if self.unreported >= self.progress_step {
             self.report_progress();
         }
-        let add = |e: &mut Efficiency| {
-            e.thread_instructions += thread_insns;
-            e.warp_instructions += warp_insns;
-        };
         let dense = (self.cfg.funcs[slot as usize].base + node) as usize;
         let be = &mut self.block_eff[dense];
         if be.warp_instructions == 0 {
             self.blocks_touched.push(dense as u32);
         }
-        add(be);
+        be.thread_instructions += thread_insns;
+        be.warp_instructions += warp_insns;
+    }
+
+    /// Counts instructions executed in blocks of graph `slot` for its function.
+    #[inline(always)]
+    pub fn count_function(&mut self, slot: u32, thread_insns: u64, warp_insns: u64) {
         let fstats = &mut self.fn_stats[slot as usize];
         if fstats.eff.warp_instructions == 0 {
             self.fns_touched.push(slot);
         }
-        add(&mut fstats.eff);
+        fstats.eff.thread_instructions += thread_insns;
+        fstats.eff.warp_instructions += warp_insns;
     }
 
     /// The memory counters of graph `slot`'s function, and the scratch vectors to coalesce with.
