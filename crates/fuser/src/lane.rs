@@ -466,19 +466,7 @@ impl<'p> Lane<'p> {
     pub fn fill_intercepted(&mut self, x: &mut impl Intercept) {
         debug_assert!(self.can_intercept());
         let mut sink = Intercepting { queue: &mut self.items, x, declined: false };
-        if self.q.ended {
-            sink.push_back(Item::End);
-            return;
-        }
-        let mut feed = Feed { q: &mut self.q, items: &mut sink };
-        match self.events.as_mut().map(|e| e.drive(&mut feed, INTERCEPT_EVENTS)) {
-            Some(Ok(true)) => {}
-            Some(Ok(false)) | None => self.q.finish(&mut sink),
-            Some(Err(e)) => {
-                self.error = Some(e.to_string());
-                self.q.finish(&mut sink);
-            }
-        }
+        decode(&mut self.events, &mut self.q, &mut self.error, &mut sink, INTERCEPT_EVENTS);
     }
 
     /// Depth of the lane's own call stack (frames entered and not left).
@@ -511,19 +499,30 @@ impl<'p> Lane<'p> {
         self.items.compact();
         let before = self.items.len();
         while self.items.len() == before {
-            if self.q.ended {
-                self.items.push_back(Item::End);
-                return;
-            }
-            let mut feed = Feed { q: &mut self.q, items: &mut self.items };
-            match self.events.as_mut().map(|e| e.drive(&mut feed, DRIVE_EVENTS)) {
-                Some(Ok(true)) => {}
-                Some(Ok(false)) | None => self.q.finish(&mut self.items),
-                Some(Err(e)) => {
-                    self.error = Some(e.to_string());
-                    self.q.finish(&mut self.items);
-                }
-            }
+            decode(&mut self.events, &mut self.q, &mut self.error, &mut self.items, DRIVE_EVENTS);
+        }
+    }
+}
+
+/// Decodes up to `budget` events of a lane's stream into `items`. At the stream's end, or at a problem (kept in
+/// `error`), the queue finishes with [`Item::End`]; after it, every call queues another `End`.
+fn decode(
+    events: &mut Option<EventStream<'_>>,
+    q: &mut Queue<'_>,
+    error: &mut Option<String>,
+    items: &mut impl ItemSink,
+    budget: usize,
+) {
+    if q.ended {
+        items.push_back(Item::End);
+        return;
+    }
+    match events.as_mut().map(|e| e.drive(&mut Feed { q: &mut *q, items: &mut *items }, budget)) {
+        Some(Ok(true)) => {}
+        Some(Ok(false)) | None => q.finish(items),
+        Some(Err(e)) => {
+            *error = Some(e.to_string());
+            q.finish(items);
         }
     }
 }
